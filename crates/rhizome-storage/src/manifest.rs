@@ -1,0 +1,142 @@
+//! The manifest: the one small file that says what a database directory holds.
+//!
+//! `manifest.json` names the segment file and records where every array lies
+//! in it, the catalog and the statistics. It is replaced atomically (write a
+//! temporary file, fsync, rename, fsync the directory), so a reader sees
+//! either the old or the new database, never a mix.
+
+use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
+use crate::column::view::ColumnMeta;
+use crate::csr::CsrMeta;
+use crate::index::IndexMeta;
+use crate::labels::LabelRun;
+use crate::stats::Statistics;
+use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+/// File name of the manifest inside a database directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+/// Value of [`Manifest::format`].
+pub const FORMAT_NAME: &str = "rhizome-database";
+/// Current on-disk format version.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A contiguous range of node ids imported together, with its property columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeGroupMeta {
+    /// First node id.
+    pub start: NodeId,
+    /// Number of nodes.
+    pub count: u64,
+    /// Label runs, sorted by start, the first starting at `start`.
+    pub label_runs: Vec<LabelRun>,
+    /// Property columns (row = node id - start).
+    pub columns: Vec<(PropertyKeyId, ColumnMeta)>,
+}
+
+/// All relationships of one type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RelTypeMeta {
+    /// The type.
+    pub rel_type: RelTypeId,
+    /// Id of the relationship at outgoing position 0.
+    pub base: RelId,
+    /// Number of relationships.
+    pub count: u64,
+    /// Outgoing adjacency.
+    pub outgoing: CsrMeta,
+    /// Incoming adjacency (with permutation).
+    pub incoming: CsrMeta,
+    /// Property columns in outgoing order.
+    pub columns: Vec<(PropertyKeyId, ColumnMeta)>,
+}
+
+/// The manifest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always [`FORMAT_NAME`].
+    pub format: String,
+    /// On-disk format version.
+    pub version: u32,
+    /// Increases with every new manifest of this database.
+    pub generation: u64,
+    /// File name of the segment.
+    pub segment: String,
+    /// Length of the segment in bytes.
+    pub segment_len: u64,
+    /// Names.
+    pub catalog: Catalog,
+    /// Node ids are `0..node_bound`.
+    pub node_bound: NodeId,
+    /// Label sets referred to by label runs.
+    pub label_sets: Vec<Vec<LabelId>>,
+    /// Node groups sorted by start.
+    pub node_groups: Vec<NodeGroupMeta>,
+    /// Relationship types sorted by base.
+    pub rel_types: Vec<RelTypeMeta>,
+    /// Property indexes.
+    pub indexes: Vec<IndexMeta>,
+    /// Statistics.
+    pub statistics: Statistics,
+}
+
+impl Manifest {
+    /// Reads and checks the manifest of the database in `dir`.
+    pub fn read(dir: &Path) -> Result<Manifest> {
+        let path = dir.join(MANIFEST_FILE);
+        let text = fs::read_to_string(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::new(
+                    ErrorKind::IoError,
+                    format!(
+                        "{} is not a Rhizome database (no {MANIFEST_FILE})",
+                        dir.display()
+                    ),
+                )
+            } else {
+                Error::io(path.display(), e)
+            }
+        })?;
+        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
+            Error::new(
+                ErrorKind::CorruptDatabase,
+                format!("{}: {e}", path.display()),
+            )
+        })?;
+        if manifest.format != FORMAT_NAME || manifest.version != FORMAT_VERSION {
+            return Err(Error::new(
+                ErrorKind::CorruptDatabase,
+                format!(
+                    "{}: format {} version {} is not supported (expected {FORMAT_NAME} {FORMAT_VERSION})",
+                    path.display(),
+                    manifest.format,
+                    manifest.version
+                ),
+            ));
+        }
+        Ok(manifest)
+    }
+
+    /// Writes the manifest into `dir` atomically and durably.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
+        let json = serde_json::to_vec(self).map_err(|e| Error::internal(e.to_string()))?;
+        let mut file = fs::File::create(&tmp).map_err(|e| Error::io(tmp.display(), e))?;
+        file.write_all(&json)
+            .map_err(|e| Error::io(tmp.display(), e))?;
+        file.sync_all().map_err(|e| Error::io(tmp.display(), e))?;
+        let path = dir.join(MANIFEST_FILE);
+        fs::rename(&tmp, &path).map_err(|e| Error::io(path.display(), e))?;
+        sync_dir(dir)
+    }
+}
+
+/// Fsyncs a directory so that renames inside it are durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir.display(), e))
+}

@@ -1,0 +1,321 @@
+//! The command-line grammar of `rhizome` (clap derive). Parsing only: each
+//! subcommand's behaviour lives in its module under `commands`.
+
+use crate::format::OutputFormat;
+use crate::params::parse_param;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use rhizome_common::Value;
+use std::path::PathBuf;
+
+/// Rhizome: a graph database that speaks Cypher.
+#[derive(Debug, Parser)]
+#[command(name = "rhizome", version, about, long_about = None)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Bulk-import CSV files (neo4j-admin format) into a new database.
+    Import(ImportArgs),
+    /// Run one Cypher statement and print its result.
+    Query(QueryArgs),
+    /// Open an interactive Cypher shell (reads statements from stdin when piped).
+    Shell(ShellArgs),
+    /// Create a small example graph (if absent) and open the shell on it.
+    Demo(DemoArgs),
+    /// Write synthetic CSV datasets for import.
+    #[command(subcommand)]
+    Generate(GenerateCommand),
+    /// Run benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// `--threads N`: worker threads, at least 1.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{e}")),
+    }
+}
+
+/// A timeout in seconds (fractions allowed), greater than 0.
+fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if !(secs > 0.0 && secs.is_finite()) {
+        return Err("must be a positive number of seconds".into());
+    }
+    std::time::Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+}
+
+/// A CSV control character: one character, or `TAB`, `\t`.
+fn parse_char(s: &str) -> Result<char, String> {
+    match s {
+        "TAB" | "\\t" | "\t" => Ok('\t'),
+        _ => {
+            let mut chars = s.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => Ok(c),
+                _ => Err(format!("expected a single character (or TAB), found `{s}`")),
+            }
+        }
+    }
+}
+
+/// How node ids in the CSV files are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IdTypeArg {
+    /// Ids are arbitrary strings.
+    String,
+    /// Ids are 64-bit integers.
+    Integer,
+}
+
+/// `rhizome import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Directory of the database to create.
+    #[arg(value_name = "DB_DIR")]
+    pub db_dir: PathBuf,
+    /// Node files: `[<Label>[:<Label>...]=]<file>[,<file>...]`; the first file
+    /// may hold only the header. Repeatable.
+    #[arg(long, value_name = "[LABELS=]FILES")]
+    pub nodes: Vec<String>,
+    /// Relationship files: `[<TYPE>=]<file>[,<file>...]`. Repeatable.
+    #[arg(long, value_name = "[TYPE=]FILES")]
+    pub relationships: Vec<String>,
+    /// How `:ID` values are read.
+    #[arg(long, value_enum, default_value_t = IdTypeArg::String)]
+    pub id_type: IdTypeArg,
+    /// Treat empty strings as missing values.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub ignore_empty_strings: bool,
+    /// Field delimiter (a character or TAB).
+    #[arg(long, value_parser = parse_char, default_value = ",")]
+    pub delimiter: char,
+    /// Delimiter of array values inside a field.
+    #[arg(long, value_parser = parse_char, default_value = ";")]
+    pub array_delimiter: char,
+    /// Quote character.
+    #[arg(long, value_parser = parse_char, default_value = "\"")]
+    pub quote: char,
+    /// Skip relationships whose start or end node does not exist (instead of failing).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub skip_bad_relationships: bool,
+    /// Skip nodes whose id was seen before (instead of failing).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub skip_duplicate_nodes: bool,
+    /// Replace an existing database in DB_DIR.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub overwrite_destination: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<usize>,
+}
+
+/// `rhizome query`.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// Directory of the database.
+    #[arg(value_name = "DB_DIR")]
+    pub db_dir: PathBuf,
+    /// The Cypher statement.
+    #[arg(
+        value_name = "QUERY",
+        required_unless_present = "file",
+        conflicts_with = "file"
+    )]
+    pub query: Option<String>,
+    /// Read the statement from FILE (`-` for standard input).
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+    /// A query parameter `NAME=JSON`, used as `$NAME` (repeatable), e.g.
+    /// `--param name='"Ada"' --param ids='[1,2]'`.
+    #[arg(long = "param", value_name = "NAME=JSON", value_parser = parse_param)]
+    pub params: Vec<(String, Value)>,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+/// Options of query execution shared by `query`, `shell` and `demo`.
+#[derive(Debug, Args, Clone)]
+pub struct ExecArgs {
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<usize>,
+    /// Cancel a statement after SECONDS (fractions allowed).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// `rhizome shell`.
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// Directory of the database.
+    #[arg(value_name = "DB_DIR")]
+    pub db_dir: PathBuf,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+/// `rhizome demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Where to keep the demo database (default: $XDG_DATA_HOME/rhizome/demo,
+    /// or ~/.local/share/rhizome/demo).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Rebuild the demo database even if it exists.
+    #[arg(long)]
+    pub reset: bool,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+/// `rhizome generate <dataset>`.
+#[derive(Debug, Subcommand)]
+pub enum GenerateCommand {
+    /// Persons who like items: (:Person)-[:LIKES]->(:Item).
+    Likes(GenerateLikesArgs),
+    /// A chain of nodes, each linked to the next DEGREE nodes.
+    Chain(GenerateChainArgs),
+}
+
+/// `rhizome generate likes`.
+#[derive(Debug, Args)]
+pub struct GenerateLikesArgs {
+    /// Directory to write the CSV files to.
+    #[arg(value_name = "OUT_DIR")]
+    pub out_dir: PathBuf,
+    /// Number of persons.
+    #[arg(long, default_value_t = 100_000)]
+    pub persons: u64,
+    /// Number of items.
+    #[arg(long, default_value_t = 2_000)]
+    pub items: u64,
+    /// LIKES relationships per person.
+    #[arg(long, default_value_t = 100)]
+    pub likes_per_person: u64,
+    /// Random seed (same seed, same files).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// `rhizome generate chain`.
+#[derive(Debug, Args)]
+pub struct GenerateChainArgs {
+    /// Directory to write the CSV files to.
+    #[arg(value_name = "OUT_DIR")]
+    pub out_dir: PathBuf,
+    /// Number of nodes.
+    #[arg(long)]
+    pub nodes: Option<u64>,
+    /// Relationships per node.
+    #[arg(long, default_value_t = 50)]
+    pub degree: u64,
+}
+
+/// `rhizome bench <target>`.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Bulk import throughput on generated data.
+    Import(BenchImportArgs),
+}
+
+/// `rhizome bench import`.
+#[derive(Debug, Args)]
+pub struct BenchImportArgs {
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn import_flags_map() {
+        let cli = Cli::try_parse_from([
+            "rhizome",
+            "import",
+            "db",
+            "--nodes=Person:User=a.csv,b.csv",
+            "--nodes",
+            "c.csv",
+            "--relationships=KNOWS=k.csv",
+            "--id-type=integer",
+            "--delimiter=TAB",
+            "--skip-duplicate-nodes",
+            "--skip-bad-relationships=false",
+            "--threads",
+            "3",
+        ])
+        .unwrap();
+        let Command::Import(args) = cli.command else {
+            panic!()
+        };
+        assert_eq!(args.nodes, vec!["Person:User=a.csv,b.csv", "c.csv"]);
+        assert_eq!(args.relationships, vec!["KNOWS=k.csv"]);
+        assert_eq!(args.id_type, IdTypeArg::Integer);
+        assert_eq!(args.delimiter, '\t');
+        assert_eq!(args.quote, '"');
+        assert!(args.skip_duplicate_nodes && !args.skip_bad_relationships);
+        assert!(!args.ignore_empty_strings && !args.overwrite_destination);
+        assert_eq!(args.threads, Some(3));
+    }
+
+    #[test]
+    fn query_arguments() {
+        let cli = Cli::try_parse_from([
+            "rhizome",
+            "query",
+            "db",
+            "--format",
+            "json",
+            "--param",
+            "x=[1]",
+            "--timeout",
+            "0.5",
+            "RETURN $x",
+        ])
+        .unwrap();
+        let Command::Query(args) = cli.command else {
+            panic!()
+        };
+        assert_eq!(args.format, OutputFormat::Json);
+        assert_eq!(
+            args.params,
+            vec![("x".into(), Value::List(vec![Value::Int(1)]))]
+        );
+        assert_eq!(
+            args.exec.timeout,
+            Some(std::time::Duration::from_millis(500))
+        );
+        assert_eq!(args.query.as_deref(), Some("RETURN $x"));
+        for bad in [
+            vec!["rhizome", "query", "db"],
+            vec!["rhizome", "query", "db", "-f", "q.cypher", "RETURN 1"],
+            vec!["rhizome", "query", "db", "--format", "xml", "RETURN 1"],
+            vec!["rhizome", "query", "db", "--threads", "0", "RETURN 1"],
+            vec!["rhizome", "query", "db", "--timeout", "-1", "RETURN 1"],
+            vec!["rhizome", "query", "db", "--param", "x=nope", "RETURN 1"],
+        ] {
+            assert!(Cli::try_parse_from(&bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! One module per subcommand; each turns parsed arguments into calls to the
+//! libraries and prints the outcome.
+
+mod bench;
+mod demo;
+mod generate;
+mod import;
+mod query;
+
+use crate::cli::{Command, ExecArgs};
+use crate::engine::ExecOptions;
+use crate::Failure;
+
+/// Runs one subcommand.
+pub fn run(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Import(args) => import::run(args),
+        Command::Query(args) => query::run(args),
+        Command::Shell(args) => {
+            let db = crate::storage_view::open_database(&args.db_dir)?;
+            crate::shell::Shell::new(db, exec_options(&args.exec)).run()
+        }
+        Command::Demo(args) => demo::run(args),
+        Command::Generate(which) => generate::run(which),
+        Command::Bench(which) => bench::run(which),
+    }
+}
+
+/// Execution options from the shared `--threads` / `--timeout` flags.
+pub fn exec_options(args: &ExecArgs) -> ExecOptions {
+    ExecOptions {
+        threads: args.threads.unwrap_or_else(crate::config::default_threads),
+        timeout: args.timeout,
+    }
+}

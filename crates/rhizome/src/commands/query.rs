@@ -1,0 +1,43 @@
+//! `rhizome query`: run one statement and print its result.
+
+use crate::cli::QueryArgs;
+use crate::engine;
+use crate::format::{output_error, write_result};
+use crate::storage_view::{open_database, StorageView};
+use crate::Failure;
+use rhizome_common::{Error, Result};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+
+/// Runs `rhizome query`.
+pub fn run(args: QueryArgs) -> Result<(), Failure> {
+    let query = query_text(&args)?;
+    let db = open_database(&args.db_dir)?;
+    // A parameter given twice takes its last value.
+    let params: BTreeMap<_, _> = args.params.into_iter().collect();
+    let options = super::exec_options(&args.exec);
+    let result = engine::execute(&db, &query, &params, &options)
+        .map_err(|e| Failure::in_query(e, &query))?;
+    let snapshot = db.snapshot();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    write_result(&mut out, &result, args.format, &StorageView::new(&snapshot))?;
+    out.flush().map_err(output_error)?;
+    Ok(())
+}
+
+/// The statement: the QUERY argument, or the contents of `-f FILE` (`-`: stdin).
+fn query_text(args: &QueryArgs) -> Result<String> {
+    if let Some(query) = &args.query {
+        return Ok(query.clone());
+    }
+    let file = args.file.as_ref().expect("clap requires QUERY or --file");
+    if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Error::io("standard input", e))?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(file).map_err(|e| Error::io(file.display(), e))
+    }
+}

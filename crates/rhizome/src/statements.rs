@@ -1,0 +1,133 @@
+//! Splits shell input into statements at `;`, ignoring semicolons inside
+//! string literals, backquoted names and comments, so a statement may span
+//! lines and a line may hold several statements.
+
+/// Accumulates input and hands out complete statements.
+#[derive(Debug, Default)]
+pub struct StatementBuffer {
+    text: String,
+}
+
+/// Lexical state while scanning for `;`.
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Code,
+    Quoted(char),
+    QuotedEscape(char),
+    LineComment,
+    BlockComment,
+}
+
+impl StatementBuffer {
+    /// True if no statement text is pending (whitespace and comments only).
+    pub fn is_empty(&self) -> bool {
+        !has_code(&self.text)
+    }
+
+    /// Appends `line` (a newline is added) and returns the statements it
+    /// completed, without their `;`.
+    pub fn push_line(&mut self, line: &str) -> Vec<String> {
+        self.text.push_str(line);
+        self.text.push('\n');
+        let mut done = Vec::new();
+        let mut state = State::Code;
+        let mut start = 0;
+        let mut chars = self.text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            state = match (state, c) {
+                (State::Code, ';') => {
+                    let stmt = self.text[start..i].trim();
+                    if has_code(stmt) {
+                        done.push(stmt.to_string());
+                    }
+                    start = i + 1;
+                    State::Code
+                }
+                (State::Code, '\'' | '"' | '`') => State::Quoted(c),
+                (State::Code, '/') if chars.peek().map(|p| p.1) == Some('/') => {
+                    chars.next();
+                    State::LineComment
+                }
+                (State::Code, '/') if chars.peek().map(|p| p.1) == Some('*') => {
+                    chars.next();
+                    State::BlockComment
+                }
+                (State::Quoted(q), '\\') if q != '`' => State::QuotedEscape(q),
+                (State::Quoted(q), c) if c == q => State::Code,
+                (State::QuotedEscape(q), _) => State::Quoted(q),
+                (State::LineComment, '\n') => State::Code,
+                (State::BlockComment, '*') if chars.peek().map(|p| p.1) == Some('/') => {
+                    chars.next();
+                    State::Code
+                }
+                (s, _) => s,
+            };
+        }
+        self.text.drain(..start);
+        done
+    }
+
+    /// Takes what is left (a last statement without `;`), if it holds code.
+    pub fn take_rest(&mut self) -> Option<String> {
+        let rest = std::mem::take(&mut self.text);
+        has_code(&rest).then(|| rest.trim().to_string())
+    }
+
+    /// Drops pending input.
+    pub fn clear(&mut self) {
+        self.text.clear();
+    }
+}
+
+/// True if `text` holds anything but whitespace and comments.
+fn has_code(text: &str) -> bool {
+    let mut rest = text.trim_start();
+    loop {
+        if let Some(after) = rest.strip_prefix("//") {
+            rest = after.split_once('\n').map_or("", |(_, r)| r).trim_start();
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, r)| r).trim_start();
+        } else {
+            return !rest.is_empty();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_semicolons_outside_strings_and_comments() {
+        let mut b = StatementBuffer::default();
+        let done = b.push_line("RETURN 'a;b' AS x; RETURN \"c\\\";\" // d;");
+        assert_eq!(done, vec!["RETURN 'a;b' AS x"]);
+        assert!(!b.is_empty());
+        let done = b.push_line("AS y; /* ; */ RETURN `we;ird`;");
+        assert_eq!(
+            done,
+            vec!["RETURN \"c\\\";\" // d;\nAS y", "/* ; */ RETURN `we;ird`"]
+        );
+        assert!(b.is_empty());
+    }
+
+    #[test]
+    fn multi_line_statement_and_rest() {
+        let mut b = StatementBuffer::default();
+        assert!(b.push_line("MATCH (n)").is_empty());
+        assert!(b.push_line("RETURN n").is_empty());
+        assert_eq!(b.take_rest().as_deref(), Some("MATCH (n)\nRETURN n"));
+        assert!(b.is_empty());
+    }
+
+    #[test]
+    fn comments_and_blank_statements_are_not_statements() {
+        let mut b = StatementBuffer::default();
+        assert!(b.push_line(";; // only a comment").is_empty());
+        assert!(b.is_empty());
+        assert_eq!(b.take_rest(), None);
+        assert!(b.push_line("/* open").is_empty());
+        assert!(b.push_line("still ; comment */").is_empty());
+        assert!(b.is_empty());
+    }
+}

@@ -1,0 +1,454 @@
+//! Printing plans for EXPLAIN and PROFILE.
+
+use crate::*;
+use std::fmt::{self, Write};
+
+/// Formats an expression with slot names instead of numbers.
+pub struct ExprDisplay<'a> {
+    /// The expression.
+    pub expr: &'a Expr,
+    /// Names of the slots.
+    pub names: &'a [String],
+}
+
+fn slot_name(names: &[String], slot: Slot) -> String {
+    names
+        .get(slot)
+        .cloned()
+        .unwrap_or_else(|| format!("#{slot}"))
+}
+
+impl<'a> fmt::Display for ExprDisplay<'a> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = self.names;
+        let sub = |e: &'a Expr| ExprDisplay { expr: e, names };
+        match self.expr {
+            Expr::Literal(v) => write!(f, "{v}"),
+            Expr::Parameter(p) => write!(f, "${p}"),
+            Expr::Slot(s) => f.write_str(&slot_name(names, *s)),
+            Expr::Property(b, k) => write!(f, "{}.{k}", sub(b)),
+            Expr::Index(b, i) => write!(f, "{}[{}]", sub(b), sub(i)),
+            Expr::Slice(b, x, y) => {
+                write!(f, "{}[", sub(b))?;
+                if let Some(x) = x {
+                    write!(f, "{}", sub(x))?;
+                }
+                f.write_str("..")?;
+                if let Some(y) = y {
+                    write!(f, "{}", sub(y))?;
+                }
+                f.write_str("]")
+            }
+            Expr::List(items) => {
+                f.write_str("[")?;
+                for (i, e) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{}", sub(e))?;
+                }
+                f.write_str("]")
+            }
+            Expr::Map(items) => {
+                f.write_str("{")?;
+                for (i, (k, e)) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{k}: {}", sub(e))?;
+                }
+                f.write_str("}")
+            }
+            Expr::Unary(op, e) => match op {
+                UnaryOp::Not => write!(f, "NOT {}", sub(e)),
+                UnaryOp::Neg => write!(f, "-{}", sub(e)),
+                UnaryOp::Plus => write!(f, "+{}", sub(e)),
+            },
+            Expr::Binary(op, a, b) => {
+                let op = match op {
+                    BinaryOp::And => "AND",
+                    BinaryOp::Or => "OR",
+                    BinaryOp::Xor => "XOR",
+                    BinaryOp::Add => "+",
+                    BinaryOp::Sub => "-",
+                    BinaryOp::Mul => "*",
+                    BinaryOp::Div => "/",
+                    BinaryOp::Mod => "%",
+                    BinaryOp::Pow => "^",
+                    BinaryOp::Eq => "=",
+                    BinaryOp::Ne => "<>",
+                    BinaryOp::Lt => "<",
+                    BinaryOp::Gt => ">",
+                    BinaryOp::Le => "<=",
+                    BinaryOp::Ge => ">=",
+                    BinaryOp::StartsWith => "STARTS WITH",
+                    BinaryOp::EndsWith => "ENDS WITH",
+                    BinaryOp::Contains => "CONTAINS",
+                    BinaryOp::RegexMatch => "=~",
+                    BinaryOp::In => "IN",
+                };
+                write!(f, "({} {op} {})", sub(a), sub(b))
+            }
+            Expr::IsNull(e, negated) => {
+                write!(
+                    f,
+                    "{} IS {}NULL",
+                    sub(e),
+                    if *negated { "NOT " } else { "" }
+                )
+            }
+            Expr::HasLabels(e, labels) => {
+                write!(f, "{}", sub(e))?;
+                labels.iter().try_for_each(|l| write!(f, ":{l}"))
+            }
+            Expr::Case { .. } => f.write_str("CASE ... END"),
+            Expr::Function(name, args) => {
+                write!(f, "{name}(")?;
+                for (i, e) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{}", sub(e))?;
+                }
+                f.write_str(")")
+            }
+            Expr::ListComprehension { .. } => f.write_str("[list comprehension]"),
+            Expr::Quantified { quantifier, .. } => write!(f, "{quantifier:?}(...)"),
+            Expr::Reduce { .. } => f.write_str("reduce(...)"),
+            Expr::MapProjection(b, _) => write!(f, "{}{{...}}", sub(b)),
+            Expr::Subquery(_, kind) => match kind {
+                SubqueryKind::Exists => f.write_str("EXISTS {...}"),
+                SubqueryKind::Count => f.write_str("COUNT {...}"),
+                SubqueryKind::Collect(_) => f.write_str("[pattern comprehension]"),
+            },
+            Expr::Path(_) => f.write_str("path(...)"),
+        }
+    }
+}
+
+fn types_text(types: &[String]) -> String {
+    if types.is_empty() {
+        String::new()
+    } else {
+        format!(":{}", types.join("|"))
+    }
+}
+
+fn arrow(direction: ExpandDirection, inner: &str) -> String {
+    match direction {
+        ExpandDirection::Outgoing => format!("-[{inner}]->"),
+        ExpandDirection::Incoming => format!("<-[{inner}]-"),
+        ExpandDirection::Both => format!("-[{inner}]-"),
+    }
+}
+
+fn labels_text(labels: &[String]) -> String {
+    labels.iter().map(|l| format!(":{l}")).collect()
+}
+
+impl PlanNode {
+    /// The operator's name, e.g. `Expand`, `LabelScan`.
+    pub fn name(&self) -> &'static str {
+        match &self.kind {
+            OpKind::Argument => "Argument",
+            OpKind::AllNodesScan { .. } => "AllNodesScan",
+            OpKind::LabelScan { .. } => "LabelScan",
+            OpKind::IndexSeek { .. } => "IndexSeek",
+            OpKind::NodeByIdSeek { .. } => "NodeByIdSeek",
+            OpKind::Expand { optional: true, .. } => "OptionalExpand",
+            OpKind::Expand { .. } => "Expand",
+            OpKind::ExpandInto { .. } => "ExpandInto",
+            OpKind::VarExpand { .. } => "VarLengthExpand",
+            OpKind::ShortestPath { .. } => "ShortestPath",
+            OpKind::Filter { .. } => "Filter",
+            OpKind::Project { .. } => "Projection",
+            OpKind::Aggregate { .. } => "Aggregate",
+            OpKind::Distinct { .. } => "Distinct",
+            OpKind::Sort { .. } => "Sort",
+            OpKind::Top { .. } => "Top",
+            OpKind::Skip { .. } => "Skip",
+            OpKind::Limit { .. } => "Limit",
+            OpKind::Unwind { .. } => "Unwind",
+            OpKind::Optional { .. } => "Optional",
+            OpKind::Apply => "Apply",
+            OpKind::SemiApply { anti: false } => "SemiApply",
+            OpKind::SemiApply { anti: true } => "AntiSemiApply",
+            OpKind::CartesianProduct => "CartesianProduct",
+            OpKind::HashJoin { .. } => "HashJoin",
+            OpKind::Union { .. } => "Union",
+            OpKind::ProcedureCall { .. } => "ProcedureCall",
+            OpKind::ExpandCount { .. } => "ExpandCount",
+        }
+    }
+
+    /// One line: the operator's name and its arguments, with slot names.
+    pub fn describe(&self, names: &[String]) -> String {
+        let n = |s: &Slot| slot_name(names, *s);
+        let e = |x: &Expr| ExprDisplay { expr: x, names }.to_string();
+        let keys = |keys: &[SortKey]| {
+            keys.iter()
+                .map(|k| format!("{}{}", n(&k.slot), if k.descending { " DESC" } else { "" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let detail = match &self.kind {
+            OpKind::Argument => String::new(),
+            OpKind::AllNodesScan { out } => format!("({})", n(out)),
+            OpKind::LabelScan { out, label } => format!("({}:{label})", n(out)),
+            OpKind::IndexSeek {
+                out,
+                label,
+                key,
+                lookup,
+            } => {
+                let how = match lookup {
+                    IndexLookup::Equal(x) => format!("= {}", e(x)),
+                    IndexLookup::AnyOf(x) => format!("IN {}", e(x)),
+                    IndexLookup::Range(lo, hi) => {
+                        let b = |b: &SeekBound, inc: &str, exc: &str| match b {
+                            SeekBound::Unbounded => String::new(),
+                            SeekBound::Inclusive(x) => format!(" {inc} {}", e(x)),
+                            SeekBound::Exclusive(x) => format!(" {exc} {}", e(x)),
+                        };
+                        format!("range{}{}", b(lo, ">=", ">"), b(hi, "<=", "<"))
+                    }
+                };
+                format!("({}:{label} {{{key} {how}}})", n(out))
+            }
+            OpKind::NodeByIdSeek { out, ids } => format!("({}) WHERE id = {}", n(out), e(ids)),
+            OpKind::Expand {
+                from,
+                rel,
+                to,
+                types,
+                direction,
+                to_labels,
+                ..
+            } => format!(
+                "({}){}({}{})",
+                n(from),
+                arrow(*direction, &format!("{}{}", n(rel), types_text(types))),
+                n(to),
+                labels_text(to_labels)
+            ),
+            OpKind::ExpandInto {
+                from,
+                rel,
+                to,
+                types,
+                direction,
+                ..
+            } => format!(
+                "({}){}({})",
+                n(from),
+                arrow(*direction, &format!("{}{}", n(rel), types_text(types))),
+                n(to)
+            ),
+            OpKind::VarExpand {
+                from,
+                rels,
+                to,
+                types,
+                direction,
+                min,
+                max,
+                ..
+            } => format!(
+                "({}){}({})",
+                n(from),
+                arrow(
+                    *direction,
+                    &format!(
+                        "{}{}*{min}..{}",
+                        n(rels),
+                        types_text(types),
+                        max.map_or(String::new(), |m| m.to_string())
+                    )
+                ),
+                n(to)
+            ),
+            OpKind::ShortestPath {
+                from,
+                to,
+                path,
+                kind,
+                ..
+            } => {
+                format!("{} = {kind:?}(({})..({}))", n(path), n(from), n(to))
+            }
+            OpKind::Filter { predicate } => e(predicate),
+            OpKind::Project { items } => items
+                .iter()
+                .map(|(s, x)| format!("{} AS {}", e(x), n(s)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            OpKind::Aggregate { keys, aggregates } => {
+                let k: Vec<String> = keys
+                    .iter()
+                    .map(|(s, x)| format!("{} AS {}", e(x), n(s)))
+                    .collect();
+                let a: Vec<String> = aggregates
+                    .iter()
+                    .map(|a| {
+                        let args: Vec<String> = a.args.iter().map(e).collect();
+                        format!(
+                            "{:?}({}{}) AS {}",
+                            a.function,
+                            if a.distinct { "DISTINCT " } else { "" },
+                            args.join(", "),
+                            n(&a.slot)
+                        )
+                    })
+                    .collect();
+                format!("keys [{}], aggregates [{}]", k.join(", "), a.join(", "))
+            }
+            OpKind::Distinct { slots } => slots.iter().map(n).collect::<Vec<_>>().join(", "),
+            OpKind::Sort { keys: k } => keys(k),
+            OpKind::Top { keys: k, limit } => format!("{} LIMIT {}", keys(k), e(limit)),
+            OpKind::Skip { count } | OpKind::Limit { count } => e(count),
+            OpKind::Unwind { list, out } => format!("{} AS {}", e(list), n(out)),
+            OpKind::Optional { .. }
+            | OpKind::Apply
+            | OpKind::SemiApply { .. }
+            | OpKind::CartesianProduct => String::new(),
+            OpKind::HashJoin { build_keys, .. } => {
+                build_keys.iter().map(n).collect::<Vec<_>>().join(", ")
+            }
+            OpKind::Union { distinct, .. } => {
+                if *distinct { "distinct" } else { "all" }.to_string()
+            }
+            OpKind::ProcedureCall { name, .. } => name.clone(),
+            OpKind::ExpandCount {
+                from,
+                types,
+                direction,
+                to_labels,
+                count_slot,
+                ..
+            } => format!(
+                "count of ({}){}({}) AS {}",
+                n(from),
+                arrow(*direction, &types_text(types)),
+                labels_text(to_labels),
+                n(count_slot)
+            ),
+        };
+        if detail.is_empty() {
+            self.name().to_string()
+        } else {
+            format!("{} {detail}", self.name())
+        }
+    }
+}
+
+/// Renders the plan tree, one operator per line, with estimated rows and the
+/// optimizer rule that produced each changed operator. `annotate` can add text
+/// per operator (PROFILE uses it for counters); it receives operators in
+/// depth-first order, numbered from 0.
+pub fn render_plan(plan: &Plan, annotate: &mut dyn FnMut(usize, &PlanNode) -> String) -> String {
+    let mut out = String::new();
+    let mut counter = 0usize;
+    render_node(
+        &plan.root,
+        &plan.slot_names,
+        "",
+        true,
+        true,
+        &mut counter,
+        annotate,
+        &mut out,
+    );
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render_node(
+    node: &PlanNode,
+    names: &[String],
+    prefix: &str,
+    last: bool,
+    root: bool,
+    counter: &mut usize,
+    annotate: &mut dyn FnMut(usize, &PlanNode) -> String,
+    out: &mut String,
+) {
+    let id = *counter;
+    *counter += 1;
+    let branch = if root {
+        ""
+    } else if last {
+        "└─ "
+    } else {
+        "├─ "
+    };
+    let _ = write!(out, "{prefix}{branch}{}", node.describe(names));
+    let _ = write!(out, "  [est. {:.0} rows]", node.estimated_rows);
+    if let Some(rule) = node.rule {
+        let _ = write!(out, " [{rule}]");
+    }
+    let extra = annotate(id, node);
+    if !extra.is_empty() {
+        let _ = write!(out, " {extra}");
+    }
+    out.push('\n');
+    let child_prefix = if root {
+        String::new()
+    } else {
+        format!("{prefix}{}", if last { "   " } else { "│  " })
+    };
+    for (i, input) in node.inputs.iter().enumerate() {
+        render_node(
+            input,
+            names,
+            &child_prefix,
+            i + 1 == node.inputs.len(),
+            false,
+            counter,
+            annotate,
+            out,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_a_tree() {
+        let scan = PlanNode::new(
+            OpKind::LabelScan {
+                out: 0,
+                label: "Person".into(),
+            },
+            vec![PlanNode::new(OpKind::Argument, vec![], 1.0)],
+            100.0,
+        );
+        let expand = PlanNode::new(
+            OpKind::Expand {
+                from: 0,
+                rel: 1,
+                to: 2,
+                types: vec!["LIKES".into()],
+                direction: ExpandDirection::Outgoing,
+                to_labels: vec!["Item".into()],
+                distinct_from: vec![],
+                optional: false,
+            },
+            vec![scan],
+            1000.0,
+        );
+        let plan = Plan {
+            root: expand,
+            width: 3,
+            columns: vec![],
+            slot_names: vec!["p".into(), "r".into(), "i".into()],
+            ordered: false,
+        };
+        let text = render_plan(&plan, &mut |_, _| String::new());
+        assert_eq!(
+            text,
+            "Expand (p)-[r:LIKES]->(i:Item)  [est. 1000 rows]\n└─ LabelScan (p:Person)  [est. 100 rows]\n   └─ Argument  [est. 1 rows]\n"
+        );
+    }
+}

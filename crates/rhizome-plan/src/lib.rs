@@ -1,0 +1,593 @@
+//! The physical query plan: what the planner produces and the runtime executes.
+//!
+//! A plan is a tree of [`PlanNode`]s over one *slot space*: every variable
+//! and every intermediate value of the query has a [`Slot`] number, and every
+//! row flowing through the plan has `width` slots (unset slots are null).
+//! Operators read slots and write new ones; nothing is renamed. A nested plan
+//! (the inner side of an apply, an `EXISTS` subquery) starts from an
+//! [`OpKind::Argument`] that produces the outer row itself, so inner plans
+//! see every outer slot.
+//!
+//! Labels, relationship types and property keys are names here, resolved by
+//! the runtime against the snapshot it reads (a name the graph does not know
+//! matches nothing). Expressions are trees of [`Expr`]; comparison chains,
+//! `IS NOT NULL` and the like are already desugared by the planner.
+
+mod display;
+
+pub use display::{render_plan, ExprDisplay};
+
+use rhizome_common::Value;
+
+/// Index of a value in a row.
+pub type Slot = usize;
+
+/// A complete plan ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The root operator.
+    pub root: PlanNode,
+    /// Number of slots in a row.
+    pub width: usize,
+    /// Result columns: name and the slot holding the value.
+    pub columns: Vec<(String, Slot)>,
+    /// A name for every slot (variables by name, temporaries as `  anon_N`), for EXPLAIN.
+    pub slot_names: Vec<String>,
+    /// Whether the result order is significant (the query ends in `ORDER BY`).
+    pub ordered: bool,
+}
+
+/// One operator with its inputs and the planner's row estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanNode {
+    /// What the operator does.
+    pub kind: OpKind,
+    /// Inputs; how many and what they mean is documented on each [`OpKind`].
+    pub inputs: Vec<PlanNode>,
+    /// Estimated number of rows this operator produces.
+    pub estimated_rows: f64,
+    /// Which optimizer rule produced or last changed this operator (for EXPLAIN).
+    pub rule: Option<&'static str>,
+}
+
+impl PlanNode {
+    /// A node with the given inputs and estimate.
+    pub fn new(kind: OpKind, inputs: Vec<PlanNode>, estimated_rows: f64) -> PlanNode {
+        PlanNode {
+            kind,
+            inputs,
+            estimated_rows,
+            rule: None,
+        }
+    }
+
+    /// Visits this node and its inputs, depth first (not plans nested in expressions).
+    pub fn walk(&self, f: &mut dyn FnMut(&PlanNode)) {
+        f(self);
+        for input in &self.inputs {
+            input.walk(f);
+        }
+    }
+}
+
+/// Direction of an expansion relative to the node expanded from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExpandDirection {
+    /// Follow outgoing relationships.
+    Outgoing,
+    /// Follow incoming relationships.
+    Incoming,
+    /// Both (each relationship once per direction it is seen from; a self
+    /// loop is found once).
+    Both,
+}
+
+/// Bounds of an index range seek.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SeekBound {
+    /// No bound.
+    Unbounded,
+    /// `>= expr` / `<= expr`.
+    Inclusive(Expr),
+    /// `> expr` / `< expr`.
+    Exclusive(Expr),
+}
+
+/// How an index is probed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IndexLookup {
+    /// Equality with the value of an expression (a list value from `IN` seeks each element).
+    Equal(Expr),
+    /// Any of the values of a list expression (`n.key IN [...]`).
+    AnyOf(Expr),
+    /// A range.
+    Range(SeekBound, SeekBound),
+}
+
+/// Sort key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortKey {
+    /// Slot holding the key (the planner projects sort expressions first).
+    pub slot: Slot,
+    /// Descending.
+    pub descending: bool,
+}
+
+/// An aggregate function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggregateFunction {
+    /// `count(*)`: counts rows.
+    CountStar,
+    /// `count(x)`: counts non-null values.
+    Count,
+    /// `sum`
+    Sum,
+    /// `avg`
+    Avg,
+    /// `min`
+    Min,
+    /// `max`
+    Max,
+    /// `collect`
+    Collect,
+    /// `stDev` (sample)
+    StDev,
+    /// `stDevP` (population)
+    StDevP,
+    /// `percentileCont(x, p)`
+    PercentileCont,
+    /// `percentileDisc(x, p)`
+    PercentileDisc,
+}
+
+/// One aggregate computed by [`OpKind::Aggregate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregateItem {
+    /// Output slot.
+    pub slot: Slot,
+    /// The function.
+    pub function: AggregateFunction,
+    /// Arguments (none for `count(*)`; the percentile is the second).
+    pub args: Vec<Expr>,
+    /// `DISTINCT` inside the call.
+    pub distinct: bool,
+}
+
+/// Kinds of procedure-free shortest path search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShortestPathKind {
+    /// One shortest path per pair.
+    Single,
+    /// All shortest paths per pair.
+    All,
+}
+
+/// Operators. `inputs` of the [`PlanNode`] are noted per variant; "input" alone means one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpKind {
+    /// No inputs. Produces one row: the outer row of the enclosing apply, or
+    /// an empty row at the top of a plan.
+    Argument,
+    /// Input: the rows to extend. For every input row and every node, writes `out`.
+    AllNodesScan {
+        /// Slot of the node.
+        out: Slot,
+    },
+    /// Input: the rows to extend. Nodes carrying `label`.
+    LabelScan {
+        /// Slot of the node.
+        out: Slot,
+        /// The label.
+        label: String,
+    },
+    /// Input: the rows to extend. Nodes with `label` found by the index on `key`.
+    IndexSeek {
+        /// Slot of the node.
+        out: Slot,
+        /// The label.
+        label: String,
+        /// The property key.
+        key: String,
+        /// How to probe.
+        lookup: IndexLookup,
+    },
+    /// Input: the rows to extend. The node with the given id (from `id(n) = expr`), if it exists.
+    NodeByIdSeek {
+        /// Slot of the node.
+        out: Slot,
+        /// The id (or a list of ids).
+        ids: Expr,
+    },
+    /// Input. For each row, each relationship of `from` matching types and
+    /// direction: writes the relationship to `rel` and the other node to `to`.
+    /// With `optional`, a row without matches is kept once with nulls.
+    Expand {
+        /// Node to expand from.
+        from: Slot,
+        /// Slot for the relationship (always written; the planner may leave it unused).
+        rel: Slot,
+        /// Slot for the neighbour.
+        to: Slot,
+        /// Allowed types; empty means any.
+        types: Vec<String>,
+        /// Direction.
+        direction: ExpandDirection,
+        /// Labels the neighbour must carry.
+        to_labels: Vec<String>,
+        /// Relationships (slots, single relationships or lists) this one must differ from.
+        distinct_from: Vec<Slot>,
+        /// Keep rows without matches (with nulls).
+        optional: bool,
+    },
+    /// Input. Like `Expand` but both ends are bound: keeps the relationships
+    /// between `from` and `to`.
+    ExpandInto {
+        /// One end.
+        from: Slot,
+        /// Slot for the relationship.
+        rel: Slot,
+        /// The other end (already bound).
+        to: Slot,
+        /// Allowed types; empty means any.
+        types: Vec<String>,
+        /// Direction from `from` to `to`.
+        direction: ExpandDirection,
+        /// Relationships this one must differ from.
+        distinct_from: Vec<Slot>,
+        /// Keep rows without matches (with nulls).
+        optional: bool,
+    },
+    /// Input. Paths of `min..=max` relationships from `from`, no relationship
+    /// twice in a path; writes the list of relationships to `rels` and the
+    /// last node to `to`. With `into`, `to` is bound and only paths ending
+    /// there are kept.
+    VarExpand {
+        /// Start node.
+        from: Slot,
+        /// Slot for the list of relationships.
+        rels: Slot,
+        /// End node.
+        to: Slot,
+        /// Allowed types; empty means any.
+        types: Vec<String>,
+        /// Direction.
+        direction: ExpandDirection,
+        /// Fewest hops.
+        min: u64,
+        /// Most hops (`None` = unbounded).
+        max: Option<u64>,
+        /// Labels the end node must carry.
+        to_labels: Vec<String>,
+        /// Predicate every relationship of the path must satisfy, with the
+        /// relationship bound to `rel_var` (from `{k: v}` maps or `all(r IN rels WHERE ...)`).
+        rel_predicate: Option<(Slot, Expr)>,
+        /// `to` is already bound.
+        into: bool,
+        /// Relationships outside the path that path relationships must differ from.
+        distinct_from: Vec<Slot>,
+        /// Keep rows without matches (with nulls).
+        optional: bool,
+    },
+    /// Input. Shortest path(s) between two bound nodes; writes the path.
+    ShortestPath {
+        /// Start node.
+        from: Slot,
+        /// End node.
+        to: Slot,
+        /// Slot for the path.
+        path: Slot,
+        /// Slot for the relationship list, if the pattern names it.
+        rels: Option<Slot>,
+        /// Allowed types.
+        types: Vec<String>,
+        /// Direction.
+        direction: ExpandDirection,
+        /// Fewest hops (0 or 1).
+        min: u64,
+        /// Most hops.
+        max: Option<u64>,
+        /// One or all.
+        kind: ShortestPathKind,
+        /// Predicate on the whole path, with the path in its slot (`WHERE` parts that mention the path).
+        path_predicate: Option<Expr>,
+        /// Keep rows without a path (with null).
+        optional: bool,
+    },
+    /// Input. Keeps rows where the predicate is true.
+    Filter {
+        /// The predicate.
+        predicate: Expr,
+    },
+    /// Input. Writes each expression's value into its slot.
+    Project {
+        /// (slot, value) pairs, evaluated in order (later ones may read earlier ones).
+        items: Vec<(Slot, Expr)>,
+    },
+    /// Input. Groups by the key slots' values and computes aggregates; a pipeline breaker.
+    /// Without keys, produces exactly one row even for empty input.
+    Aggregate {
+        /// Grouping keys: (slot, expression).
+        keys: Vec<(Slot, Expr)>,
+        /// Aggregates.
+        aggregates: Vec<AggregateItem>,
+    },
+    /// Input. Drops rows whose values in `slots` were seen before.
+    Distinct {
+        /// Slots compared.
+        slots: Vec<Slot>,
+    },
+    /// Input. Sorts by the keys (stable); a pipeline breaker.
+    Sort {
+        /// Keys in priority order.
+        keys: Vec<SortKey>,
+    },
+    /// Input. The first `limit` rows in key order (skip + limit when combined).
+    Top {
+        /// Keys in priority order.
+        keys: Vec<SortKey>,
+        /// How many rows to keep (a constant expression).
+        limit: Expr,
+    },
+    /// Input. Drops the first `count` rows.
+    Skip {
+        /// A constant expression.
+        count: Expr,
+    },
+    /// Input. Keeps the first `count` rows and stops all work upstream once they are found.
+    Limit {
+        /// A constant expression.
+        count: Expr,
+    },
+    /// Input. One row per element of the list (a non-list value is a one-element list, null none).
+    Unwind {
+        /// The list.
+        list: Expr,
+        /// Slot for the element.
+        out: Slot,
+    },
+    /// Inputs: [input, inner]. For each input row, runs `inner` (whose
+    /// `Argument` yields that row); emits its rows, or the input row with
+    /// `nullable` slots set to null if it produced none (`OPTIONAL MATCH`).
+    Optional {
+        /// Slots the inner side binds, nulled when it finds nothing.
+        nullable: Vec<Slot>,
+    },
+    /// Inputs: [input, inner]. For each input row, emits the rows of `inner` run with it.
+    Apply,
+    /// Inputs: [input, inner]. Keeps input rows for which `inner` produces at
+    /// least one row (`anti`: none). Stops the inner run at its first row.
+    SemiApply {
+        /// Keep rows with no match instead.
+        anti: bool,
+    },
+    /// Inputs: [left, right]. Every combination; right is computed once.
+    CartesianProduct,
+    /// Inputs: [build, probe]. Joins rows whose key slots are equal (nulls never match).
+    HashJoin {
+        /// Key slots on the build side.
+        build_keys: Vec<Slot>,
+        /// Key slots on the probe side, pairwise with `build_keys`.
+        probe_keys: Vec<Slot>,
+    },
+    /// Inputs: the branches, each writing the same output slots. `distinct` removes duplicates.
+    Union {
+        /// `UNION` (not `UNION ALL`).
+        distinct: bool,
+        /// The output slots (compared by `distinct`).
+        slots: Vec<Slot>,
+    },
+    /// Input. Calls a procedure per input row; writes yielded fields.
+    ProcedureCall {
+        /// Qualified name, e.g. `db.labels`.
+        name: String,
+        /// Arguments.
+        args: Vec<Expr>,
+        /// (output field, slot) pairs.
+        yields: Vec<(String, Slot)>,
+    },
+    /// Input. Factorized last hop of a counting query: for each row, writes
+    /// to `count_slot` the number of relationships of `from` matching types,
+    /// direction, neighbour labels, the relationship predicate and
+    /// distinctness — the rows an `Expand` would have produced — without
+    /// producing them. The planner sums `count_slot` instead of counting rows.
+    ExpandCount {
+        /// Node expanded from.
+        from: Slot,
+        /// Allowed types.
+        types: Vec<String>,
+        /// Direction.
+        direction: ExpandDirection,
+        /// Labels the neighbour must carry.
+        to_labels: Vec<String>,
+        /// Predicate on the relationship, with it bound to the slot.
+        rel_predicate: Option<(Slot, Expr)>,
+        /// Relationships that must not be counted.
+        distinct_from: Vec<Slot>,
+        /// Slot receiving the count for this row.
+        count_slot: Slot,
+    },
+}
+
+/// `NOT`, `-`, `+`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// Boolean negation (three-valued).
+    Not,
+    /// Arithmetic negation.
+    Neg,
+    /// Unary plus (checks the operand is a number).
+    Plus,
+}
+
+/// Binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `AND` (three-valued, short-circuits on false).
+    And,
+    /// `OR` (three-valued, short-circuits on true).
+    Or,
+    /// `XOR`.
+    Xor,
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Mod,
+    /// `^`
+    Pow,
+    /// `=`
+    Eq,
+    /// `<>`
+    Ne,
+    /// `<`
+    Lt,
+    /// `>`
+    Gt,
+    /// `<=`
+    Le,
+    /// `>=`
+    Ge,
+    /// `STARTS WITH`
+    StartsWith,
+    /// `ENDS WITH`
+    EndsWith,
+    /// `CONTAINS`
+    Contains,
+    /// `=~`
+    RegexMatch,
+    /// `IN`
+    In,
+}
+
+/// `all`, `any`, `none`, `single`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantifier {
+    /// Every element satisfies the predicate.
+    All,
+    /// At least one does.
+    Any,
+    /// None does.
+    None,
+    /// Exactly one does.
+    Single,
+}
+
+/// One entry of a map projection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MapProjectionItem {
+    /// `.key`
+    Property(String),
+    /// `.*`
+    AllProperties,
+    /// `key: expr` (and `var`, as `var: var`).
+    Entry(String, Expr),
+}
+
+/// What an expression subquery computes from the rows of its plan.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubqueryKind {
+    /// `EXISTS { }` and pattern predicates: true if any row.
+    Exists,
+    /// `COUNT { }`: number of rows.
+    Count,
+    /// Pattern comprehension: the list of the expression's values, one per row.
+    Collect(Box<Expr>),
+}
+
+/// One piece of a path value built from slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathStep {
+    /// The start node.
+    Node(Slot),
+    /// A single relationship, then the node it leads to.
+    Rel(Slot, Slot),
+    /// A list of relationships (variable length), then the node they lead to.
+    Rels(Slot, Slot),
+}
+
+/// An expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A constant.
+    Literal(Value),
+    /// A query parameter by name.
+    Parameter(String),
+    /// The value in a slot.
+    Slot(Slot),
+    /// `base.key` on a node, relationship, map or temporal value.
+    Property(Box<Expr>, String),
+    /// `base[index]`: list element, or map/entity property by dynamic key.
+    Index(Box<Expr>, Box<Expr>),
+    /// `base[from..to]`.
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    /// `[a, b, ...]`.
+    List(Vec<Expr>),
+    /// `{k: v, ...}`.
+    Map(Vec<(String, Expr)>),
+    /// Unary operator.
+    Unary(UnaryOp, Box<Expr>),
+    /// Binary operator.
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `e IS NULL` (`negated`: `IS NOT NULL`).
+    IsNull(Box<Expr>, bool),
+    /// `e:A:B`: node carries all labels (relationship: has one of the types).
+    HasLabels(Box<Expr>, Vec<String>),
+    /// `CASE`.
+    Case {
+        /// Simple form's operand.
+        operand: Option<Box<Expr>>,
+        /// (when, then) pairs.
+        whens: Vec<(Expr, Expr)>,
+        /// Else value (null if absent).
+        else_: Option<Box<Expr>>,
+    },
+    /// A scalar function call; `name` is lower-case and qualified (`date.truncate`).
+    Function(String, Vec<Expr>),
+    /// `[v IN list WHERE p | e]` with the element bound to `variable`.
+    ListComprehension {
+        /// Slot of the element variable.
+        variable: Slot,
+        /// The list.
+        list: Box<Expr>,
+        /// Filter.
+        predicate: Option<Box<Expr>>,
+        /// Mapped value.
+        projection: Option<Box<Expr>>,
+    },
+    /// `all/any/none/single(v IN list WHERE p)`.
+    Quantified {
+        /// Which quantifier.
+        quantifier: Quantifier,
+        /// Slot of the element variable.
+        variable: Slot,
+        /// The list.
+        list: Box<Expr>,
+        /// The predicate.
+        predicate: Box<Expr>,
+    },
+    /// `reduce(acc = init, v IN list | e)`.
+    Reduce {
+        /// Slot of the accumulator.
+        accumulator: Slot,
+        /// Initial value.
+        init: Box<Expr>,
+        /// Slot of the element variable.
+        variable: Slot,
+        /// The list.
+        list: Box<Expr>,
+        /// Step.
+        expr: Box<Expr>,
+    },
+    /// `base { ... }`.
+    MapProjection(Box<Expr>, Vec<MapProjectionItem>),
+    /// A correlated subquery evaluated per row: its plan starts from an
+    /// `Argument` producing the current row.
+    Subquery(Box<PlanNode>, SubqueryKind),
+    /// A path assembled from slots.
+    Path(Vec<PathStep>),
+}

@@ -1,0 +1,245 @@
+//! Id spaces: the maps from the ids written in CSV files to node ids.
+//!
+//! Every `:ID(<space>)` column puts its ids into the named space (`""` is the
+//! global space of `:ID` without a name); `:START_ID(<space>)` and
+//! `:END_ID(<space>)` look them up in the same space. Spaces keep groups
+//! apart whose ids overlap (LDBC numbers persons and posts from 0 each).
+//!
+//! While nodes are read, a space maps an id to a provisional *sequence
+//! number* (the row's position among all accepted node rows); once storage
+//! has assigned node ids, [`IdSpaces::finish`] rewrites every entry to its
+//! node id, so relationship lookups are a single hash probe.
+
+use crate::options::IdType;
+use rhizome_common::NodeId;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A fast non-cryptographic hasher for ids (FxHash-style multiply-rotate with
+/// a final mix); ids come from trusted import files, not from the network.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher {
+    hash: u64,
+}
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl IdHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for IdHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        let h = self.hash;
+        (h ^ (h >> 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (h >> 29)
+    }
+}
+
+type Build = BuildHasherDefault<IdHasher>;
+
+/// The ids of one space.
+#[derive(Debug)]
+pub(crate) enum IdMap {
+    /// `--id-type=integer`.
+    Int(HashMap<i64, u64, Build>),
+    /// `--id-type=string`: ids are compared as bytes.
+    Str(HashMap<Box<[u8]>, u64, Build>),
+}
+
+/// A parsed id, borrowed from the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IdKey<'a> {
+    /// An integer id.
+    Int(i64),
+    /// A string id.
+    Str(&'a [u8]),
+}
+
+impl IdMap {
+    fn new(id_type: IdType) -> IdMap {
+        match id_type {
+            IdType::Integer => IdMap::Int(HashMap::default()),
+            IdType::String => IdMap::Str(HashMap::default()),
+        }
+    }
+
+    /// Inserts `key` with `value`; `false` (and no change) if it is present.
+    pub(crate) fn insert(&mut self, key: IdKey<'_>, value: u64) -> bool {
+        match (self, key) {
+            (IdMap::Int(map), IdKey::Int(k)) => match map.entry(k) {
+                std::collections::hash_map::Entry::Occupied(_) => false,
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(value);
+                    true
+                }
+            },
+            (IdMap::Str(map), IdKey::Str(k)) => {
+                if map.contains_key(k) {
+                    return false;
+                }
+                map.insert(k.into(), value);
+                true
+            }
+            _ => unreachable!("id keys match the id type of their space"),
+        }
+    }
+
+    /// The node id (after [`IdSpaces::finish`]) of `key`.
+    #[inline]
+    pub(crate) fn get(&self, key: IdKey<'_>) -> Option<NodeId> {
+        match (self, key) {
+            (IdMap::Int(map), IdKey::Int(k)) => map.get(&k).copied(),
+            (IdMap::Str(map), IdKey::Str(k)) => map.get(k).copied(),
+            _ => None,
+        }
+    }
+
+    /// Number of ids.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            IdMap::Int(map) => map.len(),
+            IdMap::Str(map) => map.len(),
+        }
+    }
+
+    fn translate(&mut self, table: &[NodeId]) {
+        match self {
+            IdMap::Int(map) => map.values_mut().for_each(|v| *v = table[*v as usize]),
+            IdMap::Str(map) => map.values_mut().for_each(|v| *v = table[*v as usize]),
+        }
+    }
+}
+
+/// All id spaces of an import.
+#[derive(Debug)]
+pub(crate) struct IdSpaces {
+    id_type: IdType,
+    spaces: HashMap<String, IdMap>,
+    /// Node id of each sequence number.
+    translation: Vec<NodeId>,
+    finished: bool,
+}
+
+impl IdSpaces {
+    /// No spaces yet.
+    pub(crate) fn new(id_type: IdType) -> IdSpaces {
+        IdSpaces {
+            id_type,
+            spaces: HashMap::new(),
+            translation: Vec::new(),
+            finished: false,
+        }
+    }
+
+    /// The id type all spaces use.
+    pub(crate) fn id_type(&self) -> IdType {
+        self.id_type
+    }
+
+    /// The space `name`, created if new.
+    pub(crate) fn space_mut(&mut self, name: &str) -> &mut IdMap {
+        let id_type = self.id_type;
+        self.spaces.entry(name.to_string()).or_insert_with(|| IdMap::new(id_type))
+    }
+
+    /// The space `name`, if any node group declared it.
+    pub(crate) fn space(&self, name: &str) -> Option<&IdMap> {
+        self.spaces.get(name)
+    }
+
+    /// Next free sequence number.
+    pub(crate) fn next_sequence(&self) -> u64 {
+        self.translation.len() as u64
+    }
+
+    /// Records the node ids of the sequence numbers `next_sequence()..`.
+    pub(crate) fn assign(&mut self, ids: &[NodeId]) {
+        self.translation.extend_from_slice(ids);
+    }
+
+    /// Rewrites every entry from its sequence number to its node id. Call
+    /// once, after the last node group.
+    pub(crate) fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        let table = std::mem::take(&mut self.translation);
+        for map in self.spaces.values_mut() {
+            map.translate(&table);
+        }
+        self.finished = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spaces_keep_equal_ids_apart() {
+        let mut spaces = IdSpaces::new(IdType::Integer);
+        assert!(spaces.space_mut("Person").insert(IdKey::Int(1), 0));
+        assert!(spaces.space_mut("Post").insert(IdKey::Int(1), 1));
+        assert!(!spaces.space_mut("Person").insert(IdKey::Int(1), 2));
+        spaces.assign(&[10, 20]);
+        spaces.finish();
+        assert_eq!(spaces.space("Person").unwrap().get(IdKey::Int(1)), Some(10));
+        assert_eq!(spaces.space("Post").unwrap().get(IdKey::Int(1)), Some(20));
+        assert_eq!(spaces.space("Post").unwrap().get(IdKey::Int(2)), None);
+        assert!(spaces.space("Forum").is_none());
+    }
+
+    #[test]
+    fn string_ids_compare_as_bytes() {
+        let mut spaces = IdSpaces::new(IdType::String);
+        let map = spaces.space_mut("");
+        assert!(map.insert(IdKey::Str(b"a1"), 0));
+        assert!(map.insert(IdKey::Str(b"01"), 1));
+        assert!(map.insert(IdKey::Str(b"1"), 2));
+        assert!(!map.insert(IdKey::Str(b"a1"), 3));
+        assert_eq!(map.len(), 3);
+        spaces.assign(&[5, 6, 7]);
+        spaces.finish();
+        assert_eq!(spaces.space("").unwrap().get(IdKey::Str(b"1")), Some(7));
+    }
+
+    #[test]
+    fn hasher_spreads_sequential_ids() {
+        let mut buckets = [0u32; 64];
+        for i in 0..64_000i64 {
+            let mut h = IdHasher::default();
+            h.write_u64(i as u64 * 1024);
+            buckets[(h.finish() >> 58) as usize] += 1;
+        }
+        assert!(buckets.iter().all(|&b| b > 500), "{buckets:?}");
+    }
+}

@@ -62,9 +62,9 @@ impl BenchLine {
 
     /// One line: name, rows, time, rows/s, size, bytes per relationship, peak memory.
     pub fn render(&self) -> String {
-        let generate = self
-            .generate_time
-            .map_or(String::new(), |t| format!(" (generated in {:.2} s)", t.as_secs_f64()));
+        let generate = self.generate_time.map_or(String::new(), |t| {
+            format!(" (generated in {:.2} s)", t.as_secs_f64())
+        });
         format!(
             "import {:<12} {:>12} rows in {:>7.2} s  {:>12} rows/s  {:>10} on disk  {:>6.1} B/rel  peak {}{}",
             self.name,
@@ -86,7 +86,10 @@ pub fn find_datasets_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("RHIZOME_DATASETS") {
         return Some(PathBuf::from(dir));
     }
-    let starts = [std::env::current_dir().ok(), Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")))];
+    let starts = [
+        std::env::current_dir().ok(),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
+    ];
     for start in starts.into_iter().flatten() {
         for dir in start.ancestors() {
             let candidate = dir.join("shared").join("datasets");
@@ -98,7 +101,11 @@ pub fn find_datasets_dir() -> Option<PathBuf> {
     None
 }
 
-fn measured_import(db: &Path, options: &crate::ImportOptions, progress: &dyn ImportProgress) -> Result<ImportReport> {
+fn measured_import(
+    db: &Path,
+    options: &crate::ImportOptions,
+    progress: &dyn ImportProgress,
+) -> Result<ImportReport> {
     let reset = reset_peak_memory();
     let mut report = import(db, options, progress)?;
     if reset {
@@ -109,7 +116,10 @@ fn measured_import(db: &Path, options: &crate::ImportOptions, progress: &dyn Imp
 
 /// Runs the benchmark and returns one line per import. Databases are
 /// written under the work directory and deleted after measuring.
-pub fn run_import_bench(options: &BenchOptions, progress: &dyn ImportProgress) -> Result<Vec<BenchLine>> {
+pub fn run_import_bench(
+    options: &BenchOptions,
+    progress: &dyn ImportProgress,
+) -> Result<Vec<BenchLine>> {
     let temp;
     let work: PathBuf = match &options.work_dir {
         Some(dir) => {
@@ -165,7 +175,10 @@ impl TempDir {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let path = std::env::temp_dir().join(format!("rhizome-import-bench-{}-{nanos}", std::process::id()));
+        let path = std::env::temp_dir().join(format!(
+            "rhizome-import-bench-{}-{nanos}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&path).map_err(|e| Error::io(path.display(), e))?;
         Ok(TempDir { path })
     }

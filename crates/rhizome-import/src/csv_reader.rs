@@ -283,7 +283,12 @@ pub(crate) struct RecordReader<'a> {
 
 impl<'a> RecordReader<'a> {
     /// A reader over `data`, whose first byte is on line `first_line`.
-    pub(crate) fn new(data: &'a [u8], first_line: u64, delimiter: u8, quote: u8) -> RecordReader<'a> {
+    pub(crate) fn new(
+        data: &'a [u8],
+        first_line: u64,
+        delimiter: u8,
+        quote: u8,
+    ) -> RecordReader<'a> {
         RecordReader {
             data,
             pos: 0,
@@ -384,7 +389,10 @@ impl<'a> RecordReader<'a> {
                     .position(|&b| b == delimiter || b == b'\n')
                     .map_or(data.len(), |k| pos + k);
                 let mut field_end = end;
-                if (end == data.len() || data[end] == b'\n') && field_end > pos && data[field_end - 1] == b'\r' {
+                if (end == data.len() || data[end] == b'\n')
+                    && field_end > pos
+                    && data[field_end - 1] == b'\r'
+                {
                     field_end -= 1;
                 }
                 record.fields.push(FieldRef {
@@ -429,10 +437,20 @@ mod tests {
 
     #[test]
     fn splits_plain_and_quoted_fields() {
-        let got = records("a,b,c\n1,,3\r\n\"x,y\",\"he said \"\"hi\"\"\",\"multi\nline\"\n\n4,5,6", b',').unwrap();
+        let got = records(
+            "a,b,c\n1,,3\r\n\"x,y\",\"he said \"\"hi\"\"\",\"multi\nline\"\n\n4,5,6",
+            b',',
+        )
+        .unwrap();
         assert_eq!(got[0], (1, vec!["a".into(), "b".into(), "c".into()]));
         assert_eq!(got[1], (2, vec!["1".into(), "".into(), "3".into()]));
-        assert_eq!(got[2], (3, vec!["x,y".into(), "he said \"hi\"".into(), "multi\nline".into()]));
+        assert_eq!(
+            got[2],
+            (
+                3,
+                vec!["x,y".into(), "he said \"hi\"".into(), "multi\nline".into()]
+            )
+        );
         assert_eq!(got[3], (6, vec!["4".into(), "5".into(), "6".into()]));
         let got = records("a|b\"c|\"\"\n", b'|').unwrap();
         assert_eq!(got[0].1, vec!["a", "b\"c", ""]);
@@ -467,7 +485,10 @@ mod tests {
                 text.push_str(&format!("{i},v{i}\n"));
             }
         }
-        std::fs::File::create(&path).unwrap().write_all(text.as_bytes()).unwrap();
+        std::fs::File::create(&path)
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
         let mut blocks = FileBlocks::open(&path, 0, b',', b'"', 40).unwrap();
         let (header, len) = blocks.peek_first_record().unwrap().unwrap();
         assert_eq!(header, vec!["h1", "h2"]);

@@ -28,10 +28,16 @@ fn non_empty_dir(path: &Path) -> Result<bool> {
     if !path.is_dir() {
         return Err(Error::new(
             ErrorKind::ArgumentError,
-            format!("destination {} exists and is not a directory", path.display()),
+            format!(
+                "destination {} exists and is not a directory",
+                path.display()
+            ),
         ));
     }
-    Ok(std::fs::read_dir(path).map_err(|e| io(path, e))?.next().is_some())
+    Ok(std::fs::read_dir(path)
+        .map_err(|e| io(path, e))?
+        .next()
+        .is_some())
 }
 
 impl Staging {
@@ -50,7 +56,12 @@ impl Staging {
         }
         let name = destination
             .file_name()
-            .ok_or_else(|| Error::new(ErrorKind::ArgumentError, format!("invalid destination {}", destination.display())))?
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::ArgumentError,
+                    format!("invalid destination {}", destination.display()),
+                )
+            })?
             .to_string_lossy()
             .into_owned();
         let parent = match destination.parent() {

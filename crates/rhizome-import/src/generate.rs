@@ -141,14 +141,18 @@ impl CsvOut {
     }
 
     fn flush(&mut self) -> Result<()> {
-        self.file.write_all(&self.buf).map_err(|e| Error::io(self.path.display(), e))?;
+        self.file
+            .write_all(&self.buf)
+            .map_err(|e| Error::io(self.path.display(), e))?;
         self.buf.clear();
         Ok(())
     }
 
     fn finish(mut self) -> Result<()> {
         self.flush()?;
-        self.file.sync_all().map_err(|e| Error::io(self.path.display(), e))
+        self.file
+            .sync_all()
+            .map_err(|e| Error::io(self.path.display(), e))
     }
 }
 
@@ -173,7 +177,10 @@ fn write_ids(path: PathBuf, header: &[u8], ids: std::ops::Range<u64>) -> Result<
 /// asked for but there are no items.
 pub fn generate_likes(out: &Path, options: &LikesOptions) -> Result<ImportOptions> {
     if options.items == 0 && options.likes_per_person > 0 && options.persons > 0 {
-        return Err(Error::new(ErrorKind::ArgumentError, "the likes graph needs at least one item"));
+        return Err(Error::new(
+            ErrorKind::ArgumentError,
+            "the likes graph needs at least one item",
+        ));
     }
     create_out_dir(out)?;
     let persons = out.join("persons.csv");
@@ -195,13 +202,21 @@ pub fn generate_likes(out: &Path, options: &LikesOptions) -> Result<ImportOption
             csv.text(b",");
             csv.int(weight / 1000);
             let frac = weight % 1000;
-            csv.text(&[b'.', b'0' + (frac / 100) as u8, b'0' + (frac / 10 % 10) as u8, b'0' + (frac % 10) as u8]);
+            csv.text(&[
+                b'.',
+                b'0' + (frac / 100) as u8,
+                b'0' + (frac / 10 % 10) as u8,
+                b'0' + (frac % 10) as u8,
+            ]);
             csv.end_row()?;
         }
     }
     csv.finish()?;
     Ok(ImportOptions {
-        nodes: vec![InputGroup::new(["Person"], [persons]), InputGroup::new(["Item"], [items])],
+        nodes: vec![
+            InputGroup::new(["Person"], [persons]),
+            InputGroup::new(["Item"], [items]),
+        ],
         relationships: vec![InputGroup::new(["LIKES"], [likes])],
         id_type: IdType::Integer,
         ..ImportOptions::default()
@@ -215,7 +230,10 @@ pub fn generate_likes(out: &Path, options: &LikesOptions) -> Result<ImportOption
 /// `ArgumentError` for zero nodes.
 pub fn generate_chain(out: &Path, options: &ChainOptions) -> Result<ImportOptions> {
     if options.nodes == 0 {
-        return Err(Error::new(ErrorKind::ArgumentError, "the chain graph needs at least one node"));
+        return Err(Error::new(
+            ErrorKind::ArgumentError,
+            "the chain graph needs at least one node",
+        ));
     }
     create_out_dir(out)?;
     let n = options.nodes;
@@ -248,7 +266,10 @@ pub fn generate_chain(out: &Path, options: &ChainOptions) -> Result<ImportOption
     }
     csv.finish()?;
     Ok(ImportOptions {
-        nodes: vec![InputGroup::new(["LBL_ALL", "LBL_10M"], [first]), InputGroup::new(["LBL_ALL"], [rest])],
+        nodes: vec![
+            InputGroup::new(["LBL_ALL", "LBL_10M"], [first]),
+            InputGroup::new(["LBL_ALL"], [rest]),
+        ],
         relationships: vec![InputGroup::new(["REL_ONE"], [rels])],
         id_type: IdType::Integer,
         ..ImportOptions::default()
@@ -273,11 +294,20 @@ mod tests {
     fn likes_are_deterministic_and_counted() {
         let a = tempfile::tempdir().unwrap();
         let b = tempfile::tempdir().unwrap();
-        let options = LikesOptions { persons: 50, items: 7, likes_per_person: 3, seed: 9 };
+        let options = LikesOptions {
+            persons: 50,
+            items: 7,
+            likes_per_person: 3,
+            seed: 9,
+        };
         let import = generate_likes(a.path(), &options).unwrap();
         generate_likes(b.path(), &options).unwrap();
         for name in ["persons.csv", "items.csv", "likes.csv"] {
-            assert_eq!(std::fs::read(a.path().join(name)).unwrap(), std::fs::read(b.path().join(name)).unwrap(), "{name}");
+            assert_eq!(
+                std::fs::read(a.path().join(name)).unwrap(),
+                std::fs::read(b.path().join(name)).unwrap(),
+                "{name}"
+            );
         }
         let likes = std::fs::read_to_string(a.path().join("likes.csv")).unwrap();
         let lines: Vec<&str> = likes.lines().collect();
@@ -295,14 +325,31 @@ mod tests {
         assert_eq!(import.id_type, IdType::Integer);
         assert_eq!(import.relationships[0].names, vec!["LIKES"]);
         let other = tempfile::tempdir().unwrap();
-        generate_likes(other.path(), &LikesOptions { seed: 10, ..options }).unwrap();
-        assert_ne!(std::fs::read(other.path().join("likes.csv")).unwrap(), likes.as_bytes());
+        generate_likes(
+            other.path(),
+            &LikesOptions {
+                seed: 10,
+                ..options
+            },
+        )
+        .unwrap();
+        assert_ne!(
+            std::fs::read(other.path().join("likes.csv")).unwrap(),
+            likes.as_bytes()
+        );
     }
 
     #[test]
     fn chain_edges_wrap_around() {
         let dir = tempfile::tempdir().unwrap();
-        let import = generate_chain(dir.path(), &ChainOptions { nodes: 20, degree: 3 }).unwrap();
+        let import = generate_chain(
+            dir.path(),
+            &ChainOptions {
+                nodes: 20,
+                degree: 3,
+            },
+        )
+        .unwrap();
         let first = std::fs::read_to_string(dir.path().join("nodes_10pct.csv")).unwrap();
         assert_eq!(first, "id:ID(Chain),idMod7:int\n0,0\n1,1\n");
         let rest = std::fs::read_to_string(dir.path().join("nodes.csv")).unwrap();

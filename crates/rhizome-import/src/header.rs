@@ -138,7 +138,9 @@ fn split_field(field: &str) -> Option<(&str, &str, Option<&str>)> {
     let name = &field[..colon];
     let rest = &field[colon + 1..];
     match rest.find('(') {
-        Some(open) if rest.ends_with(')') => Some((name, &rest[..open], Some(&rest[open + 1..rest.len() - 1]))),
+        Some(open) if rest.ends_with(')') => {
+            Some((name, &rest[..open], Some(&rest[open + 1..rest.len() - 1])))
+        }
         _ => Some((name, rest, None)),
     }
 }
@@ -171,7 +173,9 @@ fn parse_field(field: &str) -> Result<FieldKind, String> {
         if name.is_empty() {
             Ok(kind)
         } else {
-            Err(format!("`:{keyword}` takes no property name (write `:{keyword}`)"))
+            Err(format!(
+                "`:{keyword}` takes no property name (write `:{keyword}`)"
+            ))
         }
     };
     match upper.as_str() {
@@ -240,8 +244,13 @@ impl Header {
     pub(crate) fn parse(file: &Path, fields: &[&str], entity: EntityKind) -> Result<Header> {
         let mut parsed = Vec::with_capacity(fields.len());
         for (i, field) in fields.iter().enumerate() {
-            let kind = parse_field(field)
-                .map_err(|why| header_error(file, i, format!("bad header field {} (`{field}`): {why}", i + 1)))?;
+            let kind = parse_field(field).map_err(|why| {
+                header_error(
+                    file,
+                    i,
+                    format!("bad header field {} (`{field}`): {why}", i + 1),
+                )
+            })?;
             parsed.push(HeaderField {
                 text: field.to_string(),
                 kind,
@@ -260,13 +269,28 @@ impl Header {
                 header_error(
                     file,
                     i,
-                    format!("header field {} (`{}`): {what} is not allowed in a {} file", i + 1, field.text, match entity {
-                        EntityKind::Node => "node",
-                        EntityKind::Relationship => "relationship",
-                    }),
+                    format!(
+                        "header field {} (`{}`): {what} is not allowed in a {} file",
+                        i + 1,
+                        field.text,
+                        match entity {
+                            EntityKind::Node => "node",
+                            EntityKind::Relationship => "relationship",
+                        }
+                    ),
                 )
             };
-            let twice = |what: &str| header_error(file, i, format!("header field {} (`{}`): more than one {what} column", i + 1, field.text));
+            let twice = |what: &str| {
+                header_error(
+                    file,
+                    i,
+                    format!(
+                        "header field {} (`{}`): more than one {what} column",
+                        i + 1,
+                        field.text
+                    ),
+                )
+            };
             let property_name = match &field.kind {
                 FieldKind::Id { property, .. } => {
                     if entity == EntityKind::Relationship {
@@ -308,18 +332,28 @@ impl Header {
             };
             if let Some(name) = property_name {
                 if seen_names.contains(&name) {
-                    return Err(header_error(file, i, format!("header field {} (`{}`): property `{name}` appears twice", i + 1, field.text)));
+                    return Err(header_error(
+                        file,
+                        i,
+                        format!(
+                            "header field {} (`{}`): property `{name}` appears twice",
+                            i + 1,
+                            field.text
+                        ),
+                    ));
                 }
                 seen_names.push(name);
             }
         }
         if entity == EntityKind::Relationship {
             let missing = |what: &str| {
-                header_error(file, 0, format!("relationship header has no {what} field")).at(Position {
-                    offset: 0,
-                    line: 1,
-                    column: 1,
-                })
+                header_error(file, 0, format!("relationship header has no {what} field")).at(
+                    Position {
+                        offset: 0,
+                        line: 1,
+                        column: 1,
+                    },
+                )
             };
             if starts == 0 {
                 return Err(missing(":START_ID"));
@@ -348,23 +382,112 @@ mod tests {
     #[test]
     fn parses_every_field_form() {
         let h = parse(
-            &["id:ID(Person)", ":LABEL", "name", "age:int", "tags:string[]", "x:IGNORE", "d:Date", "w:DOUBLE", "b:boolean", "t:localtime", "u:Duration", "s:short", "by:byte"],
+            &[
+                "id:ID(Person)",
+                ":LABEL",
+                "name",
+                "age:int",
+                "tags:string[]",
+                "x:IGNORE",
+                "d:Date",
+                "w:DOUBLE",
+                "b:boolean",
+                "t:localtime",
+                "u:Duration",
+                "s:short",
+                "by:byte",
+            ],
             EntityKind::Node,
         )
         .unwrap();
-        assert_eq!(h.fields[0].kind, FieldKind::Id { space: "Person".into(), property: Some("id".into()) });
+        assert_eq!(
+            h.fields[0].kind,
+            FieldKind::Id {
+                space: "Person".into(),
+                property: Some("id".into())
+            }
+        );
         assert_eq!(h.fields[1].kind, FieldKind::Label);
-        assert_eq!(h.fields[2].kind, FieldKind::Property { name: "name".into(), ty: PropertyType { scalar: ScalarKind::String, array: false } });
-        assert_eq!(h.fields[3].kind, FieldKind::Property { name: "age".into(), ty: PropertyType { scalar: ScalarKind::Int, array: false } });
-        assert_eq!(h.fields[4].kind, FieldKind::Property { name: "tags".into(), ty: PropertyType { scalar: ScalarKind::String, array: true } });
+        assert_eq!(
+            h.fields[2].kind,
+            FieldKind::Property {
+                name: "name".into(),
+                ty: PropertyType {
+                    scalar: ScalarKind::String,
+                    array: false
+                }
+            }
+        );
+        assert_eq!(
+            h.fields[3].kind,
+            FieldKind::Property {
+                name: "age".into(),
+                ty: PropertyType {
+                    scalar: ScalarKind::Int,
+                    array: false
+                }
+            }
+        );
+        assert_eq!(
+            h.fields[4].kind,
+            FieldKind::Property {
+                name: "tags".into(),
+                ty: PropertyType {
+                    scalar: ScalarKind::String,
+                    array: true
+                }
+            }
+        );
         assert_eq!(h.fields[5].kind, FieldKind::Ignore);
-        assert!(matches!(h.fields[6].kind, FieldKind::Property { ty: PropertyType { scalar: ScalarKind::Date, .. }, .. }));
-        assert!(matches!(h.fields[7].kind, FieldKind::Property { ty: PropertyType { scalar: ScalarKind::Float, .. }, .. }));
-        assert!(matches!(h.fields[10].kind, FieldKind::Property { ty: PropertyType { scalar: ScalarKind::Duration, .. }, .. }));
+        assert!(matches!(
+            h.fields[6].kind,
+            FieldKind::Property {
+                ty: PropertyType {
+                    scalar: ScalarKind::Date,
+                    ..
+                },
+                ..
+            }
+        ));
+        assert!(matches!(
+            h.fields[7].kind,
+            FieldKind::Property {
+                ty: PropertyType {
+                    scalar: ScalarKind::Float,
+                    ..
+                },
+                ..
+            }
+        ));
+        assert!(matches!(
+            h.fields[10].kind,
+            FieldKind::Property {
+                ty: PropertyType {
+                    scalar: ScalarKind::Duration,
+                    ..
+                },
+                ..
+            }
+        ));
         let h = parse(&[":ID"], EntityKind::Node).unwrap();
-        assert_eq!(h.fields[0].kind, FieldKind::Id { space: String::new(), property: None });
-        let h = parse(&[":START_ID(A:B)", ":end_id(C)", ":TYPE", "since:LONG"], EntityKind::Relationship).unwrap();
-        assert_eq!(h.fields[0].kind, FieldKind::StartId { space: "A:B".into() });
+        assert_eq!(
+            h.fields[0].kind,
+            FieldKind::Id {
+                space: String::new(),
+                property: None
+            }
+        );
+        let h = parse(
+            &[":START_ID(A:B)", ":end_id(C)", ":TYPE", "since:LONG"],
+            EntityKind::Relationship,
+        )
+        .unwrap();
+        assert_eq!(
+            h.fields[0].kind,
+            FieldKind::StartId {
+                space: "A:B".into()
+            }
+        );
         assert_eq!(h.fields[1].kind, FieldKind::EndId { space: "C".into() });
         assert_eq!(h.fields[2].kind, FieldKind::Type);
     }
@@ -374,14 +497,22 @@ mod tests {
         let err = parse(&["id:ID", "age:integr"], EntityKind::Node).unwrap_err();
         assert_eq!(err.kind, ErrorKind::InputError);
         assert_eq!(err.position.unwrap().column, 2);
-        assert!(err.message.contains("unknown header type `integr`"), "{}", err.message);
+        assert!(
+            err.message.contains("unknown header type `integr`"),
+            "{}",
+            err.message
+        );
         let err = parse(&[":START_ID", "w:int"], EntityKind::Relationship).unwrap_err();
         assert!(err.message.contains(":END_ID"), "{}", err.message);
         let err = parse(&[":END_ID", "w:int"], EntityKind::Relationship).unwrap_err();
         assert!(err.message.contains(":START_ID"), "{}", err.message);
         assert!(parse(&[":ID", ":ID"], EntityKind::Node).is_err());
         assert!(parse(&[":ID", ":START_ID"], EntityKind::Node).is_err());
-        assert!(parse(&[":START_ID", ":END_ID", ":LABEL"], EntityKind::Relationship).is_err());
+        assert!(parse(
+            &[":START_ID", ":END_ID", ":LABEL"],
+            EntityKind::Relationship
+        )
+        .is_err());
         assert!(parse(&["a", "a:int"], EntityKind::Node).is_err());
         assert!(parse(&["a", ""], EntityKind::Node).is_err());
     }
@@ -389,9 +520,23 @@ mod tests {
     #[test]
     fn detects_header_lines() {
         assert!(looks_like_header(&[":START_ID(Person)", ":END_ID(Person)"]));
-        assert!(looks_like_header(&["id:ID(Place)", "name", "url", ":LABEL"]));
-        assert!(!looks_like_header(&["933", "2199023256077", "20100422123057947"]));
-        assert!(!looks_like_header(&["0", "India", "http://dbpedia.org/resource/India", "Country"]));
+        assert!(looks_like_header(&[
+            "id:ID(Place)",
+            "name",
+            "url",
+            ":LABEL"
+        ]));
+        assert!(!looks_like_header(&[
+            "933",
+            "2199023256077",
+            "20100422123057947"
+        ]));
+        assert!(!looks_like_header(&[
+            "0",
+            "India",
+            "http://dbpedia.org/resource/India",
+            "Country"
+        ]));
         assert!(!looks_like_header(&["1", "12:30"]));
         assert!(!looks_like_header(&["name", "age"]));
     }

@@ -168,7 +168,9 @@ impl IdSpaces {
     /// The space `name`, created if new.
     pub(crate) fn space_mut(&mut self, name: &str) -> &mut IdMap {
         let id_type = self.id_type;
-        self.spaces.entry(name.to_string()).or_insert_with(|| IdMap::new(id_type))
+        self.spaces
+            .entry(name.to_string())
+            .or_insert_with(|| IdMap::new(id_type))
     }
 
     /// The space `name`, if any node group declared it.

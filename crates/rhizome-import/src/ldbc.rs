@@ -33,7 +33,10 @@ impl LdbcLayout {
         match name.to_ascii_lowercase().as_str() {
             "sf0.1" | "sf01" | "sf0_1" | "ldbc-sf0.1" => Ok(LdbcLayout::Sf01),
             "tiny" | "ldbc-tiny" => Ok(LdbcLayout::Tiny),
-            _ => Err(Error::new(ErrorKind::ArgumentError, format!("unknown LDBC layout `{name}`: expected `sf0.1` or `tiny`"))),
+            _ => Err(Error::new(
+                ErrorKind::ArgumentError,
+                format!("unknown LDBC layout `{name}`: expected `sf0.1` or `tiny`"),
+            )),
         }
     }
 
@@ -131,11 +134,17 @@ pub fn ldbc_options(dataset_dir: &Path, kind: LdbcLayout) -> ImportOptions {
     let entity_file = |entity: &str| match kind {
         LdbcLayout::Sf01 => dataset_dir.join(format!("{entity}.csv")),
         LdbcLayout::Tiny => dataset_dir
-            .join(if is_static(entity) { "static" } else { "dynamic" })
+            .join(if is_static(entity) {
+                "static"
+            } else {
+                "dynamic"
+            })
             .join(format!("{}_0_0.csv", entity.to_ascii_lowercase())),
     };
     for (entity, labels) in ENTITIES {
-        options.nodes.push(InputGroup::new(labels.split(':'), [entity_file(entity)]));
+        options
+            .nodes
+            .push(InputGroup::new(labels.split(':'), [entity_file(entity)]));
     }
     for (source, relation, target) in RELATIONS {
         let type_name = relationship_type_name(relation);
@@ -153,10 +162,20 @@ pub fn ldbc_options(dataset_dir: &Path, kind: LdbcLayout) -> ImportOptions {
                 files
             }
             LdbcLayout::Tiny => vec![dataset_dir
-                .join(if is_static(source) { "static" } else { "dynamic" })
-                .join(format!("{}_{relation}_{}_0_0.csv", source.to_ascii_lowercase(), target.to_ascii_lowercase()))],
+                .join(if is_static(source) {
+                    "static"
+                } else {
+                    "dynamic"
+                })
+                .join(format!(
+                    "{}_{relation}_{}_0_0.csv",
+                    source.to_ascii_lowercase(),
+                    target.to_ascii_lowercase()
+                ))],
         };
-        options.relationships.push(InputGroup::new([type_name], files));
+        options
+            .relationships
+            .push(InputGroup::new([type_name], files));
     }
     options
 }
@@ -179,7 +198,10 @@ mod tests {
         assert_eq!(tiny.relationships.len(), 23);
         assert_eq!(tiny.nodes[1].names, vec!["Message", "Comment"]);
         assert_eq!(tiny.nodes[6].files[0], Path::new("/d/static/place_0_0.csv"));
-        assert_eq!(tiny.relationships[12].files[0], Path::new("/d/dynamic/person_knows_person_0_0.csv"));
+        assert_eq!(
+            tiny.relationships[12].files[0],
+            Path::new("/d/dynamic/person_knows_person_0_0.csv")
+        );
         let sf = ldbc_options(Path::new("/nonexistent"), LdbcLayout::Sf01);
         assert_eq!(sf.relationships.len(), 22);
         assert_eq!(sf.relationships[0].files.len(), 2);

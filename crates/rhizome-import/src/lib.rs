@@ -60,24 +60,45 @@ use std::time::Instant;
 ///   database there is unchanged.
 /// - Node groups are imported in order, each a contiguous node id range;
 ///   relationships only after all nodes, so they may refer to nodes of any group.
-pub fn import(db_dir: &Path, options: &ImportOptions, progress: &dyn ImportProgress) -> Result<ImportReport> {
+pub fn import(
+    db_dir: &Path,
+    options: &ImportOptions,
+    progress: &dyn ImportProgress,
+) -> Result<ImportReport> {
     let started = Instant::now();
     let staging = destination::Staging::prepare(db_dir, options.overwrite)?;
-    for (what, groups) in [("--nodes", &options.nodes), ("--relationships", &options.relationships)] {
+    for (what, groups) in [
+        ("--nodes", &options.nodes),
+        ("--relationships", &options.relationships),
+    ] {
         for group in groups {
             if group.files.is_empty() {
-                return Err(Error::new(ErrorKind::ArgumentError, format!("a {what} group has no file")));
+                return Err(Error::new(
+                    ErrorKind::ArgumentError,
+                    format!("a {what} group has no file"),
+                ));
             }
             for file in &group.files {
                 if !file.is_file() {
-                    let why = if file.exists() { "is not a file" } else { "does not exist" };
-                    return Err(Error::new(ErrorKind::IoError, format!("input file {} {why}", file.display()))
-                        .in_source(file.display().to_string()));
+                    let why = if file.exists() {
+                        "is not a file"
+                    } else {
+                        "does not exist"
+                    };
+                    return Err(Error::new(
+                        ErrorKind::IoError,
+                        format!("input file {} {why}", file.display()),
+                    )
+                    .in_source(file.display().to_string()));
                 }
             }
         }
     }
-    let settings = ReadSettings::new(options.delimiter, options.quote, options.effective_threads());
+    let settings = ReadSettings::new(
+        options.delimiter,
+        options.quote,
+        options.effective_threads(),
+    );
     let rules = FieldRules {
         array_delimiter: options.array_delimiter,
         ignore_empty_strings: options.ignore_empty_strings,
@@ -86,18 +107,40 @@ pub fn import(db_dir: &Path, options: &ImportOptions, progress: &dyn ImportProgr
     let mut spaces = IdSpaces::new(options.id_type);
     let mut report = ImportReport::default();
 
-    progress.begin("nodes", total_bytes(options.nodes.iter().flat_map(|g| &g.files)));
+    progress.begin(
+        "nodes",
+        total_bytes(options.nodes.iter().flat_map(|g| &g.files)),
+    );
     for group in &options.nodes {
-        let stats = nodes::import_node_group(&mut builder, group, settings, rules, options.skip_duplicate_nodes, &mut spaces, progress)?;
+        let stats = nodes::import_node_group(
+            &mut builder,
+            group,
+            settings,
+            rules,
+            options.skip_duplicate_nodes,
+            &mut spaces,
+            progress,
+        )?;
         report.rows += stats.rows;
         report.skipped_nodes += stats.skipped;
     }
     progress.end();
     spaces.finish();
 
-    progress.begin("relationships", total_bytes(options.relationships.iter().flat_map(|g| &g.files)));
+    progress.begin(
+        "relationships",
+        total_bytes(options.relationships.iter().flat_map(|g| &g.files)),
+    );
     for group in &options.relationships {
-        let stats = relationships::import_relationship_group(&mut builder, group, settings, rules, options.skip_bad_relationships, &spaces, progress)?;
+        let stats = relationships::import_relationship_group(
+            &mut builder,
+            group,
+            settings,
+            rules,
+            options.skip_bad_relationships,
+            &spaces,
+            progress,
+        )?;
         report.rows += stats.rows;
         report.skipped_relationships += stats.skipped;
     }

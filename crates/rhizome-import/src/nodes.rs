@@ -108,7 +108,8 @@ pub(crate) fn import_node_group(
 
     // Merge state.
     let mut stats = NodeGroupStats::default();
-    let mut builders: Vec<ColumnBuilder> = plan.columns.iter().map(|_| ColumnBuilder::new()).collect();
+    let mut builders: Vec<ColumnBuilder> =
+        plan.columns.iter().map(|_| ColumnBuilder::new()).collect();
     let mut label_sets: Vec<Vec<String>> = Vec::new();
     let mut label_set_of: HashMap<Vec<u8>, u32> = HashMap::new();
     let mut row_sets: Vec<u32> = Vec::new();
@@ -139,7 +140,11 @@ pub(crate) fn import_node_group(
                         IdKey::Int(i) => i.to_string(),
                         IdKey::Str(s) => show(s),
                     };
-                    let space_text = if space.is_empty() { "the global id space".to_string() } else { format!("id space `{space}`") };
+                    let space_text = if space.is_empty() {
+                        "the global id space".to_string()
+                    } else {
+                        format!("id space `{space}`")
+                    };
                     return Err(Error::new(
                         ErrorKind::InputError,
                         format!("duplicate node id `{shown}` in {space_text} (field {}); use --skip-duplicate-nodes to skip such rows", field + 1),
@@ -154,7 +159,9 @@ pub(crate) fn import_node_group(
                 if let Some(column) = plan.id_column {
                     match key {
                         IdKey::Int(i) => builders[column].push_i64(i),
-                        IdKey::Str(s) => builders[column].push_str(std::str::from_utf8(s).unwrap_or_default()),
+                        IdKey::Str(s) => {
+                            builders[column].push_str(std::str::from_utf8(s).unwrap_or_default())
+                        }
                     }
                 }
             }
@@ -166,14 +173,21 @@ pub(crate) fn import_node_group(
                         let mut labels: Vec<String> = Vec::new();
                         for label in field.split(|&b| b == array_delimiter) {
                             let label = String::from_utf8_lossy(label).trim().to_string();
-                            if !label.is_empty() && !labels.contains(&label) && !group_labels.contains(&label) {
+                            if !label.is_empty()
+                                && !labels.contains(&label)
+                                && !group_labels.contains(&label)
+                            {
                                 labels.push(label);
                             }
                         }
-                        let set = label_sets.iter().position(|s| *s == labels).unwrap_or_else(|| {
-                            label_sets.push(labels);
-                            label_sets.len() - 1
-                        }) as u32;
+                        let set =
+                            label_sets
+                                .iter()
+                                .position(|s| *s == labels)
+                                .unwrap_or_else(|| {
+                                    label_sets.push(labels);
+                                    label_sets.len() - 1
+                                }) as u32;
                         label_set_of.insert(field.to_vec(), set);
                         set
                     }
@@ -189,7 +203,12 @@ pub(crate) fn import_node_group(
     };
     run_group(files, &header_fields, settings, progress, parse, merge)?;
 
-    let properties = plan.columns.iter().cloned().zip(builders.into_iter().map(ColumnBuilder::finish)).collect();
+    let properties = plan
+        .columns
+        .iter()
+        .cloned()
+        .zip(builders.into_iter().map(ColumnBuilder::finish))
+        .collect();
     let input = NodeGroupInput {
         rows: stats.nodes,
         labels: group.names.clone(),
@@ -220,33 +239,52 @@ fn parse_node_block(
         ids: match (&plan.id, id_type) {
             (None, _) => IdChunk::None,
             (Some(_), IdType::Integer) => IdChunk::Int(Vec::new()),
-            (Some(_), IdType::String) => IdChunk::Str { bytes: Vec::new(), ends: Vec::new() },
+            (Some(_), IdType::String) => IdChunk::Str {
+                bytes: Vec::new(),
+                ends: Vec::new(),
+            },
         },
         labels: plan.label.map(|_| (Vec::new(), Vec::new())),
-        columns: plan.props.iter().map(|(_, ty)| ColumnChunk::new(*ty)).collect(),
+        columns: plan
+            .props
+            .iter()
+            .map(|(_, ty)| ColumnChunk::new(*ty))
+            .collect(),
     };
     let data = &block.data[..];
     let mut reader = RecordReader::new(data, block.first_line, settings.delimiter, settings.quote);
     let mut record = Record::default();
-    while reader
-        .next_record(&mut record)
-        .map_err(|e| e.into_error(&files[block.file_index].display().to_string(), block.file_offset))?
-    {
+    while reader.next_record(&mut record).map_err(|e| {
+        e.into_error(
+            &files[block.file_index].display().to_string(),
+            block.file_offset,
+        )
+    })? {
         let (line, offset) = (record.line, record.offset);
         check_field_count(files, block, line, offset, record.len(), plan.fields)?;
         if let Some((field, space, _)) = &plan.id {
             let value = record.field(data, *field);
             let bad = |why: String| row_error(files, block, line, offset, field + 1, why);
             if value.is_empty() {
-                return Err(bad(format!("field {} (:ID({space})): empty node id", field + 1)));
+                return Err(bad(format!(
+                    "field {} (:ID({space})): empty node id",
+                    field + 1
+                )));
             }
             match &mut chunk.ids {
                 IdChunk::Int(v) => v.push(parse_i64(value).ok_or_else(|| {
-                    bad(format!("field {} (:ID({space})): `{}` is not an integer id (--id-type=integer)", field + 1, show(value)))
+                    bad(format!(
+                        "field {} (:ID({space})): `{}` is not an integer id (--id-type=integer)",
+                        field + 1,
+                        show(value)
+                    ))
                 })?),
                 IdChunk::Str { bytes, ends } => {
                     if std::str::from_utf8(value).is_err() {
-                        return Err(bad(format!("field {}: the id is not valid UTF-8", field + 1)));
+                        return Err(bad(format!(
+                            "field {}: the id is not valid UTF-8",
+                            field + 1
+                        )));
                     }
                     bytes.extend_from_slice(value);
                     ends.push(bytes.len());
@@ -259,9 +297,18 @@ fn parse_node_block(
             ends.push(text.len());
         }
         for ((field, _), column) in plan.props.iter().zip(&mut chunk.columns) {
-            column.push_field(record.field(data, *field), rules).map_err(|why| {
-                row_error(files, block, line, offset, field + 1, format!("field {} ({}): {why}", field + 1, plan_name(plan, *field)))
-            })?;
+            column
+                .push_field(record.field(data, *field), rules)
+                .map_err(|why| {
+                    row_error(
+                        files,
+                        block,
+                        line,
+                        offset,
+                        field + 1,
+                        format!("field {} ({}): {why}", field + 1, plan_name(plan, *field)),
+                    )
+                })?;
         }
         chunk.lines.push(line);
         chunk.offsets.push(offset);

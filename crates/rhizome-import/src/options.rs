@@ -189,7 +189,10 @@ impl ImportOptions {
             args.push(format!("--delimiter={}", render(self.delimiter)));
         }
         if self.array_delimiter != b';' {
-            args.push(format!("--array-delimiter={}", render(self.array_delimiter)));
+            args.push(format!(
+                "--array-delimiter={}",
+                render(self.array_delimiter)
+            ));
         }
         if self.quote != b'"' {
             args.push(format!("--quote={}", render(self.quote)));
@@ -235,7 +238,10 @@ mod tests {
     fn parses_group_specs() {
         let g = InputGroup::parse("Message:Comment=a.csv,b.csv").unwrap();
         assert_eq!(g.names, vec!["Message", "Comment"]);
-        assert_eq!(g.files, vec![PathBuf::from("a.csv"), PathBuf::from("b.csv")]);
+        assert_eq!(
+            g.files,
+            vec![PathBuf::from("a.csv"), PathBuf::from("b.csv")]
+        );
         let g = InputGroup::parse("/data/x=1/a.csv").unwrap();
         assert!(g.names.is_empty());
         assert_eq!(g.files, vec![PathBuf::from("/data/x=1/a.csv")]);

@@ -20,8 +20,14 @@ pub(crate) struct FieldRules {
 }
 
 fn trim(bytes: &[u8]) -> &[u8] {
-    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |i| i + 1);
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |i| i + 1);
     &bytes[start..end]
 }
 
@@ -132,8 +138,12 @@ pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
             }
             any = true;
             match c.to_ascii_uppercase() {
-                'H' => seconds = seconds.checked_add(number.parse::<i64>().ok()?.checked_mul(3600)?)?,
-                'M' => seconds = seconds.checked_add(number.parse::<i64>().ok()?.checked_mul(60)?)?,
+                'H' => {
+                    seconds = seconds.checked_add(number.parse::<i64>().ok()?.checked_mul(3600)?)?
+                }
+                'M' => {
+                    seconds = seconds.checked_add(number.parse::<i64>().ok()?.checked_mul(60)?)?
+                }
                 'S' => {
                     let (whole, frac) = match number.find('.') {
                         Some(i) => (&number[..i], &number[i + 1..]),
@@ -186,7 +196,9 @@ pub(crate) fn parse_scalar(kind: ScalarKind, bytes: &[u8]) -> Result<Value, Stri
         ScalarKind::Short => int_in(i16::MIN as i64, i16::MAX as i64, "a short (16-bit integer)")?,
         ScalarKind::Byte => int_in(i8::MIN as i64, i8::MAX as i64, "a byte (8-bit integer)")?,
         ScalarKind::Float => Value::Float(parse_float(bytes).ok_or_else(|| bad("a number"))?),
-        ScalarKind::Boolean => Value::Bool(parse_bool(bytes).ok_or_else(|| bad("a boolean (true or false)"))?),
+        ScalarKind::Boolean => {
+            Value::Bool(parse_bool(bytes).ok_or_else(|| bad("a boolean (true or false)"))?)
+        }
         ScalarKind::String => Value::String(utf8(bytes)?.to_string()),
         ScalarKind::Date => Value::Date(Date::parse_iso(utf8(trim(bytes))?)?),
         ScalarKind::DateTime => Value::DateTime(DateTime::parse_iso(utf8(trim(bytes))?)?),
@@ -207,7 +219,8 @@ pub(crate) fn parse_scalar(kind: ScalarKind, bytes: &[u8]) -> Result<Value, Stri
             if !text.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
                 return Err(bad("a time"));
             }
-            let dt = DateTime::parse_iso(&format!("1970-01-01T{text}")).map_err(|_| bad("a time of the form HH:MM[:SS[.f]]"))?;
+            let dt = DateTime::parse_iso(&format!("1970-01-01T{text}"))
+                .map_err(|_| bad("a time of the form HH:MM[:SS[.f]]"))?;
             let local = dt.local();
             let nanos = local.seconds.rem_euclid(86_400) * 1_000_000_000 + local.nanos as i64;
             if kind == ScalarKind::LocalTime {
@@ -223,7 +236,8 @@ pub(crate) fn parse_scalar(kind: ScalarKind, bytes: &[u8]) -> Result<Value, Stri
             }
         }
         ScalarKind::Duration => Value::Duration(
-            parse_duration(utf8(trim(bytes))?).ok_or_else(|| bad("an ISO 8601 duration such as P1DT2H"))?,
+            parse_duration(utf8(trim(bytes))?)
+                .ok_or_else(|| bad("an ISO 8601 duration such as P1DT2H"))?,
         ),
     })
 }
@@ -289,7 +303,8 @@ impl ColumnChunk {
     #[inline]
     pub(crate) fn push_field(&mut self, field: &[u8], rules: FieldRules) -> Result<(), String> {
         if field.is_empty() {
-            if self.ty.scalar == ScalarKind::String && !self.ty.array && !rules.ignore_empty_strings {
+            if self.ty.scalar == ScalarKind::String && !self.ty.array && !rules.ignore_empty_strings
+            {
                 if let ChunkValues::Str { text, ends } = &mut self.values {
                     ends.push(text.len());
                     self.present.push(true);
@@ -302,7 +317,9 @@ impl ColumnChunk {
         match &mut self.values {
             ChunkValues::Int(v) => {
                 let value = match self.ty.scalar {
-                    ScalarKind::Long => parse_i64(field).ok_or_else(|| format!("`{}` is not a long (64-bit integer)", show(field)))?,
+                    ScalarKind::Long => parse_i64(field).ok_or_else(|| {
+                        format!("`{}` is not a long (64-bit integer)", show(field))
+                    })?,
                     kind => match parse_scalar(kind, field)? {
                         Value::Int(i) => i,
                         _ => unreachable!("integer kinds parse to integers"),
@@ -311,7 +328,10 @@ impl ColumnChunk {
                 v.push(value);
             }
             ChunkValues::Float(v) => {
-                v.push(parse_float(field).ok_or_else(|| format!("`{}` is not a number", show(field)))?);
+                v.push(
+                    parse_float(field)
+                        .ok_or_else(|| format!("`{}` is not a number", show(field)))?,
+                );
             }
             ChunkValues::Str { text, ends } => {
                 text.push_str(utf8(field)?);
@@ -321,7 +341,9 @@ impl ColumnChunk {
                 let value = if self.ty.array {
                     let mut items = Vec::new();
                     for element in field.split(|&b| b == rules.array_delimiter) {
-                        if element.is_empty() && (self.ty.scalar != ScalarKind::String || rules.ignore_empty_strings) {
+                        if element.is_empty()
+                            && (self.ty.scalar != ScalarKind::String || rules.ignore_empty_strings)
+                        {
                             continue;
                         }
                         items.push(parse_scalar(self.ty.scalar, element)?);
@@ -401,37 +423,128 @@ mod tests {
         assert_eq!(parse_i64(b"+7"), Some(7));
         assert_eq!(parse_i64(b"4x"), None);
         assert_eq!(parse_i64(b"-"), None);
-        assert_eq!(values(ty(ScalarKind::Long, false), &["1", "", "-3"], RULES), vec![Value::Int(1), Value::Null, Value::Int(-3)]);
-        assert!(column(ty(ScalarKind::Int, false), &["3000000000"], RULES).unwrap_err().contains("out of range"));
+        assert_eq!(
+            values(ty(ScalarKind::Long, false), &["1", "", "-3"], RULES),
+            vec![Value::Int(1), Value::Null, Value::Int(-3)]
+        );
+        assert!(column(ty(ScalarKind::Int, false), &["3000000000"], RULES)
+            .unwrap_err()
+            .contains("out of range"));
         assert!(column(ty(ScalarKind::Byte, false), &["128"], RULES).is_err());
-        assert_eq!(values(ty(ScalarKind::Short, false), &["-32768"], RULES), vec![Value::Int(-32768)]);
+        assert_eq!(
+            values(ty(ScalarKind::Short, false), &["-32768"], RULES),
+            vec![Value::Int(-32768)]
+        );
         let err = column(ty(ScalarKind::Long, false), &["12a"], RULES).unwrap_err();
         assert_eq!(err, "`12a` is not a long (64-bit integer)");
     }
 
     #[test]
     fn floats_booleans_strings() {
-        assert_eq!(values(ty(ScalarKind::Float, false), &["1.5", "-2e3", ""], RULES), vec![Value::Float(1.5), Value::Float(-2000.0), Value::Null]);
+        assert_eq!(
+            values(ty(ScalarKind::Float, false), &["1.5", "-2e3", ""], RULES),
+            vec![Value::Float(1.5), Value::Float(-2000.0), Value::Null]
+        );
         assert!(column(ty(ScalarKind::Float, false), &["1.2.3"], RULES).is_err());
-        assert_eq!(values(ty(ScalarKind::Boolean, false), &["TRUE", "false", ""], RULES), vec![Value::Bool(true), Value::Bool(false), Value::Null]);
-        assert!(column(ty(ScalarKind::Boolean, false), &["yes"], RULES).unwrap_err().contains("boolean"));
-        assert_eq!(values(ty(ScalarKind::String, false), &["a", "", "ä"], RULES), vec![Value::String("a".into()), Value::String(String::new()), Value::String("ä".into())]);
-        let ignore = FieldRules { ignore_empty_strings: true, ..RULES };
-        assert_eq!(values(ty(ScalarKind::String, false), &["a", ""], ignore), vec![Value::String("a".into()), Value::Null]);
+        assert_eq!(
+            values(
+                ty(ScalarKind::Boolean, false),
+                &["TRUE", "false", ""],
+                RULES
+            ),
+            vec![Value::Bool(true), Value::Bool(false), Value::Null]
+        );
+        assert!(column(ty(ScalarKind::Boolean, false), &["yes"], RULES)
+            .unwrap_err()
+            .contains("boolean"));
+        assert_eq!(
+            values(ty(ScalarKind::String, false), &["a", "", "ä"], RULES),
+            vec![
+                Value::String("a".into()),
+                Value::String(String::new()),
+                Value::String("ä".into())
+            ]
+        );
+        let ignore = FieldRules {
+            ignore_empty_strings: true,
+            ..RULES
+        };
+        assert_eq!(
+            values(ty(ScalarKind::String, false), &["a", ""], ignore),
+            vec![Value::String("a".into()), Value::Null]
+        );
     }
 
     #[test]
     fn temporal_values() {
-        assert_eq!(values(ty(ScalarKind::Date, false), &["2020-02-29"], RULES), vec![Value::Date(Date::from_ymd(2020, 2, 29).unwrap())]);
+        assert_eq!(
+            values(ty(ScalarKind::Date, false), &["2020-02-29"], RULES),
+            vec![Value::Date(Date::from_ymd(2020, 2, 29).unwrap())]
+        );
         assert!(column(ty(ScalarKind::Date, false), &["2021-02-29"], RULES).is_err());
-        let dt = values(ty(ScalarKind::DateTime, false), &["2010-01-01T10:00:00.500+01:00"], RULES);
-        assert_eq!(dt, vec![Value::DateTime(DateTime::parse_iso("2010-01-01T10:00:00.500+01:00").unwrap())]);
-        assert_eq!(values(ty(ScalarKind::LocalDateTime, false), &["1970-01-02T00:00:01"], RULES), vec![Value::LocalDateTime(LocalDateTime { seconds: 86_401, nanos: 0 })]);
-        assert!(column(ty(ScalarKind::LocalDateTime, false), &["1970-01-02T00:00:01Z"], RULES).is_err());
-        assert_eq!(values(ty(ScalarKind::LocalTime, false), &["01:02:03.5"], RULES), vec![Value::LocalTime(LocalTime { nanos: 3_723_500_000_000 })]);
-        assert_eq!(values(ty(ScalarKind::Time, false), &["01:00+02:00"], RULES), vec![Value::Time(Time { nanos: 3_600_000_000_000, offset_seconds: 7200 })]);
-        assert_eq!(values(ty(ScalarKind::Duration, false), &["P1Y2M3DT4H5M6.5S"], RULES), vec![Value::Duration(Duration { months: 14, days: 3, seconds: 4 * 3600 + 5 * 60 + 6, nanos: 500_000_000 })]);
-        assert_eq!(parse_duration("P2W"), Some(Duration { months: 0, days: 14, seconds: 0, nanos: 0 }));
+        let dt = values(
+            ty(ScalarKind::DateTime, false),
+            &["2010-01-01T10:00:00.500+01:00"],
+            RULES,
+        );
+        assert_eq!(
+            dt,
+            vec![Value::DateTime(
+                DateTime::parse_iso("2010-01-01T10:00:00.500+01:00").unwrap()
+            )]
+        );
+        assert_eq!(
+            values(
+                ty(ScalarKind::LocalDateTime, false),
+                &["1970-01-02T00:00:01"],
+                RULES
+            ),
+            vec![Value::LocalDateTime(LocalDateTime {
+                seconds: 86_401,
+                nanos: 0
+            })]
+        );
+        assert!(column(
+            ty(ScalarKind::LocalDateTime, false),
+            &["1970-01-02T00:00:01Z"],
+            RULES
+        )
+        .is_err());
+        assert_eq!(
+            values(ty(ScalarKind::LocalTime, false), &["01:02:03.5"], RULES),
+            vec![Value::LocalTime(LocalTime {
+                nanos: 3_723_500_000_000
+            })]
+        );
+        assert_eq!(
+            values(ty(ScalarKind::Time, false), &["01:00+02:00"], RULES),
+            vec![Value::Time(Time {
+                nanos: 3_600_000_000_000,
+                offset_seconds: 7200
+            })]
+        );
+        assert_eq!(
+            values(
+                ty(ScalarKind::Duration, false),
+                &["P1Y2M3DT4H5M6.5S"],
+                RULES
+            ),
+            vec![Value::Duration(Duration {
+                months: 14,
+                days: 3,
+                seconds: 4 * 3600 + 5 * 60 + 6,
+                nanos: 500_000_000
+            })]
+        );
+        assert_eq!(
+            parse_duration("P2W"),
+            Some(Duration {
+                months: 0,
+                days: 14,
+                seconds: 0,
+                nanos: 0
+            })
+        );
         assert_eq!(parse_duration("P"), None);
         assert_eq!(parse_duration("PT"), None);
         assert!(column(ty(ScalarKind::Duration, false), &["1 day"], RULES).is_err());
@@ -443,15 +556,42 @@ mod tests {
         let s = |x: &str| Value::String(x.to_string());
         assert_eq!(
             values(ty(ScalarKind::String, true), &["a;b", "", "x;;y"], RULES),
-            vec![list(vec![s("a"), s("b")]), Value::Null, list(vec![s("x"), s(""), s("y")])]
+            vec![
+                list(vec![s("a"), s("b")]),
+                Value::Null,
+                list(vec![s("x"), s(""), s("y")])
+            ]
         );
-        let ignore = FieldRules { ignore_empty_strings: true, ..RULES };
-        assert_eq!(values(ty(ScalarKind::String, true), &["x;;y"], ignore), vec![list(vec![s("x"), s("y")])]);
-        assert_eq!(values(ty(ScalarKind::Long, true), &["1;2;;3"], RULES), vec![list(vec![Value::Int(1), Value::Int(2), Value::Int(3)])]);
-        assert_eq!(values(ty(ScalarKind::Float, true), &["1.5"], RULES), vec![list(vec![Value::Float(1.5)])]);
-        assert_eq!(values(ty(ScalarKind::Boolean, true), &["true;false"], RULES), vec![list(vec![Value::Bool(true), Value::Bool(false)])]);
-        assert!(column(ty(ScalarKind::Int, true), &["1;x"], RULES).unwrap_err().contains("`x`"));
-        let pipe = FieldRules { array_delimiter: b'|', ..RULES };
-        assert_eq!(values(ty(ScalarKind::Long, true), &["1|2"], pipe), vec![list(vec![Value::Int(1), Value::Int(2)])]);
+        let ignore = FieldRules {
+            ignore_empty_strings: true,
+            ..RULES
+        };
+        assert_eq!(
+            values(ty(ScalarKind::String, true), &["x;;y"], ignore),
+            vec![list(vec![s("x"), s("y")])]
+        );
+        assert_eq!(
+            values(ty(ScalarKind::Long, true), &["1;2;;3"], RULES),
+            vec![list(vec![Value::Int(1), Value::Int(2), Value::Int(3)])]
+        );
+        assert_eq!(
+            values(ty(ScalarKind::Float, true), &["1.5"], RULES),
+            vec![list(vec![Value::Float(1.5)])]
+        );
+        assert_eq!(
+            values(ty(ScalarKind::Boolean, true), &["true;false"], RULES),
+            vec![list(vec![Value::Bool(true), Value::Bool(false)])]
+        );
+        assert!(column(ty(ScalarKind::Int, true), &["1;x"], RULES)
+            .unwrap_err()
+            .contains("`x`"));
+        let pipe = FieldRules {
+            array_delimiter: b'|',
+            ..RULES
+        };
+        assert_eq!(
+            values(ty(ScalarKind::Long, true), &["1|2"], pipe),
+            vec![list(vec![Value::Int(1), Value::Int(2)])]
+        );
     }
 }

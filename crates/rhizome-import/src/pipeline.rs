@@ -44,18 +44,35 @@ impl ReadSettings {
 }
 
 /// Reads and validates the header of a group: the first record of its first file.
-pub(crate) fn read_group_header(files: &[PathBuf], entity: EntityKind, settings: ReadSettings) -> Result<(Header, Vec<String>)> {
-    let first = files
-        .first()
-        .ok_or_else(|| Error::new(ErrorKind::ArgumentError, "an input group needs at least one file"))?;
-    let mut blocks = FileBlocks::open(first, 0, settings.delimiter, settings.quote, settings.block_size)?;
+pub(crate) fn read_group_header(
+    files: &[PathBuf],
+    entity: EntityKind,
+    settings: ReadSettings,
+) -> Result<(Header, Vec<String>)> {
+    let first = files.first().ok_or_else(|| {
+        Error::new(
+            ErrorKind::ArgumentError,
+            "an input group needs at least one file",
+        )
+    })?;
+    let mut blocks = FileBlocks::open(
+        first,
+        0,
+        settings.delimiter,
+        settings.quote,
+        settings.block_size,
+    )?;
     let (fields, _) = blocks.peek_first_record()?.ok_or_else(|| {
         Error::new(
             ErrorKind::InputError,
             "the file is empty, but the first file of a group must start with a header line",
         )
         .in_source(first.display().to_string())
-        .at(Position { offset: 0, line: 1, column: 1 })
+        .at(Position {
+            offset: 0,
+            line: 1,
+            column: 1,
+        })
     })?;
     let refs: Vec<&str> = fields.iter().map(String::as_str).collect();
     let header = Header::parse(first, &refs, entity)?;
@@ -64,7 +81,10 @@ pub(crate) fn read_group_header(files: &[PathBuf], entity: EntityKind, settings:
 
 /// Total size in bytes of `files` (missing files count 0; opening reports them).
 pub(crate) fn total_bytes<'a>(files: impl IntoIterator<Item = &'a PathBuf>) -> u64 {
-    files.into_iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).sum()
+    files
+        .into_iter()
+        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+        .sum()
 }
 
 type Parsed<C> = (u64, Result<(C, u64)>, u64);
@@ -135,7 +155,9 @@ where
         }
         if let Some((_, (parsed, _))) = pending.into_iter().next() {
             parsed?;
-            return Err(Error::internal("a block of the input was lost between threads"));
+            return Err(Error::internal(
+                "a block of the input was lost between threads",
+            ));
         }
         Ok(())
     })
@@ -143,7 +165,12 @@ where
 
 /// The reader thread's loop: blocks of every file in order; stops early
 /// (returning `Ok`) when `send` reports that nobody listens any more.
-fn read_blocks(files: &[PathBuf], header_fields: &[String], settings: ReadSettings, mut send: impl FnMut(Block) -> bool) -> Result<()> {
+fn read_blocks(
+    files: &[PathBuf],
+    header_fields: &[String],
+    settings: ReadSettings,
+    mut send: impl FnMut(Block) -> bool,
+) -> Result<()> {
     for (index, path) in files.iter().enumerate() {
         let mut blocks = open_skipping_header(path, index, header_fields, settings)?;
         while let Some(block) = blocks.next_block()? {
@@ -155,8 +182,19 @@ fn read_blocks(files: &[PathBuf], header_fields: &[String], settings: ReadSettin
     Ok(())
 }
 
-fn open_skipping_header(path: &Path, index: usize, header_fields: &[String], settings: ReadSettings) -> Result<FileBlocks> {
-    let mut blocks = FileBlocks::open(path, index, settings.delimiter, settings.quote, settings.block_size)?;
+fn open_skipping_header(
+    path: &Path,
+    index: usize,
+    header_fields: &[String],
+    settings: ReadSettings,
+) -> Result<FileBlocks> {
+    let mut blocks = FileBlocks::open(
+        path,
+        index,
+        settings.delimiter,
+        settings.quote,
+        settings.block_size,
+    )?;
     if let Some((fields, len)) = blocks.peek_first_record()? {
         let is_header = index == 0 || fields == header_fields || {
             let refs: Vec<&str> = fields.iter().map(String::as_str).collect();
@@ -170,7 +208,14 @@ fn open_skipping_header(path: &Path, index: usize, header_fields: &[String], set
 }
 
 /// An `InputError` at a row of a block.
-pub(crate) fn row_error(files: &[PathBuf], block: &Block, line: u64, record_offset: usize, field: usize, message: String) -> Error {
+pub(crate) fn row_error(
+    files: &[PathBuf],
+    block: &Block,
+    line: u64,
+    record_offset: usize,
+    field: usize,
+    message: String,
+) -> Error {
     Error::new(ErrorKind::InputError, message)
         .in_source(files[block.file_index].display().to_string())
         .at(Position {
@@ -181,7 +226,14 @@ pub(crate) fn row_error(files: &[PathBuf], block: &Block, line: u64, record_offs
 }
 
 /// Checks a record's field count against the header's.
-pub(crate) fn check_field_count(files: &[PathBuf], block: &Block, line: u64, offset: usize, found: usize, expected: usize) -> Result<()> {
+pub(crate) fn check_field_count(
+    files: &[PathBuf],
+    block: &Block,
+    line: u64,
+    offset: usize,
+    found: usize,
+    expected: usize,
+) -> Result<()> {
     if found == expected {
         return Ok(());
     }
@@ -197,6 +249,8 @@ pub(crate) fn check_field_count(files: &[PathBuf], block: &Block, line: u64, off
         line,
         offset,
         field,
-        format!("wrong number of fields: the header has {expected}, this row has {found} ({detail})"),
+        format!(
+            "wrong number of fields: the header has {expected}, this row has {found} ({detail})"
+        ),
     ))
 }

@@ -73,21 +73,43 @@ pub(crate) fn import_relationship_group(
     if group.names.len() > 1 {
         return Err(Error::new(
             ErrorKind::ArgumentError,
-            format!("a relationship group has one type, not `{}`", group.names.join(":")),
+            format!(
+                "a relationship group has one type, not `{}`",
+                group.names.join(":")
+            ),
         ));
     }
     let (header, header_fields) = read_group_header(files, EntityKind::Relationship, settings)?;
     let header_error = |field: usize, message: String| {
         Error::new(ErrorKind::InputError, message)
             .in_source(files[0].display().to_string())
-            .at(Position { offset: 0, line: 1, column: field as u32 + 1 })
+            .at(Position {
+                offset: 0,
+                line: 1,
+                column: field as u32 + 1,
+            })
     };
     let endpoint = |field: usize, space: &str| -> Result<Endpoint<'_>> {
         let map = spaces.space(space).ok_or_else(|| {
-            let what = if space.is_empty() { "the global id space (`:ID` without a name)".to_string() } else { format!("id space `{space}`") };
-            header_error(field, format!("header field {} (`{}`): unknown {what}: no node group declares it", field + 1, header.fields[field].text))
+            let what = if space.is_empty() {
+                "the global id space (`:ID` without a name)".to_string()
+            } else {
+                format!("id space `{space}`")
+            };
+            header_error(
+                field,
+                format!(
+                    "header field {} (`{}`): unknown {what}: no node group declares it",
+                    field + 1,
+                    header.fields[field].text
+                ),
+            )
         })?;
-        Ok(Endpoint { field, space: space.to_string(), map })
+        Ok(Endpoint {
+            field,
+            space: space.to_string(),
+            map,
+        })
     };
     let (mut start, mut end, mut type_field, mut props) = (None, None, None, Vec::new());
     for (i, field) in header.fields.iter().enumerate() {
@@ -97,7 +119,9 @@ pub(crate) fn import_relationship_group(
             FieldKind::Type => type_field = Some(i),
             FieldKind::Property { name, ty } => props.push((i, name.clone(), *ty)),
             FieldKind::Ignore => {}
-            FieldKind::Id { .. } | FieldKind::Label => unreachable!("validated as a relationship header"),
+            FieldKind::Id { .. } | FieldKind::Label => {
+                unreachable!("validated as a relationship header")
+            }
         }
     }
     let default_type = group.names.first().cloned();
@@ -119,24 +143,32 @@ pub(crate) fn import_relationship_group(
     let mut accumulators: Vec<TypeAccumulator> = Vec::new();
     let plan = &plan;
     let id_type = spaces.id_type();
-    let parse = |block: &Block| parse_rel_block(files, block, plan, settings, rules, id_type, skip_bad);
+    let parse =
+        |block: &Block| parse_rel_block(files, block, plan, settings, rules, id_type, skip_bad);
     let merge = |chunk: RelChunk| -> Result<()> {
         stats.rows += chunk.rows;
         stats.skipped += chunk.skipped;
         stats.relationships += chunk.sources.len() as u64;
         let mut index_of = |name: &str| -> usize {
-            accumulators.iter().position(|a| a.name == name).unwrap_or_else(|| {
-                accumulators.push(TypeAccumulator {
-                    name: name.to_string(),
-                    sources: Vec::new(),
-                    targets: Vec::new(),
-                    columns: plan.props.iter().map(|_| ColumnBuilder::new()).collect(),
-                });
-                accumulators.len() - 1
-            })
+            accumulators
+                .iter()
+                .position(|a| a.name == name)
+                .unwrap_or_else(|| {
+                    accumulators.push(TypeAccumulator {
+                        name: name.to_string(),
+                        sources: Vec::new(),
+                        targets: Vec::new(),
+                        columns: plan.props.iter().map(|_| ColumnBuilder::new()).collect(),
+                    });
+                    accumulators.len() - 1
+                })
         };
         if plan.type_field.is_none() {
-            let acc_index = index_of(plan.default_type.as_deref().expect("checked: a type exists"));
+            let acc_index = index_of(
+                plan.default_type
+                    .as_deref()
+                    .expect("checked: a type exists"),
+            );
             let acc = &mut accumulators[acc_index];
             acc.sources.extend_from_slice(&chunk.sources);
             acc.targets.extend_from_slice(&chunk.targets);
@@ -192,17 +224,23 @@ fn parse_rel_block(
         targets: Vec::new(),
         row_types: Vec::new(),
         types: Vec::new(),
-        columns: plan.props.iter().map(|(_, _, ty)| ColumnChunk::new(*ty)).collect(),
+        columns: plan
+            .props
+            .iter()
+            .map(|(_, _, ty)| ColumnChunk::new(*ty))
+            .collect(),
         skipped: 0,
         rows: 0,
     };
     let data = &block.data[..];
     let mut reader = RecordReader::new(data, block.first_line, settings.delimiter, settings.quote);
     let mut record = Record::default();
-    while reader
-        .next_record(&mut record)
-        .map_err(|e| e.into_error(&files[block.file_index].display().to_string(), block.file_offset))?
-    {
+    while reader.next_record(&mut record).map_err(|e| {
+        e.into_error(
+            &files[block.file_index].display().to_string(),
+            block.file_offset,
+        )
+    })? {
         chunk.rows += 1;
         let (line, offset) = (record.line, record.offset);
         check_field_count(files, block, line, offset, record.len(), plan.fields)?;
@@ -211,7 +249,18 @@ fn parse_rel_block(
             let value = record.field(data, field);
             let key = match id_type {
                 IdType::Integer => IdKey::Int(parse_i64(value).ok_or_else(|| {
-                    row_error(files, block, line, offset, field + 1, format!("field {} ({what}): `{}` is not an integer id (--id-type=integer)", field + 1, show(value)))
+                    row_error(
+                        files,
+                        block,
+                        line,
+                        offset,
+                        field + 1,
+                        format!(
+                            "field {} ({what}): `{}` is not an integer id (--id-type=integer)",
+                            field + 1,
+                            show(value)
+                        ),
+                    )
                 })?),
                 IdType::String => IdKey::Str(value),
             };
@@ -219,7 +268,11 @@ fn parse_rel_block(
                 Some(id) => Ok(Some(id)),
                 None if skip_bad => Ok(None),
                 None => {
-                    let space = if endpoint.space.is_empty() { "the global id space".to_string() } else { format!("id space `{}`", endpoint.space) };
+                    let space = if endpoint.space.is_empty() {
+                        "the global id space".to_string()
+                    } else {
+                        format!("id space `{}`", endpoint.space)
+                    };
                     Err(row_error(
                     files,
                     block,
@@ -245,11 +298,30 @@ fn parse_rel_block(
             let value = record.field(data, field);
             let name = if value.is_empty() {
                 plan.default_type.clone().ok_or_else(|| {
-                    row_error(files, block, line, offset, field + 1, format!("field {} (:TYPE): empty relationship type and the group names no type", field + 1))
+                    row_error(
+                        files,
+                        block,
+                        line,
+                        offset,
+                        field + 1,
+                        format!(
+                            "field {} (:TYPE): empty relationship type and the group names no type",
+                            field + 1
+                        ),
+                    )
                 })?
             } else {
                 std::str::from_utf8(value)
-                    .map_err(|_| row_error(files, block, line, offset, field + 1, format!("field {} (:TYPE): not valid UTF-8", field + 1)))?
+                    .map_err(|_| {
+                        row_error(
+                            files,
+                            block,
+                            line,
+                            offset,
+                            field + 1,
+                            format!("field {} (:TYPE): not valid UTF-8", field + 1),
+                        )
+                    })?
                     .trim()
                     .to_string()
             };
@@ -265,7 +337,16 @@ fn parse_rel_block(
         for ((field, name, _), column) in plan.props.iter().zip(&mut chunk.columns) {
             column
                 .push_field(record.field(data, *field), rules)
-                .map_err(|why| row_error(files, block, line, offset, field + 1, format!("field {} ({name}): {why}", field + 1)))?;
+                .map_err(|why| {
+                    row_error(
+                        files,
+                        block,
+                        line,
+                        offset,
+                        field + 1,
+                        format!("field {} ({name}): {why}", field + 1),
+                    )
+                })?;
         }
         chunk.sources.push(source);
         chunk.targets.push(target);

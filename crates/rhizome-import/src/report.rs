@@ -97,7 +97,7 @@ pub fn group_digits(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -130,7 +130,12 @@ pub fn peak_memory_bytes() -> u64 {
 fn read_status_kib(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with(key))?;
-    line[key.len()..].trim().trim_end_matches("kB").trim().parse().ok()
+    line[key.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Resets the peak resident set size of this process to its current size
@@ -159,9 +164,21 @@ mod tests {
         };
         assert_eq!(report.rows_per_second(), 1_000_000.0);
         let text = report.render();
-        assert!(text.starts_with("Imported 288,272 nodes and 14,073 relationships in 2.00 s (1,000,000 rows/s)"), "{text}");
-        assert!(text.contains("  Message   286,744") || text.contains("Message") && text.contains("286,744"), "{text}");
-        assert!(text.contains("peak memory: 3.0 MiB; on disk: 2.0 KiB"), "{text}");
+        assert!(
+            text.starts_with(
+                "Imported 288,272 nodes and 14,073 relationships in 2.00 s (1,000,000 rows/s)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  Message   286,744")
+                || text.contains("Message") && text.contains("286,744"),
+            "{text}"
+        );
+        assert!(
+            text.contains("peak memory: 3.0 MiB; on disk: 2.0 KiB"),
+            "{text}"
+        );
         assert_eq!(group_digits(0), "0");
         assert_eq!(group_digits(1000), "1,000");
         assert_eq!(group_digits(999), "999");

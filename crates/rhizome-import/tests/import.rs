@@ -30,15 +30,26 @@ fn imports_groups_labels_types_arrays_and_id_spaces() {
     let c = write(d, "c.csv", "cid:ID(C),name\n1,Acme\n2,Globex\n");
     // A group without labels: labels from :LABEL only.
     let x = write(d, "x.csv", ":ID(X),kind,:LABEL\nq,solo,Foo;Bar\nr,other,\n");
-    let works = write(d, "works.csv", ":START_ID(P),:END_ID(C),since:long\n1,1,2001\n2,1,\n3,2,2003\n");
-    let typed = write(d, "typed.csv", ":START_ID(P),:END_ID(P),:TYPE,weight:double\n1,2,KNOWS,0.5\n2,3,LIKES,1\n3,4,KNOWS,\n");
+    let works = write(
+        d,
+        "works.csv",
+        ":START_ID(P),:END_ID(C),since:long\n1,1,2001\n2,1,\n3,2,2003\n",
+    );
+    let typed = write(
+        d,
+        "typed.csv",
+        ":START_ID(P),:END_ID(P),:TYPE,weight:double\n1,2,KNOWS,0.5\n2,3,LIKES,1\n3,4,KNOWS,\n",
+    );
     let options = ImportOptions {
         nodes: vec![
             InputGroup::new(["Person"], [p1, p2, p3]),
             InputGroup::new(["Company"], [c]),
             InputGroup::new(Vec::<String>::new(), [x]),
         ],
-        relationships: vec![InputGroup::new(["WORKS_AT"], [works]), InputGroup::new(Vec::<String>::new(), [typed])],
+        relationships: vec![
+            InputGroup::new(["WORKS_AT"], [works]),
+            InputGroup::new(Vec::<String>::new(), [typed]),
+        ],
         ..ImportOptions::default()
     };
     let db = d.join("db");
@@ -54,8 +65,19 @@ fn imports_groups_labels_types_arrays_and_id_spaces() {
     assert_eq!(labels["Foo"], 1);
     assert_eq!(labels["Bar"], 1);
     let types: BTreeMap<String, u64> = report.type_counts.iter().cloned().collect();
-    assert_eq!(types, [("WORKS_AT".to_string(), 3), ("KNOWS".to_string(), 2), ("LIKES".to_string(), 1)].into_iter().collect());
-    assert!(report.render().contains("Imported 8 nodes and 6 relationships"));
+    assert_eq!(
+        types,
+        [
+            ("WORKS_AT".to_string(), 3),
+            ("KNOWS".to_string(), 2),
+            ("LIKES".to_string(), 1)
+        ]
+        .into_iter()
+        .collect()
+    );
+    assert!(report
+        .render()
+        .contains("Imported 8 nodes and 6 relationships"));
 
     let snap = open(&db);
     let ann = node_by(&snap, "pid", s("1"));
@@ -65,7 +87,10 @@ fn imports_groups_labels_types_arrays_and_id_spaces() {
     assert_eq!(ann.props["tags"], Value::List(vec![s("a"), s("b")]));
     assert_eq!(ann.props["score"], Value::Float(1.5));
     assert_eq!(ann.props["active"], Value::Bool(true));
-    assert_eq!(ann.props["born"], Value::Date(Date::from_ymd(1980, 1, 2).unwrap()));
+    assert_eq!(
+        ann.props["born"],
+        Value::Date(Date::from_ymd(1980, 1, 2).unwrap())
+    );
     assert!(!ann.props.contains_key("junk"));
     let bob = node_by(&snap, "pid", s("2"));
     assert_eq!(bob.labels, vec!["Person"]);
@@ -82,10 +107,19 @@ fn imports_groups_labels_types_arrays_and_id_spaces() {
     assert_eq!(acme.labels, vec!["Company"]);
     assert_eq!(acme.props["name"], s("Acme"));
     let all = nodes(&snap);
-    let foo: Vec<_> = all.iter().filter(|(_, r)| r.props.get("kind") == Some(&s("solo"))).collect();
+    let foo: Vec<_> = all
+        .iter()
+        .filter(|(_, r)| r.props.get("kind") == Some(&s("solo")))
+        .collect();
     assert_eq!(foo[0].1.labels, vec!["Bar", "Foo"]);
-    assert!(!foo[0].1.props.contains_key("id"), ":ID without a name stores no property");
-    let other: Vec<_> = all.iter().filter(|(_, r)| r.props.get("kind") == Some(&s("other"))).collect();
+    assert!(
+        !foo[0].1.props.contains_key("id"),
+        ":ID without a name stores no property"
+    );
+    let other: Vec<_> = all
+        .iter()
+        .filter(|(_, r)| r.props.get("kind") == Some(&s("other")))
+        .collect();
     assert!(other[0].1.labels.is_empty());
 
     let rels = relationships(&snap, "name");
@@ -96,11 +130,23 @@ fn imports_groups_labels_types_arrays_and_id_spaces() {
             .3
             .clone()
     };
-    assert_eq!(find("WORKS_AT", "Smith, Ann", "Acme")["since"], Value::Int(2001));
+    assert_eq!(
+        find("WORKS_AT", "Smith, Ann", "Acme")["since"],
+        Value::Int(2001)
+    );
     assert!(find("WORKS_AT", "Bob \"the\" Builder", "Acme").is_empty());
-    assert_eq!(find("WORKS_AT", "multi\nline", "Globex")["since"], Value::Int(2003));
-    assert_eq!(find("KNOWS", "Smith, Ann", "Bob \"the\" Builder")["weight"], Value::Float(0.5));
-    assert_eq!(find("LIKES", "Bob \"the\" Builder", "multi\nline")["weight"], Value::Float(1.0));
+    assert_eq!(
+        find("WORKS_AT", "multi\nline", "Globex")["since"],
+        Value::Int(2003)
+    );
+    assert_eq!(
+        find("KNOWS", "Smith, Ann", "Bob \"the\" Builder")["weight"],
+        Value::Float(0.5)
+    );
+    assert_eq!(
+        find("LIKES", "Bob \"the\" Builder", "multi\nline")["weight"],
+        Value::Float(1.0)
+    );
     assert!(find("KNOWS", "multi\nline", "Dee").is_empty());
 }
 
@@ -108,7 +154,11 @@ fn imports_groups_labels_types_arrays_and_id_spaces() {
 fn integer_ids_tabs_custom_quotes_and_empty_strings() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let people = write(d, "people.tsv", "id:ID\tname\tnick\n10\t'a\tb'\t\n20\tc\t''\n");
+    let people = write(
+        d,
+        "people.tsv",
+        "id:ID\tname\tnick\n10\t'a\tb'\t\n20\tc\t''\n",
+    );
     let knows = write(d, "knows.tsv", ":START_ID\t:END_ID\n10\t20\n");
     let base = ImportOptions {
         nodes: vec![InputGroup::new(["P"], [people])],
@@ -130,10 +180,22 @@ fn integer_ids_tabs_custom_quotes_and_empty_strings() {
     assert_eq!(relationships(&snap, "id")[0].1, Value::Int(10));
 
     let db = d.join("db2");
-    import(&db, &ImportOptions { ignore_empty_strings: true, ..base.clone() }, &NoProgress).unwrap();
+    import(
+        &db,
+        &ImportOptions {
+            ignore_empty_strings: true,
+            ..base.clone()
+        },
+        &NoProgress,
+    )
+    .unwrap();
     let snap = open(&db);
-    assert!(!node_by(&snap, "id", Value::Int(10)).props.contains_key("nick"));
-    assert!(!node_by(&snap, "id", Value::Int(20)).props.contains_key("nick"));
+    assert!(!node_by(&snap, "id", Value::Int(10))
+        .props
+        .contains_key("nick"));
+    assert!(!node_by(&snap, "id", Value::Int(20))
+        .props
+        .contains_key("nick"));
 }
 
 #[test]
@@ -153,9 +215,15 @@ fn skips_duplicates_and_bad_relationships_when_asked() {
     let report = import(&db, &options, &NoProgress).unwrap();
     assert_eq!((report.nodes, report.skipped_nodes), (2, 1));
     assert_eq!((report.relationships, report.skipped_relationships), (2, 2));
-    assert!(report.render().contains("Skipped: 1 duplicate nodes, 2 relationships"));
+    assert!(report
+        .render()
+        .contains("Skipped: 1 duplicate nodes, 2 relationships"));
     let snap = open(&db);
-    assert_eq!(node_by(&snap, "id", s("1")).props["v"], Value::Int(1), "the first row with an id wins");
+    assert_eq!(
+        node_by(&snap, "id", s("1")).props["v"],
+        Value::Int(1),
+        "the first row with an id wins"
+    );
 }
 
 #[test]
@@ -165,7 +233,10 @@ fn many_blocks_and_threads_give_the_same_database() {
     let d = dir.path();
     let mut nodes_text = String::from("id:ID,text\n");
     for i in 0..60_000 {
-        nodes_text.push_str(&format!("{i},\"row {i}\nsecond line, with comma {}\"\n", "x".repeat(i % 50)));
+        nodes_text.push_str(&format!(
+            "{i},\"row {i}\nsecond line, with comma {}\"\n",
+            "x".repeat(i % 50)
+        ));
     }
     let mut rels_text = String::from(":START_ID,:END_ID,w:int\n");
     for i in 0..60_000u64 {
@@ -186,7 +257,13 @@ fn many_blocks_and_threads_give_the_same_database() {
         assert_eq!((report.nodes, report.relationships), (60_000, 60_000));
         let snap = open(&db);
         let row = node_by(&snap, "id", s("59999"));
-        assert_eq!(row.props["text"], s(&format!("row 59999\nsecond line, with comma {}", "x".repeat(59_999 % 50))));
+        assert_eq!(
+            row.props["text"],
+            s(&format!(
+                "row 59999\nsecond line, with comma {}",
+                "x".repeat(59_999 % 50)
+            ))
+        );
         reports.push(rhizome_storage::GraphRead::statistics(&snap).relationship_count);
     }
     assert_eq!(reports, vec![60_000, 60_000]);

@@ -88,8 +88,14 @@ fn imports_ldbc_sf01_with_exact_counts() {
         .flat_map(|r| r.clone())
         .find(|&n| snapshot.node_property(n, id_key) == rhizome_common::Value::Int(933))
         .expect("person 933");
-    assert_eq!(snapshot.node_property(node, first_name), rhizome_common::Value::String("Mahinda".into()));
-    assert_eq!(snapshot.node_property(node, birthday), rhizome_common::Value::Int(19_891_203));
+    assert_eq!(
+        snapshot.node_property(node, first_name),
+        rhizome_common::Value::String("Mahinda".into())
+    );
+    assert_eq!(
+        snapshot.node_property(node, birthday),
+        rhizome_common::Value::Int(19_891_203)
+    );
 }
 
 #[test]
@@ -150,11 +156,16 @@ fn imports_ldbc_tiny_with_exact_counts() {
         .label_ranges(person)
         .iter()
         .flat_map(|r| r.clone())
-        .find(|&n| snapshot.node_property(n, id_key) == rhizome_common::Value::Int(8_796_093_022_220))
+        .find(|&n| {
+            snapshot.node_property(n, id_key) == rhizome_common::Value::Int(8_796_093_022_220)
+        })
         .expect("person 8796093022220");
     assert_eq!(
         snapshot.node_property(node, speaks),
-        rhizome_common::Value::List(vec![rhizome_common::Value::String("es".into()), rhizome_common::Value::String("en".into())])
+        rhizome_common::Value::List(vec![
+            rhizome_common::Value::String("es".into()),
+            rhizome_common::Value::String("en".into())
+        ])
     );
     let post = catalog.label_id("Post").unwrap();
     let language = catalog.property_key_id("language").unwrap();
@@ -164,5 +175,8 @@ fn imports_ldbc_tiny_with_exact_counts() {
         .flat_map(|r| r.clone())
         .find(|&n| snapshot.node_property(n, id_key) == rhizome_common::Value::Int(343_597_383_680))
         .expect("post 343597383680");
-    assert_eq!(snapshot.node_property(post_node, language), rhizome_common::Value::Null);
+    assert_eq!(
+        snapshot.node_property(post_node, language),
+        rhizome_common::Value::Null
+    );
 }

@@ -6,7 +6,9 @@ use std::path::Path;
 
 /// The quoted arguments of the `ARGS=( ... )` array after the `case` label `label`.
 fn script_args(script: &str, label: &str) -> Vec<String> {
-    let start = script.find(&format!("\n{label})\n")).unwrap_or_else(|| panic!("no case {label}"));
+    let start = script
+        .find(&format!("\n{label})\n"))
+        .unwrap_or_else(|| panic!("no case {label}"));
     let rest = &script[start..];
     let open = rest.find("ARGS=(").expect("ARGS=(") + "ARGS=(".len();
     let close = rest[open..].find("\n    )").expect("closing )") + open;
@@ -20,10 +22,22 @@ fn script_args(script: &str, label: &str) -> Vec<String> {
 
 #[test]
 fn script_matches_ldbc_options() {
-    let script = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/import-ldbc.sh")).unwrap();
+    let script = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/import-ldbc.sh"),
+    )
+    .unwrap();
     for (label, kind) in [("sf0.1", LdbcLayout::Sf01), ("tiny", LdbcLayout::Tiny)] {
         let expected = ldbc_options(Path::new("$D"), kind).to_args();
         let found = script_args(&script, label);
-        assert_eq!(found, expected, "scripts/import-ldbc.sh `{label}` differs from ldbc_options; expected lines:\n{}", expected.iter().map(|a| format!("        \"{a}\"")).collect::<Vec<_>>().join("\n"));
+        assert_eq!(
+            found,
+            expected,
+            "scripts/import-ldbc.sh `{label}` differs from ldbc_options; expected lines:\n{}",
+            expected
+                .iter()
+                .map(|a| format!("        \"{a}\""))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
     }
 }

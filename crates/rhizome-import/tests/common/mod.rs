@@ -61,7 +61,10 @@ pub fn node_by(snapshot: &Snapshot, key: &str, value: Value) -> NodeRow {
 }
 
 /// Every relationship: (type, start props[key], end props[key], properties).
-pub fn relationships(snapshot: &Snapshot, key: &str) -> Vec<(String, Value, Value, BTreeMap<String, Value>)> {
+pub fn relationships(
+    snapshot: &Snapshot,
+    key: &str,
+) -> Vec<(String, Value, Value, BTreeMap<String, Value>)> {
     let catalog = snapshot.catalog();
     let key_id = catalog.property_key_id(key).unwrap();
     let mut out = Vec::new();

@@ -88,7 +88,7 @@ pub static FUNCTIONS: &[FunctionSignature] = &[
     f("last", 1, 1, &[List]),
     f("tail", 1, 1, &[List]),
     f("reverse", 1, 1, &[]),
-    f("range", 2, 3, &[Number, Number, Number]),
+    f("range", 2, 3, &[]),
     f("coalesce", 1, V, &[]),
     f("isempty", 1, 1, &[]),
     f("timestamp", 0, 0, &[]),

@@ -595,7 +595,9 @@ impl Printer {
     }
 
     fn expr(&mut self, e: &Expr, min: u8) {
-        let paren = precedence(e) < min;
+        // A pattern predicate followed by `<` or `-` would continue the
+        // pattern, so it is parenthesized wherever an operator may follow.
+        let paren = precedence(e) < min || (min > 0 && matches!(e.kind, ExprKind::PatternPredicate(_)));
         if paren {
             self.w("(");
         }

@@ -254,9 +254,6 @@ impl<'a> Parser<'a> {
                 let t = self.bump();
                 let raw = self.text_of(t.span);
                 let inner = &raw[1..raw.len() - 1];
-                if inner.is_empty() {
-                    return Err(self.error_at(t.span, "UnexpectedSyntax", "a quoted name cannot be empty"));
-                }
                 Ok(Ident {
                     name: inner.replace("``", "`"),
                     span: t.span,

@@ -272,6 +272,17 @@ impl<'a> Analyzer<'a> {
                     self.expr(a, Ctx::plain())?;
                 }
                 if let Some(sig) = &sig {
+                    for (a, (_, want)) in args.iter().zip(&sig.inputs) {
+                        let got = self.expr(a, Ctx::plain())?;
+                        let ok = match (want, &got) {
+                            (Type::Any, _) | (_, Type::Any | Type::Null) => true,
+                            (Type::Float, Type::Integer) => true,
+                            (w, g) => w == g,
+                        };
+                        if !ok {
+                            return Err(self.err(a.span, "InvalidArgumentType", format!("procedure `{}` expects {want} but got {got}", sig.name)));
+                        }
+                    }
                     if args.len() != sig.inputs.len() {
                         return Err(self.err(
                             c.span,

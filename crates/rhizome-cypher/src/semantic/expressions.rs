@@ -64,8 +64,9 @@ impl<'a> Analyzer<'a> {
             ExprKind::Property(base, key) => {
                 let t = self.expr(base, value_ctx)?;
                 if !t.may_have_properties() {
-                    return Err(self.err(
+                    return Err(self.err_kind(
                         e.span,
+                        rhizome_common::ErrorKind::TypeError,
                         "InvalidArgumentType",
                         format!("cannot access property `{}` of a {t}", key.name),
                     ));
@@ -142,6 +143,9 @@ impl<'a> Analyzer<'a> {
                 _ => {
                     let lt = self.expr(l, value_ctx)?;
                     let rt = self.expr(r, value_ctx)?;
+                    if let Some(bad) = arithmetic_mismatch(*op, &lt, &rt) {
+                        return Err(self.err(e.span, "InvalidArgumentType", format!("arithmetic is not defined for {bad}")));
+                    }
                     arithmetic_type(*op, &lt, &rt)
                 }
             },
@@ -355,7 +359,7 @@ impl<'a> Analyzer<'a> {
         } else if distinct {
             return Err(self.err(e.span, "InvalidAggregation", format!("DISTINCT can only be used with aggregate functions, not `{qualified}`")));
         }
-        let inner = Ctx { aggregates: false, predicate: sig.name == "exists" };
+        let inner = Ctx { aggregates: ctx.aggregates && !sig.aggregate, predicate: sig.name == "exists" };
         let mut types = Vec::with_capacity(args.len());
         for (i, arg) in args.iter().enumerate() {
             let t = self.expr(arg, inner)?;
@@ -414,6 +418,19 @@ fn arg_accepts(kind: ArgKind, t: &Type) -> bool {
         ArgKind::String => matches!(t, Type::String),
         ArgKind::Sized => matches!(t, Type::List(_) | Type::String | Type::Path),
     }
+}
+
+/// A statically known operand type that arithmetic cannot accept.
+fn arithmetic_mismatch(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
+    let never = |t: &Type| matches!(t, Type::Boolean | Type::Map | Type::Node | Type::Relationship | Type::Path);
+    if op == BinaryOp::Add {
+        let concat = |t: &Type| matches!(t, Type::List(_) | Type::String | Type::Any | Type::Null);
+        if concat(l) || concat(r) {
+            return None;
+        }
+        return [l, r].into_iter().find(|t| never(t)).cloned();
+    }
+    [l, r].into_iter().find(|t| never(t) || matches!(t, Type::String | Type::List(_))).cloned()
 }
 
 fn arithmetic_type(op: BinaryOp, l: &Type, r: &Type) -> Type {

@@ -36,6 +36,9 @@ impl<'a> Analyzer<'a> {
             self.node_pattern(node, mode, false)?;
         }
         if let Some(v) = &part.variable {
+            if self.lookup(&v.name).is_some() {
+                return Err(self.already_bound(v));
+            }
             if mode == PatternMode::Predicate {
                 return Err(self.err(v.span, "UnexpectedSyntax", "a pattern predicate cannot bind a path variable"));
             }
@@ -91,6 +94,11 @@ impl<'a> Analyzer<'a> {
     }
 
     fn rel_pattern(&mut self, r: &RelationshipPattern, mode: PatternMode, seen: &mut Vec<String>) -> Result<()> {
+        if let (Some(v), PatternMode::Create | PatternMode::Merge) = (&r.variable, mode) {
+            if self.lookup(&v.name).is_some() {
+                return Err(self.already_bound(v));
+            }
+        }
         if matches!(mode, PatternMode::Create | PatternMode::Merge) {
             let what = if mode == PatternMode::Create { "CREATE" } else { "MERGE" };
             if r.length.is_some() {

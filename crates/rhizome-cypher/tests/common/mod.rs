@@ -9,7 +9,12 @@ use std::path::PathBuf;
 
 /// Where the TCK lives, relative to this crate.
 pub fn tck_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tck")
+    if let Ok(dir) = std::env::var("RHIZOME_TCK_DIR") {
+        return PathBuf::from(dir);
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::canonicalize(&manifest).unwrap_or(manifest);
+    manifest.join("../../../shared/tck")
 }
 
 /// What a query is expected to do at compile time.

@@ -14,12 +14,12 @@ mod schema;
 pub(crate) use expressions::bp as expressions_bp;
 
 use crate::ast::*;
-use crate::error::syntax_error;
+use crate::error::{syntax_error, StackGuard};
 use crate::lexer::{tokenize, Tok, Token};
 use rhizome_common::{Error, Result};
 
 /// Deepest nesting of expressions, patterns and subqueries the parser accepts.
-pub const MAX_DEPTH: usize = 250;
+pub const MAX_DEPTH: usize = 500;
 
 /// Parses one statement (an optional trailing `;` is allowed).
 pub fn parse(text: &str) -> Result<Statement> {
@@ -49,6 +49,7 @@ pub(crate) struct Parser<'a> {
     matching: Vec<u32>,
     pos: usize,
     depth: usize,
+    guard: StackGuard,
 }
 
 impl<'a> Parser<'a> {
@@ -77,6 +78,7 @@ impl<'a> Parser<'a> {
             matching,
             pos: 0,
             depth: 0,
+            guard: StackGuard::new(),
         })
     }
 
@@ -221,7 +223,7 @@ impl<'a> Parser<'a> {
 
     pub(crate) fn enter(&mut self) -> Result<()> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        if self.depth > MAX_DEPTH || self.guard.exhausted() {
             return Err(self.error_here(
                 "UnexpectedSyntax",
                 format!("query is nested too deeply (more than {MAX_DEPTH} levels)"),

@@ -8,6 +8,7 @@ use rhizome_common::{ErrorKind, Result};
 impl<'a> Analyzer<'a> {
     /// Analyses a (union) query; returns its result columns.
     pub(crate) fn query(&mut self, q: &Query, kind: QueryKind) -> Result<Vec<String>> {
+        self.check_stack(q.span)?;
         let base = self.frames.len();
         self.push_frame();
         let columns = self.single_query(&q.first, kind);
@@ -93,6 +94,7 @@ impl<'a> Analyzer<'a> {
     }
 
     pub(crate) fn clause(&mut self, clause: &Clause) -> Result<()> {
+        self.check_stack(clause.span())?;
         match clause {
             Clause::Match(m) => {
                 let mut seen = Vec::new();

@@ -27,6 +27,7 @@ impl<'a> Analyzer<'a> {
 
     /// Checks `e` and returns its static type.
     pub(crate) fn expr(&mut self, e: &Expr, ctx: Ctx) -> Result<Type> {
+        self.check_stack(e.span)?;
         let value_ctx = Ctx { predicate: false, ..ctx };
         let ty = match &e.kind {
             ExprKind::Literal(l) => match l {

@@ -19,7 +19,7 @@ mod projection;
 pub mod types;
 
 use crate::ast::*;
-use crate::error::error_at;
+use crate::error::{error_at, StackGuard};
 use rhizome_common::{Error, ErrorKind, Result};
 pub use types::Type;
 
@@ -105,6 +105,7 @@ pub fn analyze_with(statement: &Statement, source: &str, options: &AnalyzeOption
         aggregates: Vec::new(),
         frames: vec![Vec::new()],
         updating: false,
+        guard: StackGuard::new(),
     };
     let columns = match &statement.kind {
         StatementKind::Query(q) => a.query(q, QueryKind::Top)?,
@@ -163,6 +164,7 @@ pub(crate) struct Analyzer<'a> {
     /// Scope frames, innermost last; each maps names to `variables` indices.
     pub(crate) frames: Vec<Vec<(String, usize)>>,
     pub(crate) updating: bool,
+    pub(crate) guard: StackGuard,
 }
 
 impl<'a> Analyzer<'a> {
@@ -172,6 +174,14 @@ impl<'a> Analyzer<'a> {
 
     pub(crate) fn err_kind(&self, span: Span, kind: ErrorKind, code: &'static str, message: impl Into<String>) -> Error {
         error_at(self.src, span, kind, code, message)
+    }
+
+    /// Fails cleanly when analysis has used up its stack budget.
+    pub(crate) fn check_stack(&self, span: Span) -> Result<()> {
+        if self.guard.exhausted() {
+            return Err(self.err(span, "UnexpectedSyntax", "query is nested too deeply to analyse"));
+        }
+        Ok(())
     }
 
     pub(crate) fn lookup(&self, name: &str) -> Option<usize> {

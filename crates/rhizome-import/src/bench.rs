@@ -9,6 +9,7 @@ use crate::report::{group_digits, human_bytes, peak_memory_bytes, reset_peak_mem
 use crate::{import, ImportReport};
 use rhizome_common::{Error, Result};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// What to benchmark.
@@ -48,6 +49,8 @@ pub struct BenchLine {
     /// memory measured from a reset just before this import (where Linux
     /// allows the reset; otherwise the process-wide peak).
     pub report: ImportReport,
+    /// Wall-clock time of each import stage (`nodes`, `relationships`, `writing`).
+    pub stages: Vec<(String, Duration)>,
 }
 
 impl BenchLine {
@@ -65,8 +68,13 @@ impl BenchLine {
         let generate = self.generate_time.map_or(String::new(), |t| {
             format!(" (generated in {:.2} s)", t.as_secs_f64())
         });
+        let stages: Vec<String> = self
+            .stages
+            .iter()
+            .map(|(name, time)| format!("{name} {:.2} s", time.as_secs_f64()))
+            .collect();
         format!(
-            "import {:<12} {:>12} rows in {:>7.2} s  {:>12} rows/s  {:>10} on disk  {:>6.1} B/rel  peak {}{}",
+            "import {:<12} {:>12} rows in {:>7.2} s  {:>12} rows/s  {:>10} on disk  {:>6.1} B/rel  peak {} [{}]{}",
             self.name,
             group_digits(self.report.rows),
             self.report.elapsed.as_secs_f64(),
@@ -74,6 +82,7 @@ impl BenchLine {
             human_bytes(self.report.bytes_on_disk),
             self.bytes_per_relationship(),
             human_bytes(self.report.peak_memory_bytes),
+            stages.join(", "),
             generate
         )
     }
@@ -101,17 +110,53 @@ pub fn find_datasets_dir() -> Option<PathBuf> {
     None
 }
 
+/// Forwards progress and records the wall-clock time of each stage.
+struct StageTimer<'a> {
+    inner: &'a dyn ImportProgress,
+    current: Mutex<Option<(String, Instant)>>,
+    done: Mutex<Vec<(String, Duration)>>,
+}
+
+impl ImportProgress for StageTimer<'_> {
+    fn begin(&self, stage: &str, total_bytes: u64) {
+        if let Ok(mut current) = self.current.lock() {
+            *current = Some((stage.to_string(), Instant::now()));
+        }
+        self.inner.begin(stage, total_bytes);
+    }
+
+    fn advance(&self, bytes: u64, rows: u64) {
+        self.inner.advance(bytes, rows);
+    }
+
+    fn end(&self) {
+        self.inner.end();
+        let finished = self.current.lock().ok().and_then(|mut c| c.take());
+        if let (Some((stage, started)), Ok(mut done)) = (finished, self.done.lock()) {
+            done.push((stage, started.elapsed()));
+        }
+    }
+}
+
+type Stages = Vec<(String, Duration)>;
+
 fn measured_import(
     db: &Path,
     options: &crate::ImportOptions,
     progress: &dyn ImportProgress,
-) -> Result<ImportReport> {
+) -> Result<(ImportReport, Stages)> {
+    let timer = StageTimer {
+        inner: progress,
+        current: Mutex::new(None),
+        done: Mutex::new(Vec::new()),
+    };
     let reset = reset_peak_memory();
-    let mut report = import(db, options, progress)?;
+    let mut report = import(db, options, &timer)?;
     if reset {
         report.peak_memory_bytes = peak_memory_bytes();
     }
-    Ok(report)
+    let stages = timer.done.into_inner().unwrap_or_default();
+    Ok((report, stages))
 }
 
 /// Runs the benchmark and returns one line per import. Databases are
@@ -140,13 +185,14 @@ pub fn run_import_bench(
         import_options.threads = options.threads;
         let db = work.join("likes-db");
         let _ = std::fs::remove_dir_all(&db);
-        let report = measured_import(&db, &import_options, progress)?;
+        let (report, stages) = measured_import(&db, &import_options, progress)?;
         let _ = std::fs::remove_dir_all(&db);
         let _ = std::fs::remove_dir_all(&csv);
         lines.push(BenchLine {
             name: "likes".to_string(),
             generate_time: Some(generate_time),
             report,
+            stages,
         });
     }
     if let Some(dir) = &options.ldbc_sf01 {
@@ -154,12 +200,13 @@ pub fn run_import_bench(
         import_options.threads = options.threads;
         let db = work.join("ldbc-sf0.1-db");
         let _ = std::fs::remove_dir_all(&db);
-        let report = measured_import(&db, &import_options, progress)?;
+        let (report, stages) = measured_import(&db, &import_options, progress)?;
         let _ = std::fs::remove_dir_all(&db);
         lines.push(BenchLine {
             name: "ldbc-sf0.1".to_string(),
             generate_time: None,
             report,
+            stages,
         });
     }
     Ok(lines)

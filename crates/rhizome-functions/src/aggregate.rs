@@ -1,0 +1,436 @@
+//! Aggregate functions as mergeable accumulators for a parallel runtime.
+//!
+//! An [`Accumulator`] is a plain enum-backed value: updating it never
+//! allocates for count/sum/avg/min/max/stDev and never goes through dynamic
+//! dispatch. Each worker keeps its own accumulator per group and the runtime
+//! [`merge`](Accumulator::merge)s them at the end; `finish` produces the
+//! Cypher result.
+//!
+//! Null inputs are ignored by every aggregate except `count(*)`. With
+//! `DISTINCT`, inputs are de-duplicated under [`GroupKey`] equivalence before
+//! they reach the aggregate (so `count(DISTINCT x)` counts `1` and `1.0`
+//! once).
+
+use crate::errors::{invalid_type, out_of_range, overflow};
+use crate::ops::{order, GroupKey};
+use crate::temporal::duration as dur;
+use rhizome_common::{Duration, Result, Value};
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+/// Which aggregate function an accumulator computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AggregateKind {
+    /// `count(*)`: counts rows, nulls included.
+    CountStar,
+    /// `count(x)`: counts non-null values.
+    Count,
+    /// `sum(x)`: numbers (integer while all are integers) or durations.
+    Sum,
+    /// `avg(x)`: float average of numbers, or average duration.
+    Avg,
+    /// `min(x)`: least value under orderability.
+    Min,
+    /// `max(x)`: greatest value under orderability.
+    Max,
+    /// `collect(x)`: list of non-null values in input order.
+    Collect,
+    /// `stDev(x)`: sample standard deviation.
+    StDev,
+    /// `stDevP(x)`: population standard deviation.
+    StDevP,
+    /// `percentileCont(x, p)`: interpolated percentile.
+    PercentileCont,
+    /// `percentileDisc(x, p)`: nearest-rank percentile.
+    PercentileDisc,
+}
+
+impl AggregateKind {
+    /// The aggregate named `name` (case-insensitive), `None` if `name` is not
+    /// an aggregate function. `count` means `count(x)`; the runtime asks for
+    /// [`AggregateKind::CountStar`] itself.
+    pub fn from_name(name: &str) -> Option<AggregateKind> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "count" => AggregateKind::Count,
+            "sum" => AggregateKind::Sum,
+            "avg" => AggregateKind::Avg,
+            "min" => AggregateKind::Min,
+            "max" => AggregateKind::Max,
+            "collect" => AggregateKind::Collect,
+            "stdev" => AggregateKind::StDev,
+            "stdevp" => AggregateKind::StDevP,
+            "percentilecont" => AggregateKind::PercentileCont,
+            "percentiledisc" => AggregateKind::PercentileDisc,
+            _ => return None,
+        })
+    }
+
+    /// Number of arguments the aggregate takes (percentiles take two).
+    pub fn arity(self) -> usize {
+        match self {
+            AggregateKind::CountStar => 0,
+            AggregateKind::PercentileCont | AggregateKind::PercentileDisc => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// A running sum: integer until a float arrives, or a duration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Sum {
+    Empty,
+    Int(i64),
+    Float(f64),
+    Duration(Duration),
+}
+
+impl Sum {
+    fn add(&mut self, v: &Value) -> Result<()> {
+        *self = match (*self, v) {
+            (Sum::Empty, Value::Int(i)) => Sum::Int(*i),
+            (Sum::Empty, Value::Float(x)) => Sum::Float(*x),
+            (Sum::Empty, Value::Duration(d)) => Sum::Duration(*d),
+            (Sum::Int(a), Value::Int(b)) => {
+                Sum::Int(a.checked_add(*b).ok_or_else(|| overflow("sum"))?)
+            }
+            (Sum::Int(a), Value::Float(b)) => Sum::Float(a as f64 + b),
+            (Sum::Float(a), Value::Int(b)) => Sum::Float(a + *b as f64),
+            (Sum::Float(a), Value::Float(b)) => Sum::Float(a + b),
+            (Sum::Duration(a), Value::Duration(b)) => Sum::Duration(dur::add(&a, b)?),
+            (_, other) => {
+                return Err(invalid_type(format!(
+                    "sum/avg cannot combine {} with the values seen so far",
+                    other.type_name()
+                )))
+            }
+        };
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Sum) -> Result<()> {
+        match other {
+            Sum::Empty => Ok(()),
+            Sum::Int(i) => self.add(&Value::Int(i)),
+            Sum::Float(x) => self.add(&Value::Float(x)),
+            Sum::Duration(d) => self.add(&Value::Duration(d)),
+        }
+    }
+}
+
+/// Welford's running mean and squared deviations (mergeable).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Moments {
+    n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Moments {
+    fn add(&mut self, x: f64) {
+        self.n += 1;
+        let delta = x - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (x - self.mean);
+    }
+
+    fn merge(&mut self, o: Moments) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = o;
+            return;
+        }
+        let n = self.n + o.n;
+        let delta = o.mean - self.mean;
+        self.mean += delta * o.n as f64 / n as f64;
+        self.m2 += o.m2 + delta * delta * (self.n as f64 * o.n as f64) / n as f64;
+        self.n = n;
+    }
+}
+
+#[derive(Debug, Clone)]
+enum State {
+    Count(u64),
+    Sum(Sum),
+    Avg(Sum, u64),
+    Min(Option<Value>),
+    Max(Option<Value>),
+    Collect(Vec<Value>),
+    StDev(Moments, bool),
+    Percentile {
+        values: Vec<Value>,
+        p: Option<f64>,
+        continuous: bool,
+    },
+}
+
+/// One aggregate's running state (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Accumulator {
+    kind: AggregateKind,
+    state: State,
+    /// For DISTINCT: the values seen, in first-seen order, and their keys.
+    distinct: Option<(Vec<Value>, HashSet<GroupKey>)>,
+}
+
+fn number(v: &Value, what: &str) -> Result<f64> {
+    match v {
+        Value::Int(i) => Ok(*i as f64),
+        Value::Float(x) => Ok(*x),
+        _ => Err(invalid_type(format!(
+            "{what} expects numbers, got {}",
+            v.type_name()
+        ))),
+    }
+}
+
+fn percentile_arg(p: &Value) -> Result<f64> {
+    let p = number(p, "the percentile")?;
+    if !(0.0..=1.0).contains(&p) {
+        return Err(out_of_range(format!(
+            "the percentile must be between 0.0 and 1.0, got {p}"
+        )));
+    }
+    Ok(p)
+}
+
+impl Accumulator {
+    /// A fresh accumulator; `distinct` for `f(DISTINCT x)`.
+    pub fn new(kind: AggregateKind, distinct: bool) -> Accumulator {
+        let state = match kind {
+            AggregateKind::CountStar | AggregateKind::Count => State::Count(0),
+            AggregateKind::Sum => State::Sum(Sum::Empty),
+            AggregateKind::Avg => State::Avg(Sum::Empty, 0),
+            AggregateKind::Min => State::Min(None),
+            AggregateKind::Max => State::Max(None),
+            AggregateKind::Collect => State::Collect(Vec::new()),
+            AggregateKind::StDev => State::StDev(Moments::default(), true),
+            AggregateKind::StDevP => State::StDev(Moments::default(), false),
+            AggregateKind::PercentileCont | AggregateKind::PercentileDisc => State::Percentile {
+                values: Vec::new(),
+                p: None,
+                continuous: kind == AggregateKind::PercentileCont,
+            },
+        };
+        let distinct =
+            (distinct && kind != AggregateKind::CountStar).then(|| (Vec::new(), HashSet::new()));
+        Accumulator {
+            kind,
+            state,
+            distinct,
+        }
+    }
+
+    /// The aggregate this accumulator computes.
+    pub fn kind(&self) -> AggregateKind {
+        self.kind
+    }
+
+    /// Counts one row for `count(*)` (no argument).
+    pub fn update_row(&mut self) {
+        if let State::Count(n) = &mut self.state {
+            *n += 1;
+        }
+    }
+
+    /// Feeds one value of a one-argument aggregate. Nulls are ignored;
+    /// `count(*)` counts the row whatever the value.
+    pub fn update(&mut self, value: &Value) -> Result<()> {
+        self.update_args(std::slice::from_ref(value))
+    }
+
+    /// Feeds one row's arguments: `[x]`, or `[x, p]` for the percentiles
+    /// (`p` must be a number in `0.0..=1.0`, else `ArgumentError:
+    /// NumberOutOfRange`).
+    pub fn update_args(&mut self, args: &[Value]) -> Result<()> {
+        if self.kind == AggregateKind::CountStar {
+            self.update_row();
+            return Ok(());
+        }
+        if let State::Percentile { p, .. } = &mut self.state {
+            if let Some(arg) = args.get(1) {
+                if !arg.is_null() {
+                    *p = Some(percentile_arg(arg)?);
+                }
+            }
+        }
+        let Some(v) = args.first() else {
+            return Ok(());
+        };
+        if v.is_null() {
+            return Ok(());
+        }
+        if let Some((seen, keys)) = &mut self.distinct {
+            if keys.insert(GroupKey(v.clone())) {
+                seen.push(v.clone());
+            }
+            return Ok(());
+        }
+        Self::apply(&mut self.state, v)
+    }
+
+    fn apply(state: &mut State, v: &Value) -> Result<()> {
+        match state {
+            State::Count(n) => *n += 1,
+            State::Sum(sum) => {
+                if !matches!(v, Value::Int(_) | Value::Float(_) | Value::Duration(_)) {
+                    return Err(invalid_type(format!(
+                        "sum() expects numbers or durations, got {}",
+                        v.type_name()
+                    )));
+                }
+                sum.add(v)?
+            }
+            State::Avg(sum, n) => {
+                if !matches!(v, Value::Int(_) | Value::Float(_) | Value::Duration(_)) {
+                    return Err(invalid_type(format!(
+                        "avg() expects numbers or durations, got {}",
+                        v.type_name()
+                    )));
+                }
+                // Average integers in floats so large sums cannot overflow.
+                match v {
+                    Value::Int(i) => sum.add(&Value::Float(*i as f64))?,
+                    _ => sum.add(v)?,
+                }
+                *n += 1;
+            }
+            State::Min(cur) => {
+                if cur.as_ref().is_none_or(|c| order(v, c) == Ordering::Less) {
+                    *cur = Some(v.clone());
+                }
+            }
+            State::Max(cur) => {
+                if cur
+                    .as_ref()
+                    .is_none_or(|c| order(v, c) == Ordering::Greater)
+                {
+                    *cur = Some(v.clone());
+                }
+            }
+            State::Collect(items) => items.push(v.clone()),
+            State::StDev(m, _) => m.add(number(v, "stDev")?),
+            State::Percentile { values, .. } => {
+                number(v, "percentile")?;
+                values.push(v.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds another worker's accumulator for the same aggregate into this
+    /// one. Order-sensitive results (`collect`) keep `self`'s values first.
+    pub fn merge(&mut self, other: Accumulator) -> Result<()> {
+        if other.kind != self.kind {
+            return Err(rhizome_common::Error::internal(format!(
+                "cannot merge a {:?} accumulator into a {:?} one",
+                other.kind, self.kind
+            )));
+        }
+        if let (Some((seen, keys)), Some((other_seen, _))) = (&mut self.distinct, other.distinct) {
+            for v in other_seen {
+                if keys.insert(GroupKey(v.clone())) {
+                    seen.push(v);
+                }
+            }
+            if let (State::Percentile { p, .. }, State::Percentile { p: op, .. }) =
+                (&mut self.state, other.state)
+            {
+                *p = p.or(op);
+            }
+            return Ok(());
+        }
+        match (&mut self.state, other.state) {
+            (State::Count(a), State::Count(b)) => *a += b,
+            (State::Sum(a), State::Sum(b)) => a.merge(b)?,
+            (State::Avg(a, n), State::Avg(b, m)) => {
+                a.merge(b)?;
+                *n += m;
+            }
+            (State::Min(a), State::Min(Some(b))) => {
+                if a.as_ref().is_none_or(|c| order(&b, c) == Ordering::Less) {
+                    *a = Some(b);
+                }
+            }
+            (State::Max(a), State::Max(Some(b))) => {
+                if a.as_ref().is_none_or(|c| order(&b, c) == Ordering::Greater) {
+                    *a = Some(b);
+                }
+            }
+            (State::Collect(a), State::Collect(b)) => a.extend(b),
+            (State::StDev(a, _), State::StDev(b, _)) => a.merge(b),
+            (
+                State::Percentile { values, p, .. },
+                State::Percentile {
+                    values: ov, p: op, ..
+                },
+            ) => {
+                values.extend(ov);
+                *p = p.or(op);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The aggregate's result: `count` of nothing is 0, `sum` of nothing is
+    /// 0, `avg`/`min`/`max`/percentiles of nothing are null, `collect` of
+    /// nothing is `[]`, `stDev`/`stDevP` of fewer than two/one values are 0.0.
+    pub fn finish(self) -> Result<Value> {
+        let mut state = self.state;
+        if let Some((seen, _)) = self.distinct {
+            for v in &seen {
+                Self::apply(&mut state, v)?;
+            }
+        }
+        Ok(match state {
+            State::Count(n) => Value::Int(n as i64),
+            State::Sum(sum) => match sum {
+                Sum::Empty => Value::Int(0),
+                Sum::Int(i) => Value::Int(i),
+                Sum::Float(x) => Value::Float(x),
+                Sum::Duration(d) => Value::Duration(d),
+            },
+            State::Avg(sum, n) => match sum {
+                Sum::Empty => Value::Null,
+                Sum::Int(i) => Value::Float(i as f64 / n as f64),
+                Sum::Float(x) => Value::Float(x / n as f64),
+                Sum::Duration(d) => Value::Duration(dur::div_count(&d, n as i64)?),
+            },
+            State::Min(v) | State::Max(v) => v.unwrap_or(Value::Null),
+            State::Collect(items) => Value::List(items),
+            State::StDev(m, sample) => {
+                let denom = if sample { m.n.saturating_sub(1) } else { m.n };
+                if denom == 0 {
+                    Value::Float(0.0)
+                } else {
+                    Value::Float((m.m2 / denom as f64).sqrt())
+                }
+            }
+            State::Percentile {
+                mut values,
+                p,
+                continuous,
+            } => {
+                let (Some(p), false) = (p, values.is_empty()) else {
+                    return Ok(Value::Null);
+                };
+                values.sort_by(order);
+                let n = values.len();
+                if continuous {
+                    let pos = p * (n - 1) as f64;
+                    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+                    let a = number(&values[lo], "percentileCont")?;
+                    let b = number(&values[hi], "percentileCont")?;
+                    Value::Float(a + (b - a) * (pos - lo as f64))
+                } else {
+                    let idx = ((p * n as f64).ceil() as usize)
+                        .saturating_sub(1)
+                        .min(n - 1);
+                    values.swap_remove(idx)
+                }
+            }
+        })
+    }
+}

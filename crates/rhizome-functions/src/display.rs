@@ -1,0 +1,150 @@
+//! Printing values exactly in the openCypher TCK's expected-result syntax.
+//!
+//! Nodes print as `(:A:B {name: 'x'})`, relationships as `[:T {k: 1}]`,
+//! paths as `<(:A)-[:T]->(:B)>` (each hop's arrow follows the stored
+//! direction of its relationship), lists as `[1, 2]`, maps as `{a: 1}`,
+//! strings single-quoted with `\'` escapes, floats always with a point or
+//! exponent (`1.0`, `NaN`, `Infinity`), temporal values as quoted ISO
+//! strings (`'2015-07-21T21:40:32.142+01:00[Europe/Stockholm]'`).
+
+use crate::entity::EntityAccess;
+use rhizome_common::value::format_float;
+use rhizome_common::{NodeId, RelId, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// `v` in TCK syntax, reading entity labels, types and properties from
+/// `graph` (an entity `graph` cannot read prints as `(?)`/`[?]`).
+pub fn format_value(v: &Value, graph: &dyn EntityAccess) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v, graph);
+    out
+}
+
+fn write_string(out: &mut String, s: &str) {
+    out.push('\'');
+    for ch in s.chars() {
+        match ch {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
+fn write_props(out: &mut String, props: &BTreeMap<String, Value>, graph: &dyn EntityAccess) {
+    if props.is_empty() {
+        return;
+    }
+    out.push_str(" {");
+    for (i, (k, v)) in props.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{k}: ");
+        write_value(out, v, graph);
+    }
+    out.push('}');
+}
+
+fn write_node(out: &mut String, id: NodeId, graph: &dyn EntityAccess) {
+    out.push('(');
+    match (graph.node_labels(id), graph.node_properties(id)) {
+        (Ok(labels), Ok(props)) => {
+            for l in &labels {
+                let _ = write!(out, ":{l}");
+            }
+            let mut props_text = String::new();
+            write_props(&mut props_text, &props, graph);
+            if labels.is_empty() {
+                out.push_str(props_text.trim_start());
+            } else {
+                out.push_str(&props_text);
+            }
+        }
+        _ => out.push('?'),
+    }
+    out.push(')');
+}
+
+fn write_rel(out: &mut String, id: RelId, graph: &dyn EntityAccess) {
+    out.push('[');
+    match (graph.rel_type(id), graph.rel_properties(id)) {
+        (Ok(t), Ok(props)) => {
+            let _ = write!(out, ":{t}");
+            write_props(out, &props, graph);
+        }
+        _ => out.push('?'),
+    }
+    out.push(']');
+}
+
+fn write_value(out: &mut String, v: &Value, graph: &dyn EntityAccess) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => {
+            let _ = write!(out, "{b}");
+        }
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(x) => out.push_str(&format_float(*x)),
+        Value::String(s) => write_string(out, s),
+        Value::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(out, item, graph);
+            }
+            out.push(']');
+        }
+        Value::Map(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "{k}: ");
+                write_value(out, item, graph);
+            }
+            out.push('}');
+        }
+        Value::Node(id) => write_node(out, *id, graph),
+        Value::Relationship(id) => write_rel(out, *id, graph),
+        Value::Path(p) => {
+            out.push('<');
+            if let Some(first) = p.nodes.first() {
+                write_node(out, *first, graph);
+            }
+            for (i, rel) in p.rels.iter().enumerate() {
+                let from = p.nodes.get(i).copied();
+                let forward = match graph.rel_endpoints(*rel) {
+                    Ok((start, _)) => Some(start) == from,
+                    Err(_) => true,
+                };
+                out.push_str(if forward { "-" } else { "<-" });
+                write_rel(out, *rel, graph);
+                out.push_str(if forward { "->" } else { "-" });
+                if let Some(next) = p.nodes.get(i + 1) {
+                    write_node(out, *next, graph);
+                }
+            }
+            out.push('>');
+        }
+        Value::Date(_)
+        | Value::LocalTime(_)
+        | Value::Time(_)
+        | Value::LocalDateTime(_)
+        | Value::DateTime(_)
+        | Value::Duration(_) => {
+            let text = crate::functions::convert::plain_string(v).unwrap_or_default();
+            write_string(out, &text);
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Prints the EXPLAIN output of the queries given as arguments (scratch tool).
+fn main() {
+    for q in std::env::args().skip(1) {
+        match rhizome_cypher::compile(&q) {
+            Ok(a) => match rhizome_planner::plan_statement(&a, &rhizome_planner::EmptyContext) {
+                Ok(p) => println!("{q}\n{}", rhizome_planner::explain(&p)),
+                Err(e) => println!("{q}\nPLAN ERROR: {e}"),
+            },
+            Err(e) => println!("{q}\nCOMPILE ERROR: {e}"),
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Rhizome's query planner: turns an analysed Cypher statement into a
+//! physical [`Plan`] that the runtime executes.
+//!
+//! Stages, each in its own module:
+//! * [`logical`](crate::logical) builds the plan clause by clause from the
+//!   analysed AST (scopes to slots, patterns to scans and expands,
+//!   projections, subqueries, unions, calls), making the cost-based choices
+//!   of where patterns start and in which order they expand;
+//! * [`rules`] rewrites it with small optimizer rules applied to a fixed
+//!   point (filter push-down, index seeks, top-k, factorized counting, ...);
+//! * [`cost`] fills the estimated rows EXPLAIN prints.
+//!
+//! Planning is a pure function of the analysed statement and the
+//! [`PlannerContext`]: it never panics and reports constructs it cannot plan
+//! (writes, schema commands) as `SemanticError`s saying they are not
+//! supported yet.
+
+pub mod context;
+pub mod cost;
+mod expr;
+mod logical;
+pub mod rules;
+pub mod slots;
+pub mod usage;
+
+pub use context::{Dir, EmptyContext, PlannerContext, ProcedureInfo};
+
+use rhizome_common::{Error, ErrorKind, Result};
+use rhizome_cypher::ast::{QueryPrefix, StatementKind};
+use rhizome_cypher::AnalyzedStatement;
+use rhizome_plan::{render_plan, Plan};
+
+/// A planned statement: the plan plus how the caller asked to run it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedStatement {
+    /// The plan (rows have `plan.width` slots; results are `plan.columns`).
+    pub plan: Plan,
+    /// The statement was prefixed with `EXPLAIN`: show the plan, do not run it.
+    pub explain: bool,
+    /// The statement was prefixed with `PROFILE`: run it and report per-operator counters.
+    pub profile: bool,
+}
+
+/// Plans an analysed statement.
+///
+/// Errors: `SemanticError` ("... is not supported yet") for updating
+/// clauses and schema or administration commands, and for standalone calls
+/// with implicit arguments to procedures the context does not know
+/// (`ProcedureError`). Never panics.
+pub fn plan_statement(
+    analyzed: &AnalyzedStatement,
+    ctx: &dyn PlannerContext,
+) -> Result<PlannedStatement> {
+    let statement = &analyzed.statement;
+    let explain = statement.prefix == Some(QueryPrefix::Explain);
+    let profile = statement.prefix == Some(QueryPrefix::Profile);
+    let query = match &statement.kind {
+        StatementKind::Query(q) => q,
+        StatementKind::CreateIndex(_) => return Err(logical::unsupported("CREATE INDEX")),
+        StatementKind::DropIndex(_) => return Err(logical::unsupported("DROP INDEX")),
+        StatementKind::CreateConstraint(_) => return Err(logical::unsupported("CREATE CONSTRAINT")),
+        StatementKind::DropConstraint(_) => return Err(logical::unsupported("DROP CONSTRAINT")),
+        StatementKind::ShowIndexes => return Err(logical::unsupported("SHOW INDEXES")),
+        StatementKind::ShowConstraints => return Err(logical::unsupported("SHOW CONSTRAINTS")),
+        StatementKind::ShowTransactions => return Err(logical::unsupported("SHOW TRANSACTIONS")),
+        StatementKind::TerminateTransactions(_) => {
+            return Err(logical::unsupported("TERMINATE TRANSACTIONS"))
+        }
+        StatementKind::Begin | StatementKind::Commit | StatementKind::Rollback => {
+            return Err(logical::unsupported("transaction control"))
+        }
+    };
+    let mut planner = logical::Planner::new(ctx);
+    planner.analyzed_columns = analyzed.columns.clone();
+    let planned = planner.query(query, logical::argument(), &logical::Scope::default(), false)?;
+    let mut columns = planned.columns;
+    // The analysed names are authoritative (e.g. `RETURN *` ordering).
+    if columns.len() == analyzed.columns.len() {
+        for (c, name) in columns.iter_mut().zip(&analyzed.columns) {
+            c.0 = name.clone();
+        }
+    }
+    let mut slots = planner.slots;
+    let mut rule_ctx = rules::RuleContext {
+        ctx,
+        columns: columns.iter().map(|(_, s)| *s).collect(),
+        slots: &mut slots,
+    };
+    let mut root = rules::optimize(planned.plan, &mut rule_ctx);
+    cost::annotate(&mut root, ctx);
+    let width = slots.width();
+    let plan = Plan {
+        root,
+        width,
+        columns,
+        slot_names: slots.into_names(),
+        ordered: planned.ordered,
+    };
+    check(&plan)?;
+    Ok(PlannedStatement {
+        plan,
+        explain,
+        profile,
+    })
+}
+
+/// Checks invariants every plan must satisfy (a failure is a planner bug).
+fn check(plan: &Plan) -> Result<()> {
+    let mut bad = None;
+    plan.root.walk(&mut |n| {
+        let reads = usage::op_reads(&n.kind);
+        let writes = usage::op_writes(&n.kind);
+        if reads.iter().chain(writes.iter()).any(|&s| s >= plan.width) {
+            bad = Some(n.name());
+        }
+    });
+    if let Some(op) = bad {
+        return Err(Error::new(
+            ErrorKind::Internal,
+            format!("planner bug: {op} uses a slot outside the row"),
+        ));
+    }
+    Ok(())
+}
+
+/// The EXPLAIN text of a planned statement: the operator tree with
+/// estimated rows and the optimizer rule behind each changed operator,
+/// followed by the result columns.
+pub fn explain(planned: &PlannedStatement) -> String {
+    let mut out = render_plan(&planned.plan, &mut |_, _| String::new());
+    let cols: Vec<&str> = planned.plan.columns.iter().map(|(n, _)| n.as_str()).collect();
+    out.push_str(&format!("Columns: {}\n", cols.join(", ")));
+    out
+}

@@ -1,0 +1,60 @@
+//! Subqueries: `CALL { }` (an `Apply` whose inner plan starts at
+//! `Argument`), and the plans of expression subqueries (`EXISTS { }`,
+//! `COUNT { }`, pattern predicates and comprehensions), which
+//! [`crate::expr`] wraps in `Expr::Subquery`.
+//!
+//! Expression subqueries see the whole outer scope. A `CALL { }` body sees
+//! only what its leading `WITH` imports: when the body starts with `WITH`,
+//! that projection is planned in the outer scope (and narrows it);
+//! otherwise the body starts with an empty scope.
+
+use super::{argument, Planner, Scope};
+use rhizome_common::Result;
+use rhizome_cypher::ast;
+use rhizome_plan::{OpKind, PlanNode};
+
+/// The scope a `CALL { }` body (one union branch) starts with.
+pub(crate) fn import_scope(q: &ast::SingleQuery, outer: &Scope) -> Scope {
+    match q.clauses.first() {
+        Some(ast::Clause::With(_)) => outer.clone(),
+        _ => Scope::default(),
+    }
+}
+
+impl Planner<'_> {
+    /// The plan of a pattern with an optional `WHERE`, from `Argument`, and
+    /// the scope inside it (outer variables plus the pattern's).
+    pub(crate) fn pattern_subquery(
+        &mut self,
+        parts: &[ast::PatternPart],
+        where_: Option<&ast::Expr>,
+        scope: &Scope,
+    ) -> Result<(PlanNode, Scope)> {
+        self.pattern(parts, where_, argument(), scope)
+    }
+
+    /// The plan of an `EXISTS { }` / `COUNT { }` body, from `Argument`.
+    pub(crate) fn subquery_body(&mut self, body: &ast::SubqueryBody, scope: &Scope) -> Result<PlanNode> {
+        match body {
+            ast::SubqueryBody::Pattern { pattern, where_ } => {
+                Ok(self.pattern_subquery(pattern, where_.as_deref(), scope)?.0)
+            }
+            ast::SubqueryBody::Query(q) => Ok(self.query(q, argument(), scope, false)?.plan),
+        }
+    }
+
+    /// `CALL { }`: `Apply` of the body to every row; the body's columns join the scope.
+    pub(crate) fn call_subquery(
+        &mut self,
+        c: &ast::CallSubquery,
+        plan: PlanNode,
+        scope: &Scope,
+    ) -> Result<(PlanNode, Scope)> {
+        let inner = self.query(&c.query, argument(), scope, true)?;
+        let mut out = scope.clone();
+        for (name, slot) in &inner.columns {
+            out.bind(name, *slot, super::VarKind::Value);
+        }
+        Ok((PlanNode::new(OpKind::Apply, vec![plan, inner.plan], 0.0), out))
+    }
+}

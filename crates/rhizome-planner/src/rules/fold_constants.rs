@@ -1,0 +1,211 @@
+//! `fold_constants`: evaluates operators whose operands are all literals
+//! (integer arithmetic without overflow, float arithmetic, boolean logic
+//! including the three-valued cases that do not depend on the other side,
+//! negation, literal lists) and removes filters that are always true.
+//! Anything that could raise an error at run time (overflow, division by
+//! zero, type errors) is left alone so the runtime reports it.
+
+use super::{mark, transform_up, OptimizerRule, RuleContext};
+use crate::usage::op_exprs_mut;
+use rhizome_common::Value;
+use rhizome_plan::{BinaryOp, Expr, OpKind, PlanNode, UnaryOp};
+
+/// See the module documentation.
+pub struct FoldConstants;
+
+/// Visits every sub-expression of `e` (children first), mutably; plans
+/// nested in subqueries are not entered.
+pub(crate) fn visit_exprs_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
+    match e {
+        Expr::Literal(_) | Expr::Parameter(_) | Expr::Slot(_) | Expr::Path(_) => {}
+        Expr::Property(b, _) | Expr::Unary(_, b) | Expr::IsNull(b, _) | Expr::HasLabels(b, _) => {
+            visit_exprs_mut(b, f)
+        }
+        Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+            visit_exprs_mut(a, f);
+            visit_exprs_mut(b, f);
+        }
+        Expr::Slice(a, b, c) => {
+            visit_exprs_mut(a, f);
+            for x in [b, c].into_iter().flatten() {
+                visit_exprs_mut(x, f);
+            }
+        }
+        Expr::List(items) | Expr::Function(_, items) => {
+            items.iter_mut().for_each(|x| visit_exprs_mut(x, f))
+        }
+        Expr::Map(items) => items.iter_mut().for_each(|(_, x)| visit_exprs_mut(x, f)),
+        Expr::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            for x in operand.iter_mut().chain(else_.iter_mut()) {
+                visit_exprs_mut(x, f);
+            }
+            for (w, t) in whens {
+                visit_exprs_mut(w, f);
+                visit_exprs_mut(t, f);
+            }
+        }
+        Expr::ListComprehension {
+            list,
+            predicate,
+            projection,
+            ..
+        } => {
+            visit_exprs_mut(list, f);
+            for x in predicate.iter_mut().chain(projection.iter_mut()) {
+                visit_exprs_mut(x, f);
+            }
+        }
+        Expr::Quantified {
+            list, predicate, ..
+        } => {
+            visit_exprs_mut(list, f);
+            visit_exprs_mut(predicate, f);
+        }
+        Expr::Reduce {
+            init, list, expr, ..
+        } => {
+            visit_exprs_mut(init, f);
+            visit_exprs_mut(list, f);
+            visit_exprs_mut(expr, f);
+        }
+        Expr::MapProjection(b, items) => {
+            visit_exprs_mut(b, f);
+            for item in items {
+                if let rhizome_plan::MapProjectionItem::Entry(_, x) = item {
+                    visit_exprs_mut(x, f);
+                }
+            }
+        }
+        Expr::Subquery(_, kind) => {
+            if let rhizome_plan::SubqueryKind::Collect(x) = kind {
+                visit_exprs_mut(x, f);
+            }
+        }
+    }
+    f(e);
+}
+
+/// The folded value of `e` if its operands are literals and folding cannot fail.
+pub(crate) fn fold(e: &Expr) -> Option<Value> {
+    use Value::*;
+    match e {
+        Expr::Unary(UnaryOp::Not, x) => match &**x {
+            Expr::Literal(Bool(b)) => Some(Bool(!b)),
+            Expr::Literal(Null) => Some(Null),
+            _ => None,
+        },
+        Expr::Unary(UnaryOp::Neg, x) => match &**x {
+            Expr::Literal(Int(i)) => i.checked_neg().map(Int),
+            Expr::Literal(Float(f)) => Some(Float(-f)),
+            _ => None,
+        },
+        Expr::List(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for i in items {
+                match i {
+                    Expr::Literal(v) => out.push(v.clone()),
+                    _ => return None,
+                }
+            }
+            Some(List(out))
+        }
+        Expr::Binary(op, a, b) => {
+            let (Expr::Literal(x), Expr::Literal(y)) = (&**a, &**b) else {
+                return match (op, &**a, &**b) {
+                    (BinaryOp::And, Expr::Literal(Bool(false)), _)
+                    | (BinaryOp::And, _, Expr::Literal(Bool(false))) => None,
+                    _ => None,
+                };
+            };
+            match (op, x, y) {
+                (BinaryOp::And, Bool(false), _) | (BinaryOp::And, _, Bool(false)) => {
+                    Some(Bool(false))
+                }
+                (BinaryOp::And, Bool(true), Bool(true)) => Some(Bool(true)),
+                (BinaryOp::And, Bool(true) | Null, Null) | (BinaryOp::And, Null, Bool(true)) => {
+                    Some(Null)
+                }
+                (BinaryOp::Or, Bool(true), _) | (BinaryOp::Or, _, Bool(true)) => Some(Bool(true)),
+                (BinaryOp::Or, Bool(false), Bool(false)) => Some(Bool(false)),
+                (BinaryOp::Or, Bool(false) | Null, Null) | (BinaryOp::Or, Null, Bool(false)) => {
+                    Some(Null)
+                }
+                (BinaryOp::Add, Int(p), Int(q)) => p.checked_add(*q).map(Int),
+                (BinaryOp::Sub, Int(p), Int(q)) => p.checked_sub(*q).map(Int),
+                (BinaryOp::Mul, Int(p), Int(q)) => p.checked_mul(*q).map(Int),
+                (BinaryOp::Add, Float(p), Float(q)) => Some(Float(p + q)),
+                (BinaryOp::Sub, Float(p), Float(q)) => Some(Float(p - q)),
+                (BinaryOp::Mul, Float(p), Float(q)) => Some(Float(p * q)),
+                (BinaryOp::Add, String(p), String(q)) => Some(String(format!("{p}{q}"))),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn fold_expr(e: &mut Expr) -> bool {
+    let mut changed = false;
+    visit_exprs_mut(e, &mut |x| {
+        if let Some(v) = fold(x) {
+            *x = Expr::Literal(v);
+            changed = true;
+        }
+    });
+    changed
+}
+
+impl OptimizerRule for FoldConstants {
+    fn name(&self) -> &'static str {
+        "fold_constants"
+    }
+
+    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
+        transform_up(node, &mut |mut n| {
+            if let OpKind::Filter {
+                predicate: Expr::Literal(Value::Bool(true)),
+            } = &n.kind
+            {
+                if n.inputs.len() == 1 {
+                    return n.inputs.pop().unwrap_or_else(crate::logical::argument);
+                }
+            }
+            let mut changed = false;
+            for e in op_exprs_mut(&mut n.kind) {
+                changed |= fold_expr(e);
+            }
+            if changed {
+                mark(n, self.name())
+            } else {
+                n
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lit(v: Value) -> Box<Expr> {
+        Box::new(Expr::Literal(v))
+    }
+
+    #[test]
+    fn folds_safe_arithmetic_only() {
+        let mut e = Expr::Binary(BinaryOp::Add, lit(Value::Int(1)), lit(Value::Int(2)));
+        assert!(fold_expr(&mut e));
+        assert_eq!(e, Expr::Literal(Value::Int(3)));
+        let mut overflow = Expr::Binary(BinaryOp::Add, lit(Value::Int(i64::MAX)), lit(Value::Int(1)));
+        assert!(!fold_expr(&mut overflow));
+        let mut div = Expr::Binary(BinaryOp::Div, lit(Value::Int(1)), lit(Value::Int(0)));
+        assert!(!fold_expr(&mut div));
+        let mut logic = Expr::Binary(BinaryOp::And, lit(Value::Null), lit(Value::Bool(false)));
+        assert!(fold_expr(&mut logic));
+        assert_eq!(logic, Expr::Literal(Value::Bool(false)));
+    }
+}

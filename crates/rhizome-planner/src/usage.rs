@@ -1,0 +1,397 @@
+//! Which slots an expression or operator reads and writes.
+//!
+//! Used to place filters, to check that a rewrite keeps every value an
+//! operator above needs, and to prune unused projections. Slots bound inside
+//! an expression (comprehension variables, slots written by a nested plan)
+//! are not reads of the enclosing row.
+
+use rhizome_plan::{Expr, MapProjectionItem, OpKind, PathStep, PlanNode, Slot, SubqueryKind};
+use std::collections::BTreeSet;
+
+/// Slots read by `e` from the row it is evaluated on.
+pub fn expr_reads(e: &Expr) -> BTreeSet<Slot> {
+    let mut out = BTreeSet::new();
+    add_expr_reads(e, &mut out);
+    out
+}
+
+/// Adds the slots `e` reads to `out`.
+pub fn add_expr_reads(e: &Expr, out: &mut BTreeSet<Slot>) {
+    match e {
+        Expr::Literal(_) | Expr::Parameter(_) => {}
+        Expr::Slot(s) => {
+            out.insert(*s);
+        }
+        Expr::Property(b, _) => add_expr_reads(b, out),
+        Expr::Index(a, b) => {
+            add_expr_reads(a, out);
+            add_expr_reads(b, out);
+        }
+        Expr::Slice(a, b, c) => {
+            add_expr_reads(a, out);
+            for x in [b, c].into_iter().flatten() {
+                add_expr_reads(x, out);
+            }
+        }
+        Expr::List(items) | Expr::Function(_, items) => {
+            items.iter().for_each(|x| add_expr_reads(x, out))
+        }
+        Expr::Map(items) => items.iter().for_each(|(_, x)| add_expr_reads(x, out)),
+        Expr::Unary(_, x) | Expr::IsNull(x, _) | Expr::HasLabels(x, _) => add_expr_reads(x, out),
+        Expr::Binary(_, a, b) => {
+            add_expr_reads(a, out);
+            add_expr_reads(b, out);
+        }
+        Expr::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            for x in operand.iter().chain(else_.iter()) {
+                add_expr_reads(x, out);
+            }
+            for (w, t) in whens {
+                add_expr_reads(w, out);
+                add_expr_reads(t, out);
+            }
+        }
+        Expr::ListComprehension {
+            variable,
+            list,
+            predicate,
+            projection,
+        } => {
+            add_expr_reads(list, out);
+            let mut inner = BTreeSet::new();
+            for x in predicate.iter().chain(projection.iter()) {
+                add_expr_reads(x, &mut inner);
+            }
+            inner.remove(variable);
+            out.extend(inner);
+        }
+        Expr::Quantified {
+            variable,
+            list,
+            predicate,
+            ..
+        } => {
+            add_expr_reads(list, out);
+            let mut inner = expr_reads(predicate);
+            inner.remove(variable);
+            out.extend(inner);
+        }
+        Expr::Reduce {
+            accumulator,
+            init,
+            variable,
+            list,
+            expr,
+        } => {
+            add_expr_reads(init, out);
+            add_expr_reads(list, out);
+            let mut inner = expr_reads(expr);
+            inner.remove(variable);
+            inner.remove(accumulator);
+            out.extend(inner);
+        }
+        Expr::MapProjection(b, items) => {
+            add_expr_reads(b, out);
+            for item in items {
+                if let MapProjectionItem::Entry(_, x) = item {
+                    add_expr_reads(x, out);
+                }
+            }
+        }
+        Expr::Subquery(plan, kind) => {
+            let mut inner = plan_reads(plan);
+            if let SubqueryKind::Collect(x) = kind {
+                add_expr_reads(x, &mut inner);
+            }
+            let written = subtree_writes(plan);
+            out.extend(inner.difference(&written));
+        }
+        Expr::Path(steps) => {
+            for step in steps {
+                match *step {
+                    PathStep::Node(n) => {
+                        out.insert(n);
+                    }
+                    PathStep::Rel(r, n) | PathStep::Rels(r, n) => {
+                        out.insert(r);
+                        out.insert(n);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Slots an operator reads (its own expressions and slot arguments, not its inputs').
+pub fn op_reads(kind: &OpKind) -> BTreeSet<Slot> {
+    let mut out = BTreeSet::new();
+    let e = |x: &Expr, out: &mut BTreeSet<Slot>| add_expr_reads(x, out);
+    match kind {
+        OpKind::Argument
+        | OpKind::AllNodesScan { .. }
+        | OpKind::LabelScan { .. }
+        | OpKind::Optional { .. }
+        | OpKind::Apply
+        | OpKind::SemiApply { .. }
+        | OpKind::CartesianProduct => {}
+        OpKind::IndexSeek { lookup, .. } => match lookup {
+            rhizome_plan::IndexLookup::Equal(x) | rhizome_plan::IndexLookup::AnyOf(x) => {
+                e(x, &mut out)
+            }
+            rhizome_plan::IndexLookup::Range(lo, hi) => {
+                for b in [lo, hi] {
+                    if let rhizome_plan::SeekBound::Inclusive(x)
+                    | rhizome_plan::SeekBound::Exclusive(x) = b
+                    {
+                        e(x, &mut out);
+                    }
+                }
+            }
+        },
+        OpKind::NodeByIdSeek { ids, .. } => e(ids, &mut out),
+        OpKind::Expand {
+            from,
+            distinct_from,
+            ..
+        } => {
+            out.insert(*from);
+            out.extend(distinct_from.iter().copied());
+        }
+        OpKind::ExpandInto {
+            from,
+            to,
+            distinct_from,
+            ..
+        } => {
+            out.insert(*from);
+            out.insert(*to);
+            out.extend(distinct_from.iter().copied());
+        }
+        OpKind::VarExpand {
+            from,
+            to,
+            into,
+            rel_predicate,
+            distinct_from,
+            ..
+        } => {
+            out.insert(*from);
+            if *into {
+                out.insert(*to);
+            }
+            out.extend(distinct_from.iter().copied());
+            if let Some((var, p)) = rel_predicate {
+                let mut inner = expr_reads(p);
+                inner.remove(var);
+                out.extend(inner);
+            }
+        }
+        OpKind::ShortestPath {
+            from,
+            to,
+            path,
+            rels,
+            path_predicate,
+            ..
+        } => {
+            out.insert(*from);
+            out.insert(*to);
+            if let Some(p) = path_predicate {
+                let mut inner = expr_reads(p);
+                inner.remove(path);
+                if let Some(r) = rels {
+                    inner.remove(r);
+                }
+                out.extend(inner);
+            }
+        }
+        OpKind::Filter { predicate } => e(predicate, &mut out),
+        OpKind::Project { items } => {
+            for (_, x) in items {
+                e(x, &mut out);
+            }
+        }
+        OpKind::Aggregate { keys, aggregates } => {
+            for (_, x) in keys {
+                e(x, &mut out);
+            }
+            for a in aggregates {
+                a.args.iter().for_each(|x| e(x, &mut out));
+            }
+        }
+        OpKind::Distinct { slots } => out.extend(slots.iter().copied()),
+        OpKind::Sort { keys } => out.extend(keys.iter().map(|k| k.slot)),
+        OpKind::Top { keys, limit } => {
+            out.extend(keys.iter().map(|k| k.slot));
+            e(limit, &mut out);
+        }
+        OpKind::Skip { count } | OpKind::Limit { count } => e(count, &mut out),
+        OpKind::Unwind { list, .. } => e(list, &mut out),
+        OpKind::HashJoin {
+            build_keys,
+            probe_keys,
+        } => {
+            out.extend(build_keys.iter().copied());
+            out.extend(probe_keys.iter().copied());
+        }
+        OpKind::Union { slots, .. } => out.extend(slots.iter().copied()),
+        OpKind::ProcedureCall { args, .. } => args.iter().for_each(|x| e(x, &mut out)),
+        OpKind::ExpandCount {
+            from,
+            rel_predicate,
+            distinct_from,
+            ..
+        } => {
+            out.insert(*from);
+            out.extend(distinct_from.iter().copied());
+            if let Some((var, p)) = rel_predicate {
+                let mut inner = expr_reads(p);
+                inner.remove(var);
+                out.extend(inner);
+            }
+        }
+    }
+    out
+}
+
+/// Slots an operator writes itself.
+pub fn op_writes(kind: &OpKind) -> Vec<Slot> {
+    match kind {
+        OpKind::AllNodesScan { out }
+        | OpKind::LabelScan { out, .. }
+        | OpKind::IndexSeek { out, .. }
+        | OpKind::NodeByIdSeek { out, .. }
+        | OpKind::Unwind { out, .. } => vec![*out],
+        OpKind::Expand { rel, to, .. } => vec![*rel, *to],
+        OpKind::ExpandInto { rel, .. } => vec![*rel],
+        OpKind::VarExpand { rels, to, into, .. } => {
+            if *into {
+                vec![*rels]
+            } else {
+                vec![*rels, *to]
+            }
+        }
+        OpKind::ShortestPath { path, rels, .. } => {
+            let mut v = vec![*path];
+            v.extend(rels.iter().copied());
+            v
+        }
+        OpKind::Project { items } => items.iter().map(|(s, _)| *s).collect(),
+        OpKind::Aggregate { keys, aggregates } => keys
+            .iter()
+            .map(|(s, _)| *s)
+            .chain(aggregates.iter().map(|a| a.slot))
+            .collect(),
+        OpKind::ProcedureCall { yields, .. } => yields.iter().map(|(_, s)| *s).collect(),
+        OpKind::ExpandCount { count_slot, .. } => vec![*count_slot],
+        OpKind::Union { slots, .. } => slots.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Every slot written anywhere in the subtree (not counting plans nested in expressions).
+pub fn subtree_writes(node: &PlanNode) -> BTreeSet<Slot> {
+    let mut out = BTreeSet::new();
+    node.walk(&mut |n| out.extend(op_writes(&n.kind)));
+    out
+}
+
+/// Every slot read anywhere in the subtree, including reads of nested plans.
+pub fn plan_reads(node: &PlanNode) -> BTreeSet<Slot> {
+    let mut out = BTreeSet::new();
+    node.walk(&mut |n| out.extend(op_reads(&n.kind)));
+    out
+}
+
+/// Every expression an operator holds, mutably (for rewrites of all expressions).
+pub fn op_exprs_mut(kind: &mut OpKind) -> Vec<&mut Expr> {
+    use rhizome_plan::{IndexLookup, SeekBound};
+    match kind {
+        OpKind::IndexSeek { lookup, .. } => match lookup {
+            IndexLookup::Equal(x) | IndexLookup::AnyOf(x) => vec![x],
+            IndexLookup::Range(lo, hi) => {
+                let mut v = Vec::new();
+                for b in [lo, hi] {
+                    if let SeekBound::Inclusive(x) | SeekBound::Exclusive(x) = b {
+                        v.push(x);
+                    }
+                }
+                v
+            }
+        },
+        OpKind::NodeByIdSeek { ids, .. } => vec![ids],
+        OpKind::VarExpand { rel_predicate, .. } | OpKind::ExpandCount { rel_predicate, .. } => {
+            rel_predicate.iter_mut().map(|(_, p)| p).collect()
+        }
+        OpKind::ShortestPath { path_predicate, .. } => path_predicate.iter_mut().collect(),
+        OpKind::Filter { predicate } => vec![predicate],
+        OpKind::Project { items } => items.iter_mut().map(|(_, x)| x).collect(),
+        OpKind::Aggregate { keys, aggregates } => keys
+            .iter_mut()
+            .map(|(_, x)| x)
+            .chain(aggregates.iter_mut().flat_map(|a| a.args.iter_mut()))
+            .collect(),
+        OpKind::Top { limit, .. } => vec![limit],
+        OpKind::Skip { count } | OpKind::Limit { count } => vec![count],
+        OpKind::Unwind { list, .. } => vec![list],
+        OpKind::ProcedureCall { args, .. } => args.iter_mut().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Splits a predicate into its top-level `AND` conjuncts.
+pub fn conjuncts(e: Expr) -> Vec<Expr> {
+    let mut out = Vec::new();
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Binary(rhizome_plan::BinaryOp::And, a, b) => {
+                stack.push(*b);
+                stack.push(*a);
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Joins conjuncts with `AND` (`None` for none).
+pub fn and_all(parts: Vec<Expr>) -> Option<Expr> {
+    parts.into_iter().reduce(|a, b| {
+        Expr::Binary(rhizome_plan::BinaryOp::And, Box::new(a), Box::new(b))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rhizome_plan::BinaryOp;
+
+    #[test]
+    fn comprehension_variables_are_not_reads() {
+        let e = Expr::Quantified {
+            quantifier: rhizome_plan::Quantifier::All,
+            variable: 3,
+            list: Box::new(Expr::Slot(1)),
+            predicate: Box::new(Expr::Binary(
+                BinaryOp::Gt,
+                Box::new(Expr::Slot(3)),
+                Box::new(Expr::Slot(2)),
+            )),
+        };
+        assert_eq!(expr_reads(&e).into_iter().collect::<Vec<_>>(), vec![1, 2]);
+    }
+
+    #[test]
+    fn conjuncts_round_trip() {
+        let a = Expr::Slot(0);
+        let b = Expr::Slot(1);
+        let c = Expr::Slot(2);
+        let e = and_all(vec![a.clone(), b.clone(), c.clone()]).unwrap();
+        assert_eq!(conjuncts(e), vec![a, b, c]);
+    }
+}

@@ -5,6 +5,7 @@ use crate::format::OutputFormat;
 use crate::params::parse_param;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rhizome_common::Value;
+use rhizome_import::InputGroup;
 use std::path::PathBuf;
 
 /// Rhizome: a graph database that speaks Cypher.
@@ -53,18 +54,14 @@ fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
     std::time::Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
 }
 
-/// A CSV control character: one character, or `TAB`, `\t`.
-fn parse_char(s: &str) -> Result<char, String> {
-    match s {
-        "TAB" | "\\t" | "\t" => Ok('\t'),
-        _ => {
-            let mut chars = s.chars();
-            match (chars.next(), chars.next()) {
-                (Some(c), None) => Ok(c),
-                _ => Err(format!("expected a single character (or TAB), found `{s}`")),
-            }
-        }
-    }
+/// A CSV control character: one ASCII character, or `TAB` / `\t`.
+fn parse_delimiter(s: &str) -> Result<u8, String> {
+    rhizome_import::parse_delimiter(s).map_err(|e| e.message)
+}
+
+/// A `--nodes` / `--relationships` value.
+fn parse_group(s: &str) -> Result<InputGroup, String> {
+    InputGroup::parse(s).map_err(|e| e.message)
 }
 
 /// How node ids in the CSV files are read.
@@ -84,11 +81,11 @@ pub struct ImportArgs {
     pub db_dir: PathBuf,
     /// Node files: `[<Label>[:<Label>...]=]<file>[,<file>...]`; the first file
     /// may hold only the header. Repeatable.
-    #[arg(long, value_name = "[LABELS=]FILES")]
-    pub nodes: Vec<String>,
+    #[arg(long, value_name = "[LABELS=]FILES", value_parser = parse_group)]
+    pub nodes: Vec<InputGroup>,
     /// Relationship files: `[<TYPE>=]<file>[,<file>...]`. Repeatable.
-    #[arg(long, value_name = "[TYPE=]FILES")]
-    pub relationships: Vec<String>,
+    #[arg(long, value_name = "[TYPE=]FILES", value_parser = parse_group)]
+    pub relationships: Vec<InputGroup>,
     /// How `:ID` values are read.
     #[arg(long, value_enum, default_value_t = IdTypeArg::String)]
     pub id_type: IdTypeArg,
@@ -96,14 +93,14 @@ pub struct ImportArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     pub ignore_empty_strings: bool,
     /// Field delimiter (a character or TAB).
-    #[arg(long, value_parser = parse_char, default_value = ",")]
-    pub delimiter: char,
+    #[arg(long, value_parser = parse_delimiter, default_value = ",")]
+    pub delimiter: u8,
     /// Delimiter of array values inside a field.
-    #[arg(long, value_parser = parse_char, default_value = ";")]
-    pub array_delimiter: char,
+    #[arg(long, value_parser = parse_delimiter, default_value = ";")]
+    pub array_delimiter: u8,
     /// Quote character.
-    #[arg(long, value_parser = parse_char, default_value = "\"")]
-    pub quote: char,
+    #[arg(long, value_parser = parse_delimiter, default_value = "\"")]
+    pub quote: u8,
     /// Skip relationships whose start or end node does not exist (instead of failing).
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     pub skip_bad_relationships: bool,
@@ -233,9 +230,31 @@ pub enum BenchCommand {
 /// `rhizome bench import`.
 #[derive(Debug, Args)]
 pub struct BenchImportArgs {
-    /// Worker threads (default: one per core).
+    /// Parsing threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
+    /// Persons of the generated likes graph.
+    #[arg(long, default_value_t = 100_000)]
+    pub persons: u64,
+    /// Items of the generated likes graph.
+    #[arg(long, default_value_t = 2_000)]
+    pub items: u64,
+    /// LIKES per person of the generated likes graph.
+    #[arg(long, default_value_t = 100)]
+    pub likes_per_person: u64,
+    /// Do not import the generated likes graph.
+    #[arg(long)]
+    pub skip_likes: bool,
+    /// LDBC SF0.1 directory (default: `ldbc-sf0.1` under $RHIZOME_DATASETS or
+    /// a `shared/datasets` found above the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub ldbc: Option<PathBuf>,
+    /// Do not import LDBC SF0.1.
+    #[arg(long, conflicts_with = "ldbc")]
+    pub skip_ldbc: bool,
+    /// Keep generated CSV and databases here (default: a temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
 }
 
 #[cfg(test)]
@@ -269,11 +288,20 @@ mod tests {
         let Command::Import(args) = cli.command else {
             panic!()
         };
-        assert_eq!(args.nodes, vec!["Person:User=a.csv,b.csv", "c.csv"]);
-        assert_eq!(args.relationships, vec!["KNOWS=k.csv"]);
+        assert_eq!(
+            args.nodes,
+            vec![
+                InputGroup::new(["Person", "User"], ["a.csv", "b.csv"]),
+                InputGroup::new(Vec::<String>::new(), ["c.csv"])
+            ]
+        );
+        assert_eq!(
+            args.relationships,
+            vec![InputGroup::new(["KNOWS"], ["k.csv"])]
+        );
         assert_eq!(args.id_type, IdTypeArg::Integer);
-        assert_eq!(args.delimiter, '\t');
-        assert_eq!(args.quote, '"');
+        assert_eq!(args.delimiter, b'\t');
+        assert_eq!(args.quote, b'"');
         assert!(args.skip_duplicate_nodes && !args.skip_bad_relationships);
         assert!(!args.ignore_empty_strings && !args.overwrite_destination);
         assert_eq!(args.threads, Some(3));

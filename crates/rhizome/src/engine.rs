@@ -96,22 +96,13 @@ pub fn execute(
     options: &ExecOptions,
 ) -> Result<QueryResult> {
     let started = Instant::now();
-    front_end(query)?;
+    // Parse and analyse: syntax and semantic errors come back positioned.
+    let statement = rhizome_cypher::compile(query)?;
     // The query engine (planner + runtime) plugs in here; it receives the
     // analysed statement, the database, the parameters and the options, and
     // fills a QueryResult whose `elapsed` is measured from `started`.
-    let _ = (db, params, options, started);
+    let _ = (statement, db, params, options, started);
     Err(engine_not_built())
-}
-
-/// Parses and analyses `query`, reporting syntax and semantic errors with
-/// their positions.
-fn front_end(query: &str) -> Result<()> {
-    if query.trim().is_empty() {
-        return Err(Error::new(ErrorKind::SyntaxError, "the query is empty"));
-    }
-    // FRONT-END CALL SITE: rhizome_cypher::parse + analyze go here.
-    Ok(())
 }
 
 /// The error every valid statement ends in until the query engine exists.

@@ -5,7 +5,7 @@
 //! lookup, implemented over a storage snapshot (the one the query ran on) and,
 //! in tests, over a small in-memory graph.
 
-use rhizome_common::{Error, NodeId, RelId, Result, Value};
+use rhizome_common::{NodeId, RelId, Result, Value};
 use std::collections::BTreeMap;
 
 /// Properties of an entity, ordered by key.
@@ -33,7 +33,7 @@ pub struct NoGraph;
 #[cfg(test)]
 impl NoGraph {
     fn missing<T>(what: &str, id: u64) -> Result<T> {
-        Err(Error::internal(format!(
+        Err(rhizome_common::Error::internal(format!(
             "{what} {id} appears in a result that has no graph to resolve it"
         )))
     }
@@ -62,6 +62,7 @@ impl GraphView for NoGraph {
 #[cfg(test)]
 pub mod test_graph {
     use super::*;
+    use rhizome_common::Error;
 
     /// Nodes `(labels, properties)` indexed by id; relationships
     /// `(type, start, end, properties)` indexed by id.

@@ -88,7 +88,6 @@ impl ProgressDisplay {
     }
 }
 
-#[cfg(any())]
 impl rhizome_import::ImportProgress for ProgressDisplay {
     fn begin(&self, stage: &str, total_bytes: u64) {
         self.begin_stage(stage, total_bytes);

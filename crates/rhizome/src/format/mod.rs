@@ -11,7 +11,7 @@ mod table;
 
 pub use self::csv::write_csv;
 pub use self::json::{json_value, write_json};
-pub use self::table::{footer, render_grid, render_table, table_cell, Cell};
+pub use self::table::{render_grid, render_table, Cell};
 
 use crate::engine::QueryResult;
 use crate::graph::GraphView;

@@ -82,7 +82,7 @@ pub fn render_grid(columns: &[String], rows: &[Vec<Cell>]) -> String {
 }
 
 /// `3 rows, 2 nodes created, elapsed 1.2 ms`.
-pub fn footer(result: &QueryResult) -> String {
+fn footer(result: &QueryResult) -> String {
     let n = result.rows.len();
     let mut parts = vec![format!("{n} {}", if n == 1 { "row" } else { "rows" })];
     for (name, count) in result.stats.counters() {
@@ -105,7 +105,7 @@ fn is_numeric(v: &Value) -> bool {
 }
 
 /// One value as the table prints it.
-pub fn table_cell(value: &Value, graph: &dyn GraphView) -> Result<String> {
+fn table_cell(value: &Value, graph: &dyn GraphView) -> Result<String> {
     let mut out = String::new();
     write_value(&mut out, value, graph)?;
     Ok(out)

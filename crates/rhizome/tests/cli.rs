@@ -1,0 +1,407 @@
+//! End-to-end tests of the `rhizome` binary: each runs the built command in a
+//! temporary directory and checks its standard output, standard error and
+//! exit code.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Output of one run, as text.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().expect("not killed by a signal"),
+            stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+            stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+        }
+    }
+
+    #[track_caller]
+    fn assert_code(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code, code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// Runs `rhizome args...` with `stdin` piped in, isolated from the user's
+/// data directory and history.
+fn rhizome(home: &Path, args: &[&str], stdin: &str) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rhizome"))
+        .args(args)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("RHIZOME_HISTORY", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run rhizome");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    Run::from(child.wait_with_output().unwrap())
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temp path")
+}
+
+/// A temporary directory with the demo database in `demo/`.
+fn with_demo() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("demo");
+    rhizome(tmp.path(), &["demo", path_str(&db)], "").assert_code(0);
+    (tmp, db)
+}
+
+#[test]
+fn demo_with_piped_schema_prints_and_exits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("demo");
+    let run = rhizome(tmp.path(), &["demo", path_str(&db)], ":schema\n");
+    run.assert_code(0);
+    for expected in [
+        ":Person", ":Movie", ":User", ":City", ":RATED", ":FOLLOWS", "since",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "{expected} in\n{}",
+            run.stdout
+        );
+    }
+    assert!(run.stderr.contains("110 nodes"), "{}", run.stderr);
+    // A second run reuses the database.
+    let again = rhizome(tmp.path(), &["demo", path_str(&db)], ":stats\n");
+    again.assert_code(0);
+    assert!(
+        again.stdout.contains("relationships:  235"),
+        "{}",
+        again.stdout
+    );
+    assert!(!again.stderr.contains("Imported"), "{}", again.stderr);
+}
+
+#[test]
+fn demo_defaults_to_the_user_data_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    rhizome(tmp.path(), &["demo"], ":quit\n").assert_code(0);
+    let manifest_dir = tmp.path().join("data").join("rhizome").join("demo");
+    assert!(manifest_dir.is_dir());
+    assert!(std::fs::read_dir(&manifest_dir).unwrap().next().is_some());
+}
+
+#[test]
+fn demo_refuses_a_directory_it_did_not_create() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("notes.txt"), "keep me").unwrap();
+    let run = rhizome(tmp.path(), &["demo", path_str(tmp.path())], "");
+    run.assert_code(1);
+    assert!(run.stderr.starts_with("ArgumentError: "), "{}", run.stderr);
+    assert!(run.stderr.contains("--reset"), "{}", run.stderr);
+}
+
+#[test]
+fn shell_runs_piped_statements_and_reports_failures() {
+    let (tmp, db) = with_demo();
+    let script = ":stats\nRETURN 1 +\n  2 * ;\n:nonsense\nRETURN 'a;b' AS x;\n";
+    let run = rhizome(tmp.path(), &["shell", path_str(&db)], script);
+    assert!(run.stdout.contains("nodes:          110"), "{}", run.stdout);
+    // Multi-line statement with a syntax error, positioned on line 2.
+    assert!(
+        run.stderr.contains("SyntaxError: ") && run.stderr.contains(" at 2:"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("unknown command `:nonsense`"),
+        "{}",
+        run.stderr
+    );
+    // The `;` inside the string does not split the statement: it parses and
+    // reaches the (missing) engine.
+    assert!(run
+        .stderr
+        .contains("QueryAborted: Cypher execution arrives with the query engine"));
+    // The first failure (a syntax error) sets the exit code.
+    run.assert_code(1);
+
+    let ok = rhizome(tmp.path(), &["shell", path_str(&db)], ":help\n:params\n");
+    ok.assert_code(0);
+    assert!(ok.stdout.contains(":schema"), "{}", ok.stdout);
+}
+
+#[test]
+fn query_on_missing_database_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("nowhere");
+    let run = rhizome(tmp.path(), &["query", path_str(&missing), "RETURN 1"], "");
+    run.assert_code(1);
+    assert!(
+        run.stderr.starts_with("IoError: no database at"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("rhizome import"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn query_syntax_error_has_classification_position_and_caret() {
+    let (tmp, db) = with_demo();
+    let run = rhizome(
+        tmp.path(),
+        &["query", path_str(&db), "MATCH (n RETURN n"],
+        "",
+    );
+    run.assert_code(1);
+    let first = run.stderr.lines().next().unwrap();
+    assert!(first.starts_with("SyntaxError: "), "{}", run.stderr);
+    assert!(first.contains(" at 1:"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("\n  MATCH (n RETURN n\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.trim_end().ends_with('^'), "{}", run.stderr);
+}
+
+#[test]
+fn query_analysis_error_is_reported_with_code_and_position() {
+    let (tmp, db) = with_demo();
+    let run = rhizome(tmp.path(), &["query", path_str(&db), "RETURN x"], "");
+    run.assert_code(1);
+    // The openCypher TCK classifies an undefined variable as a compile-time
+    // SyntaxError with the detail code UndefinedVariable.
+    let first = run.stderr.lines().next().unwrap();
+    assert!(
+        first.contains("[UndefinedVariable] at 1:8"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn valid_query_reports_the_missing_engine_with_code_2() {
+    let (tmp, db) = with_demo();
+    for format in ["table", "json", "csv"] {
+        let run = rhizome(
+            tmp.path(),
+            &[
+                "query",
+                path_str(&db),
+                "--format",
+                format,
+                "--param",
+                "name=\"Keanu Reeves\"",
+                "--timeout",
+                "5",
+                "--threads",
+                "2",
+                "MATCH (p:Person {name: $name})-[:ACTED_IN]->(m) RETURN m.title",
+            ],
+            "",
+        );
+        run.assert_code(2);
+        assert!(
+            run.stderr.starts_with(
+                "QueryAborted: Cypher execution arrives with the query engine (not built yet)"
+            ),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "no fake results: {}", run.stdout);
+    }
+}
+
+#[test]
+fn query_reads_the_statement_from_a_file_or_stdin() {
+    let (tmp, db) = with_demo();
+    let file = tmp.path().join("q.cypher");
+    std::fs::write(&file, "RETURN\n  1 +").unwrap();
+    let run = rhizome(
+        tmp.path(),
+        &["query", path_str(&db), "-f", path_str(&file)],
+        "",
+    );
+    run.assert_code(1);
+    assert!(run.stderr.contains(" at 2:"), "{}", run.stderr);
+    let run = rhizome(
+        tmp.path(),
+        &["query", path_str(&db), "-f", "-"],
+        "RETURN 1 +",
+    );
+    run.assert_code(1);
+    assert!(run.stderr.starts_with("SyntaxError"), "{}", run.stderr);
+    let missing = rhizome(
+        tmp.path(),
+        &["query", path_str(&db), "-f", "nope.cypher"],
+        "",
+    );
+    missing.assert_code(1);
+    assert!(
+        missing.stderr.starts_with("IoError: nope.cypher"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn bad_param_json_is_a_usage_error_naming_the_parameter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = rhizome(
+        tmp.path(),
+        &["query", "db", "--param", "age=forty", "RETURN $age"],
+        "",
+    );
+    run.assert_code(2);
+    assert!(run.stderr.contains("parameter `age`"), "{}", run.stderr);
+    assert!(run.stderr.contains("invalid JSON"), "{}", run.stderr);
+}
+
+#[test]
+fn bad_format_and_missing_query_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = rhizome(
+        tmp.path(),
+        &["query", "db", "--format", "xml", "RETURN 1"],
+        "",
+    );
+    run.assert_code(2);
+    assert!(run.stderr.contains("xml"), "{}", run.stderr);
+    assert!(run.stderr.contains("table, json, csv"), "{}", run.stderr);
+    rhizome(tmp.path(), &["query", "db"], "").assert_code(2);
+    rhizome(tmp.path(), &["no-such-command"], "").assert_code(2);
+}
+
+#[test]
+fn generate_likes_then_import_with_the_printed_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("likes-csv");
+    let run = rhizome(
+        tmp.path(),
+        &[
+            "generate",
+            "likes",
+            path_str(&csv),
+            "--persons",
+            "200",
+            "--items",
+            "20",
+            "--likes-per-person",
+            "5",
+            "--seed",
+            "7",
+        ],
+        "",
+    );
+    run.assert_code(0);
+    let command = run
+        .stdout
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("rhizome import <DB_DIR> "))
+        .unwrap_or_else(|| panic!("no import command in\n{}", run.stdout));
+    // The generated paths hold no characters that need shell quoting.
+    let args: Vec<&str> = command.split(' ').skip(3).collect();
+    let db = tmp.path().join("likes-db");
+    let mut import_args = vec!["import", path_str(&db)];
+    import_args.extend(&args);
+    let import = rhizome(tmp.path(), &import_args, "");
+    import.assert_code(0);
+    assert!(
+        import
+            .stdout
+            .contains("Imported 220 nodes and 1,000 relationships"),
+        "{}",
+        import.stdout
+    );
+
+    // Importing again into the same place needs --overwrite-destination.
+    let again = rhizome(tmp.path(), &import_args, "");
+    again.assert_code(1);
+    assert!(
+        again.stderr.starts_with("ArgumentError"),
+        "{}",
+        again.stderr
+    );
+    import_args.push("--overwrite-destination");
+    rhizome(tmp.path(), &import_args, "").assert_code(0);
+
+    let stats = rhizome(tmp.path(), &["shell", path_str(&db)], ":stats\n");
+    stats.assert_code(0);
+    assert!(
+        stats.stdout.contains("relationships:  1000"),
+        "{}",
+        stats.stdout
+    );
+    let query = rhizome(
+        tmp.path(),
+        &[
+            "query",
+            path_str(&db),
+            "MATCH (p:Person)-[:LIKES]->(i) RETURN count(*)",
+        ],
+        "",
+    );
+    query.assert_code(2);
+}
+
+#[test]
+fn generate_chain_prints_its_import_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("chain");
+    let run = rhizome(
+        tmp.path(),
+        &[
+            "generate",
+            "chain",
+            path_str(&csv),
+            "--nodes",
+            "100",
+            "--degree",
+            "3",
+        ],
+        "",
+    );
+    run.assert_code(0);
+    assert!(
+        run.stdout.contains("rhizome import <DB_DIR> --nodes="),
+        "{}",
+        run.stdout
+    );
+    assert!(csv.join("rels.csv").is_file());
+}
+
+#[test]
+fn import_errors_name_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nodes = tmp.path().join("people.csv");
+    std::fs::write(&nodes, "id:ID,name,age:int\n1,Ada,36\n2,Bob,old\n").unwrap();
+    let db = tmp.path().join("db");
+    let spec = format!("--nodes=Person={}", path_str(&nodes));
+    let run = rhizome(tmp.path(), &["import", path_str(&db), &spec], "");
+    run.assert_code(1);
+    assert!(run.stderr.starts_with("InputError: "), "{}", run.stderr);
+    assert!(run.stderr.contains("people.csv:3"), "{}", run.stderr);
+    assert!(!db.exists(), "a failed import leaves nothing behind");
+
+    let missing = format!("--nodes={}", path_str(&tmp.path().join("absent.csv")));
+    let run = rhizome(tmp.path(), &["import", path_str(&db), &missing], "");
+    run.assert_code(1);
+    assert!(run.stderr.contains("absent.csv"), "{}", run.stderr);
+
+    let bad_flag = rhizome(tmp.path(), &["import", path_str(&db), "--delimiter=ab"], "");
+    bad_flag.assert_code(2);
+}

@@ -72,7 +72,18 @@ pub(crate) enum IdMap {
     Int(HashMap<i64, u64, Build>),
     /// `--id-type=string`: ids are compared as bytes.
     Str(HashMap<Box<[u8]>, u64, Build>),
+    /// Integer ids that fill most of a range (such as `0..n`), after
+    /// [`IdSpaces::finish`]: `ids[key - min]`, [`ABSENT`] where no node has the id.
+    Dense {
+        /// The smallest id.
+        min: i64,
+        /// Node id per id, from `min` on.
+        ids: Vec<NodeId>,
+    },
 }
+
+/// Marks a missing id in [`IdMap::Dense`].
+const ABSENT: NodeId = NodeId::MAX;
 
 /// A parsed id, borrowed from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +119,7 @@ impl IdMap {
                 map.insert(k.into(), value);
                 true
             }
-            _ => unreachable!("id keys match the id type of their space"),
+            _ => unreachable!("ids are inserted before the space is finished, with its id type"),
         }
     }
 
@@ -118,6 +129,12 @@ impl IdMap {
         match (self, key) {
             (IdMap::Int(map), IdKey::Int(k)) => map.get(&k).copied(),
             (IdMap::Str(map), IdKey::Str(k)) => map.get(k).copied(),
+            (IdMap::Dense { min, ids }, IdKey::Int(k)) => {
+                let index = k.checked_sub(*min)?;
+                ids.get(usize::try_from(index).ok()?)
+                    .copied()
+                    .filter(|&id| id != ABSENT)
+            }
             _ => None,
         }
     }
@@ -128,13 +145,31 @@ impl IdMap {
         match self {
             IdMap::Int(map) => map.len(),
             IdMap::Str(map) => map.len(),
+            IdMap::Dense { ids, .. } => ids.iter().filter(|&&id| id != ABSENT).count(),
         }
     }
 
+    /// Rewrites sequence numbers to node ids; integer spaces whose ids
+    /// cover at least half of their range become [`IdMap::Dense`].
     fn translate(&mut self, table: &[NodeId]) {
         match self {
-            IdMap::Int(map) => map.values_mut().for_each(|v| *v = table[*v as usize]),
+            IdMap::Int(map) => {
+                let (min, max) = map
+                    .keys()
+                    .fold((i64::MAX, i64::MIN), |(lo, hi), &k| (lo.min(k), hi.max(k)));
+                let span = (max as i128 - min as i128 + 1).max(0) as u128;
+                if !map.is_empty() && span <= 2 * map.len() as u128 + 1024 {
+                    let mut ids = vec![ABSENT; span as usize];
+                    for (&k, &seq) in map.iter() {
+                        ids[(k - min) as usize] = table[seq as usize];
+                    }
+                    *self = IdMap::Dense { min, ids };
+                } else {
+                    map.values_mut().for_each(|v| *v = table[*v as usize]);
+                }
+            }
             IdMap::Str(map) => map.values_mut().for_each(|v| *v = table[*v as usize]),
+            IdMap::Dense { .. } => {}
         }
     }
 }
@@ -218,6 +253,32 @@ mod tests {
         assert_eq!(spaces.space("Post").unwrap().get(IdKey::Int(1)), Some(20));
         assert_eq!(spaces.space("Post").unwrap().get(IdKey::Int(2)), None);
         assert!(spaces.space("Forum").is_none());
+    }
+
+    #[test]
+    fn dense_integer_spaces_become_arrays() {
+        let mut spaces = IdSpaces::new(IdType::Integer);
+        let dense = spaces.space_mut("D");
+        for k in [5i64, 6, 8] {
+            assert!(dense.insert(IdKey::Int(k), (k - 5) as u64));
+        }
+        let sparse = spaces.space_mut("S");
+        assert!(sparse.insert(IdKey::Int(-1), 3));
+        assert!(sparse.insert(IdKey::Int(i64::MAX), 4));
+        spaces.assign(&[100, 101, 102, 103, 104]);
+        spaces.finish();
+        let dense = spaces.space("D").unwrap();
+        assert!(matches!(dense, IdMap::Dense { .. }));
+        assert_eq!(dense.get(IdKey::Int(5)), Some(100));
+        assert_eq!(dense.get(IdKey::Int(8)), Some(103));
+        assert_eq!(dense.get(IdKey::Int(7)), None);
+        assert_eq!(dense.get(IdKey::Int(4)), None);
+        assert_eq!(dense.get(IdKey::Int(i64::MIN)), None);
+        assert_eq!(dense.get(IdKey::Int(i64::MAX)), None);
+        assert_eq!(dense.len(), 3);
+        let sparse = spaces.space("S").unwrap();
+        assert!(matches!(sparse, IdMap::Int(_)));
+        assert_eq!(sparse.get(IdKey::Int(i64::MAX)), Some(104));
     }
 
     #[test]

@@ -268,3 +268,27 @@ fn many_blocks_and_threads_give_the_same_database() {
     }
     assert_eq!(reports, vec![60_000, 60_000]);
 }
+
+#[test]
+fn header_only_first_file_and_crlf() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let header = write(d, "h.csv", "id:ID(N)|v:long\r\n");
+    let part1 = write(d, "p1.csv", "1|10\r\n2|20\r\n");
+    let part2 = write(d, "p2.csv", "id:ID(N)|v:long\r\n3|30");
+    let rels = write(d, "r.csv", ":START_ID(N)|:END_ID(N)\r\n1|3\r\n");
+    let options = ImportOptions {
+        nodes: vec![InputGroup::new(["N"], [header, part1, part2])],
+        relationships: vec![InputGroup::new(["R"], [rels])],
+        delimiter: b'|',
+        ..ImportOptions::default()
+    };
+    let db = d.join("db");
+    let report = import(&db, &options, &NoProgress).unwrap();
+    assert_eq!((report.nodes, report.relationships), (3, 1));
+    let snap = open(&db);
+    assert_eq!(node_by(&snap, "id", s("3")).props["v"], Value::Int(30));
+    assert_eq!(node_by(&snap, "id", s("1")).props["v"], Value::Int(10));
+    assert_eq!(relationships(&snap, "v")[0].1, Value::Int(10));
+    assert_eq!(relationships(&snap, "v")[0].2, Value::Int(30));
+}

@@ -189,6 +189,11 @@ pub(crate) fn unknown_variable(name: &str) -> Error {
 impl Planner<'_> {
     /// Lowers `e` evaluated in `scope`.
     pub(crate) fn lower(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Expr> {
+        if !self.agg_map.is_empty() {
+            if let Some((_, slot)) = self.agg_map.iter().find(|(x, _)| x == e) {
+                return Ok(Expr::Slot(*slot));
+            }
+        }
         if is_aggregate_call(e) {
             return match self.agg_map.iter().find(|(x, _)| x == e) {
                 Some((_, slot)) => Ok(Expr::Slot(*slot)),

@@ -141,6 +141,12 @@ impl Planner<'_> {
                 });
                 agg_map.push((a.clone(), slot));
             }
+            // Sub-expressions equal to a grouping key read the key's slot.
+            for it in &items {
+                if variable_of(&it.expr).is_none() {
+                    agg_map.push((it.expr.clone(), it.slot));
+                }
+            }
             plan = over(
                 OpKind::Aggregate {
                     keys,
@@ -198,6 +204,10 @@ impl Planner<'_> {
                     sort_scope.bind(&v.name, v.slot, v.kind);
                 }
                 plan = self.order_skip_limit(p, std::mem::replace(&mut plan, super::argument()), &items, &sort_scope)?;
+                if let Some(w) = &p.where_ {
+                    let predicate = self.lower(w, &sort_scope)?;
+                    plan = over(OpKind::Filter { predicate }, std::mem::replace(&mut plan, super::argument()));
+                }
                 Ok(())
             })();
             self.agg_map = saved;
@@ -227,6 +237,19 @@ impl Planner<'_> {
             for it in &items {
                 new_scope.bind(&it.name, it.slot, it.kind);
             }
+            let mut where_scope = scope.clone();
+            for v in new_scope.visible() {
+                where_scope.bind(&v.name, v.slot, v.kind);
+            }
+            // Filtering commutes with DISTINCT but not with SKIP / LIMIT;
+            // before DISTINCT every row still has its own earlier variables.
+            let early_where = p.distinct && p.skip.is_none() && p.limit.is_none();
+            if early_where {
+                if let Some(w) = &p.where_ {
+                    let predicate = self.lower(w, &where_scope)?;
+                    plan = over(OpKind::Filter { predicate }, plan);
+                }
+            }
             if p.distinct {
                 let slots = items.iter().map(|it| it.slot).collect();
                 plan = over(OpKind::Distinct { slots }, plan);
@@ -241,11 +264,12 @@ impl Planner<'_> {
                 s
             };
             plan = self.order_skip_limit(p, plan, &items, &sort_scope)?;
-        }
-
-        if let Some(w) = &p.where_ {
-            let predicate = self.lower(w, &new_scope)?;
-            plan = over(OpKind::Filter { predicate }, plan);
+            // `WITH ... WHERE` also sees the variables before the projection
+            // (still in the rows' slots).
+            if let Some(w) = p.where_.as_ref().filter(|_| !early_where) {
+                let predicate = self.lower(w, &where_scope)?;
+                plan = over(OpKind::Filter { predicate }, plan);
+            }
         }
         let _ = is_with;
         let columns = items.iter().map(|it| (it.name.clone(), it.slot)).collect();

@@ -68,7 +68,6 @@ impl Staging {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        std::fs::create_dir_all(&parent).map_err(|e| io(&parent, e))?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -80,9 +79,14 @@ impl Staging {
         })
     }
 
-    /// The directory to write the new database into.
-    pub(crate) fn temp_dir(&self) -> &Path {
-        &self.temp
+    /// The directory to write the new database into. Creates the
+    /// destination's parent directories (only now, so that a failed import
+    /// creates nothing).
+    pub(crate) fn temp_dir(&self) -> Result<&Path> {
+        if let Some(parent) = self.temp.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        }
+        Ok(&self.temp)
     }
 
     /// Moves the finished database into place, replacing an existing one

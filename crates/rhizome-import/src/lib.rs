@@ -148,7 +148,7 @@ pub fn import(
     drop(spaces);
 
     progress.begin("writing", 0);
-    let summary = builder.write(staging.temp_dir())?;
+    let summary = builder.write(staging.temp_dir()?)?;
     staging.commit(options.overwrite)?;
     progress.end();
 

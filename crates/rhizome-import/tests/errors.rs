@@ -356,3 +356,19 @@ fn existing_database_is_kept_on_failure_and_replaced_only_with_overwrite() {
         1
     );
 }
+
+#[test]
+fn failed_import_creates_no_parent_directories() {
+    let (dir, options) = setup(&[("N", "n.csv", "id:ID,v:int\n1,x\n")], &[]);
+    let nested = dir.path().join("a").join("b").join("db");
+    let err = import(&nested, &options, &NoProgress).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InputError);
+    assert!(!dir.path().join("a").exists());
+    let (dir, options) = setup(&[("N", "n.csv", "id:ID,v:int\n1,2\n")], &[]);
+    let nested = dir.path().join("a").join("b").join("db");
+    import(&nested, &options, &NoProgress).unwrap();
+    assert_eq!(
+        rhizome_storage::GraphRead::statistics(&open(&nested)).node_count,
+        1
+    );
+}

@@ -348,15 +348,15 @@ impl Accumulator {
                 a.merge(b)?;
                 *n += m;
             }
-            (State::Min(a), State::Min(Some(b))) => {
-                if a.as_ref().is_none_or(|c| order(&b, c) == Ordering::Less) {
-                    *a = Some(b);
-                }
+            (State::Min(a), State::Min(Some(b)))
+                if a.as_ref().is_none_or(|c| order(&b, c) == Ordering::Less) =>
+            {
+                *a = Some(b);
             }
-            (State::Max(a), State::Max(Some(b))) => {
-                if a.as_ref().is_none_or(|c| order(&b, c) == Ordering::Greater) {
-                    *a = Some(b);
-                }
+            (State::Max(a), State::Max(Some(b)))
+                if a.as_ref().is_none_or(|c| order(&b, c) == Ordering::Greater) =>
+            {
+                *a = Some(b);
             }
             (State::Collect(a), State::Collect(b)) => a.extend(b),
             (State::StDev(a, _), State::StDev(b, _)) => a.merge(b),

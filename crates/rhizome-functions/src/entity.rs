@@ -21,6 +21,15 @@ pub trait EntityAccess {
     fn rel_endpoints(&self, rel: RelId) -> Result<(NodeId, NodeId)>;
     /// All properties of `rel`.
     fn rel_properties(&self, rel: RelId) -> Result<BTreeMap<String, Value>>;
+
+    /// The instant the current statement started, as UTC seconds and
+    /// nanoseconds since the epoch: the clock of `date()`, `datetime()`,
+    /// `*.statement()` and `*.transaction()`, so that every call in one
+    /// statement sees the same time. `None` (the default) reads the system
+    /// clock at each call; `*.realtime()` always does.
+    fn statement_time(&self) -> Option<(i64, u32)> {
+        None
+    }
 }
 
 /// An [`EntityAccess`] for evaluation without a graph: every method fails

@@ -98,7 +98,12 @@ pub fn range(args: &[Value]) -> Result<Value> {
     if step == 0 {
         return Err(out_of_range("range() step must not be zero"));
     }
-    let count = ((end as i128 - start as i128) / step as i128 + 1).max(0);
+    let span = end as i128 - start as i128;
+    let count = if span != 0 && (span < 0) != (step < 0) {
+        0
+    } else {
+        span / step as i128 + 1
+    };
     if count > MAX_RANGE {
         return Err(out_of_range(format!(
             "range() of {count} elements is too large"
@@ -117,6 +122,18 @@ mod tests {
 
     fn ints(v: &[i64]) -> Value {
         Value::List(v.iter().map(|i| Value::Int(*i)).collect())
+    }
+
+    #[test]
+    fn range_direction() {
+        assert_eq!(
+            range(&[Value::Int(0), Value::Int(1), Value::Int(-123)]).unwrap(),
+            ints(&[])
+        );
+        assert_eq!(
+            range(&[Value::Int(3), Value::Int(3), Value::Int(-1)]).unwrap(),
+            ints(&[3])
+        );
     }
 
     #[test]

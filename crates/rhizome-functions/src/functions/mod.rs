@@ -263,6 +263,6 @@ pub fn call(name: &str, args: &[Value], graph: &dyn EntityAccess) -> Result<Valu
         "length" => entity::length(a(0)),
         "timestamp" => Ok(misc::timestamp()),
         "randomuuid" => Ok(misc::random_uuid()),
-        _ => temporal::call(&lower, args),
+        _ => temporal::call(&lower, args, graph),
     }
 }

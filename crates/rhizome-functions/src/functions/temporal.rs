@@ -1,6 +1,7 @@
 //! Dispatch of the temporal functions (`date`, `datetime.truncate`,
 //! `duration.between`, ...) onto [`crate::temporal`].
 
+use crate::entity::EntityAccess;
 use crate::errors::wrong_type;
 use crate::temporal::between::{between, Unit};
 use crate::temporal::construct::{construct, from_epoch, from_epoch_millis, Kind};
@@ -20,22 +21,26 @@ pub fn duration_of(v: &Value) -> Result<Value> {
 }
 
 /// The current time as `kind`, in an optional zone given as a string.
-fn current(kind: Kind, zone: Option<&Value>) -> Result<Value> {
+fn current(kind: Kind, zone: Option<&Value>, now: (i64, u32)) -> Result<Value> {
     let zone = match zone {
         None => Zone::Offset(0),
         Some(Value::Null) => return Ok(Value::Null),
         Some(Value::String(s)) => Zone::parse(s)?,
         Some(Value::Map(m)) => {
-            return crate::temporal::construct::from_map(kind, m);
+            return crate::temporal::construct::from_map(kind, m, now);
         }
         Some(other) => return Err(wrong_type("time zone", other)),
     };
-    let (s, ns) = crate::temporal::construct::now_utc();
-    crate::temporal::construct::at_instant(kind, s, ns, &zone)
+    crate::temporal::construct::at_instant(kind, now.0, now.1, &zone)
 }
 
 /// Evaluates a temporal function by lower-case name (arity already checked).
-pub fn call(name: &str, args: &[Value]) -> Result<Value> {
+/// The current time comes from [`EntityAccess::statement_time`] when the
+/// graph provides it.
+pub fn call(name: &str, args: &[Value], graph: &dyn EntityAccess) -> Result<Value> {
+    let statement_now = graph
+        .statement_time()
+        .unwrap_or_else(crate::temporal::construct::now_utc);
     let (base, member) = match name.split_once('.') {
         Some((b, m)) => (b, Some(m)),
         None => (name, None),
@@ -54,8 +59,9 @@ pub fn call(name: &str, args: &[Value]) -> Result<Value> {
     let kind =
         Kind::from_name(base).ok_or_else(|| Error::internal(format!("no function {name}")))?;
     match member {
-        None => construct(kind, args.first()),
-        Some("statement" | "transaction" | "realtime") => current(kind, args.first()),
+        None => construct(kind, args.first(), statement_now),
+        Some("statement" | "transaction") => current(kind, args.first(), statement_now),
+        Some("realtime") => current(kind, args.first(), crate::temporal::construct::now_utc()),
         Some("truncate") => truncate(kind, &args[0], &args[1], args.get(2)),
         Some("fromepoch") => from_epoch(&args[0], &args[1]),
         Some("fromepochmillis") => from_epoch_millis(&args[0]),

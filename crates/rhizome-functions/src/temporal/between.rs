@@ -7,7 +7,8 @@
 //! and days are counted on the wall clock of the first operand's zone (a
 //! unit is only counted when it is complete, as Java's `until`), the rest is
 //! measured on the time line. With a time-only operand, only the time-line
-//! difference is returned (no months or days).
+//! difference is returned (no months or days; `inMonths`/`inDays` give
+//! `PT0S`).
 
 use super::calendar::{plus_months, ymd};
 use super::duration::normalized;
@@ -96,6 +97,9 @@ pub fn between(unit: Unit, a: &Value, b: &Value) -> Result<Value> {
     };
     let ia = instant_nanos(from, za.as_ref());
     let ib = instant_nanos(to_own, zb.as_ref());
+    if time_only && matches!(unit, Unit::Months | Unit::Days) {
+        return Ok(Value::Duration(normalized(0, 0, 0, 0)?));
+    }
     if time_only || unit == Unit::Seconds {
         return Ok(Value::Duration(normalized(0, 0, 0, ib - ia)?));
     }

@@ -210,7 +210,7 @@ impl Fields {
             check((1..=7).contains(&dow), "dayOfWeek")?;
             return Ok(week_one_monday(wy) + (week - 1) * 7 + dow - 1);
         }
-        let by = base.map(|d| ymd(d));
+        let by = base.map(ymd);
         let year = self
             .year
             .or(by.map(|b| b.0))
@@ -335,16 +335,15 @@ pub(crate) fn assemble(
     })
 }
 
-/// `kind(arg)`: dispatches on the argument (null, string, map or temporal).
-pub fn construct(kind: Kind, arg: Option<&Value>) -> Result<Value> {
+/// `kind(arg)`: dispatches on the argument (null, string, map or temporal);
+/// `now` is the current instant (UTC seconds, nanos) for `kind()` and for
+/// maps holding only a `timezone`.
+pub fn construct(kind: Kind, arg: Option<&Value>, now: (i64, u32)) -> Result<Value> {
     match arg {
-        None => {
-            let (s, ns) = now_utc();
-            at_instant(kind, s, ns, &Zone::Offset(0))
-        }
+        None => at_instant(kind, now.0, now.1, &Zone::Offset(0)),
         Some(Value::Null) => Ok(Value::Null),
         Some(Value::String(s)) => from_string(kind, s),
-        Some(Value::Map(m)) => from_map(kind, m),
+        Some(Value::Map(m)) => from_map(kind, m, now),
         Some(v) if super::is_temporal(v) => {
             let mut m = BTreeMap::new();
             let key = match kind {
@@ -353,7 +352,7 @@ pub fn construct(kind: Kind, arg: Option<&Value>) -> Result<Value> {
                 Kind::LocalDateTime | Kind::DateTime => "datetime",
             };
             m.insert(key.to_string(), v.clone());
-            from_map(kind, &m)
+            from_map(kind, &m, now)
         }
         Some(v) => Err(invalid_type(format!(
             "{}() cannot be built from {}",
@@ -400,11 +399,12 @@ pub fn from_string(kind: Kind, text: &str) -> Result<Value> {
     }
 }
 
-/// `kind({...})`: builds from components over optional base values.
-pub fn from_map(kind: Kind, map: &BTreeMap<String, Value>) -> Result<Value> {
+/// `kind({...})`: builds from components over optional base values; `now`
+/// serves maps that hold only a `timezone`.
+pub fn from_map(kind: Kind, map: &BTreeMap<String, Value>, now: (i64, u32)) -> Result<Value> {
     let f = Fields::parse(map)?;
-    if kind == Kind::DateTime {
-        if f.epoch_seconds.is_some() || f.epoch_millis.is_some() {
+    if kind == Kind::DateTime && (f.epoch_seconds.is_some() || f.epoch_millis.is_some()) {
+        {
             let mut nanos = f.nanosecond.unwrap_or(0) as i128
                 + f.microsecond.unwrap_or(0) as i128 * 1000
                 + f.millisecond.unwrap_or(0) as i128 * 1_000_000;
@@ -427,8 +427,12 @@ pub fn from_map(kind: Kind, map: &BTreeMap<String, Value>) -> Result<Value> {
         && !f.has_date_fields()
         && !f.has_time_fields();
     if only_timezone {
-        let (s, ns) = now_utc();
-        return at_instant(kind, s, ns, f.timezone.as_ref().unwrap_or(&Zone::Offset(0)));
+        return at_instant(
+            kind,
+            now.0,
+            now.1,
+            f.timezone.as_ref().unwrap_or(&Zone::Offset(0)),
+        );
     }
     let base_date = match (&f.date, &f.datetime) {
         (Some(v), _) | (None, Some(v)) => Some(

@@ -139,7 +139,7 @@ pub fn format_offset(offset_seconds: i32, z_for_zero: bool) -> String {
     let sign = if offset_seconds < 0 { '-' } else { '+' };
     let abs = offset_seconds.unsigned_abs();
     let mut s = format!("{sign}{:02}:{:02}", abs / 3600, (abs / 60) % 60);
-    if abs % 60 != 0 {
+    if !abs.is_multiple_of(60) {
         s.push_str(&format!(":{:02}", abs % 60));
     }
     s

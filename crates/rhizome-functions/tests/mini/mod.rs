@@ -1,0 +1,607 @@
+//! A tiny Cypher expression evaluator over `rhizome-functions`, for tests
+//! only: literals, lists, maps, parameters, variables bound by `WITH`,
+//! function calls, property access, subscripts and the usual operators.
+//! Enough to run the graph-free expression scenarios of the TCK.
+
+#![allow(dead_code)]
+
+use rhizome_common::{Error, ErrorKind, Result, Value};
+use rhizome_functions::{functions, ops, EntityAccess, NoGraph};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Param(String),
+    Sym(&'static str),
+}
+
+fn lex(src: &str) -> Result<Vec<Tok>> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut i = 0;
+    let mut out = Vec::new();
+    let err = |m: String| Error::new(ErrorKind::SyntaxError, m);
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == '0' && i + 1 < chars.len() && (chars[i + 1] == 'x' || chars[i + 1] == 'o') {
+            let radix = if chars[i + 1] == 'x' { 16 } else { 8 };
+            let start = i + 2;
+            i += 2;
+            while i < chars.len() && chars[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            let text: String = chars[start..i].iter().collect();
+            out.push(Tok::Int(
+                i64::from_str_radix(&text, radix).map_err(|_| err(text.clone()))?,
+            ));
+            continue;
+        }
+        let after_value = match out.last() {
+            Some(Tok::Ident(w)) => !["RETURN", "WITH", "AND", "OR", "XOR", "NOT", "IN"]
+                .iter()
+                .any(|k| w.eq_ignore_ascii_case(k)),
+            Some(Tok::Sym(")")) | Some(Tok::Sym("]")) | Some(Tok::Sym("}")) => true,
+            _ => false,
+        };
+        let leading_dot =
+            c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()) && !after_value;
+        if c.is_ascii_digit() || leading_dot {
+            let start = i;
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                i += 1;
+            }
+            let mut is_float = false;
+            if i < chars.len()
+                && chars[i] == '.'
+                && (leading_dot || chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+            {
+                is_float = true;
+                i += 1;
+                while i < chars.len() && chars[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            if i < chars.len() && (chars[i] == 'e' || chars[i] == 'E') {
+                is_float = true;
+                i += 1;
+                if i < chars.len() && (chars[i] == '-' || chars[i] == '+') {
+                    i += 1;
+                }
+                while i < chars.len() && chars[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            let text: String = chars[start..i].iter().collect();
+            out.push(if is_float {
+                Tok::Float(text.parse().map_err(|_| err(text.clone()))?)
+            } else {
+                Tok::Int(text.parse().map_err(|_| err(text.clone()))?)
+            });
+            continue;
+        }
+        if c == '`' {
+            let start = i + 1;
+            i += 1;
+            while i < chars.len() && chars[i] != '`' {
+                i += 1;
+            }
+            out.push(Tok::Ident(chars[start..i].iter().collect()));
+            i += 1;
+            continue;
+        }
+        if c.is_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push(Tok::Ident(chars[start..i].iter().collect()));
+            continue;
+        }
+        if c == '$' {
+            let start = i + 1;
+            i += 1;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push(Tok::Param(chars[start..i].iter().collect()));
+            continue;
+        }
+        if c == '\'' || c == '"' {
+            let quote = c;
+            i += 1;
+            let mut s = String::new();
+            while i < chars.len() && chars[i] != quote {
+                if chars[i] == '\\' {
+                    i += 1;
+                    if chars[i] == 'u' {
+                        let hex: String = chars[i + 1..i + 5].iter().collect();
+                        let code = u32::from_str_radix(&hex, 16).map_err(|_| err(hex.clone()))?;
+                        s.push(char::from_u32(code).unwrap_or('?'));
+                        i += 5;
+                        continue;
+                    }
+                    s.push(match chars[i] {
+                        'n' => '\n',
+                        't' => '\t',
+                        'r' => '\r',
+                        other => other,
+                    });
+                } else {
+                    s.push(chars[i]);
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push(Tok::Str(s));
+            continue;
+        }
+        let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
+        if let Some(s) = ["<>", "<=", ">=", "..", "=~"].iter().find(|s| **s == two) {
+            out.push(Tok::Sym(s));
+            i += 2;
+            continue;
+        }
+        const SINGLE: &[&str] = &[
+            "(", ")", "[", "]", "{", "}", ",", ":", ".", "+", "-", "*", "/", "%", "^", "=", "<",
+            ">", "|",
+        ];
+        let s = SINGLE
+            .iter()
+            .find(|s| s.starts_with(c))
+            .ok_or_else(|| err(format!("unexpected `{c}`")))?;
+        out.push(Tok::Sym(s));
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// Variables and parameters of an evaluation.
+#[derive(Debug, Default, Clone)]
+pub struct Env {
+    pub vars: BTreeMap<String, Value>,
+    pub params: BTreeMap<String, Value>,
+    /// The statement's clock (UTC seconds, nanos).
+    pub now: (i64, u32),
+}
+
+/// No graph, but a fixed statement time.
+struct FixedClock((i64, u32));
+
+impl EntityAccess for FixedClock {
+    fn node_labels(&self, node: u64) -> Result<Vec<String>> {
+        NoGraph.node_labels(node)
+    }
+    fn node_properties(&self, node: u64) -> Result<BTreeMap<String, Value>> {
+        NoGraph.node_properties(node)
+    }
+    fn rel_type(&self, rel: u64) -> Result<String> {
+        NoGraph.rel_type(rel)
+    }
+    fn rel_endpoints(&self, rel: u64) -> Result<(u64, u64)> {
+        NoGraph.rel_endpoints(rel)
+    }
+    fn rel_properties(&self, rel: u64) -> Result<BTreeMap<String, Value>> {
+        NoGraph.rel_properties(rel)
+    }
+    fn statement_time(&self) -> Option<(i64, u32)> {
+        Some(self.0)
+    }
+}
+
+struct Parser<'a> {
+    toks: Vec<Tok>,
+    pos: usize,
+    env: &'a Env,
+}
+
+fn kw(t: Option<&Tok>, word: &str) -> bool {
+    matches!(t, Some(Tok::Ident(s)) if s.eq_ignore_ascii_case(word))
+}
+
+fn bool_of(v: Option<bool>) -> Value {
+    v.map_or(Value::Null, Value::Bool)
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+    fn peek_at(&self, n: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + n)
+    }
+    fn eat_sym(&mut self, s: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Sym(x)) if *x == s) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn eat_kw(&mut self, w: &str) -> bool {
+        if kw(self.peek(), w) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect_sym(&mut self, s: &str) -> Result<()> {
+        if self.eat_sym(s) {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorKind::SyntaxError,
+                format!("expected `{s}` at {:?}", self.peek()),
+            ))
+        }
+    }
+
+    fn expr(&mut self) -> Result<Value> {
+        let mut v = self.xor()?;
+        while self.eat_kw("OR") {
+            let r = self.xor()?;
+            v = ops::or(&v, &r)?;
+        }
+        Ok(v)
+    }
+    fn xor(&mut self) -> Result<Value> {
+        let mut v = self.and()?;
+        while self.eat_kw("XOR") {
+            let r = self.and()?;
+            v = ops::xor(&v, &r)?;
+        }
+        Ok(v)
+    }
+    fn and(&mut self) -> Result<Value> {
+        let mut v = self.not()?;
+        while self.eat_kw("AND") {
+            let r = self.not()?;
+            v = ops::and(&v, &r)?;
+        }
+        Ok(v)
+    }
+    fn not(&mut self) -> Result<Value> {
+        if self.eat_kw("NOT") {
+            let v = self.not()?;
+            return ops::not(&v);
+        }
+        self.comparison()
+    }
+    fn comparison(&mut self) -> Result<Value> {
+        let mut left = self.predicate()?;
+        let mut result: Option<Value> = None;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Sym(s)) if ["=", "<>", "<", ">", "<=", ">=", "=~"].contains(s) => *s,
+                _ => break,
+            };
+            self.pos += 1;
+            let right = self.predicate()?;
+            let v = match op {
+                "=" => bool_of(ops::equals(&left, &right)),
+                "<>" => bool_of(ops::equals(&left, &right).map(|b| !b)),
+                "<" => bool_of(ops::less_than(&left, &right)),
+                ">" => bool_of(ops::greater_than(&left, &right)),
+                "<=" => bool_of(ops::less_equal(&left, &right)),
+                ">=" => bool_of(ops::greater_equal(&left, &right)),
+                _ => bool_of(ops::regex_match(&left, &right)?),
+            };
+            // Chained comparisons: a < b < c means a < b AND b < c.
+            result = Some(match result {
+                None => v,
+                Some(prev) => ops::and(&prev, &v)?,
+            });
+            left = right;
+        }
+        Ok(result.unwrap_or(left))
+    }
+    /// String, list and null predicates bind tighter than comparisons.
+    fn predicate(&mut self) -> Result<Value> {
+        let mut left = self.additive()?;
+        loop {
+            if kw(self.peek(), "IS") {
+                self.pos += 1;
+                let negated = self.eat_kw("NOT");
+                self.eat_kw("NULL");
+                left = Value::Bool(left.is_null() != negated);
+            } else if kw(self.peek(), "IN") {
+                self.pos += 1;
+                let r = self.additive()?;
+                left = bool_of(ops::in_list(&left, &r)?);
+            } else if kw(self.peek(), "STARTS") || kw(self.peek(), "ENDS") {
+                let starts = kw(self.peek(), "STARTS");
+                self.pos += 2;
+                let r = self.additive()?;
+                left = bool_of(if starts {
+                    ops::starts_with(&left, &r)
+                } else {
+                    ops::ends_with(&left, &r)
+                });
+            } else if kw(self.peek(), "CONTAINS") {
+                self.pos += 1;
+                let r = self.additive()?;
+                left = bool_of(ops::contains(&left, &r));
+            } else {
+                return Ok(left);
+            }
+        }
+    }
+    fn additive(&mut self) -> Result<Value> {
+        let mut v = self.multiplicative()?;
+        loop {
+            if self.eat_sym("+") {
+                let r = self.multiplicative()?;
+                v = ops::add(&v, &r)?;
+            } else if self.eat_sym("-") {
+                let r = self.multiplicative()?;
+                v = ops::subtract(&v, &r)?;
+            } else {
+                return Ok(v);
+            }
+        }
+    }
+    fn multiplicative(&mut self) -> Result<Value> {
+        let mut v = self.power()?;
+        loop {
+            if self.eat_sym("*") {
+                let r = self.power()?;
+                v = ops::multiply(&v, &r)?;
+            } else if self.eat_sym("/") {
+                let r = self.power()?;
+                v = ops::divide(&v, &r)?;
+            } else if self.eat_sym("%") {
+                let r = self.power()?;
+                v = ops::modulo(&v, &r)?;
+            } else {
+                return Ok(v);
+            }
+        }
+    }
+    fn power(&mut self) -> Result<Value> {
+        let mut v = self.unary()?;
+        while self.eat_sym("^") {
+            let r = self.unary()?;
+            v = ops::power(&v, &r)?;
+        }
+        Ok(v)
+    }
+    fn unary(&mut self) -> Result<Value> {
+        if self.eat_sym("-") {
+            // Fold `-<integer literal>` so that -9223372036854775808 works.
+            if let Some(Tok::Int(i)) = self.peek().cloned() {
+                self.pos += 1;
+                return self.postfix_ops(Value::Int(-i));
+            }
+            let v = self.unary()?;
+            return ops::negate(&v);
+        }
+        if self.eat_sym("+") {
+            let v = self.unary()?;
+            return ops::unary_plus(&v);
+        }
+        let v = self.atom()?;
+        self.postfix_ops(v)
+    }
+    fn slice_end(&mut self) -> Result<Option<Value>> {
+        if self.eat_sym("]") {
+            return Ok(None);
+        }
+        let t = self.expr()?;
+        self.expect_sym("]")?;
+        Ok(Some(t))
+    }
+    fn postfix_ops(&mut self, mut v: Value) -> Result<Value> {
+        loop {
+            if self.eat_sym(".") {
+                let Some(Tok::Ident(name)) = self.peek().cloned() else {
+                    return Err(Error::new(ErrorKind::SyntaxError, "expected a property"));
+                };
+                self.pos += 1;
+                v = ops::property(&v, &name, &NoGraph)?;
+            } else if self.eat_sym("[") {
+                if self.eat_sym("..") {
+                    let to = self.slice_end()?;
+                    v = ops::slice(&v, None, to.as_ref())?;
+                    continue;
+                }
+                let idx = self.expr()?;
+                if self.eat_sym("..") {
+                    let to = self.slice_end()?;
+                    v = ops::slice(&v, Some(&idx), to.as_ref())?;
+                    continue;
+                }
+                self.expect_sym("]")?;
+                v = ops::index(&v, &idx, &NoGraph)?;
+            } else {
+                return Ok(v);
+            }
+        }
+    }
+    fn atom(&mut self) -> Result<Value> {
+        let tok = self
+            .peek()
+            .cloned()
+            .ok_or_else(|| Error::new(ErrorKind::SyntaxError, "unexpected end"))?;
+        self.pos += 1;
+        match tok {
+            Tok::Int(i) => Ok(Value::Int(i)),
+            Tok::Float(x) => Ok(Value::Float(x)),
+            Tok::Str(s) => Ok(Value::String(s)),
+            Tok::Param(p) => self
+                .env
+                .params
+                .get(&p)
+                .cloned()
+                .ok_or_else(|| Error::new(ErrorKind::ParameterMissing, p)),
+            Tok::Sym("(") => {
+                let v = self.expr()?;
+                self.expect_sym(")")?;
+                Ok(v)
+            }
+            Tok::Sym("[") => {
+                let mut items = Vec::new();
+                if !self.eat_sym("]") {
+                    loop {
+                        items.push(self.expr()?);
+                        if self.eat_sym("]") {
+                            break;
+                        }
+                        self.expect_sym(",")?;
+                    }
+                }
+                Ok(Value::List(items))
+            }
+            Tok::Sym("{") => {
+                let mut map = BTreeMap::new();
+                if !self.eat_sym("}") {
+                    loop {
+                        let key = match self.peek().cloned() {
+                            Some(Tok::Ident(k)) | Some(Tok::Str(k)) => k,
+                            other => {
+                                return Err(Error::new(
+                                    ErrorKind::SyntaxError,
+                                    format!("bad map key {other:?}"),
+                                ))
+                            }
+                        };
+                        self.pos += 1;
+                        self.expect_sym(":")?;
+                        let v = self.expr()?;
+                        map.insert(key, v);
+                        if self.eat_sym("}") {
+                            break;
+                        }
+                        self.expect_sym(",")?;
+                    }
+                }
+                Ok(Value::Map(map))
+            }
+            Tok::Ident(name) => {
+                match name.to_ascii_lowercase().as_str() {
+                    "null" => return Ok(Value::Null),
+                    "true" => return Ok(Value::Bool(true)),
+                    "false" => return Ok(Value::Bool(false)),
+                    _ => {}
+                }
+                // A possibly namespaced function name: `a.b(...)`.
+                let mut full = name.clone();
+                let mut look = 0;
+                while matches!(self.peek_at(look), Some(Tok::Sym("."))) {
+                    if let Some(Tok::Ident(part)) = self.peek_at(look + 1) {
+                        full = format!("{full}.{part}");
+                        look += 2;
+                    } else {
+                        break;
+                    }
+                }
+                if matches!(self.peek_at(look), Some(Tok::Sym("(")))
+                    && functions::function_signature(&full).is_some()
+                {
+                    self.pos += look + 1;
+                    let mut args = Vec::new();
+                    if !self.eat_sym(")") {
+                        loop {
+                            args.push(self.expr()?);
+                            if self.eat_sym(")") {
+                                break;
+                            }
+                            self.expect_sym(",")?;
+                        }
+                    }
+                    return functions::call(&full, &args, &FixedClock(self.env.now));
+                }
+                self.env.vars.get(&name).cloned().ok_or_else(|| {
+                    Error::new(ErrorKind::SemanticError, format!("unknown `{name}`"))
+                })
+            }
+            other => Err(Error::new(
+                ErrorKind::SyntaxError,
+                format!("unexpected {other:?}"),
+            )),
+        }
+    }
+}
+
+/// Evaluates one expression.
+pub fn eval(src: &str, env: &Env) -> Result<Value> {
+    let toks = lex(src)?;
+    let mut p = Parser { toks, pos: 0, env };
+    let v = p.expr()?;
+    if p.pos != p.toks.len() {
+        return Err(Error::new(
+            ErrorKind::SyntaxError,
+            format!("trailing input at {:?}", p.peek()),
+        ));
+    }
+    Ok(v)
+}
+
+/// Runs `WITH ... [WITH ...] RETURN ...` over one row and returns the
+/// RETURN columns in order; `None` if the query uses anything else.
+pub fn run_query(query: &str, params: &BTreeMap<String, Value>) -> Option<Result<Vec<Value>>> {
+    let toks = lex(query).ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut env = Env {
+        vars: BTreeMap::new(),
+        params: params.clone(),
+        now: (now.as_secs() as i64, now.subsec_nanos()),
+    };
+    let mut pos = 0;
+    loop {
+        let is_with = kw(toks.get(pos), "WITH");
+        let is_return = kw(toks.get(pos), "RETURN");
+        if !is_with && !is_return {
+            return None;
+        }
+        pos += 1;
+        let mut p = Parser {
+            toks: toks.clone(),
+            pos,
+            env: &env,
+        };
+        let mut items = Vec::new();
+        loop {
+            let v = match p.expr() {
+                Ok(v) => v,
+                Err(e) if e.kind == ErrorKind::SemanticError => return None,
+                Err(e) => return Some(Err(e)),
+            };
+            let alias = if p.eat_kw("AS") {
+                match p.peek().cloned() {
+                    Some(Tok::Ident(a)) => {
+                        p.pos += 1;
+                        Some(a)
+                    }
+                    _ => return None,
+                }
+            } else {
+                None
+            };
+            items.push((alias, v));
+            if !p.eat_sym(",") {
+                break;
+            }
+        }
+        pos = p.pos;
+        if is_return {
+            if pos != toks.len() {
+                return None;
+            }
+            return Some(Ok(items.into_iter().map(|(_, v)| v).collect()));
+        }
+        let mut vars = BTreeMap::new();
+        for (alias, v) in items {
+            vars.insert(alias?, v);
+        }
+        env.vars = vars;
+    }
+}

@@ -10,7 +10,14 @@ use std::path::PathBuf;
 
 /// Rhizome: a graph database that speaks Cypher.
 #[derive(Debug, Parser)]
-#[command(name = "rhizome", version, about, long_about = None)]
+#[command(
+    name = "rhizome",
+    version,
+    about = "Rhizome: a graph database that speaks Cypher",
+    after_help = "Exit codes: 0 success; 1 query, import or database error; 2 usage error, \
+                  or a statement that needs the query engine (not built yet).\n\
+                  Try `rhizome demo` for a ready-made example graph. Guide: docs/cli.md"
+)]
 pub struct Cli {
     /// The command to run.
     #[command(subcommand)]

@@ -468,7 +468,7 @@ impl Planner<'_> {
         });
         for (fresh, _, ci) in order {
             let comp = &components[ci];
-            let chain = !fresh || (!started && trivial_input);
+            let chain = !fresh || (!started && trivial_input) || self.chain_is_cheaper(&g, comp, &plan);
             if chain {
                 let c = self.plan_component(&mut g, comp, plan, &mut covered, &mut done, &mut bound, &all_rels)?;
                 plan = c.plan;
@@ -528,6 +528,38 @@ impl Planner<'_> {
             plan = over(OpKind::Filter { predicate }, plan);
         }
         Ok(plan)
+    }
+
+    /// Whether scanning a fresh component once per row of `plan` (which
+    /// lets it use the row's values, e.g. for index seeks) is cheaper than
+    /// planning it once and joining.
+    fn chain_is_cheaper(&self, g: &QueryGraph, comp: &[usize], plan: &PlanNode) -> bool {
+        let mut probe = plan.clone();
+        cost::annotate(&mut probe, self.ctx);
+        let rows = probe.estimated_rows.max(1.0);
+        let per_row = comp
+            .iter()
+            .map(|&n| self.start_estimate(g, n))
+            .fold(f64::INFINITY, f64::min);
+        let alone = comp
+            .iter()
+            .map(|&n| {
+                let node = &g.nodes[n];
+                let mut best = cost::scan_rows(self.ctx, &node.labels);
+                for p in &g.preds {
+                    let own = p.reads.iter().all(|s| comp.iter().any(|&m| g.nodes[m].slot == *s));
+                    if let (true, Some((key, _))) = (own, equality_on(&p.expr, node.slot)) {
+                        for l in &node.labels {
+                            if self.ctx.has_index(l, &key) {
+                                best = best.min(cost::seek_rows(self.ctx, l, &key));
+                            }
+                        }
+                    }
+                }
+                best
+            })
+            .fold(f64::INFINITY, f64::min);
+        rows * per_row < alone + rows
     }
 
     /// Estimated rows of starting a pattern at node `n`.

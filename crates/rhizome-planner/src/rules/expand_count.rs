@@ -1,17 +1,168 @@
-//! `expand_count`: TODO.
+//! `expand_count`: "do not enumerate what you only count". An aggregation
+//! that only counts rows (`count(*)`, or `count` of the last hop's
+//! relationship or end node, which are never null) directly over the last
+//! `Expand` of a pattern, whose relationship and end node nothing else
+//! reads, becomes an `ExpandCount` writing each row's number of matches,
+//! summed by the aggregation. A filter between them that reads only the
+//! relationship becomes the `rel_predicate`, a label check on the end node
+//! joins `to_labels`; relationship uniqueness is kept via `distinct_from`.
+//! With grouping keys, rows counting zero are dropped (they would not have
+//! existed as rows, so they must not create groups).
 
-use super::{OptimizerRule, RuleContext};
-use rhizome_plan::PlanNode;
+use super::{mark, transform_up, OptimizerRule, RuleContext};
+use crate::usage::{and_all, conjuncts, expr_reads};
+use rhizome_common::Value;
+use rhizome_plan::{AggregateFunction, AggregateItem, BinaryOp, Expr, OpKind, PlanNode, Slot};
 
 /// See the module documentation.
 pub struct ExpandCount;
+
+/// The pieces of an `Expand` (non-optional) the rewrite needs.
+struct Hop {
+    from: Slot,
+    rel: Slot,
+    to: Slot,
+    types: Vec<String>,
+    direction: rhizome_plan::ExpandDirection,
+    to_labels: Vec<String>,
+    distinct_from: Vec<Slot>,
+    input: PlanNode,
+}
+
+fn hop(n: &PlanNode) -> Option<Hop> {
+    match (&n.kind, n.inputs.as_slice()) {
+        (
+            OpKind::Expand {
+                from,
+                rel,
+                to,
+                types,
+                direction,
+                to_labels,
+                distinct_from,
+                optional: false,
+            },
+            [input],
+        ) => Some(Hop {
+            from: *from,
+            rel: *rel,
+            to: *to,
+            types: types.clone(),
+            direction: *direction,
+            to_labels: to_labels.clone(),
+            distinct_from: distinct_from.clone(),
+            input: input.clone(),
+        }),
+        _ => None,
+    }
+}
 
 impl OptimizerRule for ExpandCount {
     fn name(&self) -> &'static str {
         "expand_count"
     }
 
-    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        node
+    fn rewrite(&self, node: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode {
+        let slots = &mut *ctx.slots;
+        transform_up(node, &mut |n| {
+            let (OpKind::Aggregate { keys, aggregates }, [below]) = (&n.kind, n.inputs.as_slice()) else {
+                return n;
+            };
+            if aggregates.is_empty() {
+                return n;
+            }
+            let (filter, expand) = match (&below.kind, below.inputs.as_slice()) {
+                (OpKind::Filter { predicate }, [e]) => (Some(predicate.clone()), e),
+                _ => (None, below),
+            };
+            let Some(mut h) = hop(expand) else {
+                return n;
+            };
+            let (rel, to) = (h.rel, h.to);
+            // Only row counts: count(*) or count of a value the hop always binds.
+            let counts_rows = aggregates.iter().all(|a| {
+                !a.distinct
+                    && match a.function {
+                        AggregateFunction::CountStar => true,
+                        AggregateFunction::Count => {
+                            matches!(a.args.as_slice(), [Expr::Slot(s)] if *s == rel || *s == to)
+                        }
+                        _ => false,
+                    }
+            });
+            if !counts_rows {
+                return n;
+            }
+            if keys.iter().any(|(_, k)| {
+                let r = expr_reads(k);
+                r.contains(&rel) || r.contains(&to)
+            }) {
+                return n;
+            }
+            let mut rel_preds = Vec::new();
+            if let Some(p) = filter {
+                for c in conjuncts(p) {
+                    let reads = expr_reads(&c);
+                    match &c {
+                        Expr::HasLabels(base, labels) if **base == Expr::Slot(to) => {
+                            h.to_labels.extend(labels.iter().cloned());
+                        }
+                        _ if reads.contains(&to) => return n,
+                        _ => rel_preds.push(c),
+                    }
+                }
+            }
+            let count_slot = slots.anon();
+            let rel_predicate = and_all(rel_preds).map(|p| (rel, p));
+            let mut plan = mark(
+                PlanNode::new(
+                    OpKind::ExpandCount {
+                        from: h.from,
+                        types: h.types,
+                        direction: h.direction,
+                        to_labels: h.to_labels,
+                        rel_predicate,
+                        distinct_from: h.distinct_from,
+                        count_slot,
+                    },
+                    vec![h.input],
+                    0.0,
+                ),
+                self.name(),
+            );
+            if !keys.is_empty() {
+                plan = PlanNode::new(
+                    OpKind::Filter {
+                        predicate: Expr::Binary(
+                            BinaryOp::Gt,
+                            Box::new(Expr::Slot(count_slot)),
+                            Box::new(Expr::Literal(Value::Int(0))),
+                        ),
+                    },
+                    vec![plan],
+                    0.0,
+                );
+            }
+            let aggregates = aggregates
+                .iter()
+                .map(|a| AggregateItem {
+                    slot: a.slot,
+                    function: AggregateFunction::Sum,
+                    args: vec![Expr::Slot(count_slot)],
+                    distinct: false,
+                })
+                .collect();
+            mark(
+                PlanNode::new(
+                    OpKind::Aggregate {
+                        keys: keys.clone(),
+                        aggregates,
+                    },
+                    vec![plan],
+                    0.0,
+                ),
+                self.name(),
+            )
+        })
     }
 }

@@ -1,7 +1,9 @@
-//! `limit_to_top`: TODO.
+//! `limit_to_top`: `Limit` over `Sort` becomes a `Top` (a bounded heap
+//! instead of a full sort); with a `Skip` between them the top keeps
+//! `skip + limit` rows and the skip stays above it.
 
-use super::{OptimizerRule, RuleContext};
-use rhizome_plan::PlanNode;
+use super::{mark, transform_up, OptimizerRule, RuleContext};
+use rhizome_plan::{BinaryOp, Expr, OpKind, PlanNode};
 
 /// See the module documentation.
 pub struct LimitToTop;
@@ -12,6 +14,38 @@ impl OptimizerRule for LimitToTop {
     }
 
     fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        node
+        transform_up(node, &mut |n| {
+            let (OpKind::Limit { count }, [below]) = (&n.kind, n.inputs.as_slice()) else {
+                return n;
+            };
+            match (&below.kind, below.inputs.as_slice()) {
+                (OpKind::Sort { keys }, [input]) => mark(
+                    PlanNode::new(
+                        OpKind::Top {
+                            keys: keys.clone(),
+                            limit: count.clone(),
+                        },
+                        vec![input.clone()],
+                        0.0,
+                    ),
+                    self.name(),
+                ),
+                (OpKind::Skip { count: skip }, [sorted]) => {
+                    let (OpKind::Sort { keys }, [input]) = (&sorted.kind, sorted.inputs.as_slice()) else {
+                        return n;
+                    };
+                    let limit = Expr::Binary(BinaryOp::Add, Box::new(skip.clone()), Box::new(count.clone()));
+                    let top = mark(
+                        PlanNode::new(OpKind::Top { keys: keys.clone(), limit }, vec![input.clone()], 0.0),
+                        self.name(),
+                    );
+                    mark(
+                        PlanNode::new(OpKind::Skip { count: skip.clone() }, vec![top], 0.0),
+                        self.name(),
+                    )
+                }
+                _ => n,
+            }
+        })
     }
 }

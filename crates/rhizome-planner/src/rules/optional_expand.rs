@@ -1,7 +1,10 @@
-//! `optional_expand`: TODO.
+//! `optional_expand`: an `OPTIONAL MATCH` of a single relationship from a
+//! bound node with nothing else inside (`Optional` over `Expand(Argument)`)
+//! becomes one `OptionalExpand` (an `Expand` with `optional`), which keeps
+//! rows without matches with nulls instead of running an inner plan per row.
 
-use super::{OptimizerRule, RuleContext};
-use rhizome_plan::PlanNode;
+use super::{mark, transform_up, OptimizerRule, RuleContext};
+use rhizome_plan::{OpKind, PlanNode};
 
 /// See the module documentation.
 pub struct OptionalExpand;
@@ -12,6 +15,60 @@ impl OptimizerRule for OptionalExpand {
     }
 
     fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        node
+        transform_up(node, &mut |n| {
+            let (OpKind::Optional { nullable }, [input, inner]) = (&n.kind, n.inputs.as_slice()) else {
+                return n;
+            };
+            let [arg] = inner.inputs.as_slice() else {
+                return n;
+            };
+            if !matches!(arg.kind, OpKind::Argument) {
+                return n;
+            }
+            let kind = match &inner.kind {
+                OpKind::Expand {
+                    from,
+                    rel,
+                    to,
+                    types,
+                    direction,
+                    to_labels,
+                    distinct_from,
+                    optional: false,
+                } if nullable.iter().all(|s| s == rel || s == to) && distinct_from.is_empty() => {
+                    OpKind::Expand {
+                        from: *from,
+                        rel: *rel,
+                        to: *to,
+                        types: types.clone(),
+                        direction: *direction,
+                        to_labels: to_labels.clone(),
+                        distinct_from: Vec::new(),
+                        optional: true,
+                    }
+                }
+                OpKind::ExpandInto {
+                    from,
+                    rel,
+                    to,
+                    types,
+                    direction,
+                    distinct_from,
+                    optional: false,
+                } if nullable.iter().all(|s| s == rel) && distinct_from.is_empty() => {
+                    OpKind::ExpandInto {
+                        from: *from,
+                        rel: *rel,
+                        to: *to,
+                        types: types.clone(),
+                        direction: *direction,
+                        distinct_from: Vec::new(),
+                        optional: true,
+                    }
+                }
+                _ => return n,
+            };
+            mark(PlanNode::new(kind, vec![input.clone()], 0.0), self.name())
+        })
     }
 }

@@ -1,7 +1,9 @@
-//! `push_down_limit`: TODO.
+//! `push_down_limit`: `Limit` and `Skip` move below a `Project` (which
+//! keeps one row per row), so expressions are computed only for the rows
+//! that are returned and the limit reaches the operators that can stop early.
 
-use super::{OptimizerRule, RuleContext};
-use rhizome_plan::PlanNode;
+use super::{mark, transform_up, OptimizerRule, RuleContext};
+use rhizome_plan::{OpKind, PlanNode};
 
 /// See the module documentation.
 pub struct PushDownLimit;
@@ -12,6 +14,18 @@ impl OptimizerRule for PushDownLimit {
     }
 
     fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        node
+        transform_up(node, &mut |n| {
+            if !matches!(n.kind, OpKind::Limit { .. } | OpKind::Skip { .. }) {
+                return n;
+            }
+            let [project] = n.inputs.as_slice() else {
+                return n;
+            };
+            let (OpKind::Project { .. }, [input]) = (&project.kind, project.inputs.as_slice()) else {
+                return n;
+            };
+            let limited = mark(PlanNode::new(n.kind.clone(), vec![input.clone()], 0.0), self.name());
+            PlanNode::new(project.kind.clone(), vec![limited], 0.0)
+        })
     }
 }

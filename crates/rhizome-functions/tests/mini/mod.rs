@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 use rhizome_common::{Error, ErrorKind, Result, Value};
+use rhizome_functions::aggregate::{Accumulator, AggregateKind};
 use rhizome_functions::{functions, ops, EntityAccess, NoGraph};
 use std::collections::BTreeMap;
 
@@ -543,65 +544,329 @@ pub fn eval(src: &str, env: &Env) -> Result<Value> {
     Ok(v)
 }
 
-/// Runs `WITH ... [WITH ...] RETURN ...` over one row and returns the
-/// RETURN columns in order; `None` if the query uses anything else.
-pub fn run_query(query: &str, params: &BTreeMap<String, Value>) -> Option<Result<Vec<Value>>> {
+/// One projection item: an expression (token range) or an aggregate.
+struct Item {
+    alias: Option<String>,
+    start: usize,
+    end: usize,
+    aggregate: Option<(AggregateKind, bool)>,
+}
+
+fn aggregate_at(toks: &[Tok], pos: usize) -> Option<(AggregateKind, bool, usize, usize)> {
+    let Tok::Ident(name) = toks.get(pos)? else {
+        return None;
+    };
+    let kind = AggregateKind::from_name(name)?;
+    if toks.get(pos + 1) != Some(&Tok::Sym("(")) {
+        return None;
+    }
+    let mut depth = 0;
+    let mut close = None;
+    for (k, t) in toks.iter().enumerate().skip(pos + 1) {
+        match t {
+            Tok::Sym("(") | Tok::Sym("[") | Tok::Sym("{") => depth += 1,
+            Tok::Sym(")") | Tok::Sym("]") | Tok::Sym("}") => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(k);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let close = close?;
+    let mut start = pos + 2;
+    let distinct = kw(toks.get(start), "DISTINCT");
+    if distinct {
+        start += 1;
+    }
+    if toks.get(start) == Some(&Tok::Sym("*")) && close == start + 1 {
+        return Some((AggregateKind::CountStar, false, start, start));
+    }
+    Some((kind, distinct, start, close))
+}
+
+fn row_env(base: &Env, vars: &BTreeMap<String, Value>) -> Env {
+    Env {
+        vars: vars.clone(),
+        params: base.params.clone(),
+        now: base.now,
+    }
+}
+
+/// Evaluates the expression at `toks[start..]`, returning its value and end.
+fn eval_at(toks: &[Tok], start: usize, env: &Env) -> Result<(Value, usize)> {
+    let mut p = Parser {
+        toks: toks.to_vec(),
+        pos: start,
+        env,
+    };
+    let v = p.expr()?;
+    Ok((v, p.pos))
+}
+
+/// The end of the expression at `start`, found by parsing it against a row
+/// (needed before any row exists is an unsupported case).
+fn is_clause_end(t: Option<&Tok>) -> bool {
+    t.is_none()
+        || [
+            "WITH", "RETURN", "UNWIND", "WHERE", "ORDER", "SKIP", "LIMIT", "AS",
+        ]
+        .iter()
+        .any(|k| kw(t, k))
+        || t == Some(&Tok::Sym(","))
+}
+
+/// Runs `UNWIND`/`WITH [WHERE]`/`RETURN` queries without a graph and returns
+/// the result rows; `None` if the query uses anything else. Aggregates must
+/// be whole projection items (`RETURN count(*), max(x) AS m`).
+pub fn run_query(query: &str, params: &BTreeMap<String, Value>) -> Option<Result<Vec<Vec<Value>>>> {
     let toks = lex(query).ok()?;
+    const UNSUPPORTED: &[&str] = &[
+        "MATCH", "CREATE", "MERGE", "ORDER", "SKIP", "LIMIT", "CALL", "OPTIONAL", "UNION", "CASE",
+        "EXISTS", "SET", "DELETE",
+    ];
+    if toks
+        .iter()
+        .any(|t| UNSUPPORTED.iter().any(|k| kw(Some(t), k)))
+    {
+        return None;
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let mut env = Env {
+    let base = Env {
         vars: BTreeMap::new(),
         params: params.clone(),
         now: (now.as_secs() as i64, now.subsec_nanos()),
     };
+    let mut rows: Vec<BTreeMap<String, Value>> = vec![BTreeMap::new()];
     let mut pos = 0;
     loop {
+        if kw(toks.get(pos), "UNWIND") {
+            pos += 1;
+            let mut next = Vec::new();
+            let mut end = None;
+            for row in &rows {
+                let (v, e) = match eval_at(&toks, pos, &row_env(&base, row)) {
+                    Ok(x) => x,
+                    Err(e) if e.kind == ErrorKind::SemanticError => return None,
+                    Err(e) => return Some(Err(e)),
+                };
+                end = Some(e);
+                let items = match v {
+                    Value::List(items) => items,
+                    Value::Null => vec![],
+                    other => vec![other],
+                };
+                if !kw(toks.get(e), "AS") {
+                    return None;
+                }
+                let Some(Tok::Ident(name)) = toks.get(e + 1) else {
+                    return None;
+                };
+                for item in items {
+                    let mut r = row.clone();
+                    r.insert(name.clone(), item);
+                    next.push(r);
+                }
+            }
+            pos = end? + 2;
+            rows = next;
+            continue;
+        }
         let is_with = kw(toks.get(pos), "WITH");
         let is_return = kw(toks.get(pos), "RETURN");
         if !is_with && !is_return {
             return None;
         }
         pos += 1;
-        let mut p = Parser {
-            toks: toks.clone(),
-            pos,
-            env: &env,
-        };
+        let distinct = kw(toks.get(pos), "DISTINCT");
+        if distinct {
+            pos += 1;
+        }
+        // Items: find their token ranges by parsing against the first row.
+        let probe = row_env(&base, rows.first()?);
         let mut items = Vec::new();
         loop {
-            let v = match p.expr() {
-                Ok(v) => v,
-                Err(e) if e.kind == ErrorKind::SemanticError => return None,
-                Err(e) => return Some(Err(e)),
-            };
-            let alias = if p.eat_kw("AS") {
-                match p.peek().cloned() {
-                    Some(Tok::Ident(a)) => {
-                        p.pos += 1;
-                        Some(a)
-                    }
-                    _ => return None,
+            let (aggregate, start, end) = match aggregate_at(&toks, pos) {
+                Some((kind, d, s, close)) if is_clause_end(toks.get(close + 1)) => {
+                    (Some((kind, d)), s, close)
                 }
+                _ => {
+                    let end = match eval_at(&toks, pos, &probe) {
+                        Ok((_, e)) => e,
+                        Err(e) if e.kind == ErrorKind::SemanticError => return None,
+                        Err(e) => return Some(Err(e)),
+                    };
+                    (None, pos, end)
+                }
+            };
+            pos = if aggregate.is_some() { end + 1 } else { end };
+            let alias = if kw(toks.get(pos), "AS") {
+                let Some(Tok::Ident(a)) = toks.get(pos + 1) else {
+                    return None;
+                };
+                pos += 2;
+                Some(a.clone())
             } else {
                 None
             };
-            items.push((alias, v));
-            if !p.eat_sym(",") {
+            items.push(Item {
+                alias,
+                start,
+                end,
+                aggregate,
+            });
+            if toks.get(pos) == Some(&Tok::Sym(",")) {
+                pos += 1;
+            } else {
                 break;
             }
         }
-        pos = p.pos;
+        let out = match project(&toks, &items, &rows, &base) {
+            Ok(out) => out,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut out = out;
+        if distinct {
+            let mut seen = std::collections::HashSet::new();
+            out.retain(|r| seen.insert(r.iter().cloned().map(ops::GroupKey).collect::<Vec<_>>()));
+        }
         if is_return {
             if pos != toks.len() {
                 return None;
             }
-            return Some(Ok(items.into_iter().map(|(_, v)| v).collect()));
+            return Some(Ok(out));
         }
-        let mut vars = BTreeMap::new();
-        for (alias, v) in items {
-            vars.insert(alias?, v);
+        let mut next = Vec::new();
+        for values in out {
+            let mut vars = BTreeMap::new();
+            for (item, v) in items.iter().zip(values) {
+                let name = match &item.alias {
+                    Some(a) => a.clone(),
+                    None => match (&toks[item.start], item.end == item.start + 1) {
+                        (Tok::Ident(n), true) => n.clone(),
+                        _ => return None,
+                    },
+                };
+                vars.insert(name, v);
+            }
+            next.push(vars);
         }
-        env.vars = vars;
+        rows = next;
+        if kw(toks.get(pos), "WHERE") {
+            pos += 1;
+            let mut kept = Vec::new();
+            let mut end = None;
+            for row in rows {
+                let (v, e) = match eval_at(&toks, pos, &row_env(&base, &row)) {
+                    Ok(x) => x,
+                    Err(e) if e.kind == ErrorKind::SemanticError => return None,
+                    Err(e) => return Some(Err(e)),
+                };
+                end = Some(e);
+                if v == Value::Bool(true) {
+                    kept.push(row);
+                }
+            }
+            pos = end?;
+            rows = kept;
+        }
+        if rows.is_empty() {
+            return None;
+        }
     }
+}
+
+fn project(
+    toks: &[Tok],
+    items: &[Item],
+    rows: &[BTreeMap<String, Value>],
+    base: &Env,
+) -> Result<Vec<Vec<Value>>> {
+    let eval_item = |item: &Item, env: &Env| -> Result<Value> {
+        let (v, end) = eval_at(toks, item.start, env)?;
+        if end != item.end {
+            return Err(Error::new(ErrorKind::SyntaxError, "item parse mismatch"));
+        }
+        Ok(v)
+    };
+    if items.iter().all(|i| i.aggregate.is_none()) {
+        return rows
+            .iter()
+            .map(|row| {
+                let env = row_env(base, row);
+                items.iter().map(|i| eval_item(i, &env)).collect()
+            })
+            .collect();
+    }
+    // Group by the non-aggregate items, in first-seen order.
+    let mut groups: Vec<(Vec<Value>, Vec<Accumulator>)> = Vec::new();
+    let mut index: std::collections::HashMap<Vec<ops::GroupKey>, usize> =
+        std::collections::HashMap::new();
+    for row in rows {
+        let env = row_env(base, row);
+        let mut key = Vec::new();
+        for item in items.iter().filter(|i| i.aggregate.is_none()) {
+            key.push(eval_item(item, &env)?);
+        }
+        let gk: Vec<ops::GroupKey> = key.iter().cloned().map(ops::GroupKey).collect();
+        let g = *index.entry(gk).or_insert_with(|| {
+            let accs = items
+                .iter()
+                .filter_map(|i| i.aggregate)
+                .map(|(k, d)| Accumulator::new(k, d))
+                .collect();
+            groups.push((key.clone(), accs));
+            groups.len() - 1
+        });
+        let mut accs = std::mem::take(&mut groups[g].1);
+        for (acc, item) in accs
+            .iter_mut()
+            .zip(items.iter().filter(|i| i.aggregate.is_some()))
+        {
+            if acc.kind() == AggregateKind::CountStar {
+                acc.update_row();
+                continue;
+            }
+            let mut p = Parser {
+                toks: toks.to_vec(),
+                pos: item.start,
+                env: &env,
+            };
+            let mut args = vec![p.expr()?];
+            while p.eat_sym(",") {
+                args.push(p.expr()?);
+            }
+            acc.update_args(&args)?;
+        }
+        groups[g].1 = accs;
+    }
+    if groups.is_empty() && items.iter().all(|i| i.aggregate.is_some()) {
+        let accs = items
+            .iter()
+            .filter_map(|i| i.aggregate)
+            .map(|(k, d)| Accumulator::new(k, d))
+            .collect();
+        groups.push((Vec::new(), accs));
+    }
+    let mut out = Vec::new();
+    for (key, accs) in groups {
+        let mut key = key.into_iter();
+        let mut accs = accs.into_iter();
+        let mut row = Vec::new();
+        for item in items {
+            row.push(match item.aggregate {
+                Some(_) => accs
+                    .next()
+                    .expect("one accumulator per aggregate")
+                    .finish()?,
+                None => key.next().expect("one key per item"),
+            });
+        }
+        out.push(row);
+    }
+    Ok(out)
 }

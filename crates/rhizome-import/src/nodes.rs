@@ -121,8 +121,9 @@ pub(crate) fn import_node_group(
     let merge = |chunk: NodeChunk| -> Result<()> {
         let rows = chunk.lines.len();
         stats.rows += rows as u64;
+        let mut id_map = space_name.as_deref().map(|name| spaces.space_mut(name));
         for row in 0..rows {
-            if let Some((field, space, _)) = &plan.id {
+            if let (Some((field, space, _)), Some(id_map)) = (&plan.id, id_map.as_mut()) {
                 let key = match &chunk.ids {
                     IdChunk::Int(v) => IdKey::Int(v[row]),
                     IdChunk::Str { bytes, ends } => {
@@ -131,7 +132,7 @@ pub(crate) fn import_node_group(
                     IdChunk::None => unreachable!("id column present"),
                 };
                 let sequence = base_sequence + stats.nodes;
-                if !spaces.space_mut(space).insert(key, sequence) {
+                if !id_map.insert(key, sequence) {
                     if skip_duplicates {
                         stats.skipped += 1;
                         continue;

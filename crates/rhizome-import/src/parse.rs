@@ -75,7 +75,44 @@ pub(crate) fn parse_i64(bytes: &[u8]) -> Option<i64> {
     }
 }
 
-fn parse_float(bytes: &[u8]) -> Option<f64> {
+/// Parses a float. Plain decimals with at most 15 significant digits
+/// (`-12.345`) take an exact fast path: the digits as an integer and a power
+/// of ten are both exact doubles, so one IEEE division is correctly rounded
+/// (Clinger's fast path). Everything else goes to the standard library.
+#[inline]
+pub(crate) fn parse_float(bytes: &[u8]) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let (negative, digits) = match bytes {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, bytes),
+    };
+    if !digits.is_empty() && digits.len() <= 16 {
+        let mut mantissa: u64 = 0;
+        let mut count = 0usize;
+        let mut fraction_digits = None;
+        let mut plain = true;
+        for (i, &b) in digits.iter().enumerate() {
+            match b {
+                b'0'..=b'9' => {
+                    mantissa = mantissa * 10 + (b - b'0') as u64;
+                    count += 1;
+                }
+                b'.' if fraction_digits.is_none() && i + 1 < digits.len() && i > 0 => {
+                    fraction_digits = Some(digits.len() - i - 1)
+                }
+                _ => {
+                    plain = false;
+                    break;
+                }
+            }
+        }
+        if plain && count <= 15 {
+            let value = mantissa as f64 / POW10[fraction_digits.unwrap_or(0)];
+            return Some(if negative { -value } else { value });
+        }
+    }
     std::str::from_utf8(trim(bytes)).ok()?.parse::<f64>().ok()
 }
 
@@ -437,6 +474,46 @@ mod tests {
         );
         let err = column(ty(ScalarKind::Long, false), &["12a"], RULES).unwrap_err();
         assert_eq!(err, "`12a` is not a long (64-bit integer)");
+    }
+
+    #[test]
+    fn float_fast_path_matches_the_standard_library() {
+        let mut rng = crate::generate::SplitMix64::new(3);
+        for _ in 0..20_000 {
+            let whole = rng.below(1_000_000_000);
+            let frac = rng.below(1_000_000);
+            let places = rng.below(7) as usize;
+            let text = match places {
+                0 => format!("{whole}"),
+                p => format!("{whole}.{:0width$}", frac % 10u64.pow(p as u32), width = p),
+            };
+            for t in [text.clone(), format!("-{text}")] {
+                assert_eq!(
+                    parse_float(t.as_bytes()).map(f64::to_bits),
+                    Some(t.parse::<f64>().unwrap().to_bits()),
+                    "{t}"
+                );
+            }
+        }
+        for t in [
+            "0.1",
+            "9.999",
+            "1e5",
+            "-0",
+            "1234567890123456.5",
+            ".5",
+            "5.",
+            "NaN",
+            " 2.5 ",
+            "1.2.3",
+        ] {
+            let bits = |x: Option<f64>| x.map(f64::to_bits);
+            assert_eq!(
+                bits(parse_float(t.as_bytes())),
+                bits(t.trim().parse::<f64>().ok()),
+                "{t}"
+            );
+        }
     }
 
     #[test]

@@ -198,7 +198,11 @@ fn annotate_expr(e: &mut Expr, ctx: &dyn PlannerContext) {
     }
 }
 
-fn annotate_node(node: &mut PlanNode, ctx: &dyn PlannerContext, labels: &mut HashMap<Slot, String>) {
+fn annotate_node(
+    node: &mut PlanNode,
+    ctx: &dyn PlannerContext,
+    labels: &mut HashMap<Slot, String>,
+) {
     for input in node.inputs.iter_mut() {
         annotate_node(input, ctx, labels);
     }

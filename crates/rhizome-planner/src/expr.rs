@@ -223,7 +223,9 @@ impl Planner<'_> {
                     .map(|(k, x)| Ok((k.name.clone(), self.lower(x, scope)?)))
                     .collect::<Result<_>>()?,
             ),
-            ExprKind::Property(b, k) => Expr::Property(Box::new(self.lower(b, scope)?), k.name.clone()),
+            ExprKind::Property(b, k) => {
+                Expr::Property(Box::new(self.lower(b, scope)?), k.name.clone())
+            }
             ExprKind::Index(a, b) => Expr::Index(
                 Box::new(self.lower(a, scope)?),
                 Box::new(self.lower(b, scope)?),
@@ -288,7 +290,9 @@ impl Planner<'_> {
             {
                 // Legacy `exists(pattern)` / `exists(n.prop)`.
                 match &args[0].kind {
-                    ExprKind::PatternPredicate(_) | ExprKind::Exists(_) => self.lower(&args[0], scope)?,
+                    ExprKind::PatternPredicate(_) | ExprKind::Exists(_) => {
+                        self.lower(&args[0], scope)?
+                    }
                     _ => Expr::IsNull(Box::new(self.lower(&args[0], scope)?), true),
                 }
             }
@@ -373,13 +377,17 @@ impl Planner<'_> {
                 let mut out = Vec::with_capacity(items.len());
                 for item in items {
                     out.push(match item {
-                        ast::MapProjectionItem::Property(k) => MapProjectionItem::Property(k.name.clone()),
+                        ast::MapProjectionItem::Property(k) => {
+                            MapProjectionItem::Property(k.name.clone())
+                        }
                         ast::MapProjectionItem::AllProperties => MapProjectionItem::AllProperties,
                         ast::MapProjectionItem::Literal(k, x) => {
                             MapProjectionItem::Entry(k.name.clone(), self.lower(x, scope)?)
                         }
                         ast::MapProjectionItem::Variable(v) => match scope.get(&v.name) {
-                            Some(var) => MapProjectionItem::Entry(v.name.clone(), Expr::Slot(var.slot)),
+                            Some(var) => {
+                                MapProjectionItem::Entry(v.name.clone(), Expr::Slot(var.slot))
+                            }
                             None => return Err(unknown_variable(&v.name)),
                         },
                     });
@@ -408,17 +416,22 @@ impl Planner<'_> {
                     element: pattern.clone(),
                     span: pattern.span,
                 };
-                let (plan, inner) =
-                    self.pattern_subquery(std::slice::from_ref(&part), predicate.as_deref(), scope)?;
+                let (plan, inner) = self.pattern_subquery(
+                    std::slice::from_ref(&part),
+                    predicate.as_deref(),
+                    scope,
+                )?;
                 let value = self.lower(projection, &inner)?;
                 Expr::Subquery(Box::new(plan), SubqueryKind::Collect(Box::new(value)))
             }
-            ExprKind::Exists(body) => {
-                Expr::Subquery(Box::new(self.subquery_body(body, scope)?), SubqueryKind::Exists)
-            }
-            ExprKind::CountSubquery(body) => {
-                Expr::Subquery(Box::new(self.subquery_body(body, scope)?), SubqueryKind::Count)
-            }
+            ExprKind::Exists(body) => Expr::Subquery(
+                Box::new(self.subquery_body(body, scope)?),
+                SubqueryKind::Exists,
+            ),
+            ExprKind::CountSubquery(body) => Expr::Subquery(
+                Box::new(self.subquery_body(body, scope)?),
+                SubqueryKind::Count,
+            ),
         })
     }
 }
@@ -474,7 +487,10 @@ mod tests {
         }
         assert_eq!(
             lower_text("a.x IS NOT NULL"),
-            Expr::IsNull(Box::new(Expr::Property(Box::new(Expr::Slot(0)), "x".into())), true)
+            Expr::IsNull(
+                Box::new(Expr::Property(Box::new(Expr::Slot(0)), "x".into())),
+                true
+            )
         );
     }
 

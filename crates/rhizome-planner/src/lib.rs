@@ -51,6 +51,16 @@ pub fn plan_statement(
     analyzed: &AnalyzedStatement,
     ctx: &dyn PlannerContext,
 ) -> Result<PlannedStatement> {
+    plan_statement_with(analyzed, ctx, &rules::all_rules())
+}
+
+/// [`plan_statement`] with a chosen set of optimizer rules (none: the plan
+/// as constructed from the clauses). For tests and for debugging a rule.
+pub fn plan_statement_with(
+    analyzed: &AnalyzedStatement,
+    ctx: &dyn PlannerContext,
+    rule_set: &[Box<dyn rules::OptimizerRule>],
+) -> Result<PlannedStatement> {
     let statement = &analyzed.statement;
     let explain = statement.prefix == Some(QueryPrefix::Explain);
     let profile = statement.prefix == Some(QueryPrefix::Profile);
@@ -58,7 +68,9 @@ pub fn plan_statement(
         StatementKind::Query(q) => q,
         StatementKind::CreateIndex(_) => return Err(logical::unsupported("CREATE INDEX")),
         StatementKind::DropIndex(_) => return Err(logical::unsupported("DROP INDEX")),
-        StatementKind::CreateConstraint(_) => return Err(logical::unsupported("CREATE CONSTRAINT")),
+        StatementKind::CreateConstraint(_) => {
+            return Err(logical::unsupported("CREATE CONSTRAINT"))
+        }
         StatementKind::DropConstraint(_) => return Err(logical::unsupported("DROP CONSTRAINT")),
         StatementKind::ShowIndexes => return Err(logical::unsupported("SHOW INDEXES")),
         StatementKind::ShowConstraints => return Err(logical::unsupported("SHOW CONSTRAINTS")),
@@ -72,7 +84,12 @@ pub fn plan_statement(
     };
     let mut planner = logical::Planner::new(ctx);
     planner.analyzed_columns = analyzed.columns.clone();
-    let planned = planner.query(query, logical::argument(), &logical::Scope::default(), false)?;
+    let planned = planner.query(
+        query,
+        logical::argument(),
+        &logical::Scope::default(),
+        false,
+    )?;
     let mut columns = planned.columns;
     // The analysed names are authoritative (e.g. `RETURN *` ordering).
     if columns.len() == analyzed.columns.len() {
@@ -86,7 +103,7 @@ pub fn plan_statement(
         columns: columns.iter().map(|(_, s)| *s).collect(),
         slots: &mut slots,
     };
-    let mut root = rules::optimize(planned.plan, &mut rule_ctx);
+    let mut root = rules::optimize_with(planned.plan, rule_set, &mut rule_ctx);
     cost::annotate(&mut root, ctx);
     let width = slots.width();
     let plan = Plan {
@@ -128,7 +145,12 @@ fn check(plan: &Plan) -> Result<()> {
 /// followed by the result columns.
 pub fn explain(planned: &PlannedStatement) -> String {
     let mut out = render_plan(&planned.plan, &mut |_, _| String::new());
-    let cols: Vec<&str> = planned.plan.columns.iter().map(|(n, _)| n.as_str()).collect();
+    let cols: Vec<&str> = planned
+        .plan
+        .columns
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
     out.push_str(&format!("Columns: {}\n", cols.join(", ")));
     out
 }

@@ -361,9 +361,9 @@ pub fn conjuncts(e: Expr) -> Vec<Expr> {
 
 /// Joins conjuncts with `AND` (`None` for none).
 pub fn and_all(parts: Vec<Expr>) -> Option<Expr> {
-    parts.into_iter().reduce(|a, b| {
-        Expr::Binary(rhizome_plan::BinaryOp::And, Box::new(a), Box::new(b))
-    })
+    parts
+        .into_iter()
+        .reduce(|a, b| Expr::Binary(rhizome_plan::BinaryOp::And, Box::new(a), Box::new(b)))
 }
 
 #[cfg(test)]

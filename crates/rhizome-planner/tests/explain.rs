@@ -19,7 +19,11 @@ const TRIPLES: &[(&str, &str, &str, u64)] = &[
     ("Person", "KNOWS", "Person", 5_000),
     ("Item", "HAS_TAG", "Tag", 10_000),
 ];
-const INDEXES: &[(&str, &str, u64)] = &[("Person", "id", 1000), ("Person", "name", 900), ("Item", "price", 500)];
+const INDEXES: &[(&str, &str, u64)] = &[
+    ("Person", "id", 1000),
+    ("Person", "name", 900),
+    ("Item", "price", 500),
+];
 
 impl PlannerContext for Fake {
     fn label_count(&self, label: &str) -> Option<u64> {
@@ -39,7 +43,9 @@ impl PlannerContext for Fake {
         TRIPLES
             .iter()
             .filter(|(s, ty, d, _)| {
-                src.is_none_or(|x| x == *s) && t.is_none_or(|x| x == *ty) && dst.is_none_or(|x| x == *d)
+                src.is_none_or(|x| x == *s)
+                    && t.is_none_or(|x| x == *ty)
+                    && dst.is_none_or(|x| x == *d)
             })
             .map(|(.., c)| c)
             .sum()
@@ -72,7 +78,11 @@ fn golden(query: &str, expected: &str) {
         .map(|l| l.strip_prefix("        ").unwrap_or(l))
         .collect::<Vec<_>>()
         .join("\n");
-    assert_eq!(actual.trim_end(), expected.trim(), "\nquery: {query}\nactual plan:\n{actual}");
+    assert_eq!(
+        actual.trim_end(),
+        expected.trim(),
+        "\nquery: {query}\nactual plan:\n{actual}"
+    );
 }
 
 #[test]
@@ -91,23 +101,29 @@ fn label_scan_and_expand() {
 
 #[test]
 fn index_seek_for_equality() {
-    golden("MATCH (p:Person {id: $id})-[:KNOWS]->(f) RETURN f.name", r#"
+    golden(
+        "MATCH (p:Person {id: $id})-[:KNOWS]->(f) RETURN f.name",
+        r#"
         Projection f.name AS f.name  [est. 5 rows]
         └─ Expand (p)-[  anon_0:KNOWS]->(f)  [est. 5 rows]
            └─ IndexSeek (p:Person {id = $id})  [est. 1 rows] [index_seek]
               └─ Argument  [est. 1 rows]
         Columns: f.name
-        "#);
+        "#,
+    );
 }
 
 #[test]
 fn index_seek_for_range() {
-    golden("MATCH (i:Item) WHERE i.price >= 10 AND i.price < 20 AND i.name STARTS WITH 'a' RETURN i", r#"
+    golden(
+        "MATCH (i:Item) WHERE i.price >= 10 AND i.price < 20 AND i.name STARTS WITH 'a' RETURN i",
+        r#"
         Filter (i.name STARTS WITH 'a')  [est. 750 rows]
         └─ IndexSeek (i:Item {price range >= 10 < 20})  [est. 1500 rows] [index_seek]
            └─ Argument  [est. 1 rows]
         Columns: i
-        "#);
+        "#,
+    );
 }
 
 #[test]
@@ -123,7 +139,9 @@ fn var_length_expand() {
 
 #[test]
 fn optional_match() {
-    golden("MATCH (p:Person) OPTIONAL MATCH (p)-[:LIKES]->(i:Item) WHERE i.price > 100 RETURN p, i", r#"
+    golden(
+        "MATCH (p:Person) OPTIONAL MATCH (p)-[:LIKES]->(i:Item) WHERE i.price > 100 RETURN p, i",
+        r#"
         Optional  [est. 6000 rows]
         ├─ LabelScan (p:Person)  [est. 1000 rows]
         │  └─ Argument  [est. 1 rows]
@@ -131,17 +149,21 @@ fn optional_match() {
            └─ Expand (p)-[  anon_0:LIKES]->(i)  [est. 20 rows] [drop_implied_label]
               └─ Argument  [est. 1 rows]
         Columns: p, i
-        "#);
+        "#,
+    );
 }
 
 #[test]
 fn optional_single_expand() {
-    golden("MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f) RETURN p, f", r#"
+    golden(
+        "MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f) RETURN p, f",
+        r#"
         OptionalExpand (p)-[  anon_0:KNOWS]->(f)  [est. 5000 rows] [optional_expand]
         └─ LabelScan (p:Person)  [est. 1000 rows]
            └─ Argument  [est. 1 rows]
         Columns: p, f
-        "#);
+        "#,
+    );
 }
 
 #[test]
@@ -158,7 +180,9 @@ fn aggregation_with_grouping() {
 
 #[test]
 fn order_by_limit_becomes_top() {
-    golden("MATCH (i:Item) RETURN i.name AS name ORDER BY i.price DESC, name SKIP 5 LIMIT 10", r#"
+    golden(
+        "MATCH (i:Item) RETURN i.name AS name ORDER BY i.price DESC, name SKIP 5 LIMIT 10",
+        r#"
         Skip 5  [est. 10 rows] [limit_to_top]
         └─ Top   anon_0 DESC, name LIMIT 15  [est. 15 rows] [fold_constants]
            └─ Projection i.price AS   anon_0  [est. 5000 rows]
@@ -166,7 +190,8 @@ fn order_by_limit_becomes_top() {
                  └─ LabelScan (i:Item)  [est. 5000 rows]
                     └─ Argument  [est. 1 rows]
         Columns: name
-        "#);
+        "#,
+    );
 }
 
 #[test]
@@ -188,37 +213,48 @@ fn exists_becomes_semi_apply() {
 
 #[test]
 fn pattern_comprehension_subquery() {
-    golden("MATCH (p:Person) RETURN p.name, [(p)-[:LIKES]->(i) WHERE i.price > 5 | i.name] AS items", r#"
+    golden(
+        "MATCH (p:Person) RETURN p.name, [(p)-[:LIKES]->(i) WHERE i.price > 5 | i.name] AS items",
+        r#"
         Projection p.name AS p.name, [pattern comprehension] AS items  [est. 1000 rows]
         └─ LabelScan (p:Person)  [est. 1000 rows]
            └─ Argument  [est. 1 rows]
         Columns: p.name, items
-        "#);
+        "#,
+    );
 }
 
 #[test]
 fn cyclic_triangle_uses_expand_into() {
-    golden("MATCH (a:Person)-[:KNOWS]->(b)-[:KNOWS]->(c)-[:KNOWS]->(a) RETURN a, b, c", r#"
+    golden(
+        "MATCH (a:Person)-[:KNOWS]->(b)-[:KNOWS]->(c)-[:KNOWS]->(a) RETURN a, b, c",
+        r#"
         ExpandInto (c)-[  anon_2:KNOWS]->(a)  [est. 3 rows]
         └─ Expand (b)-[  anon_1:KNOWS]->(c)  [est. 4098 rows]
            └─ Expand (a)-[  anon_0:KNOWS]->(b)  [est. 5000 rows]
               └─ LabelScan (a:Person)  [est. 1000 rows]
                  └─ Argument  [est. 1 rows]
         Columns: a, b, c
-        "#);
+        "#,
+    );
 }
 
 #[test]
 fn disconnected_patterns() {
-    golden("MATCH (t:Tag), (p:Person {id: 1}) RETURN t, p", r#"
+    golden(
+        "MATCH (t:Tag), (p:Person {id: 1}) RETURN t, p",
+        r#"
         CartesianProduct  [est. 100 rows]
         ├─ IndexSeek (p:Person {id = 1})  [est. 1 rows] [index_seek]
         │  └─ Argument  [est. 1 rows]
         └─ LabelScan (t:Tag)  [est. 100 rows]
            └─ Argument  [est. 1 rows]
         Columns: t, p
-        "#);
-    golden("MATCH (p:Person), (i:Item) WHERE p.name = i.name RETURN p, i", r#"
+        "#,
+    );
+    golden(
+        "MATCH (p:Person), (i:Item) WHERE p.name = i.name RETURN p, i",
+        r#"
         HashJoin   anon_0  [est. 5000 rows]
         ├─ Projection i.name AS   anon_0  [est. 5000 rows]
         │  └─ LabelScan (i:Item)  [est. 5000 rows]
@@ -227,7 +263,8 @@ fn disconnected_patterns() {
            └─ LabelScan (p:Person)  [est. 1000 rows]
               └─ Argument  [est. 1 rows]
         Columns: p, i
-        "#);
+        "#,
+    );
 }
 
 #[test]
@@ -260,7 +297,9 @@ fn counting_query_uses_expand_count() {
 
 #[test]
 fn union() {
-    golden("MATCH (p:Person) RETURN p.name AS name UNION MATCH (t:Tag) RETURN t.name AS name", r#"
+    golden(
+        "MATCH (p:Person) RETURN p.name AS name UNION MATCH (t:Tag) RETURN t.name AS name",
+        r#"
         Union distinct  [est. 1100 rows]
         ├─ Projection name AS name  [est. 1000 rows]
         │  └─ Projection p.name AS name  [est. 1000 rows]
@@ -271,17 +310,21 @@ fn union() {
               └─ LabelScan (t:Tag)  [est. 100 rows]
                  └─ Argument  [est. 1 rows]
         Columns: name
-        "#);
+        "#,
+    );
 }
 
 #[test]
 fn unwind() {
-    golden("UNWIND $ids AS id MATCH (p:Person {id: id}) RETURN p", r#"
+    golden(
+        "UNWIND $ids AS id MATCH (p:Person {id: id}) RETURN p",
+        r#"
         IndexSeek (p:Person {id = id})  [est. 10 rows] [index_seek]
         └─ Unwind $ids AS id  [est. 10 rows]
            └─ Argument  [est. 1 rows]
         Columns: p
-        "#);
+        "#,
+    );
 }
 
 #[test]

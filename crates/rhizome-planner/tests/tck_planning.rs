@@ -191,7 +191,8 @@ fn extract(file: &str, text: &str, out: &mut Vec<Case>) {
 }
 
 fn known_failures() -> BTreeSet<String> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/tck_planning_known_failures.txt");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/tck_planning_known_failures.txt");
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -205,11 +206,18 @@ fn known_failures() -> BTreeSet<String> {
 fn every_read_only_tck_query_plans() {
     let mut files = Vec::new();
     feature_files(&tck_dir(), &mut files);
-    assert!(!files.is_empty(), "TCK features not found at {}", tck_dir().display());
+    assert!(
+        !files.is_empty(),
+        "TCK features not found at {}",
+        tck_dir().display()
+    );
     let mut cases = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap_or_default();
-        let name = f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
         extract(&name, &text, &mut cases);
     }
     let known = known_failures();
@@ -241,9 +249,16 @@ fn every_read_only_tck_query_plans() {
         "TCK planning: {} queries extracted, {compiled} compile, {updating} updating (skipped), {planned}/{attempted} read-only queries planned",
         cases.len()
     );
-    let unexpected: Vec<_> = failures.iter().filter(|(id, ..)| !known.contains(id)).collect();
+    let unexpected: Vec<_> = failures
+        .iter()
+        .filter(|(id, ..)| !known.contains(id))
+        .collect();
     for (id, err, q) in &unexpected {
         println!("FAIL {id}: {err}\n    {}", q.replace('\n', "\n    "));
     }
-    assert!(unexpected.is_empty(), "{} TCK queries failed to plan", unexpected.len());
+    assert!(
+        unexpected.is_empty(),
+        "{} TCK queries failed to plan",
+        unexpected.len()
+    );
 }

@@ -19,8 +19,8 @@ use crate::usage::{and_all, conjuncts, expr_reads};
 use rhizome_common::{Error, ErrorKind, Result};
 use rhizome_cypher::ast;
 use rhizome_plan::{
-    BinaryOp, ExpandDirection, Expr, OpKind, PathStep, PlanNode, Quantifier, ShortestPathKind, Slot,
-    UnaryOp,
+    BinaryOp, ExpandDirection, Expr, OpKind, PathStep, PlanNode, Quantifier, ShortestPathKind,
+    Slot, UnaryOp,
 };
 use std::collections::BTreeSet;
 
@@ -222,7 +222,12 @@ impl Planner<'_> {
     }
 
     /// Adds one pattern part to the query graph, binding its variables.
-    fn add_part(&mut self, part: &ast::PatternPart, g: &mut QueryGraph, scope: &mut Scope) -> Result<()> {
+    fn add_part(
+        &mut self,
+        part: &ast::PatternPart,
+        g: &mut QueryGraph,
+        scope: &mut Scope,
+    ) -> Result<()> {
         // Property maps are lowered once every variable of the part is bound.
         let mut pending: Vec<(Slot, ast::Expr)> = Vec::new();
         let mut rel_pending: Vec<(usize, ast::Expr)> = Vec::new();
@@ -291,7 +296,15 @@ impl Planner<'_> {
                 let slot = match (&rp.variable, prior) {
                     (Some(v), None) => {
                         let s = self.slots.named(&v.name);
-                        scope.bind(&v.name, s, if is_list { VarKind::RelList } else { VarKind::Rel });
+                        scope.bind(
+                            &v.name,
+                            s,
+                            if is_list {
+                                VarKind::RelList
+                            } else {
+                                VarKind::Rel
+                            },
+                        );
                         s
                     }
                     (Some(_), Some(bound)) => {
@@ -385,7 +398,12 @@ impl Planner<'_> {
 
     /// `{k: v, ...}` on `target` as equality conjuncts; a parameter map
     /// becomes `all(k IN keys($m) WHERE target[k] = $m[k])`.
-    fn property_predicates(&mut self, target: Expr, props: &ast::Expr, scope: &Scope) -> Result<Vec<Expr>> {
+    fn property_predicates(
+        &mut self,
+        target: Expr,
+        props: &ast::Expr,
+        scope: &Scope,
+    ) -> Result<Vec<Expr>> {
         match &props.kind {
             ast::ExprKind::Map(entries) => entries
                 .iter()
@@ -431,7 +449,8 @@ impl Planner<'_> {
         let mut i = 0;
         while i < g.preds.len() {
             let hit = g.shortest.iter().position(|s| {
-                g.preds[i].reads.contains(&s.path) || s.rels.is_some_and(|r| g.preds[i].reads.contains(&r))
+                g.preds[i].reads.contains(&s.path)
+                    || s.rels.is_some_and(|r| g.preds[i].reads.contains(&r))
             });
             if let Some(si) = hit {
                 sp_preds[si].push(g.preds.remove(i).expr);
@@ -468,21 +487,40 @@ impl Planner<'_> {
         });
         for (fresh, _, ci) in order {
             let comp = &components[ci];
-            let chain = !fresh || (!started && trivial_input) || self.chain_is_cheaper(&g, comp, &plan);
+            let chain =
+                !fresh || (!started && trivial_input) || self.chain_is_cheaper(&g, comp, &plan);
             if chain {
-                let c = self.plan_component(&mut g, comp, plan, &mut covered, &mut done, &mut bound, &all_rels)?;
+                let c = self.plan_component(
+                    &mut g,
+                    comp,
+                    plan,
+                    &mut covered,
+                    &mut done,
+                    &mut bound,
+                    &all_rels,
+                )?;
                 plan = c.plan;
                 all_rels.extend(c.rels);
             } else {
                 let mut local_bound = BTreeSet::new();
                 g.isolated = true;
-                let c = self.plan_component(&mut g, comp, argument(), &mut covered, &mut done, &mut local_bound, &[]);
+                let c = self.plan_component(
+                    &mut g,
+                    comp,
+                    argument(),
+                    &mut covered,
+                    &mut done,
+                    &mut local_bound,
+                    &[],
+                );
                 g.isolated = false;
                 let c = c?;
                 let comp_slots = local_bound.clone();
                 bound.extend(local_bound);
                 plan = self.join(&mut g, plan, c.plan, &bound, &comp_slots)?;
-                if let Some(f) = uniqueness_filter(&all_rels, &c.rels, &g.list_rels, &mut self.slots) {
+                if let Some(f) =
+                    uniqueness_filter(&all_rels, &c.rels, &g.list_rels, &mut self.slots)
+                {
                     plan = over(OpKind::Filter { predicate: f }, plan);
                 }
                 all_rels.extend(c.rels);
@@ -547,7 +585,10 @@ impl Planner<'_> {
                 let node = &g.nodes[n];
                 let mut best = cost::scan_rows(self.ctx, &node.labels);
                 for p in &g.preds {
-                    let own = p.reads.iter().all(|s| comp.iter().any(|&m| g.nodes[m].slot == *s));
+                    let own = p
+                        .reads
+                        .iter()
+                        .all(|s| comp.iter().any(|&m| g.nodes[m].slot == *s));
                     if let (true, Some((key, _))) = (own, equality_on(&p.expr, node.slot)) {
                         for l in &node.labels {
                             if self.ctx.has_index(l, &key) {
@@ -613,8 +654,19 @@ impl Planner<'_> {
                 .cloned()
                 .unwrap_or_default(),
         };
-        let mut plan = over(OpKind::LabelScan { out, label: label.clone() }, input);
-        let others: Vec<String> = node.labels.iter().filter(|l| **l != label).cloned().collect();
+        let mut plan = over(
+            OpKind::LabelScan {
+                out,
+                label: label.clone(),
+            },
+            input,
+        );
+        let others: Vec<String> = node
+            .labels
+            .iter()
+            .filter(|l| **l != label)
+            .cloned()
+            .collect();
         if !others.is_empty() {
             plan = over(
                 OpKind::Filter {
@@ -676,7 +728,13 @@ impl Planner<'_> {
                     } else {
                         (r.right, r.left, reverse(r.direction))
                     };
-                    let mut e = cost::expand_factor(self.ctx, &g.nodes[from].labels, &r.types, dir, &g.nodes[to].labels);
+                    let mut e = cost::expand_factor(
+                        self.ctx,
+                        &g.nodes[from].labels,
+                        &r.types,
+                        dir,
+                        &g.nodes[to].labels,
+                    );
                     if r.length.is_some() {
                         e = e.max(1.0) * 10.0;
                     }
@@ -707,7 +765,11 @@ impl Planner<'_> {
             };
             done[ri] = true;
             let r = g.rels[ri].clone();
-            let distinct_from: Vec<Slot> = earlier_rels.iter().chain(rels_here.iter()).copied().collect();
+            let distinct_from: Vec<Slot> = earlier_rels
+                .iter()
+                .chain(rels_here.iter())
+                .copied()
+                .collect();
             let (l, rt) = (covered[r.left], covered[r.right]);
             let types = r.types.clone();
             if l && rt {
@@ -791,7 +853,10 @@ impl Planner<'_> {
                         if reversed {
                             p = over(
                                 OpKind::Project {
-                                    items: vec![(r.slot, Expr::Function("reverse".into(), vec![Expr::Slot(rels)]))],
+                                    items: vec![(
+                                        r.slot,
+                                        Expr::Function("reverse".into(), vec![Expr::Slot(rels)]),
+                                    )],
                                 },
                                 p,
                             );
@@ -806,7 +871,10 @@ impl Planner<'_> {
             rels_here.push(r.slot);
             plan = apply_ready(g, bound, plan);
         }
-        Ok(Component { plan, rels: rels_here })
+        Ok(Component {
+            plan,
+            rels: rels_here,
+        })
     }
 
     /// Joins a fresh component (`right`, planned from `Argument`) to `left`:
@@ -843,7 +911,11 @@ impl Planner<'_> {
             }
         });
         let Some(pos) = pos else {
-            return Ok(PlanNode::new(OpKind::CartesianProduct, vec![left, right], 0.0));
+            return Ok(PlanNode::new(
+                OpKind::CartesianProduct,
+                vec![left, right],
+                0.0,
+            ));
         };
         let Expr::Binary(_, a, b) = g.preds.remove(pos).expr else {
             return Err(Error::internal("hash join predicate is not an equality"));
@@ -858,7 +930,15 @@ impl Planner<'_> {
                 return (s, plan);
             }
             let s = planner.slots.anon();
-            (s, over(OpKind::Project { items: vec![(s, e)] }, plan))
+            (
+                s,
+                over(
+                    OpKind::Project {
+                        items: vec![(s, e)],
+                    },
+                    plan,
+                ),
+            )
         };
         let (build_key, build) = key_slot(self, right_key, right);
         let (probe_key, probe) = key_slot(self, left_key, left);
@@ -955,8 +1035,14 @@ fn uniqueness_filter(
             let (lx, ly) = (lists.contains(&x), lists.contains(&y));
             parts.push(match (lx, ly) {
                 (false, false) => bin(BinaryOp::Ne, Expr::Slot(x), Expr::Slot(y)),
-                (false, true) => Expr::Unary(UnaryOp::Not, Box::new(bin(BinaryOp::In, Expr::Slot(x), Expr::Slot(y)))),
-                (true, false) => Expr::Unary(UnaryOp::Not, Box::new(bin(BinaryOp::In, Expr::Slot(y), Expr::Slot(x)))),
+                (false, true) => Expr::Unary(
+                    UnaryOp::Not,
+                    Box::new(bin(BinaryOp::In, Expr::Slot(x), Expr::Slot(y))),
+                ),
+                (true, false) => Expr::Unary(
+                    UnaryOp::Not,
+                    Box::new(bin(BinaryOp::In, Expr::Slot(y), Expr::Slot(x))),
+                ),
                 (true, true) => {
                     let v = slots.anon();
                     Expr::Quantified {

@@ -9,9 +9,9 @@
 //! statistics (where a pattern starts, the order of expansions) are made
 //! here with [`crate::cost`]; local rewrites are left to [`crate::rules`].
 
+pub(crate) mod call;
 #[path = "match.rs"]
 pub(crate) mod r#match;
-pub(crate) mod call;
 pub(crate) mod projection;
 pub(crate) mod subquery;
 pub(crate) mod union;
@@ -93,7 +93,10 @@ pub(crate) struct Planner<'a> {
 
 /// A `SemanticError` for constructs the planner does not handle yet.
 pub(crate) fn unsupported(what: &str) -> Error {
-    Error::new(ErrorKind::SemanticError, format!("{what} is not supported yet"))
+    Error::new(
+        ErrorKind::SemanticError,
+        format!("{what} is not supported yet"),
+    )
 }
 
 /// An `Argument` leaf.

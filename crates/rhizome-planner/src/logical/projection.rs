@@ -188,7 +188,10 @@ impl Planner<'_> {
                     });
                 }
                 if !post.is_empty() {
-                    plan = over(OpKind::Project { items: post }, std::mem::replace(&mut plan, super::argument()));
+                    plan = over(
+                        OpKind::Project { items: post },
+                        std::mem::replace(&mut plan, super::argument()),
+                    );
                 }
                 // Restore the column order of the projection.
                 items.sort_by_key(|it| raw.iter().position(|(_, n)| *n == it.name));
@@ -197,16 +200,27 @@ impl Planner<'_> {
                 }
                 if p.distinct {
                     let slots = items.iter().map(|it| it.slot).collect();
-                    plan = over(OpKind::Distinct { slots }, std::mem::replace(&mut plan, super::argument()));
+                    plan = over(
+                        OpKind::Distinct { slots },
+                        std::mem::replace(&mut plan, super::argument()),
+                    );
                 }
                 let mut sort_scope = key_scope.clone();
                 for v in new_scope.visible() {
                     sort_scope.bind(&v.name, v.slot, v.kind);
                 }
-                plan = self.order_skip_limit(p, std::mem::replace(&mut plan, super::argument()), &items, &sort_scope)?;
+                plan = self.order_skip_limit(
+                    p,
+                    std::mem::replace(&mut plan, super::argument()),
+                    &items,
+                    &sort_scope,
+                )?;
                 if let Some(w) = &p.where_ {
                     let predicate = self.lower(w, &sort_scope)?;
-                    plan = over(OpKind::Filter { predicate }, std::mem::replace(&mut plan, super::argument()));
+                    plan = over(
+                        OpKind::Filter { predicate },
+                        std::mem::replace(&mut plan, super::argument()),
+                    );
                 }
                 Ok(())
             })();

@@ -34,7 +34,11 @@ impl Planner<'_> {
     }
 
     /// The plan of an `EXISTS { }` / `COUNT { }` body, from `Argument`.
-    pub(crate) fn subquery_body(&mut self, body: &ast::SubqueryBody, scope: &Scope) -> Result<PlanNode> {
+    pub(crate) fn subquery_body(
+        &mut self,
+        body: &ast::SubqueryBody,
+        scope: &Scope,
+    ) -> Result<PlanNode> {
         match body {
             ast::SubqueryBody::Pattern { pattern, where_ } => {
                 Ok(self.pattern_subquery(pattern, where_.as_deref(), scope)?.0)
@@ -55,6 +59,9 @@ impl Planner<'_> {
         for (name, slot) in &inner.columns {
             out.bind(name, *slot, super::VarKind::Value);
         }
-        Ok((PlanNode::new(OpKind::Apply, vec![plan, inner.plan], 0.0), out))
+        Ok((
+            PlanNode::new(OpKind::Apply, vec![plan, inner.plan], 0.0),
+            out,
+        ))
     }
 }

@@ -16,12 +16,17 @@ impl Planner<'_> {
         importing: bool,
     ) -> Result<Planned> {
         let distinct = q.unions.first().is_some_and(|u| !u.all);
-        let branches: Vec<&ast::SingleQuery> =
-            std::iter::once(&q.first).chain(q.unions.iter().map(|u| &u.query)).collect();
+        let branches: Vec<&ast::SingleQuery> = std::iter::once(&q.first)
+            .chain(q.unions.iter().map(|u| &u.query))
+            .collect();
         let mut out_slots: Vec<(String, Slot)> = Vec::new();
         let mut plans = Vec::with_capacity(branches.len());
         for (i, b) in branches.into_iter().enumerate() {
-            let s = if importing { import_scope(b, scope) } else { scope.clone() };
+            let s = if importing {
+                import_scope(b, scope)
+            } else {
+                scope.clone()
+            };
             let planned = self.single_query(b, argument(), s)?;
             if i == 0 {
                 out_slots = planned
@@ -46,8 +51,11 @@ impl Planner<'_> {
                         .find(|(n, _)| n == name)
                         .map(|(_, s)| *s)
                         .ok_or_else(|| {
-                            Error::new(ErrorKind::SyntaxError, "UNION branches return different columns")
-                                .with_code("DifferentColumnsInUnion")
+                            Error::new(
+                                ErrorKind::SyntaxError,
+                                "UNION branches return different columns",
+                            )
+                            .with_code("DifferentColumnsInUnion")
                         })?;
                     Ok((*out, Expr::Slot(src)))
                 })

@@ -61,3 +61,24 @@ impl OptimizerRule for ExistsToSemiApply {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn exists_conjuncts_become_semi_applies() {
+        let q = "MATCH (a) WHERE a.x = 1 AND NOT (a)-->() RETURN a";
+        assert_eq!(
+            plan_empty(q, Some(Box::new(ExistsToSemiApply))),
+            "AntiSemiApply [exists_to_semi_apply]\n├─ Filter (a.x = 1)\n│  └─ AllNodesScan (a)\n│     └─ Argument\n└─ Expand (a)-[  anon_1]->(  anon_0)\n   └─ Argument"
+        );
+    }
+
+    #[test]
+    fn disjunctions_stay_expressions() {
+        let q = "MATCH (a) WHERE a.x = 1 OR (a)-->() RETURN a";
+        assert!(plan_empty(q, Some(Box::new(ExistsToSemiApply))).starts_with("Filter"));
+    }
+}

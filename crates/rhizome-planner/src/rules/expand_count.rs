@@ -65,7 +65,8 @@ impl OptimizerRule for ExpandCount {
     fn rewrite(&self, node: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode {
         let slots = &mut *ctx.slots;
         transform_up(node, &mut |n| {
-            let (OpKind::Aggregate { keys, aggregates }, [below]) = (&n.kind, n.inputs.as_slice()) else {
+            let (OpKind::Aggregate { keys, aggregates }, [below]) = (&n.kind, n.inputs.as_slice())
+            else {
                 return n;
             };
             if aggregates.is_empty() {
@@ -164,5 +165,60 @@ impl OptimizerRule for ExpandCount {
                 self.name(),
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_util::plan_empty;
+
+    fn count(q: &str) -> String {
+        plan_empty(q, Some(Box::new(ExpandCount)))
+    }
+
+    #[test]
+    fn counting_the_last_hop() {
+        assert_eq!(
+            count("MATCH (a)-[:T]->(b)-[r:T]->(c:C) WHERE r.w > 2 RETURN count(*) AS n"),
+            "Aggregate keys [], aggregates [Sum(  anon_1) AS n] [expand_count]\n└─ ExpandCount count of (b)-[:T]->(:C) AS   anon_1 [expand_count]\n   └─ Expand (a)-[  anon_0:T]->(b)\n      └─ AllNodesScan (a)\n         └─ Argument"
+        );
+    }
+
+    #[test]
+    fn grouped_counts_drop_zero_rows() {
+        let text = count("MATCH (a)-[:T]->(b) RETURN a, count(b) AS n");
+        assert!(
+            text.contains("Filter (  anon_1 > 0)\n   └─ ExpandCount"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn used_end_nodes_or_other_aggregates_prevent_it() {
+        assert!(!count("MATCH (a)-[:T]->(b) RETURN b, count(*)").contains("ExpandCount"));
+        assert!(!count("MATCH (a)-[:T]->(b) WHERE b.x = 1 RETURN count(*)").contains("ExpandCount"));
+        assert!(!count("MATCH (a)-[:T]->(b) RETURN count(*), collect(a)").contains("ExpandCount"));
+        assert!(!count("MATCH (a)-[:T]->(b) RETURN count(DISTINCT b)").contains("ExpandCount"));
+    }
+
+    #[test]
+    fn uniqueness_is_kept() {
+        let analyzed =
+            rhizome_cypher::compile("MATCH (a)-[r1]->(b)-[r2]->(c) RETURN count(*)").unwrap();
+        let planned = crate::plan_statement(&analyzed, &crate::EmptyContext).unwrap();
+        let mut found = None;
+        planned.plan.root.walk(&mut |n| {
+            if let OpKind::ExpandCount { distinct_from, .. } = &n.kind {
+                found = Some(distinct_from.clone());
+            }
+        });
+        let r1 = planned
+            .plan
+            .slot_names
+            .iter()
+            .position(|n| n == "r1")
+            .unwrap();
+        assert_eq!(found, Some(vec![r1]));
     }
 }

@@ -115,9 +115,12 @@ pub(crate) fn fold(e: &Expr) -> Option<Value> {
         }
         Expr::Binary(op, a, b) => {
             let (Expr::Literal(x), Expr::Literal(y)) = (&**a, &**b) else {
+                // One literal side can decide AND / OR whatever the other is.
                 return match (op, &**a, &**b) {
                     (BinaryOp::And, Expr::Literal(Bool(false)), _)
-                    | (BinaryOp::And, _, Expr::Literal(Bool(false))) => None,
+                    | (BinaryOp::And, _, Expr::Literal(Bool(false))) => Some(Bool(false)),
+                    (BinaryOp::Or, Expr::Literal(Bool(true)), _)
+                    | (BinaryOp::Or, _, Expr::Literal(Bool(true))) => Some(Bool(true)),
                     _ => None,
                 };
             };
@@ -141,6 +144,16 @@ pub(crate) fn fold(e: &Expr) -> Option<Value> {
                 (BinaryOp::Sub, Float(p), Float(q)) => Some(Float(p - q)),
                 (BinaryOp::Mul, Float(p), Float(q)) => Some(Float(p * q)),
                 (BinaryOp::Add, String(p), String(q)) => Some(String(format!("{p}{q}"))),
+                (BinaryOp::Eq, Int(p), Int(q)) => Some(Bool(p == q)),
+                (BinaryOp::Ne, Int(p), Int(q)) => Some(Bool(p != q)),
+                (BinaryOp::Lt, Int(p), Int(q)) => Some(Bool(p < q)),
+                (BinaryOp::Le, Int(p), Int(q)) => Some(Bool(p <= q)),
+                (BinaryOp::Gt, Int(p), Int(q)) => Some(Bool(p > q)),
+                (BinaryOp::Ge, Int(p), Int(q)) => Some(Bool(p >= q)),
+                (BinaryOp::Eq, String(p), String(q)) => Some(Bool(p == q)),
+                (BinaryOp::Ne, String(p), String(q)) => Some(Bool(p != q)),
+                (BinaryOp::Eq, Bool(p), Bool(q)) => Some(Bool(p == q)),
+                (BinaryOp::Ne, Bool(p), Bool(q)) => Some(Bool(p != q)),
                 _ => None,
             }
         }
@@ -200,12 +213,30 @@ mod tests {
         let mut e = Expr::Binary(BinaryOp::Add, lit(Value::Int(1)), lit(Value::Int(2)));
         assert!(fold_expr(&mut e));
         assert_eq!(e, Expr::Literal(Value::Int(3)));
-        let mut overflow = Expr::Binary(BinaryOp::Add, lit(Value::Int(i64::MAX)), lit(Value::Int(1)));
+        let mut overflow =
+            Expr::Binary(BinaryOp::Add, lit(Value::Int(i64::MAX)), lit(Value::Int(1)));
         assert!(!fold_expr(&mut overflow));
         let mut div = Expr::Binary(BinaryOp::Div, lit(Value::Int(1)), lit(Value::Int(0)));
         assert!(!fold_expr(&mut div));
         let mut logic = Expr::Binary(BinaryOp::And, lit(Value::Null), lit(Value::Bool(false)));
         assert!(fold_expr(&mut logic));
         assert_eq!(logic, Expr::Literal(Value::Bool(false)));
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn true_filters_disappear() {
+        assert_eq!(
+            plan_empty(
+                "MATCH (n) WHERE 1 + 1 = 2 OR true RETURN n",
+                Some(Box::new(FoldConstants))
+            ),
+            "AllNodesScan (n)\n└─ Argument"
+        );
     }
 }

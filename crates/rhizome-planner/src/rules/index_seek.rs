@@ -53,7 +53,10 @@ fn compare_on(e: &Expr, out: Slot) -> Option<(BinaryOp, String, Expr)> {
 }
 
 fn is_list_value(e: &Expr) -> bool {
-    matches!(e, Expr::List(_) | Expr::Literal(Value::List(_)) | Expr::Literal(Value::Null))
+    matches!(
+        e,
+        Expr::List(_) | Expr::Literal(Value::List(_)) | Expr::Literal(Value::Null)
+    )
 }
 
 impl OptimizerRule for IndexSeek {
@@ -106,7 +109,10 @@ impl OptimizerRule for IndexSeek {
                 let mut used = Vec::new();
                 for (i, p) in parsed.iter().enumerate() {
                     let Some((op, k, v)) = p else { continue };
-                    if !matches!(op, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge) {
+                    if !matches!(
+                        op,
+                        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+                    ) {
                         continue;
                     }
                     if key.as_ref().is_some_and(|x| x != k) {
@@ -157,5 +163,61 @@ impl OptimizerRule for IndexSeek {
                 None => seek,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_util::plan_with;
+    use crate::PlannerContext;
+
+    struct Indexed;
+    impl PlannerContext for Indexed {
+        fn label_count(&self, _: &str) -> Option<u64> {
+            Some(100)
+        }
+        fn node_count(&self) -> u64 {
+            100
+        }
+        fn rel_count(&self, _: Option<&str>) -> u64 {
+            0
+        }
+        fn triple_count(&self, _: Option<&str>, _: Option<&str>, _: Option<&str>) -> u64 {
+            0
+        }
+        fn has_index(&self, label: &str, key: &str) -> bool {
+            label == "A" && (key == "k" || key == "r")
+        }
+        fn distinct_values(&self, _: &str, _: &str) -> Option<u64> {
+            Some(10)
+        }
+    }
+
+    fn seek(q: &str) -> String {
+        plan_with(q, Some(Box::new(IndexSeek)), &Indexed)
+    }
+
+    #[test]
+    fn equality_in_and_range() {
+        assert_eq!(
+            seek("MATCH (n:A) WHERE n.k = $v AND n.x = 1 RETURN n"),
+            "Filter (n.x = 1)\n└─ IndexSeek (n:A {k = $v}) [index_seek]\n   └─ Argument"
+        );
+        assert_eq!(
+            seek("MATCH (n:A) WHERE n.k IN [1, 2] RETURN n"),
+            "IndexSeek (n:A {k IN [1, 2]}) [index_seek]\n└─ Argument"
+        );
+        assert_eq!(
+            seek("MATCH (n:A) WHERE 3 < n.r <= 7 RETURN n"),
+            "IndexSeek (n:A {r range > 3 <= 7}) [index_seek]\n└─ Argument"
+        );
+    }
+
+    #[test]
+    fn no_seek_without_index_or_with_self_reference() {
+        assert!(seek("MATCH (n:A) WHERE n.z = 1 RETURN n").starts_with("Filter"));
+        assert!(seek("MATCH (n:A) WHERE n.k = n.r RETURN n").starts_with("Filter"));
+        assert!(seek("MATCH (n:B) WHERE n.k = 1 RETURN n").starts_with("Filter"));
     }
 }

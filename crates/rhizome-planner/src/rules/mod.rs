@@ -136,3 +136,43 @@ pub(crate) fn mark(mut node: PlanNode, rule: &'static str) -> PlanNode {
     node.rule = Some(rule);
     node
 }
+
+/// Helpers for the rules' unit tests.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::OptimizerRule;
+    use crate::context::EmptyContext;
+    use crate::PlannerContext;
+
+    /// The EXPLAIN text of `query` planned with only `rule` (or no rule), without estimates.
+    pub fn plan_with(
+        query: &str,
+        rule: Option<Box<dyn OptimizerRule>>,
+        ctx: &dyn PlannerContext,
+    ) -> String {
+        let analyzed = rhizome_cypher::compile(query).expect("query compiles");
+        let rules: Vec<Box<dyn OptimizerRule>> = rule.into_iter().collect();
+        let planned = crate::plan_statement_with(&analyzed, ctx, &rules).expect("query plans");
+        let text = rhizome_plan::render_plan(&planned.plan, &mut |_, _| String::new());
+        text.lines()
+            .map(|l| match l.find("  [est.") {
+                Some(i) => {
+                    let rule = l.rfind("] [").map(|j| &l[j + 2..]).unwrap_or("");
+                    format!(
+                        "{}{}{}",
+                        &l[..i],
+                        if rule.is_empty() { "" } else { " " },
+                        rule
+                    )
+                }
+                None => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Like [`plan_with`] against the empty context.
+    pub fn plan_empty(query: &str, rule: Option<Box<dyn OptimizerRule>>) -> String {
+        plan_with(query, rule, &EmptyContext)
+    }
+}

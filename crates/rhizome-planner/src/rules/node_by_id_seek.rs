@@ -73,3 +73,32 @@ impl OptimizerRule for NodeByIdSeek {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn id_equality_and_in() {
+        assert_eq!(
+            plan_empty(
+                "MATCH (n) WHERE id(n) = 7 RETURN n",
+                Some(Box::new(NodeByIdSeek))
+            ),
+            "NodeByIdSeek (n) WHERE id = 7 [node_by_id_seek]\n└─ Argument"
+        );
+        assert_eq!(
+            plan_empty(
+                "MATCH (n:A) WHERE id(n) IN $ids RETURN n",
+                Some(Box::new(NodeByIdSeek))
+            ),
+            "Filter n:A\n└─ NodeByIdSeek (n) WHERE id = $ids [node_by_id_seek]\n   └─ Argument"
+        );
+        assert!(plan_empty(
+            "MATCH (n) WHERE id(n) = [1] RETURN n",
+            Some(Box::new(NodeByIdSeek))
+        )
+        .starts_with("Filter"));
+    }
+}

@@ -16,7 +16,8 @@ impl OptimizerRule for OptionalExpand {
 
     fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
         transform_up(node, &mut |n| {
-            let (OpKind::Optional { nullable }, [input, inner]) = (&n.kind, n.inputs.as_slice()) else {
+            let (OpKind::Optional { nullable }, [input, inner]) = (&n.kind, n.inputs.as_slice())
+            else {
                 return n;
             };
             let [arg] = inner.inputs.as_slice() else {
@@ -70,5 +71,25 @@ impl OptimizerRule for OptionalExpand {
             };
             mark(PlanNode::new(kind, vec![input.clone()], 0.0), self.name())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn single_hop_optional_match_becomes_optional_expand() {
+        assert_eq!(
+            plan_empty("MATCH (a) OPTIONAL MATCH (a)-[r:T]->(b:B) RETURN a, r, b", Some(Box::new(OptionalExpand))),
+            "OptionalExpand (a)-[r:T]->(b:B) [optional_expand]\n└─ AllNodesScan (a)\n   └─ Argument"
+        );
+    }
+
+    #[test]
+    fn optional_match_with_where_keeps_the_optional() {
+        let q = "MATCH (a) OPTIONAL MATCH (a)-[r:T]->(b) WHERE b.x = 1 RETURN a, b";
+        assert!(plan_empty(q, Some(Box::new(OptionalExpand))).starts_with("Optional\n"));
     }
 }

@@ -53,3 +53,27 @@ impl OptimizerRule for PruneProjections {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn unused_projections_are_dropped() {
+        assert_eq!(
+            plan_empty(
+                "MATCH (n) WITH n, n.name AS name, n.age AS age RETURN n, age",
+                Some(Box::new(PruneProjections))
+            ),
+            "Projection n.age AS age [prune_projections]\n└─ AllNodesScan (n)\n   └─ Argument"
+        );
+        assert_eq!(
+            plan_empty(
+                "MATCH (n) WITH n, n.name AS name RETURN n",
+                Some(Box::new(PruneProjections))
+            ),
+            "AllNodesScan (n)\n└─ Argument"
+        );
+    }
+}

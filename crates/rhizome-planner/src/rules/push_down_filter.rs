@@ -87,7 +87,11 @@ fn sink(conj: Vec<Expr>, mut node: PlanNode) -> (PlanNode, bool) {
         OpKind::CartesianProduct | OpKind::HashJoin { .. } if node.inputs.len() == 2 => {
             // CartesianProduct: [left, right]; HashJoin: [build, probe]. The
             // second (resp. first) side is computed once, from its own slots only.
-            let once = if matches!(node.kind, OpKind::CartesianProduct) { 1 } else { 0 };
+            let once = if matches!(node.kind, OpKind::CartesianProduct) {
+                1
+            } else {
+                0
+            };
             let other = 1 - once;
             let once_writes = subtree_writes(&node.inputs[once]);
             for c in conj {
@@ -101,10 +105,10 @@ fn sink(conj: Vec<Expr>, mut node: PlanNode) -> (PlanNode, bool) {
                 }
             }
         }
-        _ => return (wrap(conj, node, false), false),
+        _ => return (wrap(conj, node, true), false),
     }
     if into.iter().all(Vec::is_empty) {
-        return (wrap(stay, node, false), false);
+        return (wrap(stay, node, true), false);
     }
     let inputs = std::mem::take(&mut node.inputs);
     node.inputs = inputs
@@ -137,5 +141,35 @@ impl OptimizerRule for PushDownFilter {
                 n
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn filters_sink_below_projections_and_expands() {
+        let q = "MATCH (a)-->(b) WITH a, b, b.x AS x WHERE a.y = 1 AND x = 2 RETURN a";
+        let before = plan_empty(q, None);
+        let after = plan_empty(q, Some(Box::new(PushDownFilter)));
+        assert!(
+            before.starts_with("Filter ((a.y = 1) AND (x = 2))"),
+            "{before}"
+        );
+        assert_eq!(
+            after,
+            "Filter (x = 2) [push_down_filter]\n└─ Projection b.x AS x\n   └─ Expand (a)-[  anon_0]->(b)\n      └─ Filter (a.y = 1) [push_down_filter]\n         └─ AllNodesScan (a)\n            └─ Argument"
+        );
+    }
+
+    #[test]
+    fn filters_stop_at_aggregation_and_limit() {
+        let q = "MATCH (a) WITH a LIMIT 3 WHERE a.y = 1 RETURN a";
+        assert_eq!(
+            plan_empty(q, None),
+            plan_empty(q, Some(Box::new(PushDownFilter)))
+        );
     }
 }

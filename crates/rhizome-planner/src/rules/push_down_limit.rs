@@ -21,11 +21,29 @@ impl OptimizerRule for PushDownLimit {
             let [project] = n.inputs.as_slice() else {
                 return n;
             };
-            let (OpKind::Project { .. }, [input]) = (&project.kind, project.inputs.as_slice()) else {
+            let (OpKind::Project { .. }, [input]) = (&project.kind, project.inputs.as_slice())
+            else {
                 return n;
             };
-            let limited = mark(PlanNode::new(n.kind.clone(), vec![input.clone()], 0.0), self.name());
+            let limited = mark(
+                PlanNode::new(n.kind.clone(), vec![input.clone()], 0.0),
+                self.name(),
+            );
             PlanNode::new(project.kind.clone(), vec![limited], 0.0)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn limit_moves_below_projection() {
+        assert_eq!(
+            plan_empty("MATCH (n) RETURN n.x AS x LIMIT 5", Some(Box::new(PushDownLimit))),
+            "Projection n.x AS x\n└─ Limit 5 [push_down_limit]\n   └─ AllNodesScan (n)\n      └─ Argument"
+        );
     }
 }

@@ -84,3 +84,34 @@ impl OptimizerRule for RelPredicateIntoExpand {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn all_over_the_relationship_list_prunes_paths() {
+        let q = "MATCH (a)-[rs:T*1..3]->(b) WHERE all(r IN rs WHERE r.w > 1) AND b.x = 1 RETURN b";
+        let text = plan_empty(q, Some(Box::new(RelPredicateIntoExpand)));
+        assert!(text.starts_with("Filter (b.x = 1)\n└─ VarLengthExpand (a)-[rs:T*1..3]->(b) [rel_predicate_into_expand]"), "{text}");
+    }
+
+    #[test]
+    fn substitution_renames_reads() {
+        let mut e = Expr::Binary(
+            BinaryOp::Gt,
+            Box::new(Expr::Slot(3)),
+            Box::new(Expr::Slot(4)),
+        );
+        substitute(&mut e, 3, 9);
+        assert_eq!(
+            e,
+            Expr::Binary(
+                BinaryOp::Gt,
+                Box::new(Expr::Slot(9)),
+                Box::new(Expr::Slot(4))
+            )
+        );
+    }
+}

@@ -341,7 +341,8 @@ impl<'a> RecordReader<'a> {
                         None => {
                             return Err(SyntaxError {
                                 message: format!(
-                                    "unterminated quoted field: the quote opened on line {field_line} is never closed"
+                                    "unterminated quoted field: field {} opens a quote on line {field_line} that is never closed",
+                                    record.fields.len() + 1
                                 ),
                                 line: field_line,
                                 field: record.fields.len() + 1,

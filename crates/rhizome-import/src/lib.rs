@@ -13,7 +13,7 @@
 //! `csv_reader` (records and quoting), `parse` (typed fields),
 //! `id_space` (CSV ids to node ids), `nodes` / `relationships` (one group
 //! each), `pipeline` (threads), [`report`] (the summary), [`generate`]
-//! (the likes and chain data sets), [`ldbc`] (LDBC SNB layouts), [`bench`]
+//! (the likes and chain data sets), [`ldbc`] (LDBC SNB layouts), [`bench`](mod@bench)
 //! (the import benchmark). The user guide is `docs/import.md`.
 
 pub mod bench;

@@ -8,10 +8,32 @@
 //! strings (`'2015-07-21T21:40:32.142+01:00[Europe/Stockholm]'`).
 
 use crate::entity::EntityAccess;
-use rhizome_common::value::format_float;
 use rhizome_common::{NodeId, RelId, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// A float as the TCK prints it: always with a point or an exponent
+/// (`1.0`, `0.000001`, `1000000000.0`), in exponent form outside
+/// `1e-7..1e16` (`1e-305`, `1.2635418652381264e305`), and `NaN`,
+/// `Infinity`, `-Infinity`.
+pub fn format_float(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    let a = x.abs();
+    if a != 0.0 && !(1e-7..1e16).contains(&a) {
+        return format!("{x:e}");
+    }
+    let s = format!("{x}");
+    if s.contains(['.', 'e']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
 
 /// `v` in TCK syntax, reading entity labels, types and properties from
 /// `graph` (an entity `graph` cannot read prints as `(?)`/`[?]`).

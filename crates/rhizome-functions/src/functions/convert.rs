@@ -7,8 +7,8 @@
 //! entities, ...) are `TypeError: InvalidArgumentValue`, except in the
 //! `OrNull` forms.
 
+use crate::display::format_float;
 use crate::errors::invalid_value;
-use rhizome_common::value::format_float;
 use rhizome_common::{Result, Value};
 
 fn cannot(name: &str, v: &Value) -> rhizome_common::Error {

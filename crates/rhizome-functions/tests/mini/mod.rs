@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
     Ident(String),
-    Int(i64),
+    Int(i128),
     Float(f64),
     Str(String),
     Param(String),
@@ -40,7 +40,7 @@ fn lex(src: &str) -> Result<Vec<Tok>> {
             }
             let text: String = chars[start..i].iter().collect();
             out.push(Tok::Int(
-                i64::from_str_radix(&text, radix).map_err(|_| err(text.clone()))?,
+                i128::from_str_radix(&text, radix).map_err(|_| err(text.clone()))?,
             ));
             continue;
         }
@@ -378,7 +378,9 @@ impl Parser<'_> {
             // Fold `-<integer literal>` so that -9223372036854775808 works.
             if let Some(Tok::Int(i)) = self.peek().cloned() {
                 self.pos += 1;
-                return self.postfix_ops(Value::Int(-i));
+                let v = i64::try_from(-i)
+                    .map_err(|_| Error::new(ErrorKind::SyntaxError, "integer overflow"))?;
+                return self.postfix_ops(Value::Int(v));
             }
             let v = self.unary()?;
             return ops::negate(&v);
@@ -432,7 +434,9 @@ impl Parser<'_> {
             .ok_or_else(|| Error::new(ErrorKind::SyntaxError, "unexpected end"))?;
         self.pos += 1;
         match tok {
-            Tok::Int(i) => Ok(Value::Int(i)),
+            Tok::Int(i) => i64::try_from(i)
+                .map(Value::Int)
+                .map_err(|_| Error::new(ErrorKind::SyntaxError, "integer overflow")),
             Tok::Float(x) => Ok(Value::Float(x)),
             Tok::Str(s) => Ok(Value::String(s)),
             Tok::Param(p) => self

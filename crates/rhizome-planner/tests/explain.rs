@@ -220,6 +220,10 @@ fn pattern_comprehension_subquery() {
         └─ LabelScan (p:Person)  [est. 1000 rows]
            └─ Argument  [est. 1 rows]
         Columns: p.name, items
+        Subquery #1 (pattern comprehension):
+          Filter (i.price > 5)  [est. 1 rows]
+          └─ Expand (p)-[  anon_0:LIKES]->(i)  [est. 3 rows]
+             └─ Argument  [est. 1 rows]
         "#,
     );
 }

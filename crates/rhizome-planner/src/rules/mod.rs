@@ -131,6 +131,12 @@ fn transform_expr_plans(e: &mut Expr, f: &mut dyn FnMut(PlanNode) -> PlanNode) {
     });
 }
 
+/// Visits every sub-expression of `e` (children first), mutably; plans
+/// nested in subqueries are not entered.
+pub fn visit_exprs(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
+    fold_constants::visit_exprs_mut(e, f)
+}
+
 /// Marks `node` as produced by `rule`.
 pub(crate) fn mark(mut node: PlanNode, rule: &'static str) -> PlanNode {
     node.rule = Some(rule);

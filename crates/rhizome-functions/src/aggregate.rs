@@ -434,3 +434,268 @@ impl Accumulator {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rhizome_common::ErrorKind;
+
+    fn run(kind: AggregateKind, distinct: bool, values: &[Value]) -> Result<Value> {
+        let mut acc = Accumulator::new(kind, distinct);
+        for v in values {
+            acc.update(v)?;
+        }
+        acc.finish()
+    }
+
+    /// Splits `values` over two accumulators and merges them, as two
+    /// workers would.
+    fn run_split(kind: AggregateKind, distinct: bool, values: &[Value]) -> Result<Value> {
+        let (a, b) = values.split_at(values.len() / 2);
+        let mut left = Accumulator::new(kind, distinct);
+        let mut right = Accumulator::new(kind, distinct);
+        for v in a {
+            left.update(v)?;
+        }
+        for v in b {
+            right.update(v)?;
+        }
+        left.merge(right)?;
+        left.finish()
+    }
+
+    fn ints(v: &[i64]) -> Vec<Value> {
+        v.iter().map(|i| Value::Int(*i)).collect()
+    }
+
+    #[test]
+    fn counts_ignore_nulls_except_count_star() {
+        let vals = vec![Value::Int(1), Value::Null, Value::Int(1)];
+        assert_eq!(
+            run(AggregateKind::Count, false, &vals).unwrap(),
+            Value::Int(2)
+        );
+        assert_eq!(
+            run(AggregateKind::CountStar, false, &vals).unwrap(),
+            Value::Int(3)
+        );
+        assert_eq!(
+            run(AggregateKind::Count, true, &vals).unwrap(),
+            Value::Int(1)
+        );
+        let mixed = vec![Value::Int(1), Value::Float(1.0), Value::Null];
+        assert_eq!(
+            run(AggregateKind::Count, true, &mixed).unwrap(),
+            Value::Int(1)
+        );
+        assert_eq!(
+            run(AggregateKind::Count, false, &[]).unwrap(),
+            Value::Int(0)
+        );
+    }
+
+    #[test]
+    fn sums_and_averages() {
+        assert_eq!(
+            run(AggregateKind::Sum, false, &ints(&[1, 2, 3])).unwrap(),
+            Value::Int(6)
+        );
+        assert_eq!(run(AggregateKind::Sum, false, &[]).unwrap(), Value::Int(0));
+        assert_eq!(
+            run(
+                AggregateKind::Sum,
+                false,
+                &[Value::Int(1), Value::Float(0.5)]
+            )
+            .unwrap(),
+            Value::Float(1.5)
+        );
+        let e = run(AggregateKind::Sum, false, &ints(&[i64::MAX, 1])).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::ArithmeticError);
+        assert!(run(AggregateKind::Sum, false, &["a".into()]).is_err());
+        assert_eq!(
+            run(AggregateKind::Avg, false, &ints(&[1, 2])).unwrap(),
+            Value::Float(1.5)
+        );
+        assert_eq!(run(AggregateKind::Avg, false, &[]).unwrap(), Value::Null);
+        assert_eq!(
+            run_split(AggregateKind::Avg, false, &ints(&[1, 2, 3, 4])).unwrap(),
+            Value::Float(2.5)
+        );
+        let day = Value::Duration(Duration {
+            days: 1,
+            ..Duration::default()
+        });
+        let hour = Value::Duration(Duration {
+            seconds: 3600,
+            ..Duration::default()
+        });
+        assert_eq!(
+            run(AggregateKind::Sum, false, &[day.clone(), hour.clone()]).unwrap(),
+            Value::Duration(Duration {
+                days: 1,
+                seconds: 3600,
+                ..Duration::default()
+            })
+        );
+        assert_eq!(
+            run(AggregateKind::Avg, false, &[day, hour])
+                .unwrap()
+                .to_string(),
+            "'PT12H30M'"
+        );
+        assert!(run(
+            AggregateKind::Sum,
+            false,
+            &[Value::Int(1), Value::Duration(Duration::default())]
+        )
+        .is_err());
+        assert_eq!(
+            run(AggregateKind::Sum, true, &ints(&[2, 2, 3])).unwrap(),
+            Value::Int(5)
+        );
+    }
+
+    #[test]
+    fn min_max_use_orderability() {
+        let vals = vec![
+            Value::Int(1),
+            "a".into(),
+            Value::Null,
+            Value::List(ints(&[1, 2])),
+            Value::Float(0.2),
+            "b".into(),
+        ];
+        assert_eq!(
+            run(AggregateKind::Max, false, &vals).unwrap(),
+            Value::Int(1)
+        );
+        assert_eq!(
+            run(AggregateKind::Min, false, &vals).unwrap(),
+            Value::List(ints(&[1, 2]))
+        );
+        assert_eq!(
+            run_split(AggregateKind::Min, false, &vals).unwrap(),
+            Value::List(ints(&[1, 2]))
+        );
+        let nums = vec![
+            Value::Int(1),
+            Value::Float(2.0),
+            Value::Int(5),
+            Value::Null,
+            Value::Float(3.2),
+            Value::Float(0.1),
+        ];
+        assert_eq!(
+            run(AggregateKind::Max, false, &nums).unwrap(),
+            Value::Int(5)
+        );
+        assert_eq!(
+            run(AggregateKind::Min, false, &nums).unwrap(),
+            Value::Float(0.1)
+        );
+        assert_eq!(run(AggregateKind::Max, false, &[]).unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn collect_keeps_order_and_drops_nulls() {
+        let vals = vec![
+            Value::Null,
+            Value::Int(1),
+            Value::Null,
+            Value::Int(2),
+            Value::Int(1),
+        ];
+        assert_eq!(
+            run(AggregateKind::Collect, false, &vals).unwrap(),
+            Value::List(ints(&[1, 2, 1]))
+        );
+        assert_eq!(
+            run(AggregateKind::Collect, true, &vals).unwrap(),
+            Value::List(ints(&[1, 2]))
+        );
+        assert_eq!(
+            run_split(AggregateKind::Collect, true, &vals).unwrap(),
+            Value::List(ints(&[1, 2]))
+        );
+        assert_eq!(
+            run(AggregateKind::Collect, true, &[Value::Null, Value::Null]).unwrap(),
+            Value::List(vec![])
+        );
+    }
+
+    #[test]
+    fn standard_deviation() {
+        let vals = ints(&[2, 4, 4, 4, 5, 5, 7, 9]);
+        assert_eq!(
+            run(AggregateKind::StDevP, false, &vals).unwrap(),
+            Value::Float(2.0)
+        );
+        let Value::Float(s) = run_split(AggregateKind::StDev, false, &vals).unwrap() else {
+            panic!()
+        };
+        assert!((s - 2.138_089_935_299_395).abs() < 1e-12);
+        assert_eq!(
+            run(AggregateKind::StDev, false, &ints(&[1])).unwrap(),
+            Value::Float(0.0)
+        );
+        assert_eq!(
+            run(AggregateKind::StDevP, false, &[]).unwrap(),
+            Value::Float(0.0)
+        );
+    }
+
+    #[test]
+    fn percentiles() {
+        let pct = |kind, p: f64, vals: &[i64]| {
+            let mut acc = Accumulator::new(kind, false);
+            for v in vals {
+                acc.update_args(&[Value::Int(*v), Value::Float(p)])?;
+            }
+            acc.finish()
+        };
+        let vals = [10, 20, 30, 40];
+        assert_eq!(
+            pct(AggregateKind::PercentileCont, 0.5, &vals).unwrap(),
+            Value::Float(25.0)
+        );
+        assert_eq!(
+            pct(AggregateKind::PercentileDisc, 0.5, &vals).unwrap(),
+            Value::Int(20)
+        );
+        assert_eq!(
+            pct(AggregateKind::PercentileDisc, 0.0, &vals).unwrap(),
+            Value::Int(10)
+        );
+        assert_eq!(
+            pct(AggregateKind::PercentileDisc, 1.0, &vals).unwrap(),
+            Value::Int(40)
+        );
+        assert_eq!(
+            pct(AggregateKind::PercentileCont, 1.0, &vals).unwrap(),
+            Value::Float(40.0)
+        );
+        assert_eq!(
+            pct(AggregateKind::PercentileCont, 0.5, &[]).unwrap(),
+            Value::Null
+        );
+        let e = pct(AggregateKind::PercentileCont, 1.5, &vals).unwrap_err();
+        assert_eq!(
+            (e.kind, e.code),
+            (ErrorKind::ArgumentError, Some("NumberOutOfRange"))
+        );
+    }
+
+    #[test]
+    fn merge_rejects_other_kinds() {
+        let mut a = Accumulator::new(AggregateKind::Sum, false);
+        assert!(a
+            .merge(Accumulator::new(AggregateKind::Count, false))
+            .is_err());
+        assert_eq!(
+            AggregateKind::from_name("stDevP"),
+            Some(AggregateKind::StDevP)
+        );
+        assert_eq!(AggregateKind::from_name("size"), None);
+    }
+}

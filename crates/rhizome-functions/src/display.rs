@@ -170,3 +170,97 @@ fn write_value(out: &mut String, v: &Value, graph: &dyn EntityAccess) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rhizome_common::{PathValue, Result};
+
+    /// Nodes 0 (:A {name: 'x'}), 1 (no labels, no properties), 2 (:B:C);
+    /// relationship 0 (0)-[:T {k: 1}]->(1), relationship 1 (2)-[:U]->(1).
+    struct Graph;
+
+    impl EntityAccess for Graph {
+        fn node_labels(&self, node: NodeId) -> Result<Vec<String>> {
+            Ok(match node {
+                0 => vec!["A".into()],
+                2 => vec!["B".into(), "C".into()],
+                _ => vec![],
+            })
+        }
+        fn node_properties(&self, node: NodeId) -> Result<BTreeMap<String, Value>> {
+            let mut m = BTreeMap::new();
+            if node == 0 {
+                m.insert("name".into(), Value::from("x"));
+            }
+            Ok(m)
+        }
+        fn rel_type(&self, rel: RelId) -> Result<String> {
+            Ok(if rel == 0 { "T" } else { "U" }.into())
+        }
+        fn rel_endpoints(&self, rel: RelId) -> Result<(NodeId, NodeId)> {
+            Ok(if rel == 0 { (0, 1) } else { (2, 1) })
+        }
+        fn rel_properties(&self, rel: RelId) -> Result<BTreeMap<String, Value>> {
+            let mut m = BTreeMap::new();
+            if rel == 0 {
+                m.insert("k".into(), Value::Int(1));
+            }
+            Ok(m)
+        }
+    }
+
+    #[test]
+    fn entities_print_like_the_tck() {
+        assert_eq!(format_value(&Value::Node(0), &Graph), "(:A {name: 'x'})");
+        assert_eq!(format_value(&Value::Node(1), &Graph), "()");
+        assert_eq!(format_value(&Value::Node(2), &Graph), "(:B:C)");
+        assert_eq!(format_value(&Value::Relationship(0), &Graph), "[:T {k: 1}]");
+        let path = Value::Path(PathValue {
+            nodes: vec![0, 1, 2],
+            rels: vec![0, 1],
+        });
+        assert_eq!(
+            format_value(&path, &Graph),
+            "<(:A {name: 'x'})-[:T {k: 1}]->()<-[:U]-(:B:C)>"
+        );
+        assert_eq!(
+            format_value(
+                &Value::Path(PathValue {
+                    nodes: vec![1],
+                    rels: vec![]
+                }),
+                &Graph
+            ),
+            "<()>"
+        );
+        assert_eq!(format_value(&Value::Node(0), &crate::NoGraph), "(?)");
+    }
+
+    #[test]
+    fn scalars_print_like_the_tck() {
+        let mut m = BTreeMap::new();
+        m.insert(
+            "a".to_string(),
+            Value::List(vec![Value::Int(1), Value::Null]),
+        );
+        assert_eq!(format_value(&Value::Map(m), &Graph), "{a: [1, null]}");
+        assert_eq!(format_value(&Value::from("it's"), &Graph), "'it\\'s'");
+        assert_eq!(format_value(&Value::Float(1.0), &Graph), "1.0");
+        assert_eq!(format_value(&Value::Float(-0.0), &Graph), "-0.0");
+        assert_eq!(format_value(&Value::Float(1e20), &Graph), "1e20");
+        assert_eq!(format_value(&Value::Float(f64::NAN), &Graph), "NaN");
+        assert_eq!(format_value(&Value::Bool(true), &Graph), "true");
+        assert_eq!(
+            format_value(
+                &Value::Duration(rhizome_common::Duration {
+                    seconds: -1,
+                    nanos: -500_000_000,
+                    ..Default::default()
+                }),
+                &Graph
+            ),
+            "'PT-1.5S'"
+        );
+    }
+}

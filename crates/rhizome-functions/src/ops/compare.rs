@@ -328,3 +328,146 @@ pub fn equivalent(a: &Value, b: &Value) -> bool {
         _ => equals(a, b) == Some(true),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::GroupKey;
+    use rhizome_common::{PathValue, Time};
+    use std::collections::{BTreeMap, HashSet};
+
+    #[test]
+    fn global_sort_order_matches_the_tck() {
+        // ReturnOrderBy1 [12]: ascending order of distinct kinds.
+        let mut map = BTreeMap::new();
+        map.insert("a".to_string(), Value::from("map"));
+        let ascending = vec![
+            Value::Map(map),
+            Value::Node(0),
+            Value::Relationship(0),
+            Value::List(vec!["list".into()]),
+            Value::Path(PathValue {
+                nodes: vec![0, 1],
+                rels: vec![0],
+            }),
+            Value::DateTime(rhizome_common::DateTime {
+                seconds: 0,
+                nanos: 0,
+                offset_seconds: 0,
+                zone: None,
+            }),
+            Value::LocalDateTime(rhizome_common::LocalDateTime {
+                seconds: 0,
+                nanos: 0,
+            }),
+            Value::Date(rhizome_common::Date { days: 0 }),
+            Value::Time(Time {
+                nanos: 0,
+                offset_seconds: 0,
+            }),
+            Value::LocalTime(rhizome_common::LocalTime { nanos: 0 }),
+            Value::Duration(Duration::default()),
+            Value::from("text"),
+            Value::Bool(false),
+            Value::Bool(true),
+            Value::Float(f64::NEG_INFINITY),
+            Value::Int(1),
+            Value::Float(1.5),
+            Value::Float(f64::INFINITY),
+            Value::Float(f64::NAN),
+            Value::Null,
+        ];
+        let mut shuffled = ascending.clone();
+        shuffled.reverse();
+        shuffled.sort_by(order);
+        for (a, b) in shuffled.iter().zip(&ascending) {
+            assert!(equivalent(a, b), "{a:?} vs {b:?}");
+        }
+        let mut desc = ascending.clone();
+        desc.sort_by(order_desc);
+        assert!(desc[0].is_null());
+    }
+
+    #[test]
+    fn numbers_compare_exactly() {
+        assert_eq!(
+            cmp_int_float(4_611_686_018_427_387_905, 4_611_686_018_427_387_904.0),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            cmp_int_float(i64::MAX, 9_223_372_036_854_775_808.0),
+            Some(Ordering::Less)
+        );
+        assert_eq!(cmp_int_float(-1, -1.5), Some(Ordering::Greater));
+        assert_eq!(cmp_int_float(1, f64::NAN), None);
+        assert_eq!(order(&Value::Int(1), &Value::Float(1.0)), Ordering::Equal);
+    }
+
+    #[test]
+    fn equivalence_and_group_keys() {
+        let nan = Value::Float(f64::NAN);
+        assert!(equivalent(&Value::Null, &Value::Null));
+        assert!(equivalent(&nan, &nan));
+        assert!(equivalent(&Value::Int(1), &Value::Float(1.0)));
+        assert!(!equivalent(&Value::Int(1), &Value::from("1")));
+        let keys: HashSet<GroupKey> = [
+            Value::Int(1),
+            Value::Float(1.0),
+            Value::Null,
+            Value::Null,
+            nan.clone(),
+            nan,
+            Value::List(vec![Value::Int(2), Value::Null]),
+            Value::List(vec![Value::Float(2.0), Value::Null]),
+            Value::Float(-0.0),
+            Value::Int(0),
+            Value::Time(Time {
+                nanos: 3_600_000_000_000,
+                offset_seconds: 3600,
+            }),
+            Value::Time(Time {
+                nanos: 0,
+                offset_seconds: 0,
+            }),
+        ]
+        .into_iter()
+        .map(GroupKey)
+        .collect();
+        assert_eq!(keys.len(), 6, "{keys:?}");
+    }
+
+    #[test]
+    fn ternary_equality_and_comparison() {
+        let list = |v: Vec<Value>| Value::List(v);
+        assert_eq!(
+            equals(
+                &list(vec![Value::Int(1)]),
+                &list(vec![Value::Int(1), Value::Null])
+            ),
+            Some(false)
+        );
+        assert_eq!(
+            equals(
+                &list(vec![Value::Int(1), Value::Int(2)]),
+                &list(vec![Value::Null, Value::Int(2)])
+            ),
+            None
+        );
+        assert_eq!(equals(&Value::Node(1), &Value::Node(1)), Some(true));
+        assert_eq!(
+            equals(&Value::Node(1), &Value::Relationship(1)),
+            Some(false)
+        );
+        assert_eq!(compare(&Value::Int(1), &Value::from("a")), None);
+        assert_eq!(compare(&Value::Float(f64::NAN), &Value::Int(1)), None);
+        assert_eq!(
+            less_than(&Value::Float(f64::NAN), &Value::Int(1)),
+            Some(false)
+        );
+        assert_eq!(
+            greater_equal(&Value::Float(f64::NAN), &Value::from("a")),
+            None
+        );
+        assert_eq!(compare(&Value::Node(1), &Value::Node(2)), None);
+    }
+}

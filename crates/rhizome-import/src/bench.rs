@@ -51,6 +51,10 @@ pub struct BenchLine {
     pub report: ImportReport,
     /// Wall-clock time of each import stage (`nodes`, `relationships`, `writing`).
     pub stages: Vec<(String, Duration)>,
+    /// CPU time (user + system, all threads) the import used, where the
+    /// platform reports it: a measure that other load on the machine
+    /// disturbs less than wall-clock time.
+    pub cpu_time: Option<Duration>,
 }
 
 impl BenchLine {
@@ -74,7 +78,7 @@ impl BenchLine {
             .map(|(name, time)| format!("{name} {:.2} s", time.as_secs_f64()))
             .collect();
         format!(
-            "import {:<12} {:>12} rows in {:>7.2} s  {:>12} rows/s  {:>10} on disk  {:>6.1} B/rel  peak {} [{}]{}",
+            "import {:<12} {:>12} rows in {:>7.2} s  {:>12} rows/s  {:>10} on disk  {:>6.1} B/rel  peak {} [{}{}]{}",
             self.name,
             group_digits(self.report.rows),
             self.report.elapsed.as_secs_f64(),
@@ -83,6 +87,7 @@ impl BenchLine {
             self.bytes_per_relationship(),
             human_bytes(self.report.peak_memory_bytes),
             stages.join(", "),
+            self.cpu_time.map_or(String::new(), |c| format!("; cpu {:.2} s", c.as_secs_f64())),
             generate
         )
     }
@@ -140,23 +145,40 @@ impl ImportProgress for StageTimer<'_> {
 
 type Stages = Vec<(String, Duration)>;
 
+/// CPU time (user + system) of this process so far, from `/proc/self/stat`
+/// (assumes the usual 100 clock ticks per second).
+fn process_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may contain spaces) start at field 3.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 10))
+}
+
 fn measured_import(
     db: &Path,
     options: &crate::ImportOptions,
     progress: &dyn ImportProgress,
-) -> Result<(ImportReport, Stages)> {
+) -> Result<(ImportReport, Stages, Option<Duration>)> {
     let timer = StageTimer {
         inner: progress,
         current: Mutex::new(None),
         done: Mutex::new(Vec::new()),
     };
     let reset = reset_peak_memory();
+    let cpu_before = process_cpu_time();
     let mut report = import(db, options, &timer)?;
+    let cpu_time = match (cpu_before, process_cpu_time()) {
+        (Some(before), Some(after)) => Some(after.saturating_sub(before)),
+        _ => None,
+    };
     if reset {
         report.peak_memory_bytes = peak_memory_bytes();
     }
     let stages = timer.done.into_inner().unwrap_or_default();
-    Ok((report, stages))
+    Ok((report, stages, cpu_time))
 }
 
 /// Runs the benchmark and returns one line per import. Databases are
@@ -185,7 +207,7 @@ pub fn run_import_bench(
         import_options.threads = options.threads;
         let db = work.join("likes-db");
         let _ = std::fs::remove_dir_all(&db);
-        let (report, stages) = measured_import(&db, &import_options, progress)?;
+        let (report, stages, cpu_time) = measured_import(&db, &import_options, progress)?;
         let _ = std::fs::remove_dir_all(&db);
         let _ = std::fs::remove_dir_all(&csv);
         lines.push(BenchLine {
@@ -193,6 +215,7 @@ pub fn run_import_bench(
             generate_time: Some(generate_time),
             report,
             stages,
+            cpu_time,
         });
     }
     if let Some(dir) = &options.ldbc_sf01 {
@@ -200,13 +223,14 @@ pub fn run_import_bench(
         import_options.threads = options.threads;
         let db = work.join("ldbc-sf0.1-db");
         let _ = std::fs::remove_dir_all(&db);
-        let (report, stages) = measured_import(&db, &import_options, progress)?;
+        let (report, stages, cpu_time) = measured_import(&db, &import_options, progress)?;
         let _ = std::fs::remove_dir_all(&db);
         lines.push(BenchLine {
             name: "ldbc-sf0.1".to_string(),
             generate_time: None,
             report,
             stages,
+            cpu_time,
         });
     }
     Ok(lines)

@@ -1,0 +1,338 @@
+//! Chunks: the unit of data flowing between operators.
+//!
+//! A [`Chunk`] holds up to [`CHUNK_SIZE`] rows of a plan's slot space as
+//! columns. A column is shared data plus an optional *selection*: row `r` of
+//! the column is `data[selection[r]]`. Operators that multiply or drop rows
+//! (expand, filter) build a new selection per chunk and pass every column they
+//! do not change through untouched (one reference-count increment per column
+//! per chunk), so pass-through values are never copied per row. Node and
+//! relationship columns hold plain ids, with [`NULL_ID`] for null.
+
+use rhizome_common::{NodeId, RelId, Value};
+use std::sync::Arc;
+
+/// Rows per chunk produced by scans and expansions.
+pub const CHUNK_SIZE: usize = 2048;
+
+/// The id that stands for null in node and relationship columns.
+pub const NULL_ID: u64 = u64::MAX;
+
+/// The values of one column.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnData {
+    /// Node ids ([`NULL_ID`] for null).
+    Nodes(Vec<NodeId>),
+    /// Relationship ids ([`NULL_ID`] for null).
+    Rels(Vec<RelId>),
+    /// Any values.
+    Values(Vec<Value>),
+}
+
+impl ColumnData {
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        match self {
+            ColumnData::Nodes(v) | ColumnData::Rels(v) => v.len(),
+            ColumnData::Values(v) => v.len(),
+        }
+    }
+
+    /// True if empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value at `index` (which must be in range).
+    #[inline]
+    pub fn value(&self, index: usize) -> Value {
+        match self {
+            ColumnData::Nodes(v) => match v[index] {
+                NULL_ID => Value::Null,
+                id => Value::Node(id),
+            },
+            ColumnData::Rels(v) => match v[index] {
+                NULL_ID => Value::Null,
+                id => Value::Relationship(id),
+            },
+            ColumnData::Values(v) => v[index].clone(),
+        }
+    }
+}
+
+/// A column of a chunk: shared data and an optional selection into it.
+#[derive(Debug, Clone)]
+pub struct Column {
+    data: Arc<ColumnData>,
+    selection: Option<Arc<[u32]>>,
+}
+
+impl Column {
+    /// A column over all of `data`.
+    pub fn new(data: ColumnData) -> Column {
+        Column {
+            data: Arc::new(data),
+            selection: None,
+        }
+    }
+
+    /// Index into the data for `row`.
+    #[inline]
+    fn index(&self, row: usize) -> usize {
+        match &self.selection {
+            Some(sel) => sel[row] as usize,
+            None => row,
+        }
+    }
+
+    /// The value at `row`.
+    #[inline]
+    pub fn value(&self, row: usize) -> Value {
+        self.data.value(self.index(row))
+    }
+
+    /// The node id at `row`, if this is a node column (`NULL_ID` for null).
+    #[inline]
+    pub fn node(&self, row: usize) -> Option<NodeId> {
+        match &*self.data {
+            ColumnData::Nodes(v) => Some(v[self.index(row)]),
+            ColumnData::Values(v) => match &v[self.index(row)] {
+                Value::Node(id) => Some(*id),
+                Value::Null => Some(NULL_ID),
+                _ => None,
+            },
+            ColumnData::Rels(_) => None,
+        }
+    }
+
+    /// The relationship id at `row`, if this is a relationship column (`NULL_ID` for null).
+    #[inline]
+    pub fn rel(&self, row: usize) -> Option<RelId> {
+        match &*self.data {
+            ColumnData::Rels(v) => Some(v[self.index(row)]),
+            ColumnData::Values(v) => match &v[self.index(row)] {
+                Value::Relationship(id) => Some(*id),
+                Value::Null => Some(NULL_ID),
+                _ => None,
+            },
+            ColumnData::Nodes(_) => None,
+        }
+    }
+
+    /// The column restricted to `rows` (indices into this column's rows).
+    pub fn select(&self, rows: &Arc<[u32]>) -> Column {
+        let selection: Arc<[u32]> = match &self.selection {
+            None => rows.clone(),
+            Some(sel) => rows.iter().map(|&r| sel[r as usize]).collect(),
+        };
+        Column {
+            data: self.data.clone(),
+            selection: Some(selection),
+        }
+    }
+
+    /// The data, if the column has no selection (for fast paths).
+    pub fn dense(&self) -> Option<&ColumnData> {
+        self.selection.is_none().then_some(&*self.data)
+    }
+}
+
+/// Up to [`CHUNK_SIZE`] rows (sometimes more, after a join) over a plan's slots.
+/// A slot without a column is null in every row.
+#[derive(Debug, Clone, Default)]
+pub struct Chunk {
+    len: usize,
+    columns: Vec<Option<Column>>,
+}
+
+impl Chunk {
+    /// A chunk of `len` rows and `width` slots, all null.
+    pub fn new(width: usize, len: usize) -> Chunk {
+        Chunk {
+            len,
+            columns: vec![None; width],
+        }
+    }
+
+    /// One row with the given values (used to start inner plans from an outer row).
+    pub fn single_row(values: &[Value]) -> Chunk {
+        Chunk {
+            len: 1,
+            columns: values
+                .iter()
+                .map(|v| (!v.is_null()).then(|| Column::new(ColumnData::Values(vec![v.clone()]))))
+                .collect(),
+        }
+    }
+
+    /// Number of rows.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of slots.
+    pub fn width(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// The column of `slot`, if set.
+    #[inline]
+    pub fn column(&self, slot: usize) -> Option<&Column> {
+        self.columns.get(slot).and_then(|c| c.as_ref())
+    }
+
+    /// The value of `slot` in `row`.
+    #[inline]
+    pub fn value(&self, slot: usize, row: usize) -> Value {
+        match self.column(slot) {
+            Some(c) => c.value(row),
+            None => Value::Null,
+        }
+    }
+
+    /// All slot values of `row`.
+    pub fn row_values(&self, row: usize) -> Vec<Value> {
+        (0..self.columns.len())
+            .map(|s| self.value(s, row))
+            .collect()
+    }
+
+    /// Sets a slot's column (its length must be `len`).
+    pub fn set_column(&mut self, slot: usize, column: Column) {
+        if slot >= self.columns.len() {
+            self.columns.resize(slot + 1, None);
+        }
+        self.columns[slot] = Some(column);
+    }
+
+    /// Clears a slot to null.
+    pub fn clear_column(&mut self, slot: usize) {
+        if let Some(c) = self.columns.get_mut(slot) {
+            *c = None;
+        }
+    }
+
+    /// The chunk restricted to (and reordered/repeated as) `rows`.
+    pub fn select(&self, rows: Vec<u32>) -> Chunk {
+        let rows: Arc<[u32]> = rows.into();
+        Chunk {
+            len: rows.len(),
+            columns: self
+                .columns
+                .iter()
+                .map(|c| c.as_ref().map(|c| c.select(&rows)))
+                .collect(),
+        }
+    }
+
+    /// Appends the rows of `other` (same width) by materializing both into value columns.
+    /// Used only by breakers and small results, never on the streaming path.
+    pub fn concat(chunks: &[Chunk], width: usize) -> Chunk {
+        let len = chunks.iter().map(|c| c.len).sum();
+        let mut out = Chunk::new(width, len);
+        for slot in 0..width {
+            if chunks.iter().all(|c| c.column(slot).is_none()) {
+                continue;
+            }
+            let mut values = Vec::with_capacity(len);
+            for c in chunks {
+                for row in 0..c.len {
+                    values.push(c.value(slot, row));
+                }
+            }
+            out.set_column(slot, Column::new(ColumnData::Values(values)));
+        }
+        out
+    }
+}
+
+/// Builds a chunk row by row (for breakers that materialize, like aggregation and sort).
+#[derive(Debug)]
+pub struct RowBuilder {
+    width: usize,
+    columns: Vec<Vec<Value>>,
+    len: usize,
+}
+
+impl RowBuilder {
+    /// An empty builder for `width` slots.
+    pub fn new(width: usize) -> RowBuilder {
+        RowBuilder {
+            width,
+            columns: vec![Vec::new(); width],
+            len: 0,
+        }
+    }
+
+    /// Appends a row given as values per slot (missing slots are null).
+    pub fn push_row(&mut self, values: impl IntoIterator<Item = Value>) {
+        let mut n = 0;
+        for (slot, v) in values.into_iter().enumerate().take(self.width) {
+            self.columns[slot].push(v);
+            n = slot + 1;
+        }
+        for column in &mut self.columns[n..] {
+            column.push(Value::Null);
+        }
+        self.len += 1;
+    }
+
+    /// Number of rows so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if no rows were pushed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The finished chunk; slots that are null in every row get no column.
+    pub fn finish(self) -> Chunk {
+        let mut chunk = Chunk::new(self.width, self.len);
+        for (slot, values) in self.columns.into_iter().enumerate() {
+            if values.iter().any(|v| !v.is_null()) {
+                chunk.set_column(slot, Column::new(ColumnData::Values(values)));
+            }
+        }
+        chunk
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_composes() {
+        let mut chunk = Chunk::new(2, 4);
+        chunk.set_column(0, Column::new(ColumnData::Nodes(vec![10, 11, NULL_ID, 13])));
+        let a = chunk.select(vec![3, 3, 0, 2]);
+        let b = a.select(vec![1, 2]);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.value(0, 0), Value::Node(13));
+        assert_eq!(b.value(0, 1), Value::Node(10));
+        assert_eq!(a.value(0, 3), Value::Null);
+        assert_eq!(a.value(1, 0), Value::Null);
+        assert_eq!(a.column(0).unwrap().node(3), Some(NULL_ID));
+    }
+
+    #[test]
+    fn row_builder_and_concat() {
+        let mut b = RowBuilder::new(3);
+        b.push_row([Value::Int(1), Value::Null]);
+        b.push_row([Value::Int(2), Value::String("x".into()), Value::Bool(true)]);
+        let c = b.finish();
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.value(1, 1), Value::String("x".into()));
+        assert_eq!(c.value(2, 0), Value::Null);
+        let both = Chunk::concat(&[c.clone(), c], 3);
+        assert_eq!(both.len(), 4);
+        assert_eq!(both.value(0, 3), Value::Int(2));
+    }
+}

@@ -1,0 +1,192 @@
+//! What every task of one query shares: the snapshot, the parameters, the
+//! scheduler scope, procedures, the memory budget and PROFILE counters.
+
+use crate::procedures::Procedures;
+use crate::scheduler::QueryScope;
+use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
+use rhizome_functions::EntityAccess;
+use rhizome_storage::{GraphRead, Snapshot};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Per-operator counters collected when a query runs under PROFILE.
+#[derive(Debug, Default)]
+pub struct OperatorStats {
+    /// Rows the operator produced.
+    pub rows: AtomicU64,
+    /// Time spent in the operator itself (excluding operators it pushed to), in nanoseconds.
+    pub nanos: AtomicU64,
+    /// Chunks (morsels or splits) the operator processed.
+    pub morsels: AtomicU64,
+    /// Bit `w` set if worker `w` ran the operator (inline runs use the last bit).
+    pub workers: AtomicU64,
+}
+
+/// PROFILE counters, indexed by operator id (depth-first order of the plan).
+#[derive(Debug)]
+pub struct Profile {
+    /// One entry per operator.
+    pub operators: Vec<OperatorStats>,
+}
+
+impl Profile {
+    /// Counters for `n` operators.
+    pub fn new(n: usize) -> Profile {
+        Profile {
+            operators: (0..n).map(|_| OperatorStats::default()).collect(),
+        }
+    }
+
+    /// Records one invocation of operator `id` on `worker` producing `rows` in `nanos`.
+    pub fn record(&self, id: usize, worker: usize, rows: u64, nanos: u64) {
+        if let Some(s) = self.operators.get(id) {
+            s.rows.fetch_add(rows, Ordering::Relaxed);
+            s.nanos.fetch_add(nanos, Ordering::Relaxed);
+            s.morsels.fetch_add(1, Ordering::Relaxed);
+            s.workers.fetch_or(1 << worker.min(63), Ordering::Relaxed);
+        }
+    }
+}
+
+/// A cap on the memory a query's breakers (aggregation, sort, materialized
+/// results) may hold; exceeding it fails the query with `QueryAborted`
+/// instead of exhausting the process.
+#[derive(Debug)]
+pub struct MemoryBudget {
+    used: AtomicUsize,
+    limit: usize,
+}
+
+impl MemoryBudget {
+    /// A budget of `limit` bytes (`usize::MAX` for none).
+    pub fn new(limit: usize) -> MemoryBudget {
+        MemoryBudget {
+            used: AtomicUsize::new(0),
+            limit,
+        }
+    }
+
+    /// Charges `bytes`; fails once the total exceeds the limit.
+    pub fn charge(&self, bytes: usize) -> Result<()> {
+        let used = self.used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if used > self.limit {
+            return Err(Error::new(
+                ErrorKind::QueryAborted,
+                format!(
+                    "the query needs more than its memory limit of {} MiB and was stopped",
+                    self.limit >> 20
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes charged so far.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+}
+
+/// Everything the tasks of one query share.
+pub struct QueryContext {
+    /// The snapshot every worker reads.
+    pub snapshot: Snapshot,
+    /// Query parameters.
+    pub params: BTreeMap<String, Value>,
+    /// The query's scheduler scope (spawning, cancellation, deadline).
+    pub scope: Arc<QueryScope>,
+    /// Callable procedures.
+    pub procedures: Arc<Procedures>,
+    /// PROFILE counters, when profiling.
+    pub profile: Option<Profile>,
+    /// Memory budget of breakers.
+    pub memory: MemoryBudget,
+    /// Number of per-worker state slots sinks need (pool workers + one for inline runs).
+    pub worker_slots: usize,
+}
+
+impl QueryContext {
+    /// Entity access for the function library.
+    pub fn graph(&self) -> GraphAccess<'_> {
+        GraphAccess(&self.snapshot)
+    }
+
+    /// Fails with the query's recorded error (or a cancellation error) if it was stopped.
+    pub fn check_cancelled(&self) -> Result<()> {
+        if self.scope.is_cancelled() {
+            return Err(Error::new(
+                ErrorKind::QueryAborted,
+                "the query was cancelled",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// [`EntityAccess`] over a snapshot.
+pub struct GraphAccess<'a>(pub &'a Snapshot);
+
+fn missing(what: &str, id: u64) -> Error {
+    Error::new(
+        ErrorKind::EntityNotFound,
+        format!("{what} {id} does not exist"),
+    )
+}
+
+impl EntityAccess for GraphAccess<'_> {
+    fn node_labels(&self, node: NodeId) -> Result<Vec<String>> {
+        if !self.0.node_exists(node) {
+            return Err(missing("node", node));
+        }
+        let catalog = self.0.catalog();
+        Ok(self
+            .0
+            .node_labels(node)
+            .iter()
+            .map(|&l| catalog.label_name(l).to_string())
+            .collect())
+    }
+
+    fn node_properties(&self, node: NodeId) -> Result<BTreeMap<String, Value>> {
+        if !self.0.node_exists(node) {
+            return Err(missing("node", node));
+        }
+        let mut props = Vec::new();
+        self.0.node_properties(node, &mut props);
+        let catalog = self.0.catalog();
+        Ok(props
+            .into_iter()
+            .map(|(k, v)| (catalog.property_key_name(k).to_string(), v))
+            .collect())
+    }
+
+    fn rel_type(&self, rel: RelId) -> Result<String> {
+        let info = self
+            .0
+            .relationship(rel)
+            .ok_or_else(|| missing("relationship", rel))?;
+        Ok(self.0.catalog().rel_type_name(info.rel_type).to_string())
+    }
+
+    fn rel_endpoints(&self, rel: RelId) -> Result<(NodeId, NodeId)> {
+        let info = self
+            .0
+            .relationship(rel)
+            .ok_or_else(|| missing("relationship", rel))?;
+        Ok((info.start, info.end))
+    }
+
+    fn rel_properties(&self, rel: RelId) -> Result<BTreeMap<String, Value>> {
+        if self.0.relationship(rel).is_none() {
+            return Err(missing("relationship", rel));
+        }
+        let mut props = Vec::new();
+        self.0.rel_properties(rel, &mut props);
+        let catalog = self.0.catalog();
+        Ok(props
+            .into_iter()
+            .map(|(k, v)| (catalog.property_key_name(k).to_string(), v))
+            .collect())
+    }
+}

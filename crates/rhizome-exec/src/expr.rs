@@ -1,0 +1,515 @@
+//! Expression evaluation over the rows of a chunk.
+//!
+//! Operators evaluate expressions row by row inside a chunk. Row-at-a-time
+//! evaluation keeps Cypher's short-circuit semantics exact (`CASE` and
+//! `AND`/`OR` never evaluate a branch whose errors must not surface); the
+//! hot paths that need speed (property reads, comparisons against
+//! constants) read columns directly without copying strings where possible.
+//! Value semantics come from `rhizome_functions`.
+
+use crate::chunk::{Chunk, NULL_ID};
+use crate::compile::{CExpr, CMapItem, CSubquery, Key};
+use crate::context::QueryContext;
+use crate::pipeline::{run_inline, InlineLimit};
+use rhizome_common::{Error, ErrorKind, PathValue, Result, Value};
+use rhizome_functions::{functions, ops};
+use rhizome_plan::{BinaryOp, PathStep, Quantifier, Slot, UnaryOp};
+use rhizome_storage::GraphRead;
+use std::collections::BTreeMap;
+
+/// A row being evaluated: a row of a chunk plus local bindings of
+/// comprehension variables (innermost last), which shadow the chunk's slots.
+#[derive(Clone, Copy)]
+pub struct Row<'a> {
+    /// The chunk.
+    pub chunk: &'a Chunk,
+    /// The row in it.
+    pub row: usize,
+    /// Local bindings.
+    pub locals: &'a [(Slot, Value)],
+}
+
+impl<'a> Row<'a> {
+    /// A row without local bindings.
+    pub fn new(chunk: &'a Chunk, row: usize) -> Row<'a> {
+        Row {
+            chunk,
+            row,
+            locals: &[],
+        }
+    }
+
+    /// The value of `slot` in this row.
+    #[inline]
+    pub fn get(&self, slot: Slot) -> Value {
+        if let Some((_, v)) = self.locals.iter().rev().find(|(s, _)| *s == slot) {
+            return v.clone();
+        }
+        self.chunk.value(slot, self.row)
+    }
+
+    /// All slots of the row with locals applied (to start an inner run).
+    pub fn materialize(&self) -> Vec<Value> {
+        let mut values = self.chunk.row_values(self.row);
+        for (slot, v) in self.locals {
+            if *slot >= values.len() {
+                values.resize(*slot + 1, Value::Null);
+            }
+            values[*slot] = v.clone();
+        }
+        values
+    }
+}
+
+fn type_error(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::TypeError, message).with_code("InvalidArgumentType")
+}
+
+fn bool_value(b: Option<bool>) -> Value {
+    b.map_or(Value::Null, Value::Bool)
+}
+
+/// Evaluates expressions for one query.
+pub struct Evaluator<'q> {
+    q: &'q QueryContext,
+}
+
+impl<'q> Evaluator<'q> {
+    /// An evaluator reading the query's snapshot and parameters.
+    pub fn new(q: &'q QueryContext) -> Evaluator<'q> {
+        Evaluator { q }
+    }
+
+    /// True only if `e` evaluates to `true` (null and false are both false).
+    /// A value that is neither boolean nor null is a `TypeError`.
+    pub fn predicate(&self, e: &CExpr, row: &Row<'_>) -> Result<bool> {
+        match self.eval(e, row)? {
+            Value::Bool(b) => Ok(b),
+            Value::Null => Ok(false),
+            other => Err(type_error(format!(
+                "expected a boolean predicate, got {} ({other})",
+                other.type_name()
+            ))),
+        }
+    }
+
+    fn property(&self, base: Value, key: &Key) -> Result<Value> {
+        match base {
+            Value::Null => Ok(Value::Null),
+            Value::Node(id) => Ok(key
+                .id
+                .map_or(Value::Null, |k| self.q.snapshot.node_property(id, k))),
+            Value::Relationship(id) => Ok(key
+                .id
+                .map_or(Value::Null, |k| self.q.snapshot.rel_property(id, k))),
+            other => ops::property(&other, &key.name, &self.q.graph()),
+        }
+    }
+
+    fn list_of(&self, v: Value, what: &str) -> Result<Option<Vec<Value>>> {
+        match v {
+            Value::Null => Ok(None),
+            Value::List(items) => Ok(Some(items)),
+            other => Err(type_error(format!(
+                "{what} expects a list, got {}",
+                other.type_name()
+            ))),
+        }
+    }
+
+    /// Evaluates `e` in `row`.
+    pub fn eval(&self, e: &CExpr, row: &Row<'_>) -> Result<Value> {
+        match e {
+            CExpr::Literal(v) => Ok(v.clone()),
+            CExpr::Parameter(name) => self.q.params.get(&**name).cloned().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::ParameterMissing,
+                    format!("expected a parameter named ${name}"),
+                )
+                .with_code("MissingParameter")
+            }),
+            CExpr::Slot(s) => Ok(row.get(*s)),
+            CExpr::Property(base, key) => {
+                if let CExpr::Slot(s) = &**base {
+                    if row.locals.is_empty() {
+                        if let Some(column) = row.chunk.column(*s) {
+                            if let Some(node) = column.node(row.row) {
+                                if node == NULL_ID {
+                                    return Ok(Value::Null);
+                                }
+                                return Ok(key.id.map_or(Value::Null, |k| {
+                                    self.q.snapshot.node_property(node, k)
+                                }));
+                            }
+                        } else {
+                            return Ok(Value::Null);
+                        }
+                    }
+                }
+                let base = self.eval(base, row)?;
+                self.property(base, key)
+            }
+            CExpr::Index(base, index) => {
+                let base = self.eval(base, row)?;
+                let index = self.eval(index, row)?;
+                match (&base, &index) {
+                    (Value::Node(_) | Value::Relationship(_), Value::String(k)) => {
+                        let key = Key {
+                            name: k.as_str().into(),
+                            id: self.q.snapshot.catalog().property_key_id(k),
+                        };
+                        self.property(base, &key)
+                    }
+                    _ => ops::index(&base, &index, &self.q.graph()),
+                }
+            }
+            CExpr::Slice(base, from, to) => {
+                let base = self.eval(base, row)?;
+                let from = from.as_ref().map(|f| self.eval(f, row)).transpose()?;
+                let to = to.as_ref().map(|t| self.eval(t, row)).transpose()?;
+                ops::slice(&base, from.as_ref(), to.as_ref())
+            }
+            CExpr::List(items) => Ok(Value::List(
+                items
+                    .iter()
+                    .map(|i| self.eval(i, row))
+                    .collect::<Result<_>>()?,
+            )),
+            CExpr::Map(items) => {
+                let mut map = BTreeMap::new();
+                for (k, v) in items {
+                    map.insert(k.to_string(), self.eval(v, row)?);
+                }
+                Ok(Value::Map(map))
+            }
+            CExpr::Unary(op, a) => {
+                let a = self.eval(a, row)?;
+                match op {
+                    UnaryOp::Not => ops::not(&a),
+                    UnaryOp::Neg => ops::negate(&a),
+                    UnaryOp::Plus => ops::unary_plus(&a),
+                }
+            }
+            CExpr::Binary(op, a, b) => self.binary(*op, a, b, row),
+            CExpr::IsNull(a, negated) => {
+                let v = self.eval(a, row)?;
+                Ok(Value::Bool(v.is_null() != *negated))
+            }
+            CExpr::HasLabels(a, labels) => match self.eval(a, row)? {
+                Value::Null => Ok(Value::Null),
+                Value::Node(id) => {
+                    Ok(Value::Bool(labels.iter().all(|(_, l, _)| {
+                        l.is_some_and(|l| self.q.snapshot.has_label(id, l))
+                    })))
+                }
+                Value::Relationship(id) => {
+                    let t = self.q.snapshot.relationship(id).map(|i| i.rel_type);
+                    Ok(Value::Bool(
+                        labels
+                            .iter()
+                            .all(|(_, _, want)| want.is_some() && *want == t),
+                    ))
+                }
+                other => Err(type_error(format!(
+                    "label predicate on {}",
+                    other.type_name()
+                ))),
+            },
+            CExpr::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                match operand {
+                    Some(operand) => {
+                        let v = self.eval(operand, row)?;
+                        for (w, t) in whens {
+                            let w = self.eval(w, row)?;
+                            if ops::equals(&v, &w) == Some(true) {
+                                return self.eval(t, row);
+                            }
+                        }
+                    }
+                    None => {
+                        for (w, t) in whens {
+                            if self.eval(w, row)? == Value::Bool(true) {
+                                return self.eval(t, row);
+                            }
+                        }
+                    }
+                }
+                match else_ {
+                    Some(e) => self.eval(e, row),
+                    None => Ok(Value::Null),
+                }
+            }
+            CExpr::Function(name, args) => {
+                let args: Vec<Value> = args
+                    .iter()
+                    .map(|a| self.eval(a, row))
+                    .collect::<Result<_>>()?;
+                functions::call(name, &args, &self.q.graph())
+            }
+            CExpr::ListComprehension {
+                variable,
+                list,
+                predicate,
+                projection,
+            } => {
+                let Some(items) = self.list_of(self.eval(list, row)?, "a list comprehension")?
+                else {
+                    return Ok(Value::Null);
+                };
+                let mut locals = row.locals.to_vec();
+                locals.push((*variable, Value::Null));
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    let last = locals.len() - 1;
+                    locals[last].1 = item;
+                    let inner = Row {
+                        locals: &locals,
+                        ..*row
+                    };
+                    if let Some(p) = predicate {
+                        if !self.predicate(p, &inner)? {
+                            continue;
+                        }
+                    }
+                    out.push(match projection {
+                        Some(p) => self.eval(p, &inner)?,
+                        None => locals[last].1.clone(),
+                    });
+                }
+                Ok(Value::List(out))
+            }
+            CExpr::Quantified {
+                quantifier,
+                variable,
+                list,
+                predicate,
+            } => {
+                let Some(items) = self.list_of(self.eval(list, row)?, "a quantifier")? else {
+                    return Ok(Value::Null);
+                };
+                let mut locals = row.locals.to_vec();
+                locals.push((*variable, Value::Null));
+                let (mut trues, mut nulls) = (0usize, 0usize);
+                let total = items.len();
+                for item in items {
+                    let last = locals.len() - 1;
+                    locals[last].1 = item;
+                    let inner = Row {
+                        locals: &locals,
+                        ..*row
+                    };
+                    match self.eval(predicate, &inner)? {
+                        Value::Bool(true) => trues += 1,
+                        Value::Bool(false) => {}
+                        Value::Null => nulls += 1,
+                        other => {
+                            return Err(type_error(format!(
+                                "quantifier predicate gave {}",
+                                other.type_name()
+                            )))
+                        }
+                    }
+                    // Early exits where the answer can no longer change.
+                    match quantifier {
+                        Quantifier::Any if trues > 0 => return Ok(Value::Bool(true)),
+                        Quantifier::None if trues > 0 => return Ok(Value::Bool(false)),
+                        Quantifier::Single if trues > 1 => return Ok(Value::Bool(false)),
+                        _ => {}
+                    }
+                }
+                let falses = total - trues - nulls;
+                Ok(match quantifier {
+                    Quantifier::All if falses > 0 => Value::Bool(false),
+                    Quantifier::All if nulls > 0 => Value::Null,
+                    Quantifier::All => Value::Bool(true),
+                    Quantifier::Any | Quantifier::None if nulls > 0 => Value::Null,
+                    Quantifier::Any => Value::Bool(false),
+                    Quantifier::None => Value::Bool(true),
+                    Quantifier::Single if nulls > 0 => Value::Null,
+                    Quantifier::Single => Value::Bool(trues == 1),
+                })
+            }
+            CExpr::Reduce {
+                accumulator,
+                init,
+                variable,
+                list,
+                expr,
+            } => {
+                let acc = self.eval(init, row)?;
+                let Some(items) = self.list_of(self.eval(list, row)?, "reduce")? else {
+                    return Ok(Value::Null);
+                };
+                let mut locals = row.locals.to_vec();
+                locals.push((*accumulator, acc));
+                locals.push((*variable, Value::Null));
+                for item in items {
+                    let n = locals.len();
+                    locals[n - 1].1 = item;
+                    let inner = Row {
+                        locals: &locals,
+                        ..*row
+                    };
+                    let next = self.eval(expr, &inner)?;
+                    locals[n - 2].1 = next;
+                }
+                Ok(locals[locals.len() - 2].1.clone())
+            }
+            CExpr::MapProjection(base, items) => {
+                let base = self.eval(base, row)?;
+                if base.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut map = BTreeMap::new();
+                for item in items {
+                    match item {
+                        CMapItem::Property(key) => {
+                            map.insert(key.name.to_string(), self.property(base.clone(), key)?);
+                        }
+                        CMapItem::All => match &base {
+                            Value::Map(m) => map.extend(m.clone()),
+                            Value::Node(_) | Value::Relationship(_) => {
+                                let props = functions::call(
+                                    "properties",
+                                    std::slice::from_ref(&base),
+                                    &self.q.graph(),
+                                )?;
+                                if let Value::Map(m) = props {
+                                    map.extend(m);
+                                }
+                            }
+                            other => {
+                                return Err(type_error(format!(
+                                    "map projection of {}",
+                                    other.type_name()
+                                )))
+                            }
+                        },
+                        CMapItem::Entry(k, e) => {
+                            map.insert(k.to_string(), self.eval(e, row)?);
+                        }
+                    }
+                }
+                Ok(Value::Map(map))
+            }
+            CExpr::Subquery(plan, kind) => {
+                let limit = match kind {
+                    CSubquery::Exists => InlineLimit::FirstRow,
+                    _ => InlineLimit::All,
+                };
+                let chunks =
+                    run_inline(plan, Chunk::single_row(&row.materialize()), self.q, limit)?;
+                match kind {
+                    CSubquery::Exists => Ok(Value::Bool(chunks.iter().any(|c| !c.is_empty()))),
+                    CSubquery::Count => Ok(Value::Int(chunks.iter().map(|c| c.len() as i64).sum())),
+                    CSubquery::Collect(e) => {
+                        let mut out = Vec::new();
+                        for c in &chunks {
+                            for r in 0..c.len() {
+                                out.push(self.eval(e, &Row::new(c, r))?);
+                            }
+                        }
+                        Ok(Value::List(out))
+                    }
+                }
+            }
+            CExpr::Path(steps) => self.path(steps, row),
+        }
+    }
+
+    fn binary(&self, op: BinaryOp, a: &CExpr, b: &CExpr, row: &Row<'_>) -> Result<Value> {
+        match op {
+            BinaryOp::And => {
+                let x = self.eval(a, row)?;
+                if x == Value::Bool(false) {
+                    return Ok(Value::Bool(false));
+                }
+                let y = self.eval(b, row)?;
+                ops::and(&x, &y)
+            }
+            BinaryOp::Or => {
+                let x = self.eval(a, row)?;
+                if x == Value::Bool(true) {
+                    return Ok(Value::Bool(true));
+                }
+                let y = self.eval(b, row)?;
+                ops::or(&x, &y)
+            }
+            _ => {
+                let x = self.eval(a, row)?;
+                let y = self.eval(b, row)?;
+                match op {
+                    BinaryOp::Xor => ops::xor(&x, &y),
+                    BinaryOp::Add => ops::add(&x, &y),
+                    BinaryOp::Sub => ops::subtract(&x, &y),
+                    BinaryOp::Mul => ops::multiply(&x, &y),
+                    BinaryOp::Div => ops::divide(&x, &y),
+                    BinaryOp::Mod => ops::modulo(&x, &y),
+                    BinaryOp::Pow => ops::power(&x, &y),
+                    BinaryOp::Eq => Ok(bool_value(ops::equals(&x, &y))),
+                    BinaryOp::Ne => Ok(bool_value(ops::equals(&x, &y).map(|b| !b))),
+                    BinaryOp::Lt => Ok(bool_value(ops::less_than(&x, &y))),
+                    BinaryOp::Gt => Ok(bool_value(ops::greater_than(&x, &y))),
+                    BinaryOp::Le => Ok(bool_value(ops::less_equal(&x, &y))),
+                    BinaryOp::Ge => Ok(bool_value(ops::greater_equal(&x, &y))),
+                    BinaryOp::StartsWith => Ok(bool_value(ops::starts_with(&x, &y))),
+                    BinaryOp::EndsWith => Ok(bool_value(ops::ends_with(&x, &y))),
+                    BinaryOp::Contains => Ok(bool_value(ops::contains(&x, &y))),
+                    BinaryOp::RegexMatch => Ok(bool_value(ops::regex_match(&x, &y)?)),
+                    BinaryOp::In => Ok(bool_value(ops::in_list(&x, &y)?)),
+                    BinaryOp::And | BinaryOp::Or => unreachable!("handled above"),
+                }
+            }
+        }
+    }
+
+    fn path(&self, steps: &[PathStep], row: &Row<'_>) -> Result<Value> {
+        let mut path = PathValue::default();
+        let snap = &self.q.snapshot;
+        for step in steps {
+            match *step {
+                PathStep::Node(s) => match row.get(s) {
+                    Value::Node(n) => path.nodes.push(n),
+                    _ => return Ok(Value::Null),
+                },
+                PathStep::Rel(r, n) => match (row.get(r), row.get(n)) {
+                    (Value::Relationship(r), Value::Node(n)) => {
+                        path.rels.push(r);
+                        path.nodes.push(n);
+                    }
+                    _ => return Ok(Value::Null),
+                },
+                PathStep::Rels(list, end) => {
+                    let rels = match row.get(list) {
+                        Value::List(items) => items,
+                        _ => return Ok(Value::Null),
+                    };
+                    for rel in rels {
+                        let Value::Relationship(r) = rel else {
+                            return Ok(Value::Null);
+                        };
+                        let Some(info) = snap.relationship(r) else {
+                            return Ok(Value::Null);
+                        };
+                        let current = *path.nodes.last().unwrap_or(&NULL_ID);
+                        let next = if info.start == current {
+                            info.end
+                        } else {
+                            info.start
+                        };
+                        path.rels.push(r);
+                        path.nodes.push(next);
+                    }
+                    if !matches!(row.get(end), Value::Node(_)) {
+                        return Ok(Value::Null);
+                    }
+                }
+            }
+        }
+        Ok(Value::Path(path))
+    }
+}

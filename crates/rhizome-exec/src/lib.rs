@@ -1,0 +1,205 @@
+//! Rhizome's query runtime: runs a [`rhizome_plan::Plan`] over a storage
+//! snapshot on the process-wide worker pool.
+//!
+//! The path of a query through this crate:
+//! 1. [`compile`] resolves the plan's names against the snapshot once;
+//! 2. [`pipeline::build`] cuts it into pipelines at breakers;
+//! 3. the pipelines run one after another on the [`scheduler`]'s pool, each
+//!    source chunk a task, operators splitting work when workers are idle;
+//! 4. the result sink's chunks become rows.
+//!
+//! Every worker reads the same immutable snapshot. Cancellation (timeout,
+//! caller, `LIMIT`) flows down the scope tree and stops queued and running
+//! work within one chunk. A memory budget bounds what breakers hold.
+
+pub mod chunk;
+pub mod compile;
+pub mod context;
+pub mod expr;
+pub mod ops;
+pub mod pipeline;
+pub mod procedures;
+pub mod scheduler;
+
+use chunk::Chunk;
+use context::{MemoryBudget, Profile, QueryContext};
+use procedures::Procedures;
+use rhizome_common::{Result, Value};
+use rhizome_plan::{render_plan, Plan};
+use rhizome_storage::Snapshot;
+use scheduler::{CancelToken, ScopeOptions, WorkerPool};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How to run a query.
+#[derive(Clone)]
+pub struct ExecOptions {
+    /// Most workers the query may use at once (`--threads`); default: all.
+    pub threads: Option<usize>,
+    /// Stop the query after this long.
+    pub timeout: Option<Duration>,
+    /// Most bytes breakers may hold.
+    pub memory_limit: usize,
+    /// Collect per-operator counters.
+    pub profile: bool,
+    /// The pool to run on (default: the process-wide pool).
+    pub pool: Option<WorkerPool>,
+    /// Procedures callable with `CALL`.
+    pub procedures: Arc<Procedures>,
+    /// Cancelling this token stops the query (Ctrl-C, API calls).
+    pub cancel: Option<Arc<CancelToken>>,
+}
+
+impl Default for ExecOptions {
+    fn default() -> ExecOptions {
+        ExecOptions {
+            threads: None,
+            timeout: None,
+            memory_limit: usize::MAX,
+            profile: false,
+            pool: None,
+            procedures: Arc::new(Procedures::builtin()),
+            cancel: None,
+        }
+    }
+}
+
+/// PROFILE counters of one operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OperatorProfile {
+    /// Operator id (depth-first order).
+    pub id: usize,
+    /// Rows produced.
+    pub rows: u64,
+    /// Time spent in the operator itself.
+    pub time: Duration,
+    /// Chunks processed.
+    pub morsels: u64,
+    /// Distinct workers that ran it.
+    pub workers: u32,
+}
+
+/// What PROFILE reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileReport {
+    /// Per operator, in depth-first order.
+    pub operators: Vec<OperatorProfile>,
+    /// Wall-clock time of the query.
+    pub wall: Duration,
+    /// Worker time spent on the query's tasks.
+    pub busy: Duration,
+    /// The plan annotated with the counters.
+    pub text: String,
+}
+
+impl ProfileReport {
+    /// Share of worker time attributed to operators (1.0 = all of it).
+    pub fn attributed(&self) -> f64 {
+        let ops: Duration = self.operators.iter().map(|o| o.time).sum();
+        if self.busy.is_zero() {
+            1.0
+        } else {
+            ops.as_secs_f64() / self.busy.as_secs_f64()
+        }
+    }
+}
+
+/// The result of a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryResult {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows, values in column order.
+    pub rows: Vec<Vec<Value>>,
+    /// Wall-clock time.
+    pub elapsed: Duration,
+    /// PROFILE counters, when requested.
+    pub profile: Option<ProfileReport>,
+}
+
+/// Runs `plan` over `snapshot` with `params`; blocks until done.
+pub fn execute(
+    plan: &Plan,
+    snapshot: Snapshot,
+    params: BTreeMap<String, Value>,
+    options: &ExecOptions,
+) -> Result<QueryResult> {
+    let start = Instant::now();
+    let pool = options
+        .pool
+        .clone()
+        .unwrap_or_else(|| WorkerPool::global().clone());
+    let mut compiler = compile::Compiler::new(&snapshot);
+    let root = compiler.node(&plan.root);
+    let operator_count = compiler.operator_count();
+    let scope = pool.open_scope(ScopeOptions {
+        max_parallel: options.threads.unwrap_or(usize::MAX),
+        deadline: options.timeout.map(|t| start + t),
+        parent: options.cancel.clone(),
+        ..ScopeOptions::default()
+    });
+    let q = Arc::new(QueryContext {
+        snapshot,
+        params,
+        scope: scope.clone(),
+        procedures: options.procedures.clone(),
+        profile: options.profile.then(|| Profile::new(operator_count)),
+        memory: MemoryBudget::new(options.memory_limit),
+        worker_slots: pool.threads() + 1,
+    });
+    let outcome = pipeline::build(&root, &q, &scope.cancel, false)
+        .and_then(|pipelines| pipeline::run_parallel(pipelines, Chunk::new(plan.width, 1), &q));
+    pool.close_scope(&scope);
+    let chunks = outcome?;
+    let mut rows = Vec::new();
+    for c in &chunks {
+        for r in 0..c.len() {
+            rows.push(
+                plan.columns
+                    .iter()
+                    .map(|(_, slot)| c.value(*slot, r))
+                    .collect(),
+            );
+        }
+    }
+    let elapsed = start.elapsed();
+    let profile = q.profile.as_ref().map(|p| {
+        let operators: Vec<OperatorProfile> = p
+            .operators
+            .iter()
+            .enumerate()
+            .map(|(id, s)| OperatorProfile {
+                id,
+                rows: s.rows.load(Ordering::Relaxed),
+                time: Duration::from_nanos(s.nanos.load(Ordering::Relaxed)),
+                morsels: s.morsels.load(Ordering::Relaxed),
+                workers: s.workers.load(Ordering::Relaxed).count_ones(),
+            })
+            .collect();
+        let text = render_plan(plan, &mut |id, _| {
+            operators.get(id).map_or(String::new(), |o| {
+                format!(
+                    "rows={} time={:.3}ms morsels={} workers={}",
+                    o.rows,
+                    o.time.as_secs_f64() * 1e3,
+                    o.morsels,
+                    o.workers
+                )
+            })
+        });
+        ProfileReport {
+            operators,
+            wall: elapsed,
+            busy: scope.busy_time(),
+            text,
+        }
+    });
+    Ok(QueryResult {
+        columns: plan.columns.iter().map(|(n, _)| n.clone()).collect(),
+        rows,
+        elapsed,
+        profile,
+    })
+}

@@ -1,0 +1,543 @@
+//! Single-hop expansion over the CSR adjacency: `Expand`, `ExpandInto` and
+//! the factorized `ExpandCount`.
+//!
+//! Expand walks each input row's adjacency slices and emits chunk by chunk;
+//! while workers are idle it hands the second half of its remaining input
+//! rows to a new task at its own stage, so a single start node fans out.
+
+use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
+use crate::compile::{directions, CExpr, CNode, Types};
+use crate::expr::{Evaluator, Row};
+use crate::pipeline::{Operator, TaskCtx};
+use rhizome_common::{NodeId, RelId, Result, Value};
+use rhizome_plan::{BinaryOp, ExpandDirection, OpKind, Slot};
+use rhizome_storage::{Adjacency, Direction, GraphRead, LabelId, RelTypeId, Snapshot};
+use std::sync::Arc;
+
+/// Reads the relationships a row's expansion must not use (single
+/// relationships or lists of them) into `out`.
+pub(crate) fn excluded_rels(input: &Chunk, row: usize, slots: &[Slot], out: &mut Vec<RelId>) {
+    out.clear();
+    for &slot in slots {
+        let Some(column) = input.column(slot) else {
+            continue;
+        };
+        match column.rel(row) {
+            Some(NULL_ID) => {}
+            Some(r) => out.push(r),
+            None => {
+                if let Value::List(items) = column.value(row) {
+                    out.extend(items.iter().filter_map(|v| match v {
+                        Value::Relationship(r) => Some(*r),
+                        _ => None,
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// True if `node` carries every label (a missing label matches nothing).
+#[inline]
+pub(crate) fn has_labels(snap: &Snapshot, node: NodeId, labels: &[Option<LabelId>]) -> bool {
+    labels
+        .iter()
+        .all(|l| l.is_some_and(|l| snap.has_label(node, l)))
+}
+
+/// The (type, direction) pairs an expansion walks, and whether incoming
+/// self-loops must be skipped (undirected expansions see them once).
+pub(crate) fn walks(
+    snap: &Snapshot,
+    types: &Types,
+    direction: ExpandDirection,
+) -> Vec<(RelTypeId, Direction)> {
+    let all = snap.catalog().rel_types.len();
+    let mut out = Vec::new();
+    for t in types.ids(all) {
+        for &d in directions(direction) {
+            out.push((t, d));
+        }
+    }
+    out
+}
+
+/// For `Both`, an incoming entry that is a self-loop was already seen outgoing.
+#[inline]
+pub(crate) fn skip_entry(
+    direction: ExpandDirection,
+    d: Direction,
+    from: NodeId,
+    neighbour: NodeId,
+) -> bool {
+    direction == ExpandDirection::Both && d == Direction::Incoming && neighbour == from
+}
+
+/// `(from)-[rel]->(to)` for each input row.
+pub struct Expand {
+    node: Arc<CNode>,
+}
+
+impl Expand {
+    /// The operator for an `Expand` node.
+    pub fn new(node: Arc<CNode>) -> Expand {
+        Expand { node }
+    }
+}
+
+struct Output {
+    rows: Vec<u32>,
+    rels: Vec<RelId>,
+    nodes: Vec<NodeId>,
+}
+
+impl Output {
+    fn new() -> Output {
+        Output {
+            rows: Vec::with_capacity(CHUNK_SIZE),
+            rels: Vec::with_capacity(CHUNK_SIZE),
+            nodes: Vec::with_capacity(CHUNK_SIZE),
+        }
+    }
+
+    fn flush(&mut self, input: &Chunk, rel: Slot, to: Slot, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let mut chunk = input.select(std::mem::replace(
+            &mut self.rows,
+            Vec::with_capacity(CHUNK_SIZE),
+        ));
+        chunk.set_column(
+            rel,
+            Column::new(ColumnData::Rels(std::mem::replace(
+                &mut self.rels,
+                Vec::with_capacity(CHUNK_SIZE),
+            ))),
+        );
+        chunk.set_column(
+            to,
+            Column::new(ColumnData::Nodes(std::mem::replace(
+                &mut self.nodes,
+                Vec::with_capacity(CHUNK_SIZE),
+            ))),
+        );
+        ctx.emit(chunk)
+    }
+}
+
+/// Hands the second half of `input[next..]` to another worker if that helps;
+/// returns the new end of the rows this task keeps.
+fn maybe_split(input: &Chunk, next: usize, end: usize, ctx: &mut TaskCtx<'_>) -> Result<usize> {
+    if end - next >= 2 && ctx.can_split() {
+        let mid = next + (end - next) / 2;
+        let rest = input.select((mid as u32..end as u32).collect());
+        ctx.spawn(move |ctx| ctx.push_here(rest))?;
+        return Ok(mid);
+    }
+    Ok(end)
+}
+
+impl Operator for Expand {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let OpKind::Expand {
+            from,
+            rel,
+            to,
+            direction,
+            distinct_from,
+            optional,
+            ..
+        } = &self.node.kind
+        else {
+            unreachable!("Expand built for an Expand node");
+        };
+        let snap = &ctx.q.snapshot;
+        let types = self.node.c.types.as_ref().expect("compiled types");
+        let labels = &self.node.c.to_labels;
+        let walks = walks(snap, types, *direction);
+        let mut out = Output::new();
+        let mut excluded = Vec::new();
+        let from_column = input.column(*from).cloned();
+        let mut end = input.len();
+        let mut row = 0;
+        while row < end {
+            if row % 64 == 0 {
+                if ctx.cancelled() {
+                    return Ok(());
+                }
+                end = maybe_split(&input, row + 1, end, ctx)?;
+            }
+            let source = from_column
+                .as_ref()
+                .and_then(|c| c.node(row))
+                .unwrap_or(NULL_ID);
+            let mut found = false;
+            if source != NULL_ID {
+                excluded_rels(&input, row, distinct_from, &mut excluded);
+                for &(t, d) in &walks {
+                    let adj = snap.adjacency(source, t, d);
+                    for i in 0..adj.len() {
+                        let neighbour = adj.neighbours[i];
+                        if skip_entry(*direction, d, source, neighbour) {
+                            continue;
+                        }
+                        if !labels.is_empty() && !has_labels(snap, neighbour, labels) {
+                            continue;
+                        }
+                        let r = adj.rel_id(i);
+                        if !excluded.is_empty() && excluded.contains(&r) {
+                            continue;
+                        }
+                        found = true;
+                        out.rows.push(row as u32);
+                        out.rels.push(r);
+                        out.nodes.push(neighbour);
+                        if out.rows.len() == CHUNK_SIZE {
+                            out.flush(&input, *rel, *to, ctx)?;
+                        }
+                    }
+                }
+            }
+            if *optional && !found {
+                out.rows.push(row as u32);
+                out.rels.push(NULL_ID);
+                out.nodes.push(NULL_ID);
+                if out.rows.len() == CHUNK_SIZE {
+                    out.flush(&input, *rel, *to, ctx)?;
+                }
+            }
+            row += 1;
+        }
+        out.flush(&input, *rel, *to, ctx)
+    }
+}
+
+/// The positions of `target` in a sorted neighbour slice.
+#[inline]
+fn equal_range(neighbours: &[NodeId], target: NodeId) -> std::ops::Range<usize> {
+    let lo = neighbours.partition_point(|&n| n < target);
+    let hi = lo + neighbours[lo..].partition_point(|&n| n == target);
+    lo..hi
+}
+
+/// Relationships between two bound nodes.
+pub struct ExpandInto {
+    node: Arc<CNode>,
+}
+
+impl ExpandInto {
+    /// The operator for an `ExpandInto` node.
+    pub fn new(node: Arc<CNode>) -> ExpandInto {
+        ExpandInto { node }
+    }
+}
+
+impl Operator for ExpandInto {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let OpKind::ExpandInto {
+            from,
+            rel,
+            to,
+            direction,
+            distinct_from,
+            optional,
+            ..
+        } = &self.node.kind
+        else {
+            unreachable!("ExpandInto built for an ExpandInto node");
+        };
+        let snap = &ctx.q.snapshot;
+        let types = self.node.c.types.as_ref().expect("compiled types");
+        let walks = walks(snap, types, *direction);
+        let mut out = Output::new();
+        let mut excluded = Vec::new();
+        for row in 0..input.len() {
+            let a = input
+                .column(*from)
+                .and_then(|c| c.node(row))
+                .unwrap_or(NULL_ID);
+            let b = input
+                .column(*to)
+                .and_then(|c| c.node(row))
+                .unwrap_or(NULL_ID);
+            let mut found = false;
+            if a != NULL_ID && b != NULL_ID {
+                excluded_rels(&input, row, distinct_from, &mut excluded);
+                for &(t, d) in &walks {
+                    // Look from whichever end has the shorter list.
+                    let (adj, flipped) = if snap.degree(a, t, d) <= snap.degree(b, t, d.reverse()) {
+                        (snap.adjacency(a, t, d), false)
+                    } else {
+                        (snap.adjacency(b, t, d.reverse()), true)
+                    };
+                    let target = if flipped { a } else { b };
+                    for i in equal_range(adj.neighbours, target) {
+                        if skip_entry(*direction, d, a, b) {
+                            continue;
+                        }
+                        let r = adj.rel_id(i);
+                        if excluded.contains(&r) {
+                            continue;
+                        }
+                        found = true;
+                        out.rows.push(row as u32);
+                        out.rels.push(r);
+                        out.nodes.push(b);
+                        if out.rows.len() == CHUNK_SIZE {
+                            out.flush(&input, *rel, *to, ctx)?;
+                        }
+                    }
+                }
+            }
+            if *optional && !found {
+                out.rows.push(row as u32);
+                out.rels.push(NULL_ID);
+                out.nodes.push(b);
+            }
+        }
+        out.flush(&input, *rel, *to, ctx)
+    }
+}
+
+/// A relationship predicate `rel.key <op> number` evaluated on the property
+/// column directly, without building values.
+struct NumericRelFilter {
+    key: Option<u32>,
+    op: BinaryOp,
+    value: f64,
+}
+
+impl NumericRelFilter {
+    fn recognise(rel_slot: Slot, e: &CExpr) -> Option<NumericRelFilter> {
+        let CExpr::Binary(op, a, b) = e else {
+            return None;
+        };
+        let number = |e: &CExpr| match e {
+            CExpr::Literal(Value::Int(i)) => Some(*i as f64),
+            CExpr::Literal(Value::Float(x)) => Some(*x),
+            _ => None,
+        };
+        let property = |e: &CExpr| match e {
+            CExpr::Property(base, key) if matches!(**base, CExpr::Slot(s) if s == rel_slot) => {
+                Some(key.id)
+            }
+            _ => None,
+        };
+        let flip = |op: BinaryOp| match op {
+            BinaryOp::Lt => BinaryOp::Gt,
+            BinaryOp::Gt => BinaryOp::Lt,
+            BinaryOp::Le => BinaryOp::Ge,
+            BinaryOp::Ge => BinaryOp::Le,
+            other => other,
+        };
+        if !matches!(
+            op,
+            BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
+        ) {
+            return None;
+        }
+        match (property(a), number(b), property(b), number(a)) {
+            (Some(key), Some(value), _, _) => Some(NumericRelFilter {
+                key,
+                op: *op,
+                value,
+            }),
+            (_, _, Some(key), Some(value)) => Some(NumericRelFilter {
+                key,
+                op: flip(*op),
+                value,
+            }),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn test(&self, x: f64) -> bool {
+        match self.op {
+            BinaryOp::Lt => x < self.value,
+            BinaryOp::Gt => x > self.value,
+            BinaryOp::Le => x <= self.value,
+            BinaryOp::Ge => x >= self.value,
+            BinaryOp::Eq => x == self.value,
+            _ => x != self.value,
+        }
+    }
+
+    /// Counts matching entries of an adjacency, or `None` if the column is not a plain number column.
+    fn count(&self, snap: &Snapshot, t: RelTypeId, adj: &Adjacency<'_>) -> Option<u64> {
+        let Some(key) = self.key else { return Some(0) };
+        let Some(column) = snap.rel_column(t, key) else {
+            return Some(0);
+        };
+        if let Some(values) = column.dense_f64() {
+            return Some(match adj.contiguous_rows() {
+                Some(rows) => values[rows].iter().filter(|&&x| self.test(x)).count() as u64,
+                None => (0..adj.len())
+                    .filter(|&i| self.test(values[adj.property_row(i) as usize]))
+                    .count() as u64,
+            });
+        }
+        if let Some(values) = column.dense_i64() {
+            return Some(match adj.contiguous_rows() {
+                Some(rows) => values[rows]
+                    .iter()
+                    .filter(|&&x| self.test(x as f64))
+                    .count() as u64,
+                None => (0..adj.len())
+                    .filter(|&i| self.test(values[adj.property_row(i) as usize] as f64))
+                    .count() as u64,
+            });
+        }
+        None
+    }
+}
+
+/// Counts what an `Expand` of the last hop would have produced.
+pub struct ExpandCount {
+    node: Arc<CNode>,
+    numeric: Option<NumericRelFilter>,
+}
+
+impl ExpandCount {
+    /// The operator for an `ExpandCount` node.
+    pub fn new(node: Arc<CNode>) -> ExpandCount {
+        let numeric = match &node.kind {
+            OpKind::ExpandCount {
+                rel_predicate: Some((slot, _)),
+                ..
+            } => NumericRelFilter::recognise(*slot, &node.c.exprs[0]),
+            _ => None,
+        };
+        ExpandCount { node, numeric }
+    }
+}
+
+impl Operator for ExpandCount {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let OpKind::ExpandCount {
+            from,
+            direction,
+            distinct_from,
+            count_slot,
+            rel_predicate,
+            ..
+        } = &self.node.kind
+        else {
+            unreachable!("ExpandCount built for an ExpandCount node");
+        };
+        let snap = &ctx.q.snapshot;
+        let types = self.node.c.types.as_ref().expect("compiled types");
+        let labels = &self.node.c.to_labels;
+        let walks = walks(snap, types, *direction);
+        let eval = Evaluator::new(ctx.q);
+        let mut counts: Vec<Value> = Vec::with_capacity(input.len());
+        let mut excluded = Vec::new();
+        let from_column = input.column(*from).cloned();
+        let mut end = input.len();
+        let mut row = 0;
+        while row < end {
+            if row % 256 == 0 {
+                if ctx.cancelled() {
+                    return Ok(());
+                }
+                end = maybe_split(&input, row + 1, end, ctx)?;
+            }
+            let source = from_column
+                .as_ref()
+                .and_then(|c| c.node(row))
+                .unwrap_or(NULL_ID);
+            let mut count = 0u64;
+            if source != NULL_ID {
+                excluded_rels(&input, row, distinct_from, &mut excluded);
+                for &(t, d) in &walks {
+                    let adj = snap.adjacency(source, t, d);
+                    let simple = labels.is_empty()
+                        && rel_predicate.is_none()
+                        && *direction != ExpandDirection::Both;
+                    if simple {
+                        // Degree minus the excluded relationships that lie in this list.
+                        count += adj.len() as u64;
+                        for &r in &excluded {
+                            if let Some(info) = snap.relationship(r) {
+                                let end_here = if d == Direction::Outgoing {
+                                    info.start
+                                } else {
+                                    info.end
+                                };
+                                if info.rel_type == t && end_here == source {
+                                    count -= 1;
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    if let (Some(f), true, false) = (
+                        &self.numeric,
+                        labels.is_empty(),
+                        *direction == ExpandDirection::Both,
+                    ) {
+                        if let Some(n) = f.count(snap, t, &adj) {
+                            count += n;
+                            for &r in &excluded {
+                                if let Some(info) = snap.relationship(r) {
+                                    let end_here = if d == Direction::Outgoing {
+                                        info.start
+                                    } else {
+                                        info.end
+                                    };
+                                    if info.rel_type == t && end_here == source {
+                                        let v = snap.rel_property(r, f.key.unwrap_or(u32::MAX));
+                                        let x = match v {
+                                            Value::Float(x) => Some(x),
+                                            Value::Int(i) => Some(i as f64),
+                                            _ => None,
+                                        };
+                                        if x.is_some_and(|x| f.test(x)) {
+                                            count -= 1;
+                                        }
+                                    }
+                                }
+                            }
+                            continue;
+                        }
+                    }
+                    for i in 0..adj.len() {
+                        let neighbour = adj.neighbours[i];
+                        if skip_entry(*direction, d, source, neighbour) {
+                            continue;
+                        }
+                        if !labels.is_empty() && !has_labels(snap, neighbour, labels) {
+                            continue;
+                        }
+                        let r = adj.rel_id(i);
+                        if excluded.contains(&r) {
+                            continue;
+                        }
+                        if let Some((slot, _)) = rel_predicate {
+                            let locals = [(*slot, Value::Relationship(r))];
+                            let inner = Row {
+                                chunk: &input,
+                                row,
+                                locals: &locals,
+                            };
+                            if !eval.predicate(&self.node.c.exprs[0], &inner)? {
+                                continue;
+                            }
+                        }
+                        count += 1;
+                    }
+                }
+            }
+            counts.push(Value::Int(count as i64));
+            row += 1;
+        }
+        let mut chunk = if end == input.len() {
+            input
+        } else {
+            input.select((0..end as u32).collect())
+        };
+        chunk.set_column(*count_slot, Column::new(ColumnData::Values(counts)));
+        ctx.emit(chunk)
+    }
+}

@@ -1,0 +1,304 @@
+//! Row-wise operators: filter, projection, unwind, skip, distinct, procedure calls.
+
+use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE};
+use crate::compile::CNode;
+use crate::context::QueryContext;
+use crate::expr::{Evaluator, Row};
+use crate::pipeline::{Operator, TaskCtx};
+use rhizome_common::{Error, ErrorKind, Result, Value};
+use rhizome_functions::ops::GroupKey;
+use rhizome_plan::{OpKind, Slot};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Keeps rows whose predicate is true.
+pub struct Filter {
+    node: Arc<CNode>,
+}
+
+impl Filter {
+    /// The operator for a `Filter` node.
+    pub fn new(node: Arc<CNode>) -> Filter {
+        Filter { node }
+    }
+}
+
+impl Operator for Filter {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let eval = Evaluator::new(ctx.q);
+        let predicate = &self.node.c.exprs[0];
+        let mut keep = Vec::with_capacity(input.len());
+        for row in 0..input.len() {
+            if eval.predicate(predicate, &Row::new(&input, row))? {
+                keep.push(row as u32);
+            }
+        }
+        if keep.len() == input.len() {
+            return ctx.emit(input);
+        }
+        if keep.is_empty() {
+            return Ok(());
+        }
+        let out = input.select(keep);
+        ctx.emit(out)
+    }
+}
+
+/// Writes computed values into slots.
+pub struct Project {
+    node: Arc<CNode>,
+}
+
+impl Project {
+    /// The operator for a `Project` node.
+    pub fn new(node: Arc<CNode>) -> Project {
+        Project { node }
+    }
+}
+
+impl Operator for Project {
+    fn execute(&self, mut input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let OpKind::Project { items } = &self.node.kind else {
+            unreachable!("Project built for a Project node");
+        };
+        let eval = Evaluator::new(ctx.q);
+        for ((slot, _), expr) in items.iter().zip(&self.node.c.exprs) {
+            // A plain slot copy shares the column.
+            if let crate::compile::CExpr::Slot(source) = expr {
+                match input.column(*source).cloned() {
+                    Some(c) => input.set_column(*slot, c),
+                    None => input.clear_column(*slot),
+                }
+                continue;
+            }
+            let mut values = Vec::with_capacity(input.len());
+            for row in 0..input.len() {
+                values.push(eval.eval(expr, &Row::new(&input, row))?);
+            }
+            input.set_column(*slot, Column::new(ColumnData::Values(values)));
+        }
+        ctx.emit(input)
+    }
+}
+
+/// One row per list element.
+pub struct Unwind {
+    node: Arc<CNode>,
+}
+
+impl Unwind {
+    /// The operator for an `Unwind` node.
+    pub fn new(node: Arc<CNode>) -> Unwind {
+        Unwind { node }
+    }
+}
+
+impl Operator for Unwind {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let OpKind::Unwind { out, .. } = &self.node.kind else {
+            unreachable!("Unwind built for an Unwind node");
+        };
+        let eval = Evaluator::new(ctx.q);
+        let (mut rows, mut values) = (Vec::new(), Vec::new());
+        for row in 0..input.len() {
+            match eval.eval(&self.node.c.exprs[0], &Row::new(&input, row))? {
+                Value::Null => {}
+                Value::List(items) => {
+                    for item in items {
+                        rows.push(row as u32);
+                        values.push(item);
+                        if rows.len() >= CHUNK_SIZE {
+                            if ctx.cancelled() {
+                                return Ok(());
+                            }
+                            let mut chunk = input.select(std::mem::take(&mut rows));
+                            chunk.set_column(
+                                *out,
+                                Column::new(ColumnData::Values(std::mem::take(&mut values))),
+                            );
+                            ctx.emit(chunk)?;
+                        }
+                    }
+                }
+                other => {
+                    rows.push(row as u32);
+                    values.push(other);
+                }
+            }
+        }
+        if !rows.is_empty() {
+            let mut chunk = input.select(rows);
+            chunk.set_column(*out, Column::new(ColumnData::Values(values)));
+            ctx.emit(chunk)?;
+        }
+        Ok(())
+    }
+}
+
+/// Evaluates a constant count (SKIP / LIMIT / Top) expression.
+pub fn constant_count(q: &QueryContext, expr: &crate::compile::CExpr, what: &str) -> Result<u64> {
+    let empty = Chunk::new(0, 1);
+    let value = Evaluator::new(q).eval(expr, &Row::new(&empty, 0))?;
+    match value {
+        Value::Int(n) if n >= 0 => Ok(n as u64),
+        Value::Int(_) => Err(Error::new(
+            ErrorKind::ArgumentError,
+            format!("{what} must not be negative"),
+        )
+        .with_code("NegativeIntegerArgument")),
+        Value::Float(x) if x.fract() == 0.0 && x >= 0.0 => Ok(x as u64),
+        other => Err(Error::new(
+            ErrorKind::ArgumentError,
+            format!("{what} expects a non-negative integer, got {other}"),
+        )
+        .with_code("InvalidArgumentType")),
+    }
+}
+
+/// Drops the first rows.
+pub struct Skip {
+    remaining: AtomicU64,
+}
+
+impl Skip {
+    /// The operator for a `Skip` node (its count is evaluated now).
+    pub fn new(node: Arc<CNode>, q: &QueryContext) -> Result<Skip> {
+        Ok(Skip {
+            remaining: AtomicU64::new(constant_count(q, &node.c.exprs[0], "SKIP")?),
+        })
+    }
+}
+
+impl Operator for Skip {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let n = input.len() as u64;
+        let mut skipped = 0;
+        let _ = self
+            .remaining
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                skipped = r.min(n);
+                Some(r - skipped)
+            });
+        if skipped == 0 {
+            return ctx.emit(input);
+        }
+        if skipped == n {
+            return Ok(());
+        }
+        let out = input.select((skipped as u32..n as u32).collect());
+        ctx.emit(out)
+    }
+}
+
+const SHARDS: usize = 16;
+
+/// Drops rows whose values in the given slots were seen before (streaming,
+/// with a sharded set shared by all workers).
+pub struct Distinct {
+    slots: Vec<Slot>,
+    seen: Vec<Mutex<HashSet<Vec<GroupKey>>>>,
+}
+
+impl Distinct {
+    /// A distinct over `slots`.
+    pub fn new(slots: Vec<Slot>) -> Distinct {
+        Distinct {
+            slots,
+            seen: (0..SHARDS).map(|_| Mutex::new(HashSet::new())).collect(),
+        }
+    }
+}
+
+impl Operator for Distinct {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let mut keep = Vec::new();
+        for row in 0..input.len() {
+            let key: Vec<GroupKey> = self
+                .slots
+                .iter()
+                .map(|&s| GroupKey(input.value(s, row)))
+                .collect();
+            let mut h = DefaultHasher::new();
+            key.hash(&mut h);
+            let shard = (h.finish() as usize) % SHARDS;
+            if self.seen[shard]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key)
+            {
+                keep.push(row as u32);
+            }
+        }
+        ctx.q.memory.charge(keep.len() * self.slots.len() * 48)?;
+        if keep.is_empty() {
+            return Ok(());
+        }
+        let out = if keep.len() == input.len() {
+            input
+        } else {
+            input.select(keep)
+        };
+        ctx.emit(out)
+    }
+}
+
+/// `CALL proc(args) YIELD ...` per input row.
+pub struct ProcedureCall {
+    node: Arc<CNode>,
+}
+
+impl ProcedureCall {
+    /// The operator for a `ProcedureCall` node.
+    pub fn new(node: Arc<CNode>) -> ProcedureCall {
+        ProcedureCall { node }
+    }
+}
+
+impl Operator for ProcedureCall {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let OpKind::ProcedureCall { name, yields, .. } = &self.node.kind else {
+            unreachable!("ProcedureCall built for a ProcedureCall node");
+        };
+        let eval = Evaluator::new(ctx.q);
+        let procedure = ctx.q.procedures.get(name).ok_or_else(|| {
+            Error::new(
+                ErrorKind::ProcedureError,
+                format!("there is no procedure named `{name}`"),
+            )
+            .with_code("ProcedureNotFound")
+        })?;
+        let outputs: Vec<String> = procedure.outputs.iter().map(|(n, _)| n.clone()).collect();
+        let mut rows = Vec::new();
+        let mut columns: Vec<Vec<Value>> = vec![Vec::new(); yields.len()];
+        for row in 0..input.len() {
+            let args: Vec<Value> = self
+                .node
+                .c
+                .exprs
+                .iter()
+                .map(|e| eval.eval(e, &Row::new(&input, row)))
+                .collect::<Result<_>>()?;
+            for record in ctx.q.procedures.call(ctx.q, name, &args)? {
+                rows.push(row as u32);
+                for (i, (field, _)) in yields.iter().enumerate() {
+                    let at = outputs.iter().position(|o| o == field);
+                    columns[i].push(
+                        at.and_then(|a| record.get(a).cloned())
+                            .unwrap_or(Value::Null),
+                    );
+                }
+            }
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut chunk = input.select(rows);
+        for ((_, slot), values) in yields.iter().zip(columns) {
+            chunk.set_column(*slot, Column::new(ColumnData::Values(values)));
+        }
+        ctx.emit(chunk)
+    }
+}

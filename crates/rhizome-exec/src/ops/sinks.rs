@@ -1,0 +1,376 @@
+//! Pipeline breakers as sinks with per-worker local state: collecting,
+//! hash aggregation, sort, top-k and limit.
+
+use super::simple::constant_count;
+use crate::chunk::{Chunk, RowBuilder, CHUNK_SIZE};
+use crate::compile::CNode;
+use crate::context::QueryContext;
+use crate::expr::{Evaluator, Row};
+use crate::pipeline::{Sink, TaskCtx};
+use crate::scheduler::CancelToken;
+use rhizome_common::{Result, Value};
+use rhizome_functions::aggregate::{Accumulator, AggregateKind};
+use rhizome_functions::ops::{order, GroupKey};
+use rhizome_plan::{AggregateFunction, OpKind, SortKey};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex};
+
+/// Approximate bytes one materialized value takes (for the memory budget).
+const VALUE_BYTES: usize = 48;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Collects chunks as they come (per worker); optionally stops the run at the first row.
+pub struct CollectSink {
+    locals: Vec<Mutex<Vec<Chunk>>>,
+    stop_after_first: Option<Arc<CancelToken>>,
+}
+
+impl CollectSink {
+    /// A sink for `slots` workers; `stop_after_first` is cancelled once a row arrives.
+    pub fn new(slots: usize, stop_after_first: Option<Arc<CancelToken>>) -> CollectSink {
+        CollectSink {
+            locals: (0..slots.max(1)).map(|_| Mutex::new(Vec::new())).collect(),
+            stop_after_first,
+        }
+    }
+}
+
+impl Sink for CollectSink {
+    fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        ctx.q.memory.charge(chunk.len() * chunk.width() * 8)?;
+        lock(&self.locals[ctx.worker % self.locals.len()]).push(chunk);
+        if let Some(token) = &self.stop_after_first {
+            token.cancel();
+        }
+        Ok(())
+    }
+
+    fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
+        Ok(self
+            .locals
+            .iter()
+            .flat_map(|l| std::mem::take(&mut *lock(l)))
+            .collect())
+    }
+}
+
+/// Builds the sink of a breaker node.
+pub fn breaker_sink(node: &Arc<CNode>, q: &QueryContext) -> Result<Arc<dyn Sink>> {
+    Ok(match &node.kind {
+        OpKind::Aggregate { .. } => Arc::new(AggregateSink::new(node.clone(), q.worker_slots)),
+        OpKind::Sort { keys } => Arc::new(SortSink::new(keys.clone(), None, q.worker_slots)),
+        OpKind::Top { keys, .. } => {
+            let limit = constant_count(q, &node.c.exprs[0], "LIMIT")?;
+            Arc::new(SortSink::new(keys.clone(), Some(limit), q.worker_slots))
+        }
+        OpKind::Limit { .. } => Arc::new(LimitSink::new(
+            constant_count(q, &node.c.exprs[0], "LIMIT")?,
+            q.worker_slots,
+        )),
+        other => {
+            return Err(rhizome_common::Error::internal(format!(
+                "{other:?} is not a breaker"
+            )))
+        }
+    })
+}
+
+fn kind_of(f: AggregateFunction) -> AggregateKind {
+    match f {
+        AggregateFunction::CountStar => AggregateKind::CountStar,
+        AggregateFunction::Count => AggregateKind::Count,
+        AggregateFunction::Sum => AggregateKind::Sum,
+        AggregateFunction::Avg => AggregateKind::Avg,
+        AggregateFunction::Min => AggregateKind::Min,
+        AggregateFunction::Max => AggregateKind::Max,
+        AggregateFunction::Collect => AggregateKind::Collect,
+        AggregateFunction::StDev => AggregateKind::StDev,
+        AggregateFunction::StDevP => AggregateKind::StDevP,
+        AggregateFunction::PercentileCont => AggregateKind::PercentileCont,
+        AggregateFunction::PercentileDisc => AggregateKind::PercentileDisc,
+    }
+}
+
+/// A group's first-seen sequence number and its accumulators.
+type GroupState = (u64, Vec<Accumulator>);
+type Groups = HashMap<Vec<GroupKey>, GroupState>;
+
+/// Hash aggregation: per-worker group tables merged at the end. Groups keep
+/// the order in which they were first seen on each worker.
+pub struct AggregateSink {
+    node: Arc<CNode>,
+    locals: Vec<Mutex<(Groups, u64)>>,
+}
+
+impl AggregateSink {
+    fn new(node: Arc<CNode>, slots: usize) -> AggregateSink {
+        AggregateSink {
+            node,
+            locals: (0..slots.max(1))
+                .map(|_| Mutex::new((HashMap::new(), 0)))
+                .collect(),
+        }
+    }
+
+    fn fresh(&self) -> Vec<Accumulator> {
+        self.node
+            .c
+            .aggregates
+            .iter()
+            .map(|(item, _)| Accumulator::new(kind_of(item.function), item.distinct))
+            .collect()
+    }
+}
+
+impl Sink for AggregateSink {
+    fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let eval = Evaluator::new(ctx.q);
+        let mut guard = lock(&self.locals[ctx.worker % self.locals.len()]);
+        let (groups, seq) = &mut *guard;
+        let mut args = Vec::new();
+        let before = groups.len();
+        for row in 0..chunk.len() {
+            let r = Row::new(&chunk, row);
+            let key: Vec<GroupKey> = self
+                .node
+                .c
+                .exprs
+                .iter()
+                .map(|e| eval.eval(e, &r).map(GroupKey))
+                .collect::<Result<_>>()?;
+            let entry = match groups.get_mut(&key) {
+                Some(e) => e,
+                None => {
+                    *seq += 1;
+                    groups.entry(key).or_insert((*seq, self.fresh()))
+                }
+            };
+            for (acc, (_, arg_exprs)) in entry.1.iter_mut().zip(&self.node.c.aggregates) {
+                if arg_exprs.is_empty() {
+                    acc.update_row();
+                    continue;
+                }
+                args.clear();
+                for e in arg_exprs {
+                    args.push(eval.eval(e, &r)?);
+                }
+                acc.update_args(&args)?;
+            }
+        }
+        let added = groups.len() - before;
+        drop(guard);
+        ctx.q.memory.charge(
+            added * (self.node.c.exprs.len() + self.node.c.aggregates.len() + 2) * VALUE_BYTES,
+        )?;
+        Ok(())
+    }
+
+    fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
+        let OpKind::Aggregate { keys, aggregates } = &self.node.kind else {
+            unreachable!("aggregate sink built for an Aggregate node");
+        };
+        let mut merged: Vec<(Vec<GroupKey>, GroupState)> = Vec::new();
+        let mut index: HashMap<Vec<GroupKey>, usize> = HashMap::new();
+        for (worker, local) in self.locals.iter().enumerate() {
+            let (groups, _) = std::mem::take(&mut *lock(local));
+            let mut groups: Vec<_> = groups.into_iter().collect();
+            groups.sort_by_key(|(_, (seq, _))| *seq);
+            for (key, (seq, accs)) in groups {
+                match index.get(&key) {
+                    Some(&i) => {
+                        for (mine, theirs) in merged[i].1 .1.iter_mut().zip(accs) {
+                            mine.merge(theirs)?;
+                        }
+                    }
+                    None => {
+                        index.insert(key.clone(), merged.len());
+                        merged.push((key, ((worker as u64) << 48 | seq, accs)));
+                    }
+                }
+            }
+        }
+        if merged.is_empty() && keys.is_empty() {
+            merged.push((Vec::new(), (0, self.fresh())));
+        }
+        let width = keys
+            .iter()
+            .map(|(s, _)| *s)
+            .chain(aggregates.iter().map(|a| a.slot))
+            .max()
+            .map_or(0, |m| m + 1);
+        let mut out = Vec::new();
+        let mut builder = RowBuilder::new(width);
+        for (key, (_, accs)) in merged {
+            let mut row = vec![Value::Null; width];
+            for ((slot, _), k) in keys.iter().zip(key) {
+                row[*slot] = k.0;
+            }
+            for (item, acc) in aggregates.iter().zip(accs) {
+                row[item.slot] = acc.finish()?;
+            }
+            builder.push_row(row);
+            if builder.len() == CHUNK_SIZE {
+                out.push(std::mem::replace(&mut builder, RowBuilder::new(width)).finish());
+            }
+        }
+        if !builder.is_empty() {
+            out.push(builder.finish());
+        }
+        Ok(out)
+    }
+}
+
+fn compare_keys(a: &[Value], b: &[Value], keys: &[SortKey]) -> Ordering {
+    for ((x, y), k) in a.iter().zip(b).zip(keys) {
+        let o = order(x, y);
+        let o = if k.descending { o.reverse() } else { o };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+/// A materialized row with its sort keys and arrival position.
+struct SortRow {
+    keys: Vec<Value>,
+    seq: (usize, u64),
+    values: Vec<Value>,
+}
+
+/// Sort (and top-k, when `limit` is set): stable in arrival order per worker.
+pub struct SortSink {
+    keys: Vec<SortKey>,
+    limit: Option<u64>,
+    locals: Vec<Mutex<(Vec<SortRow>, u64)>>,
+}
+
+impl SortSink {
+    fn new(keys: Vec<SortKey>, limit: Option<u64>, slots: usize) -> SortSink {
+        SortSink {
+            keys,
+            limit,
+            locals: (0..slots.max(1))
+                .map(|_| Mutex::new((Vec::new(), 0)))
+                .collect(),
+        }
+    }
+
+    fn prune(&self, rows: &mut Vec<SortRow>) {
+        if let Some(limit) = self.limit {
+            rows.sort_by(|a, b| compare_keys(&a.keys, &b.keys, &self.keys).then(a.seq.cmp(&b.seq)));
+            rows.truncate(limit as usize);
+        }
+    }
+}
+
+impl Sink for SortSink {
+    fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        if self.limit == Some(0) {
+            return Ok(());
+        }
+        let worker = ctx.worker % self.locals.len();
+        let mut guard = lock(&self.locals[worker]);
+        let (rows, seq) = &mut *guard;
+        for row in 0..chunk.len() {
+            *seq += 1;
+            rows.push(SortRow {
+                keys: self.keys.iter().map(|k| chunk.value(k.slot, row)).collect(),
+                seq: (worker, *seq),
+                values: chunk.row_values(row),
+            });
+        }
+        if let Some(limit) = self.limit {
+            if rows.len() as u64 > 2 * limit + CHUNK_SIZE as u64 {
+                self.prune(rows);
+            }
+        } else {
+            drop(guard);
+            ctx.q
+                .memory
+                .charge(chunk.len() * (chunk.width() + self.keys.len()) * VALUE_BYTES)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
+        let mut all: Vec<SortRow> = self
+            .locals
+            .iter()
+            .flat_map(|l| std::mem::take(&mut lock(l).0))
+            .collect();
+        all.sort_by(|a, b| compare_keys(&a.keys, &b.keys, &self.keys).then(a.seq.cmp(&b.seq)));
+        if let Some(limit) = self.limit {
+            all.truncate(limit as usize);
+        }
+        let width = all.iter().map(|r| r.values.len()).max().unwrap_or(0);
+        let mut out = Vec::new();
+        for piece in all.chunks(CHUNK_SIZE) {
+            let mut builder = RowBuilder::new(width);
+            for r in piece {
+                builder.push_row(r.values.iter().cloned());
+            }
+            out.push(builder.finish());
+        }
+        Ok(out)
+    }
+}
+
+/// Keeps the first `limit` rows to arrive and stops its pipeline once it has them.
+pub struct LimitSink {
+    remaining: AtomicU64,
+    locals: Vec<Mutex<Vec<(u64, Chunk)>>>,
+    seq: AtomicU64,
+}
+
+impl LimitSink {
+    fn new(limit: u64, slots: usize) -> LimitSink {
+        LimitSink {
+            remaining: AtomicU64::new(limit),
+            locals: (0..slots.max(1)).map(|_| Mutex::new(Vec::new())).collect(),
+            seq: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Sink for LimitSink {
+    fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let n = chunk.len() as u64;
+        let mut taken = 0;
+        let _ = self
+            .remaining
+            .fetch_update(AtomicOrdering::AcqRel, AtomicOrdering::Acquire, |r| {
+                taken = r.min(n);
+                Some(r - taken)
+            });
+        if self.remaining.load(AtomicOrdering::Acquire) == 0 {
+            ctx.stop_pipeline();
+        }
+        if taken == 0 {
+            return Ok(());
+        }
+        let chunk = if taken == n {
+            chunk
+        } else {
+            chunk.select((0..taken as u32).collect())
+        };
+        let seq = self.seq.fetch_add(1, AtomicOrdering::Relaxed);
+        lock(&self.locals[ctx.worker % self.locals.len()]).push((seq, chunk));
+        Ok(())
+    }
+
+    fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
+        let mut all: Vec<(u64, Chunk)> = self
+            .locals
+            .iter()
+            .flat_map(|l| std::mem::take(&mut *lock(l)))
+            .collect();
+        all.sort_by_key(|(s, _)| *s);
+        Ok(all.into_iter().map(|(_, c)| c).collect())
+    }
+}

@@ -1,0 +1,185 @@
+//! Variable-length expansion: every path of `min..=max` relationships from
+//! a node, no relationship twice in one path (Cypher's relationship
+//! uniqueness), depth first with an explicit stack (no recursion, so deep
+//! paths cannot overflow the stack).
+
+use super::expand::{excluded_rels, has_labels, skip_entry, walks};
+use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
+use crate::compile::CNode;
+use crate::expr::{Evaluator, Row};
+use crate::pipeline::{Operator, TaskCtx};
+use rhizome_common::{NodeId, RelId, Result, Value};
+use rhizome_plan::OpKind;
+use std::sync::Arc;
+
+/// `(from)-[rels*min..max]->(to)`.
+pub struct VarExpand {
+    node: Arc<CNode>,
+}
+
+impl VarExpand {
+    /// The operator for a `VarExpand` node.
+    pub fn new(node: Arc<CNode>) -> VarExpand {
+        VarExpand { node }
+    }
+}
+
+struct Frame {
+    node: NodeId,
+    /// Candidate (relationship, next node) pairs not yet tried.
+    next: Vec<(RelId, NodeId)>,
+}
+
+impl Operator for VarExpand {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let OpKind::VarExpand {
+            from,
+            rels,
+            to,
+            direction,
+            min,
+            max,
+            rel_predicate,
+            into,
+            distinct_from,
+            optional,
+            ..
+        } = &self.node.kind
+        else {
+            unreachable!("VarExpand built for a VarExpand node");
+        };
+        let snap = &ctx.q.snapshot;
+        let types = self.node.c.types.as_ref().expect("compiled types");
+        let labels = &self.node.c.to_labels;
+        let walks = walks(snap, types, *direction);
+        let eval = Evaluator::new(ctx.q);
+        let max = max.unwrap_or(u64::MAX);
+        let mut excluded = Vec::new();
+        let (mut out_rows, mut out_rels, mut out_nodes): (Vec<u32>, Vec<Value>, Vec<NodeId>) =
+            (Vec::new(), Vec::new(), Vec::new());
+        let flush = |rows: &mut Vec<u32>,
+                     rs: &mut Vec<Value>,
+                     ns: &mut Vec<NodeId>,
+                     ctx: &mut TaskCtx<'_>|
+         -> Result<()> {
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let mut chunk = input.select(std::mem::take(rows));
+            chunk.set_column(*rels, Column::new(ColumnData::Values(std::mem::take(rs))));
+            chunk.set_column(*to, Column::new(ColumnData::Nodes(std::mem::take(ns))));
+            ctx.emit(chunk)
+        };
+        for row in 0..input.len() {
+            if ctx.cancelled() {
+                return Ok(());
+            }
+            let start = input
+                .column(*from)
+                .and_then(|c| c.node(row))
+                .unwrap_or(NULL_ID);
+            let target = if *into {
+                input
+                    .column(*to)
+                    .and_then(|c| c.node(row))
+                    .unwrap_or(NULL_ID)
+            } else {
+                NULL_ID
+            };
+            let mut found = false;
+            if start != NULL_ID && !(*into && target == NULL_ID) {
+                excluded_rels(&input, row, distinct_from, &mut excluded);
+                let candidates = |node: NodeId, path: &[RelId]| -> Result<Vec<(RelId, NodeId)>> {
+                    let mut next = Vec::new();
+                    for &(t, d) in &walks {
+                        let adj = snap.adjacency(node, t, d);
+                        for i in 0..adj.len() {
+                            let neighbour = adj.neighbours[i];
+                            if skip_entry(*direction, d, node, neighbour) {
+                                continue;
+                            }
+                            let r = adj.rel_id(i);
+                            if path.contains(&r) || excluded.contains(&r) {
+                                continue;
+                            }
+                            if let Some((slot, _)) = rel_predicate {
+                                let locals = [(*slot, Value::Relationship(r))];
+                                let inner = Row {
+                                    chunk: &input,
+                                    row,
+                                    locals: &locals,
+                                };
+                                if !eval.predicate(&self.node.c.exprs[0], &inner)? {
+                                    continue;
+                                }
+                            }
+                            next.push((r, neighbour));
+                        }
+                    }
+                    // Visit in adjacency order: the stack pops from the end.
+                    next.reverse();
+                    Ok(next)
+                };
+                let mut path: Vec<RelId> = Vec::new();
+                let mut stack: Vec<Frame> = vec![Frame {
+                    node: start,
+                    next: if max > 0 {
+                        candidates(start, &path)?
+                    } else {
+                        Vec::new()
+                    },
+                }];
+                let accept = |node: NodeId, path: &[RelId]| -> bool {
+                    (path.len() as u64) >= *min
+                        && !(*into && node != target)
+                        && (labels.is_empty() || has_labels(snap, node, labels))
+                };
+                let rel_list = |path: &[RelId]| {
+                    Value::List(path.iter().map(|&r| Value::Relationship(r)).collect())
+                };
+                if accept(start, &path) {
+                    found = true;
+                    out_rows.push(row as u32);
+                    out_rels.push(rel_list(&path));
+                    out_nodes.push(start);
+                }
+                while let Some(frame) = stack.last_mut() {
+                    match frame.next.pop() {
+                        Some((r, n)) => {
+                            path.push(r);
+                            if accept(n, &path) {
+                                found = true;
+                                out_rows.push(row as u32);
+                                out_rels.push(rel_list(&path));
+                                out_nodes.push(n);
+                            }
+                            let next = if (path.len() as u64) < max {
+                                candidates(n, &path)?
+                            } else {
+                                Vec::new()
+                            };
+                            stack.push(Frame { node: n, next });
+                        }
+                        None => {
+                            let _ = frame.node;
+                            stack.pop();
+                            path.pop();
+                        }
+                    }
+                    if out_rows.len() >= CHUNK_SIZE {
+                        if ctx.cancelled() {
+                            return Ok(());
+                        }
+                        flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)?;
+                    }
+                }
+            }
+            if *optional && !found {
+                out_rows.push(row as u32);
+                out_rels.push(Value::Null);
+                out_nodes.push(if *into { target } else { NULL_ID });
+            }
+        }
+        flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)
+    }
+}

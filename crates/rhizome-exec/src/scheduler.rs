@@ -1,0 +1,441 @@
+//! The process-wide worker pool and the scope tree it schedules.
+//!
+//! One fixed pool of workers serves every query of the process (no thread
+//! per query). Each running query is a top-level [`QueryScope`] with its own
+//! lock-free task queue, a weight, a cap on how many workers it may use at
+//! once (`--threads`), and a *virtual time*: the CPU time it has consumed
+//! divided by its weight. A free worker takes the next task of the scope with
+//! the smallest virtual time, so a heavy query cannot starve a light one:
+//! every task is a bounded quantum (one morsel or one split of an expansion)
+//! after which the worker chooses again.
+//!
+//! Below a query, [`CancelToken`]s form the rest of the scope tree: a
+//! pipeline, an inner run of an `OPTIONAL MATCH` or `EXISTS` subquery, each
+//! has a token whose cancellation stops its own work without touching its
+//! siblings, while cancelling a parent (timeout, `LIMIT` reached, user
+//! cancel) stops everything below it.
+//!
+//! Threading rules: [`QueryScope::spawn`] may be called from any thread; the
+//! morsel path (spawn, pick, run) takes no lock while workers are busy — the
+//! only mutex guards sleeping, and is touched only when some worker is idle.
+
+use arc_swap::ArcSwap;
+use crossbeam_deque::{Injector, Steal};
+use rhizome_common::{Error, ErrorKind};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// A unit of work: runs on some worker with that worker's context.
+pub type Task = Box<dyn FnOnce(&WorkerContext) + Send>;
+
+/// A node of the scope tree below a query: cancelling it cancels every token
+/// created from it.
+#[derive(Debug, Default)]
+pub struct CancelToken {
+    cancelled: AtomicBool,
+    parent: Option<Arc<CancelToken>>,
+}
+
+impl CancelToken {
+    /// A root token.
+    pub fn root() -> Arc<CancelToken> {
+        Arc::new(CancelToken::default())
+    }
+
+    /// A child: cancelled when it or any ancestor is.
+    pub fn child(self: &Arc<CancelToken>) -> Arc<CancelToken> {
+        Arc::new(CancelToken {
+            cancelled: AtomicBool::new(false),
+            parent: Some(self.clone()),
+        })
+    }
+
+    /// Cancels this token and all its descendants.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+    }
+
+    /// True if this token or an ancestor was cancelled.
+    #[inline]
+    pub fn is_cancelled(&self) -> bool {
+        let mut token = self;
+        loop {
+            if token.cancelled.load(Ordering::Acquire) {
+                return true;
+            }
+            match &token.parent {
+                Some(p) => token = p,
+                None => return false,
+            }
+        }
+    }
+}
+
+/// A query's place in the scheduler.
+pub struct QueryScope {
+    queue: Injector<Task>,
+    pending: AtomicUsize,
+    running: AtomicUsize,
+    max_parallel: usize,
+    weight: u64,
+    vtime: AtomicU64,
+    /// Root of the query's cancellation tree.
+    pub cancel: Arc<CancelToken>,
+    deadline: Option<Instant>,
+    error: Mutex<Option<Error>>,
+    busy_nanos: AtomicU64,
+    pool: Arc<PoolInner>,
+}
+
+impl QueryScope {
+    /// Queues a task of this query.
+    pub fn spawn(&self, task: Task) {
+        self.queue.push(task);
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        self.pool.wake_one();
+    }
+
+    /// True if the query was cancelled or failed; checks the deadline too.
+    #[inline]
+    pub fn is_cancelled(&self) -> bool {
+        if self.cancel.is_cancelled() {
+            return true;
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.fail(Error::new(
+                ErrorKind::QueryAborted,
+                "the query exceeded its timeout and was stopped",
+            ));
+            return true;
+        }
+        false
+    }
+
+    /// Records the first error and cancels the query.
+    pub fn fail(&self, error: Error) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(error);
+        }
+        self.cancel.cancel();
+    }
+
+    /// The first error recorded, if any.
+    pub fn take_error(&self) -> Option<Error> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// The most workers this query may use at once.
+    pub fn max_parallel(&self) -> usize {
+        self.max_parallel
+    }
+
+    /// True if splitting work now would let another worker help: some worker
+    /// is idle and this query may use more workers than it does.
+    #[inline]
+    pub fn wants_split(&self) -> bool {
+        self.pool.idle.load(Ordering::Relaxed) > 0
+            && self.running.load(Ordering::Relaxed) + self.pending.load(Ordering::Relaxed)
+                < self.max_parallel
+    }
+
+    /// Total worker time spent in this query's tasks.
+    pub fn busy_time(&self) -> Duration {
+        Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
+    }
+
+    fn try_reserve(&self) -> bool {
+        let mut running = self.running.load(Ordering::Relaxed);
+        loop {
+            if running >= self.max_parallel {
+                return false;
+            }
+            match self.running.compare_exchange_weak(
+                running,
+                running + 1,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => running = now,
+            }
+        }
+    }
+}
+
+/// Options of a new query scope.
+#[derive(Debug, Clone)]
+pub struct ScopeOptions {
+    /// Most workers at once (at least 1).
+    pub max_parallel: usize,
+    /// Share relative to other queries (default 100).
+    pub weight: u64,
+    /// When the query must be stopped.
+    pub deadline: Option<Instant>,
+    /// An outside token (API cancel, Ctrl-C) whose cancellation stops the query.
+    pub parent: Option<Arc<CancelToken>>,
+}
+
+impl Default for ScopeOptions {
+    fn default() -> ScopeOptions {
+        ScopeOptions {
+            max_parallel: usize::MAX,
+            weight: 100,
+            deadline: None,
+            parent: None,
+        }
+    }
+}
+
+/// What a task learns about the worker running it.
+pub struct WorkerContext {
+    /// Index of the worker, `0..pool threads` (an inline run uses `threads`).
+    pub worker: usize,
+}
+
+struct PoolInner {
+    scopes: ArcSwap<Vec<Arc<QueryScope>>>,
+    threads: usize,
+    idle: AtomicUsize,
+    sleep_lock: Mutex<u64>,
+    sleep_signal: Condvar,
+}
+
+impl PoolInner {
+    fn wake_one(&self) {
+        if self.idle.load(Ordering::SeqCst) > 0 {
+            let mut generation = self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
+            *generation += 1;
+            self.sleep_signal.notify_one();
+        }
+    }
+
+    /// The runnable scope with the least virtual time, and one of its tasks.
+    fn pick(&self) -> Option<(Arc<QueryScope>, Task)> {
+        let scopes = self.scopes.load();
+        let mut candidates: Vec<&Arc<QueryScope>> = scopes
+            .iter()
+            .filter(|s| s.pending.load(Ordering::SeqCst) > 0)
+            .collect();
+        candidates.sort_by_key(|s| s.vtime.load(Ordering::Relaxed));
+        for scope in candidates {
+            if !scope.try_reserve() {
+                continue;
+            }
+            loop {
+                match scope.queue.steal() {
+                    Steal::Success(task) => {
+                        scope.pending.fetch_sub(1, Ordering::SeqCst);
+                        return Some((scope.clone(), task));
+                    }
+                    Steal::Retry => continue,
+                    Steal::Empty => break,
+                }
+            }
+            scope.running.fetch_sub(1, Ordering::AcqRel);
+        }
+        None
+    }
+
+    fn worker_loop(self: Arc<PoolInner>, worker: usize) {
+        let ctx = WorkerContext { worker };
+        loop {
+            if let Some((scope, task)) = self.pick() {
+                let start = Instant::now();
+                task(&ctx);
+                let nanos = start.elapsed().as_nanos() as u64;
+                scope.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+                scope.vtime.fetch_add(
+                    nanos.saturating_mul(100) / scope.weight.max(1),
+                    Ordering::Relaxed,
+                );
+                scope.running.fetch_sub(1, Ordering::AcqRel);
+                continue;
+            }
+            self.idle.fetch_add(1, Ordering::SeqCst);
+            let seen = *self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((scope, task)) = self.pick() {
+                self.idle.fetch_sub(1, Ordering::SeqCst);
+                let start = Instant::now();
+                task(&ctx);
+                let nanos = start.elapsed().as_nanos() as u64;
+                scope.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+                scope.vtime.fetch_add(
+                    nanos.saturating_mul(100) / scope.weight.max(1),
+                    Ordering::Relaxed,
+                );
+                scope.running.fetch_sub(1, Ordering::AcqRel);
+                continue;
+            }
+            let guard = self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
+            if *guard == seen {
+                let _ = self
+                    .sleep_signal
+                    .wait_timeout(guard, Duration::from_millis(10));
+            }
+            self.idle.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The fixed pool of workers shared by all queries of the process.
+#[derive(Clone)]
+pub struct WorkerPool {
+    inner: Arc<PoolInner>,
+}
+
+static GLOBAL: OnceLock<WorkerPool> = OnceLock::new();
+
+impl WorkerPool {
+    /// A new pool with `threads` workers (at least one). Workers live as long as the process.
+    pub fn new(threads: usize) -> WorkerPool {
+        let threads = threads.max(1);
+        let inner = Arc::new(PoolInner {
+            scopes: ArcSwap::from_pointee(Vec::new()),
+            threads,
+            idle: AtomicUsize::new(0),
+            sleep_lock: Mutex::new(0),
+            sleep_signal: Condvar::new(),
+        });
+        for worker in 0..threads {
+            let inner = inner.clone();
+            std::thread::Builder::new()
+                .name(format!("rhizome-worker-{worker}"))
+                .spawn(move || inner.worker_loop(worker))
+                .expect("spawning a worker thread");
+        }
+        WorkerPool { inner }
+    }
+
+    /// The process-wide pool, sized by `RHIZOME_WORKERS` or the number of cores.
+    pub fn global() -> &'static WorkerPool {
+        GLOBAL.get_or_init(|| {
+            let threads = std::env::var("RHIZOME_WORKERS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            WorkerPool::new(threads)
+        })
+    }
+
+    /// Number of workers.
+    pub fn threads(&self) -> usize {
+        self.inner.threads
+    }
+
+    /// Registers a new query; its virtual time starts at the smallest of the
+    /// running queries' so it neither starves them nor is starved.
+    pub fn open_scope(&self, options: ScopeOptions) -> Arc<QueryScope> {
+        let start_vtime = self
+            .inner
+            .scopes
+            .load()
+            .iter()
+            .map(|s| s.vtime.load(Ordering::Relaxed))
+            .min()
+            .unwrap_or(0);
+        let scope = Arc::new(QueryScope {
+            queue: Injector::new(),
+            pending: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
+            max_parallel: options.max_parallel.clamp(1, self.inner.threads),
+            weight: options.weight.max(1),
+            vtime: AtomicU64::new(start_vtime),
+            cancel: match &options.parent {
+                Some(parent) => parent.child(),
+                None => CancelToken::root(),
+            },
+            deadline: options.deadline,
+            error: Mutex::new(None),
+            busy_nanos: AtomicU64::new(0),
+            pool: self.inner.clone(),
+        });
+        self.inner.scopes.rcu(|scopes| {
+            let mut next = (**scopes).clone();
+            next.push(scope.clone());
+            next
+        });
+        scope
+    }
+
+    /// Removes a finished query from the scheduler.
+    pub fn close_scope(&self, scope: &Arc<QueryScope>) {
+        self.inner.scopes.rcu(|scopes| {
+            scopes
+                .iter()
+                .filter(|s| !Arc::ptr_eq(s, scope))
+                .cloned()
+                .collect::<Vec<_>>()
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn tasks_run_and_tokens_cascade() {
+        let pool = WorkerPool::new(2);
+        let scope = pool.open_scope(ScopeOptions::default());
+        let (tx, rx) = mpsc::channel();
+        for i in 0..100 {
+            let tx = tx.clone();
+            scope.spawn(Box::new(move |_| tx.send(i).unwrap()));
+        }
+        let mut got: Vec<i32> = (0..100)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        got.sort();
+        assert_eq!(got, (0..100).collect::<Vec<_>>());
+        pool.close_scope(&scope);
+
+        let root = CancelToken::root();
+        let child = root.child();
+        let sibling = root.child();
+        child.cancel();
+        assert!(child.is_cancelled() && !sibling.is_cancelled() && !root.is_cancelled());
+        root.cancel();
+        assert!(sibling.is_cancelled());
+    }
+
+    #[test]
+    fn max_parallel_is_respected() {
+        let pool = WorkerPool::new(2);
+        let scope = pool.open_scope(ScopeOptions {
+            max_parallel: 1,
+            ..ScopeOptions::default()
+        });
+        let active = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..20 {
+            let (active, peak, tx) = (active.clone(), peak.clone(), tx.clone());
+            scope.spawn(Box::new(move |_| {
+                let now = active.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(now, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(1));
+                active.fetch_sub(1, Ordering::SeqCst);
+                tx.send(()).unwrap();
+            }));
+        }
+        for _ in 0..20 {
+            rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        }
+        assert_eq!(peak.load(Ordering::SeqCst), 1);
+        pool.close_scope(&scope);
+    }
+
+    #[test]
+    fn deadline_cancels() {
+        let pool = WorkerPool::new(1);
+        let scope = pool.open_scope(ScopeOptions {
+            deadline: Some(Instant::now()),
+            ..ScopeOptions::default()
+        });
+        assert!(scope.is_cancelled());
+        assert_eq!(scope.take_error().unwrap().kind, ErrorKind::QueryAborted);
+    }
+}

@@ -307,6 +307,26 @@ fn scalar_functions() {
         ("rand() < 1.0", "true"),
         ("timestamp() > 1600000000000", "true"),
         ("toUpper(null)", "null"),
+        ("lTrim('xxaxx', 'x')", "'axx'"),
+        ("rTrim('xxaxx', 'x')", "'xxa'"),
+        ("bTrim('xyaxy', 'xy')", "'a'"),
+        ("isNaN(0.0 / 0.0)", "true"),
+        ("isNaN(1)", "false"),
+        ("exists(null)", "false"),
+        ("valueType(1)", "'INTEGER NOT NULL'"),
+        ("valueType(null)", "'NULL'"),
+        ("valueType([1, 2])", "'LIST<INTEGER NOT NULL> NOT NULL'"),
+        ("valueType([1, 'a'])", "'LIST<ANY> NOT NULL'"),
+        ("valueType(date('2020-01-01'))", "'DATE NOT NULL'"),
+        ("point({x: 3, y: 4}).crs", "'cartesian'"),
+        (
+            "point.distance(point({x: 0, y: 0}), point({x: 3, y: 4}))",
+            "5.0",
+        ),
+        (
+            "date.truncate('year') = date.truncate('year', date())",
+            "true",
+        ),
         ("substring(null, 1)", "null"),
     ]);
     check_errors(&[

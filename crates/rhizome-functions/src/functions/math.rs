@@ -82,6 +82,11 @@ pub fn unary(name: &str, v: &Value) -> Result<Value> {
     float_fn(name, v, f)
 }
 
+/// `isNaN(x)`: true only for a float NaN.
+pub fn is_nan(v: &Value) -> Result<Value> {
+    Ok(float_arg("isNaN", v)?.map_or(Value::Null, |x| Value::Bool(x.is_nan())))
+}
+
 /// `atan2(y, x)`.
 pub fn atan2(y: &Value, x: &Value) -> Result<Value> {
     Ok(match (float_arg("atan2", y)?, float_arg("atan2", x)?) {

@@ -31,6 +31,42 @@ pub(crate) fn random_u64() -> u64 {
     })
 }
 
+/// The Cypher type of a value without `NOT NULL`, element types included
+/// for lists.
+fn type_of(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".to_string(),
+        Value::List(items) => {
+            let mut inner: Option<String> = None;
+            for item in items.iter().filter(|i| !i.is_null()) {
+                let t = type_of(item) + " NOT NULL";
+                inner = match inner {
+                    None => Some(t),
+                    Some(prev) if prev == t => Some(prev),
+                    Some(_) => Some("ANY".to_string()),
+                };
+            }
+            let inner = match (inner, items.iter().any(Value::is_null)) {
+                (None, _) => "NOTHING".to_string(),
+                (Some(t), true) if t != "ANY" => t.trim_end_matches(" NOT NULL").to_string(),
+                (Some(t), _) => t,
+            };
+            format!("LIST<{inner}>")
+        }
+        Value::Map(_) => "MAP".to_string(),
+        other => other.type_name().to_string(),
+    }
+}
+
+/// `valueType(x)`: the type as Neo4j 5 names it, e.g. `INTEGER NOT NULL`,
+/// `LIST<STRING NOT NULL> NOT NULL`, `NULL`.
+pub fn value_type(v: &Value) -> Value {
+    Value::String(match v {
+        Value::Null => "NULL".to_string(),
+        other => type_of(other) + " NOT NULL",
+    })
+}
+
 /// `timestamp()`: milliseconds since the Unix epoch.
 pub fn timestamp() -> Value {
     let ms = std::time::SystemTime::now()

@@ -14,6 +14,7 @@ pub mod entity;
 pub mod list;
 pub mod math;
 pub mod misc;
+pub mod spatial;
 pub mod string;
 pub mod temporal;
 
@@ -89,10 +90,10 @@ const REGISTRY: &[(&str, Signature)] = &[
     ("toupper", sig(1, 1)),
     ("lower", sig(1, 1)),
     ("upper", sig(1, 1)),
-    ("ltrim", sig(1, 1)),
-    ("rtrim", sig(1, 1)),
+    ("ltrim", sig(1, 2)),
+    ("rtrim", sig(1, 2)),
     ("trim", sig(1, 1)),
-    ("btrim", sig(1, 1)),
+    ("btrim", sig(1, 2)),
     ("left", sig(2, 2)),
     ("right", sig(2, 2)),
     ("substring", sig(2, 3)),
@@ -137,32 +138,40 @@ const REGISTRY: &[(&str, Signature)] = &[
     // Misc.
     ("timestamp", sig(0, 0)),
     ("randomuuid", sig(0, 0)),
+    ("exists", sig(1, 1)),
+    ("isnan", sig(1, 1)),
+    ("valuetype", sig(1, 1)),
+    // Spatial.
+    ("point", sig(1, 1)),
+    ("distance", sig(2, 2)),
+    ("point.distance", sig(2, 2)),
+    ("point.withinbbox", sig(3, 3)),
     // Temporal.
     ("date", sig(0, 1)),
     ("date.statement", sig(0, 1)),
     ("date.transaction", sig(0, 1)),
     ("date.realtime", sig(0, 1)),
-    ("date.truncate", sig(2, 3)),
+    ("date.truncate", sig(1, 3)),
     ("localtime", sig(0, 1)),
     ("localtime.statement", sig(0, 1)),
     ("localtime.transaction", sig(0, 1)),
     ("localtime.realtime", sig(0, 1)),
-    ("localtime.truncate", sig(2, 3)),
+    ("localtime.truncate", sig(1, 3)),
     ("time", sig(0, 1)),
     ("time.statement", sig(0, 1)),
     ("time.transaction", sig(0, 1)),
     ("time.realtime", sig(0, 1)),
-    ("time.truncate", sig(2, 3)),
+    ("time.truncate", sig(1, 3)),
     ("localdatetime", sig(0, 1)),
     ("localdatetime.statement", sig(0, 1)),
     ("localdatetime.transaction", sig(0, 1)),
     ("localdatetime.realtime", sig(0, 1)),
-    ("localdatetime.truncate", sig(2, 3)),
+    ("localdatetime.truncate", sig(1, 3)),
     ("datetime", sig(0, 1)),
     ("datetime.statement", sig(0, 1)),
     ("datetime.transaction", sig(0, 1)),
     ("datetime.realtime", sig(0, 1)),
-    ("datetime.truncate", sig(2, 3)),
+    ("datetime.truncate", sig(1, 3)),
     ("datetime.fromepoch", sig(2, 2)),
     ("datetime.fromepochmillis", sig(1, 1)),
     ("duration", sig(1, 1)),
@@ -224,6 +233,7 @@ pub fn call(name: &str, args: &[Value], graph: &dyn EntityAccess) -> Result<Valu
         "atan2" => math::atan2(a(0), a(1)),
         "tolower" | "lower" => string::unary("tolower", a(0)),
         "toupper" | "upper" => string::unary("toupper", a(0)),
+        "ltrim" | "rtrim" | "btrim" if args.len() == 2 => string::trim_chars(&lower, a(0), a(1)),
         "ltrim" | "rtrim" | "trim" | "btrim" => string::unary(&lower, a(0)),
         "left" => string::left(a(0), a(1)),
         "right" => string::right(a(0), a(1)),
@@ -263,6 +273,12 @@ pub fn call(name: &str, args: &[Value], graph: &dyn EntityAccess) -> Result<Valu
         "length" => entity::length(a(0)),
         "timestamp" => Ok(misc::timestamp()),
         "randomuuid" => Ok(misc::random_uuid()),
+        "exists" => Ok(Value::Bool(!a(0).is_null())),
+        "isnan" => math::is_nan(a(0)),
+        "valuetype" => Ok(misc::value_type(a(0))),
+        "point" => spatial::point(a(0)),
+        "distance" | "point.distance" => spatial::distance(a(0), a(1)),
+        "point.withinbbox" => spatial::within_bbox(a(0), a(1), a(2)),
         _ => temporal::call(&lower, args, graph),
     }
 }

@@ -44,6 +44,23 @@ pub fn unary(name: &str, v: &Value) -> Result<Value> {
     }))
 }
 
+/// `ltrim(s, chars)`, `rtrim(s, chars)`, `btrim(s, chars)`: removes the
+/// characters of `chars` from the start, the end, or both ends.
+pub fn trim_chars(name: &str, s: &Value, chars: &Value) -> Result<Value> {
+    let (Some(s), Some(chars)) = (str_arg(name, s)?, str_arg(name, chars)?) else {
+        return Ok(Value::Null);
+    };
+    let set = |c: char| chars.contains(c);
+    Ok(Value::String(
+        match name {
+            "ltrim" => s.trim_start_matches(set),
+            "rtrim" => s.trim_end_matches(set),
+            _ => s.trim_matches(set),
+        }
+        .to_string(),
+    ))
+}
+
 /// `left(s, n)`: the first `n` characters.
 pub fn left(s: &Value, n: &Value) -> Result<Value> {
     let (Some(s), Some(n)) = (str_arg("left", s)?, int_arg("left", n)?) else {

@@ -62,7 +62,13 @@ pub fn call(name: &str, args: &[Value], graph: &dyn EntityAccess) -> Result<Valu
         None => construct(kind, args.first(), statement_now),
         Some("statement" | "transaction") => current(kind, args.first(), statement_now),
         Some("realtime") => current(kind, args.first(), crate::temporal::construct::now_utc()),
-        Some("truncate") => truncate(kind, &args[0], &args[1], args.get(2)),
+        Some("truncate") => match args.get(1) {
+            Some(value) => truncate(kind, &args[0], value, args.get(2)),
+            None => {
+                let now = construct(kind, None, statement_now)?;
+                truncate(kind, &args[0], &now, None)
+            }
+        },
         Some("fromepoch") => from_epoch(&args[0], &args[1]),
         Some("fromepochmillis") => from_epoch_millis(&args[0]),
         Some(_) => Err(Error::internal(format!("no function {name}"))),

@@ -196,10 +196,28 @@ fn open_skipping_header(
         settings.block_size,
     )?;
     if let Some((fields, len)) = blocks.peek_first_record()? {
-        let is_header = index == 0 || fields == header_fields || {
-            let refs: Vec<&str> = fields.iter().map(String::as_str).collect();
-            looks_like_header(&refs)
+        let same = |a: &[String], b: &[String]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.trim() == y.trim())
         };
+        let is_header = index == 0
+            || same(&fields, header_fields)
+            || {
+                let refs: Vec<&str> = fields.iter().map(String::as_str).collect();
+                if looks_like_header(&refs) {
+                    // A different header would silently shift columns: refuse it.
+                    return Err(Error::new(
+                    ErrorKind::InputError,
+                    format!(
+                        "this file starts with a header (`{}`) that differs from the group's header (`{}`); every file of a group uses the header of the first file",
+                        fields.join(","),
+                        header_fields.join(",")
+                    ),
+                )
+                .in_source(path.display().to_string())
+                .at(Position { offset: 0, line: 1, column: 1 }));
+                }
+                false
+            };
         if is_header {
             blocks.skip_first_record(len);
         }

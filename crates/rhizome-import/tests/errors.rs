@@ -372,3 +372,20 @@ fn failed_import_creates_no_parent_directories() {
         1
     );
 }
+
+#[test]
+fn later_file_with_a_different_header() {
+    let (dir, mut options) = setup(&[], &[]);
+    let a = write(dir.path(), "a.csv", "id:ID,name,age:int\n1,a,3\n");
+    let b = write(dir.path(), "b.csv", "id:ID,age:int,name\n2,4,b\n");
+    options.nodes.push(InputGroup::new(["N"], [a, b]));
+    let err = fails_with(options, dir.path());
+    assert_at(
+        &err,
+        ErrorKind::InputError,
+        "b.csv",
+        1,
+        1,
+        "differs from the group's header",
+    );
+}

@@ -132,7 +132,7 @@ where
                     Err(_) => return,
                 };
                 let Ok((seq, block)) = next else { return };
-                let bytes = block.data.len() as u64;
+                let bytes = block.data.len() as u64 + block.skipped;
                 let parsed = parse(&block);
                 drop(block);
                 if done_tx.send((seq, parsed, bytes)).is_err() {

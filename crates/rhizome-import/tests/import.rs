@@ -292,3 +292,73 @@ fn header_only_first_file_and_crlf() {
     assert_eq!(relationships(&snap, "v")[0].1, Value::Int(10));
     assert_eq!(relationships(&snap, "v")[0].2, Value::Int(30));
 }
+
+#[test]
+fn progress_reports_stages_bytes_and_rows() {
+    use rhizome_import::ImportProgress;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Recorder {
+        events: Mutex<Vec<String>>,
+        totals: Mutex<BTreeMap<String, (u64, u64, u64)>>,
+        stage: Mutex<String>,
+    }
+    impl ImportProgress for Recorder {
+        fn begin(&self, stage: &str, total_bytes: u64) {
+            self.events.lock().unwrap().push(format!("begin {stage}"));
+            *self.stage.lock().unwrap() = stage.to_string();
+            self.totals
+                .lock()
+                .unwrap()
+                .insert(stage.to_string(), (total_bytes, 0, 0));
+        }
+        fn advance(&self, bytes: u64, rows: u64) {
+            let stage = self.stage.lock().unwrap().clone();
+            let mut totals = self.totals.lock().unwrap();
+            let entry = totals.get_mut(&stage).unwrap();
+            entry.1 += bytes;
+            entry.2 += rows;
+        }
+        fn end(&self) {
+            self.events.lock().unwrap().push("end".to_string());
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let n_text = "id:ID,v:int\n1,1\n2,2\n3,3\n";
+    let r_text = ":START_ID,:END_ID\n1,2\n2,3\n";
+    let n = write(d, "n.csv", n_text);
+    let r = write(d, "r.csv", r_text);
+    let options = ImportOptions {
+        nodes: vec![InputGroup::new(["N"], [n])],
+        relationships: vec![InputGroup::new(["R"], [r])],
+        ..ImportOptions::default()
+    };
+    let recorder = Recorder::default();
+    let report = import(&d.join("db"), &options, &recorder).unwrap();
+    assert_eq!(
+        *recorder.events.lock().unwrap(),
+        vec![
+            "begin nodes",
+            "end",
+            "begin relationships",
+            "end",
+            "begin writing",
+            "end"
+        ]
+    );
+    let totals = recorder.totals.lock().unwrap();
+    assert_eq!(
+        totals["nodes"],
+        (n_text.len() as u64, n_text.len() as u64, 3)
+    );
+    assert_eq!(
+        totals["relationships"],
+        (r_text.len() as u64, r_text.len() as u64, 2)
+    );
+    assert_eq!(report.rows, 5);
+    assert!(report.peak_memory_bytes > 0);
+    assert!(report.bytes_on_disk > 0);
+}

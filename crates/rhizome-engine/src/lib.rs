@@ -1,0 +1,228 @@
+//! Rhizome's query API: Cypher text in, rows out.
+//!
+//! [`Engine::execute`] runs one statement: the front end parses and checks
+//! it (errors carry line and column), the planner plans it against the
+//! snapshot's statistics, and the runtime runs it on the process-wide worker
+//! pool. `EXPLAIN` returns the plan without running it; `PROFILE` runs it and
+//! returns per-operator counters. The command line, the servers and the
+//! Python bindings all go through this one function.
+
+use rhizome_common::{Result, Value};
+use rhizome_cypher::semantic::{ProcedureSignature, Type};
+use rhizome_cypher::AnalyzeOptions;
+use rhizome_exec::procedures::{Procedure, Procedures};
+use rhizome_exec::scheduler::{CancelToken, WorkerPool};
+use rhizome_exec::{ExecOptions, ProfileReport};
+use rhizome_planner::{Dir, PlannerContext, ProcedureInfo};
+use rhizome_storage::{Database, Snapshot};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use rhizome_exec::procedures;
+
+/// How to run one statement.
+#[derive(Clone, Default)]
+pub struct QueryOptions {
+    /// Most workers the query may use at once (default: all).
+    pub threads: Option<usize>,
+    /// Stop the query after this long.
+    pub timeout: Option<Duration>,
+    /// Most bytes the query's breakers may hold (default: unlimited).
+    pub memory_limit: Option<usize>,
+    /// Cancelling this token stops the query.
+    pub cancel: Option<Arc<CancelToken>>,
+    /// Run on this pool instead of the process-wide one (benchmarks, tests).
+    pub pool: Option<WorkerPool>,
+}
+
+/// The outcome of one statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryResult {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows, values in column order.
+    pub rows: Vec<Vec<Value>>,
+    /// Wall-clock time from text to last row.
+    pub elapsed: Duration,
+    /// For `EXPLAIN`: the plan (and no rows).
+    pub plan: Option<String>,
+    /// For `PROFILE`: the counters.
+    pub profile: Option<ProfileReport>,
+}
+
+/// A database opened for queries, with its procedures.
+#[derive(Clone)]
+pub struct Engine {
+    db: Database,
+    procedures: Arc<Procedures>,
+}
+
+/// Maps a procedure type name such as `INTEGER?` to the analyser's type.
+fn type_of(name: &str) -> Type {
+    match name.trim_end_matches('?').to_ascii_uppercase().as_str() {
+        "INTEGER" => Type::Integer,
+        "FLOAT" => Type::Float,
+        "STRING" => Type::String,
+        "BOOLEAN" => Type::Boolean,
+        "MAP" => Type::Map,
+        "NODE" => Type::Node,
+        "RELATIONSHIP" => Type::Relationship,
+        "PATH" => Type::Path,
+        _ => Type::Any,
+    }
+}
+
+/// The planner's view: statistics from the snapshot, signatures from the procedures.
+struct Context<'a> {
+    snapshot: &'a Snapshot,
+    procedures: &'a Procedures,
+}
+
+impl PlannerContext for Context<'_> {
+    fn label_count(&self, label: &str) -> Option<u64> {
+        PlannerContext::label_count(self.snapshot, label)
+    }
+    fn node_count(&self) -> u64 {
+        PlannerContext::node_count(self.snapshot)
+    }
+    fn rel_count(&self, rel_type: Option<&str>) -> u64 {
+        PlannerContext::rel_count(self.snapshot, rel_type)
+    }
+    fn triple_count(&self, src: Option<&str>, t: Option<&str>, dst: Option<&str>) -> u64 {
+        PlannerContext::triple_count(self.snapshot, src, t, dst)
+    }
+    fn avg_degree(&self, label: Option<&str>, rel_type: Option<&str>, dir: Dir) -> f64 {
+        PlannerContext::avg_degree(self.snapshot, label, rel_type, dir)
+    }
+    fn has_index(&self, label: &str, key: &str) -> bool {
+        PlannerContext::has_index(self.snapshot, label, key)
+    }
+    fn distinct_values(&self, label: &str, key: &str) -> Option<u64> {
+        PlannerContext::distinct_values(self.snapshot, label, key)
+    }
+    fn label_implied(&self, rel_type: &str, dir: Dir, label: &str) -> bool {
+        PlannerContext::label_implied(self.snapshot, rel_type, dir, label)
+    }
+    fn procedure(&self, name: &str) -> Option<ProcedureInfo> {
+        self.procedures.get(name).map(|p| ProcedureInfo {
+            inputs: p.inputs.iter().map(|(n, _)| n.clone()).collect(),
+            outputs: p.outputs.iter().map(|(n, _)| n.clone()).collect(),
+        })
+    }
+}
+
+impl Engine {
+    /// Opens the database in `dir`.
+    pub fn open(dir: &Path) -> Result<Engine> {
+        Ok(Engine::new(Database::open(dir)?))
+    }
+
+    /// An engine over an open database with the built-in procedures.
+    pub fn new(db: Database) -> Engine {
+        Engine {
+            db,
+            procedures: Arc::new(Procedures::builtin()),
+        }
+    }
+
+    /// The database.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// Adds a procedure callable from queries run after this call.
+    pub fn register_procedure(&mut self, procedure: Procedure) {
+        Arc::make_mut(&mut self.procedures).register(procedure);
+    }
+
+    /// Parses, checks and plans `query` without running it; returns the plan text.
+    pub fn explain(&self, query: &str, params: &BTreeMap<String, Value>) -> Result<String> {
+        let snapshot = self.db.snapshot();
+        let planned = self.plan(query, params, &snapshot)?;
+        Ok(rhizome_planner::explain(&planned))
+    }
+
+    fn plan(
+        &self,
+        query: &str,
+        params: &BTreeMap<String, Value>,
+        snapshot: &Snapshot,
+    ) -> Result<rhizome_planner::PlannedStatement> {
+        let statement = rhizome_cypher::parse(query)?;
+        let options = AnalyzeOptions {
+            procedures: Some(
+                self.procedures
+                    .all()
+                    .map(|p| ProcedureSignature {
+                        name: p.name.clone(),
+                        inputs: p
+                            .inputs
+                            .iter()
+                            .map(|(n, t)| (n.clone(), type_of(t)))
+                            .collect(),
+                        outputs: p
+                            .outputs
+                            .iter()
+                            .map(|(n, t)| (n.clone(), type_of(t)))
+                            .collect(),
+                    })
+                    .collect(),
+            ),
+            parameters: Some(params.keys().cloned().collect()),
+        };
+        let analyzed = rhizome_cypher::analyze_with(&statement, query, &options)?;
+        let context = Context {
+            snapshot,
+            procedures: &self.procedures,
+        };
+        rhizome_planner::plan_statement(&analyzed, &context)
+    }
+
+    /// Runs one statement with `params`.
+    ///
+    /// Errors are `rhizome_common::Error`s classified as the openCypher TCK
+    /// expects; compile-time errors carry the position in `query`.
+    pub fn execute(
+        &self,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+    ) -> Result<QueryResult> {
+        let start = Instant::now();
+        let snapshot = self.db.snapshot();
+        let planned = self.plan(query, &params, &snapshot)?;
+        if planned.explain {
+            return Ok(QueryResult {
+                columns: planned
+                    .plan
+                    .columns
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+                rows: Vec::new(),
+                elapsed: start.elapsed(),
+                plan: Some(rhizome_planner::explain(&planned)),
+                profile: None,
+            });
+        }
+        let exec_options = ExecOptions {
+            threads: options.threads,
+            timeout: options.timeout,
+            memory_limit: options.memory_limit.unwrap_or(usize::MAX),
+            profile: planned.profile,
+            pool: options.pool.clone(),
+            procedures: self.procedures.clone(),
+            cancel: options.cancel.clone(),
+        };
+        let result = rhizome_exec::execute(&planned.plan, snapshot, params, &exec_options)?;
+        Ok(QueryResult {
+            columns: result.columns,
+            rows: result.rows,
+            elapsed: start.elapsed(),
+            plan: None,
+            profile: result.profile,
+        })
+    }
+}

@@ -1,0 +1,221 @@
+//! End-to-end tests from plain-text case files in `tests/cases/*.test`.
+//!
+//! Format (one directive per line; `#` starts a comment line):
+//! - `dataset chain NODES DEGREE` / `dataset likes PERSONS ITEMS LIKES SEED`:
+//!   generate that graph, import it, and run the file's queries against it;
+//! - `query` or `query ordered`, the query text on the following lines, a
+//!   `----` line, the header (column names separated by ` | `) and the
+//!   expected rows, values printed as the openCypher TCK prints them; rows are
+//!   compared as a multiset unless `ordered`; the case ends at a blank line;
+//! - `error KIND [CODE]`, then the query: it must fail with that classification.
+//!
+//! Every query runs with 1 worker and with all workers; both must give the
+//! expected result.
+
+use rhizome_common::Value;
+use rhizome_engine::{Engine, QueryOptions};
+use rhizome_exec::context::GraphAccess;
+use rhizome_functions::display::format_value;
+use rhizome_import::generate::{generate_chain, generate_likes, ChainOptions, LikesOptions};
+use rhizome_import::{import, NoProgress};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn open_dataset(spec: &[&str], work: &Path) -> Engine {
+    let csv = work.join("csv");
+    let db = work.join("db");
+    let options = match spec {
+        ["chain", nodes, degree] => generate_chain(
+            &csv,
+            &ChainOptions {
+                nodes: nodes.parse().unwrap(),
+                degree: degree.parse().unwrap(),
+                ..ChainOptions::default()
+            },
+        ),
+        ["likes", persons, items, likes, seed] => generate_likes(
+            &csv,
+            &LikesOptions {
+                persons: persons.parse().unwrap(),
+                items: items.parse().unwrap(),
+                likes_per_person: likes.parse().unwrap(),
+                seed: seed.parse().unwrap(),
+            },
+        ),
+        other => panic!("unknown dataset {other:?}"),
+    }
+    .unwrap();
+    import(&db, &options, &NoProgress).unwrap();
+    Engine::open(&db).unwrap()
+}
+
+fn render(engine: &Engine, rows: &[Vec<Value>]) -> Vec<String> {
+    let snapshot = engine.database().snapshot();
+    let graph = GraphAccess(&snapshot);
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| format_value(v, &graph))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+        .collect()
+}
+
+struct Case {
+    line: usize,
+    query: String,
+    expect: Expect,
+}
+
+enum Expect {
+    Rows {
+        header: String,
+        rows: Vec<String>,
+        ordered: bool,
+    },
+    Error {
+        kind: String,
+        code: Option<String>,
+    },
+}
+
+fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
+    let mut dataset = Vec::new();
+    let mut cases = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_end();
+        let start = i + 1;
+        i += 1;
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words[0] {
+            "dataset" => dataset = words[1..].iter().map(|s| s.to_string()).collect(),
+            "query" => {
+                let ordered = words.get(1) == Some(&"ordered");
+                let mut query = Vec::new();
+                while lines[i].trim_end() != "----" {
+                    query.push(lines[i]);
+                    i += 1;
+                }
+                i += 1;
+                let header = lines[i].trim_end().to_string();
+                i += 1;
+                let mut rows = Vec::new();
+                while i < lines.len() && !lines[i].trim().is_empty() {
+                    rows.push(lines[i].trim_end().to_string());
+                    i += 1;
+                }
+                cases.push(Case {
+                    line: start,
+                    query: query.join("\n"),
+                    expect: Expect::Rows {
+                        header,
+                        rows,
+                        ordered,
+                    },
+                });
+            }
+            "error" => {
+                let mut query = Vec::new();
+                while i < lines.len() && !lines[i].trim().is_empty() {
+                    query.push(lines[i]);
+                    i += 1;
+                }
+                cases.push(Case {
+                    line: start,
+                    query: query.join("\n"),
+                    expect: Expect::Error {
+                        kind: words[1].to_string(),
+                        code: words.get(2).map(|s| s.to_string()),
+                    },
+                });
+            }
+            other => panic!("line {start}: unknown directive {other}"),
+        }
+    }
+    (dataset, cases)
+}
+
+fn run_file(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let (dataset, cases) = parse_cases(&text);
+    let work = tempfile::tempdir().unwrap();
+    let spec: Vec<&str> = dataset.iter().map(String::as_str).collect();
+    let engine = open_dataset(&spec, work.path());
+    let mut failures = Vec::new();
+    let name = path.file_name().unwrap().to_string_lossy();
+    for case in &cases {
+        for threads in [1, 2] {
+            let options = QueryOptions {
+                threads: Some(threads),
+                ..QueryOptions::default()
+            };
+            let outcome = engine.execute(&case.query, BTreeMap::new(), &options);
+            let at = format!("{name}:{} ({threads} thread(s))", case.line);
+            match (&case.expect, outcome) {
+                (
+                    Expect::Rows {
+                        header,
+                        rows,
+                        ordered,
+                    },
+                    Ok(result),
+                ) => {
+                    let got_header = result.columns.join(" | ");
+                    let mut got = render(&engine, &result.rows);
+                    let mut want = rows.clone();
+                    if !ordered {
+                        got.sort();
+                        want.sort();
+                    }
+                    if &got_header != header || got != want {
+                        failures.push(format!(
+                            "{at}: expected\n{header}\n{}\ngot\n{got_header}\n{}",
+                            want.join("\n"),
+                            got.join("\n")
+                        ));
+                    }
+                }
+                (Expect::Rows { .. }, Err(e)) => {
+                    failures.push(format!("{at}: unexpected error {e}"))
+                }
+                (Expect::Error { kind, code }, Err(e)) => {
+                    if e.kind.name() != kind || (code.is_some() && e.code != code.as_deref()) {
+                        failures.push(format!("{at}: expected {kind} {code:?}, got {e}"));
+                    }
+                }
+                (Expect::Error { kind, .. }, Ok(_)) => {
+                    failures.push(format!("{at}: expected {kind}, query succeeded"))
+                }
+            }
+        }
+    }
+    failures
+}
+
+#[test]
+fn case_files() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "test"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let mut failures = Vec::new();
+    for f in &files {
+        failures.extend(run_file(f));
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}

@@ -22,10 +22,11 @@ mod logical;
 pub mod rules;
 pub mod slots;
 pub mod usage;
+pub mod validate;
 
 pub use context::{Dir, EmptyContext, PlannerContext, ProcedureInfo};
 
-use rhizome_common::{Error, ErrorKind, Result};
+use rhizome_common::Result;
 use rhizome_cypher::ast::{QueryPrefix, StatementKind};
 use rhizome_cypher::AnalyzedStatement;
 use rhizome_plan::{render_plan, Expr, Plan, PlanNode, SubqueryKind};
@@ -113,31 +114,12 @@ pub fn plan_statement_with(
         slot_names: slots.into_names(),
         ordered: planned.ordered,
     };
-    check(&plan)?;
+    validate::validate_plan(&plan)?;
     Ok(PlannedStatement {
         plan,
         explain,
         profile,
     })
-}
-
-/// Checks invariants every plan must satisfy (a failure is a planner bug).
-fn check(plan: &Plan) -> Result<()> {
-    let mut bad = None;
-    plan.root.walk(&mut |n| {
-        let reads = usage::op_reads(&n.kind);
-        let writes = usage::op_writes(&n.kind);
-        if reads.iter().chain(writes.iter()).any(|&s| s >= plan.width) {
-            bad = Some(n.name());
-        }
-    });
-    if let Some(op) = bad {
-        return Err(Error::new(
-            ErrorKind::Internal,
-            format!("planner bug: {op} uses a slot outside the row"),
-        ));
-    }
-    Ok(())
 }
 
 /// The EXPLAIN text of a planned statement: the operator tree with

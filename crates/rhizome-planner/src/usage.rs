@@ -103,12 +103,11 @@ pub fn add_expr_reads(e: &Expr, out: &mut BTreeSet<Slot>) {
             }
         }
         Expr::Subquery(plan, kind) => {
-            let mut inner = plan_reads(plan);
+            let (free, bound) = free_reads(plan);
+            out.extend(free);
             if let SubqueryKind::Collect(x) = kind {
-                add_expr_reads(x, &mut inner);
+                out.extend(expr_reads(x).difference(&bound));
             }
-            let written = subtree_writes(plan);
-            out.extend(inner.difference(&written));
         }
         Expr::Path(steps) => {
             for step in steps {
@@ -291,6 +290,47 @@ pub fn op_writes(kind: &OpKind) -> Vec<Slot> {
         OpKind::Union { slots, .. } => slots.clone(),
         _ => Vec::new(),
     }
+}
+
+/// The slots a plan reads from the row its `Argument` yields (reads not
+/// bound below them), and the slots bound in its output rows.
+pub fn free_reads(node: &PlanNode) -> (BTreeSet<Slot>, BTreeSet<Slot>) {
+    let sub: Vec<(BTreeSet<Slot>, BTreeSet<Slot>)> = node.inputs.iter().map(free_reads).collect();
+    let empty = || (BTreeSet::new(), BTreeSet::new());
+    let (mut free, input_avail, mut avail) = match &node.kind {
+        OpKind::Optional { .. } | OpKind::Apply | OpKind::SemiApply { .. } => {
+            let (f0, a0) = sub.first().cloned().unwrap_or_else(empty);
+            let (f1, a1) = sub.get(1).cloned().unwrap_or_else(empty);
+            let mut free = f0;
+            free.extend(f1.difference(&a0).copied());
+            let avail = if matches!(node.kind, OpKind::SemiApply { .. }) {
+                a0.clone()
+            } else {
+                a0.union(&a1).copied().collect()
+            };
+            (free, a0, avail)
+        }
+        OpKind::CartesianProduct | OpKind::HashJoin { .. } | OpKind::Union { .. } => {
+            let mut free = BTreeSet::new();
+            let mut avail = BTreeSet::new();
+            for (f, a) in sub {
+                free.extend(f);
+                avail.extend(a);
+            }
+            (free, avail.clone(), avail)
+        }
+        OpKind::Aggregate { .. } => {
+            let (f0, a0) = sub.into_iter().next().unwrap_or_else(empty);
+            (f0, a0, BTreeSet::new())
+        }
+        _ => {
+            let (f0, a0) = sub.into_iter().next().unwrap_or_else(empty);
+            (f0, a0.clone(), a0)
+        }
+    };
+    free.extend(op_reads(&node.kind).difference(&input_avail).copied());
+    avail.extend(op_writes(&node.kind));
+    (free, avail)
 }
 
 /// Every slot written anywhere in the subtree (not counting plans nested in expressions).

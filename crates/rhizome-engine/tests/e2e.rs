@@ -30,7 +30,6 @@ fn open_dataset(spec: &[&str], work: &Path) -> Engine {
             &ChainOptions {
                 nodes: nodes.parse().unwrap(),
                 degree: degree.parse().unwrap(),
-                ..ChainOptions::default()
             },
         ),
         ["likes", persons, items, likes, seed] => generate_likes(

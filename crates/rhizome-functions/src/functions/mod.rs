@@ -181,11 +181,31 @@ const REGISTRY: &[(&str, Signature)] = &[
     ("duration.inseconds", sig(2, 2)),
 ];
 
+/// A resolved function: resolve a name once (at plan time) with
+/// [`resolve`], then [`Function::call`] it per row without allocating or
+/// searching the registry again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Function {
+    name: &'static str,
+    signature: Signature,
+}
+
+/// Looks up function `name` (case-insensitive); `None` if this crate does
+/// not implement it.
+pub fn resolve(name: &str) -> Option<Function> {
+    REGISTRY
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(n, s)| Function {
+            name: n,
+            signature: *s,
+        })
+}
+
 /// The signature of function `name` (case-insensitive), `None` if this
 /// crate does not implement it.
 pub fn function_signature(name: &str) -> Option<Signature> {
-    let lower = name.to_ascii_lowercase();
-    REGISTRY.iter().find(|(n, _)| *n == lower).map(|(_, s)| *s)
+    resolve(name).map(|f| f.signature)
 }
 
 /// All function names in the registry (lower case), for front ends that
@@ -194,32 +214,55 @@ pub fn function_names() -> impl Iterator<Item = &'static str> {
     REGISTRY.iter().map(|(n, _)| *n)
 }
 
-/// Evaluates the scalar function `name` on `args`.
-///
-/// Unknown names are `SyntaxError: UnknownFunction`; aggregate names are an
-/// internal error (the runtime evaluates those with
-/// [`crate::aggregate::Accumulator`]); a wrong argument count is
-/// `SyntaxError: InvalidNumberOfArguments`.
+/// Evaluates the scalar function `name` on `args` (see [`Function::call`]);
+/// an unknown name is `SyntaxError: UnknownFunction`.
 pub fn call(name: &str, args: &[Value], graph: &dyn EntityAccess) -> Result<Value> {
-    let lower = name.to_ascii_lowercase();
-    let signature = function_signature(&lower).ok_or_else(|| {
-        Error::new(ErrorKind::SyntaxError, format!("unknown function `{name}`"))
-            .with_code("UnknownFunction")
-    })?;
-    if signature.is_aggregate {
-        return Err(Error::internal(format!(
-            "aggregate function `{name}` must be evaluated by an accumulator"
-        )));
+    resolve(name)
+        .ok_or_else(|| {
+            Error::new(ErrorKind::SyntaxError, format!("unknown function `{name}`"))
+                .with_code("UnknownFunction")
+        })?
+        .call(args, graph)
+}
+
+impl Function {
+    /// The lower-case registry name (`date.truncate`).
+    pub fn name(&self) -> &'static str {
+        self.name
     }
-    if args.len() < signature.min_args || args.len() > signature.max_args {
-        return Err(Error::new(
-            ErrorKind::SyntaxError,
-            format!("wrong number of arguments ({}) for `{name}`", args.len()),
-        )
-        .with_code("InvalidNumberOfArguments"));
+
+    /// Arity and kind.
+    pub fn signature(&self) -> Signature {
+        self.signature
     }
+
+    /// Evaluates the function on `args`.
+    ///
+    /// Aggregate functions are an internal error here (the runtime
+    /// evaluates those with [`crate::aggregate::Accumulator`]); a wrong
+    /// argument count is `SyntaxError: InvalidNumberOfArguments`.
+    pub fn call(&self, args: &[Value], graph: &dyn EntityAccess) -> Result<Value> {
+        let (name, signature) = (self.name, self.signature);
+        if signature.is_aggregate {
+            return Err(Error::internal(format!(
+                "aggregate function `{name}` must be evaluated by an accumulator"
+            )));
+        }
+        if args.len() < signature.min_args || args.len() > signature.max_args {
+            return Err(Error::new(
+                ErrorKind::SyntaxError,
+                format!("wrong number of arguments ({}) for `{name}`", args.len()),
+            )
+            .with_code("InvalidNumberOfArguments"));
+        }
+        dispatch(name, args, graph)
+    }
+}
+
+fn dispatch(lower: &'static str, args: &[Value], graph: &dyn EntityAccess) -> Result<Value> {
+    let name = lower;
     let a = |i: usize| &args[i];
-    match lower.as_str() {
+    match lower {
         "abs" => math::abs(a(0)),
         "ceil" => math::ceil(a(0)),
         "floor" => math::floor(a(0)),
@@ -229,12 +272,12 @@ pub fn call(name: &str, args: &[Value], graph: &dyn EntityAccess) -> Result<Valu
         "e" => Ok(Value::Float(std::f64::consts::E)),
         "pi" => Ok(Value::Float(std::f64::consts::PI)),
         "sqrt" | "exp" | "log" | "log10" | "sin" | "cos" | "tan" | "cot" | "asin" | "acos"
-        | "atan" | "degrees" | "radians" | "haversin" => math::unary(&lower, a(0)),
+        | "atan" | "degrees" | "radians" | "haversin" => math::unary(lower, a(0)),
         "atan2" => math::atan2(a(0), a(1)),
         "tolower" | "lower" => string::unary("tolower", a(0)),
         "toupper" | "upper" => string::unary("toupper", a(0)),
-        "ltrim" | "rtrim" | "btrim" if args.len() == 2 => string::trim_chars(&lower, a(0), a(1)),
-        "ltrim" | "rtrim" | "trim" | "btrim" => string::unary(&lower, a(0)),
+        "ltrim" | "rtrim" | "btrim" if args.len() == 2 => string::trim_chars(lower, a(0), a(1)),
+        "ltrim" | "rtrim" | "trim" | "btrim" => string::unary(lower, a(0)),
         "left" => string::left(a(0), a(1)),
         "right" => string::right(a(0), a(1)),
         "substring" => string::substring(args),
@@ -279,6 +322,6 @@ pub fn call(name: &str, args: &[Value], graph: &dyn EntityAccess) -> Result<Valu
         "point" => spatial::point(a(0)),
         "distance" | "point.distance" => spatial::distance(a(0), a(1)),
         "point.withinbbox" => spatial::within_bbox(a(0), a(1), a(2)),
-        _ => temporal::call(&lower, args, graph),
+        _ => temporal::call(lower, args, graph),
     }
 }

@@ -362,3 +362,61 @@ fn progress_reports_stages_bytes_and_rows() {
     assert!(report.peak_memory_bytes > 0);
     assert!(report.bytes_on_disk > 0);
 }
+
+#[test]
+fn generated_datasets_import() {
+    use rhizome_import::{generate_chain, generate_likes, ChainOptions, LikesOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let likes = LikesOptions {
+        persons: 300,
+        items: 20,
+        likes_per_person: 7,
+        seed: 5,
+    };
+    let options = generate_likes(&d.join("likes"), &likes).unwrap();
+    let report = import(&d.join("likes-db"), &options, &NoProgress).unwrap();
+    assert_eq!((report.nodes, report.relationships), (320, 2_100));
+    let labels: BTreeMap<String, u64> = report.label_counts.iter().cloned().collect();
+    assert_eq!((labels["Person"], labels["Item"]), (300, 20));
+    let snap = open(&d.join("likes-db"));
+    let person = node_by(&snap, "id", Value::Int(299));
+    assert_eq!(person.labels, vec!["Person"]);
+    for (ty, _, target, props) in relationships(&snap, "id") {
+        assert_eq!(ty, "LIKES");
+        assert!(matches!(target, Value::Int(i) if (0..20).contains(&i)));
+        assert!(matches!(props["weight"], Value::Float(w) if (0.0..10.0).contains(&w)));
+    }
+
+    let options = generate_chain(
+        &d.join("chain"),
+        &ChainOptions {
+            nodes: 50,
+            degree: 4,
+        },
+    )
+    .unwrap();
+    let report = import(&d.join("chain-db"), &options, &NoProgress).unwrap();
+    assert_eq!((report.nodes, report.relationships), (50, 200));
+    let labels: BTreeMap<String, u64> = report.label_counts.iter().cloned().collect();
+    assert_eq!((labels["LBL_ALL"], labels["LBL_10M"]), (50, 5));
+    let snap = open(&d.join("chain-db"));
+    let n4 = node_by(&snap, "id", Value::Int(4));
+    assert_eq!(n4.labels, vec!["LBL_10M", "LBL_ALL"]);
+    assert_eq!(n4.props["idMod7"], Value::Int(4));
+    assert_eq!(node_by(&snap, "id", Value::Int(5)).labels, vec!["LBL_ALL"]);
+    let mut edges: Vec<(i64, i64)> = relationships(&snap, "id")
+        .into_iter()
+        .map(|(_, a, b, _)| match (a, b) {
+            (Value::Int(a), Value::Int(b)) => (a, b),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    edges.sort();
+    let expected: Vec<(i64, i64)> = (0..50)
+        .flat_map(|n| (1..=4).map(move |k| (n, (n + k) % 50)))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(edges, expected);
+}

@@ -628,8 +628,7 @@ fn is_clause_end(t: Option<&Tok>) -> bool {
 pub fn run_query(query: &str, params: &BTreeMap<String, Value>) -> Option<Result<Vec<Vec<Value>>>> {
     let toks = lex(query).ok()?;
     const UNSUPPORTED: &[&str] = &[
-        "MATCH", "CREATE", "MERGE", "ORDER", "SKIP", "LIMIT", "CALL", "OPTIONAL", "UNION", "CASE",
-        "EXISTS", "SET", "DELETE",
+        "MATCH", "CREATE", "MERGE", "CALL", "OPTIONAL", "UNION", "CASE", "EXISTS", "SET", "DELETE",
     ];
     if toks
         .iter()
@@ -670,6 +669,9 @@ pub fn run_query(query: &str, params: &BTreeMap<String, Value>) -> Option<Result
                 let Some(Tok::Ident(name)) = toks.get(e + 1) else {
                     return None;
                 };
+                if next.len() + items.len() > 10_000 {
+                    return None;
+                }
                 for item in items {
                     let mut r = row.clone();
                     r.insert(name.clone(), item);
@@ -677,6 +679,9 @@ pub fn run_query(query: &str, params: &BTreeMap<String, Value>) -> Option<Result
                 }
             }
             pos = end? + 2;
+            if next.len() > 10_000 {
+                return None;
+            }
             rows = next;
             continue;
         }
@@ -686,6 +691,9 @@ pub fn run_query(query: &str, params: &BTreeMap<String, Value>) -> Option<Result
             return None;
         }
         pos += 1;
+        if toks.get(pos) == Some(&Tok::Sym("*")) {
+            return None;
+        }
         let distinct = kw(toks.get(pos), "DISTINCT");
         if distinct {
             pos += 1;
@@ -734,9 +742,109 @@ pub fn run_query(query: &str, params: &BTreeMap<String, Value>) -> Option<Result
             Err(e) => return Some(Err(e)),
         };
         let mut out = out;
+        let plain = !distinct && items.iter().all(|i| i.aggregate.is_none());
         if distinct {
             let mut seen = std::collections::HashSet::new();
             out.retain(|r| seen.insert(r.iter().cloned().map(ops::GroupKey).collect::<Vec<_>>()));
+        }
+        let mut names = Vec::new();
+        for item in &items {
+            names.push(match &item.alias {
+                Some(a) => a.clone(),
+                None => match (&toks[item.start], item.end == item.start + 1) {
+                    (Tok::Ident(n), true) => n.clone(),
+                    _ if is_return => String::new(),
+                    _ => return None,
+                },
+            });
+        }
+        // Variables visible after the projection (and to ORDER BY).
+        let mut next = Vec::new();
+        for (k, values) in out.iter().enumerate() {
+            let mut vars = if plain && is_return {
+                rows[k].clone()
+            } else {
+                BTreeMap::new()
+            };
+            for (name, v) in names.iter().zip(values) {
+                if !name.is_empty() {
+                    vars.insert(name.clone(), v.clone());
+                }
+            }
+            next.push(vars);
+        }
+        if kw(toks.get(pos), "ORDER") {
+            if !kw(toks.get(pos + 1), "BY") {
+                return None;
+            }
+            pos += 2;
+            let mut keys: Vec<(usize, bool)> = Vec::new();
+            loop {
+                let end = match eval_at(&toks, pos, &row_env(&base, next.first()?)) {
+                    Ok((_, e)) => e,
+                    Err(e) if e.kind == ErrorKind::SemanticError => return None,
+                    Err(e) => return Some(Err(e)),
+                };
+                let start = pos;
+                pos = end;
+                let mut descending = false;
+                if kw(toks.get(pos), "DESC") || kw(toks.get(pos), "DESCENDING") {
+                    descending = true;
+                    pos += 1;
+                } else if kw(toks.get(pos), "ASC") || kw(toks.get(pos), "ASCENDING") {
+                    pos += 1;
+                }
+                keys.push((start, descending));
+                if toks.get(pos) == Some(&Tok::Sym(",")) {
+                    pos += 1;
+                } else {
+                    break;
+                }
+            }
+            let mut keyed = Vec::new();
+            for (vars, values) in next.into_iter().zip(out) {
+                let env = row_env(&base, &vars);
+                let mut kv = Vec::new();
+                for (start, _) in &keys {
+                    match eval_at(&toks, *start, &env) {
+                        Ok((v, _)) => kv.push(v),
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                keyed.push((kv, vars, values));
+            }
+            keyed.sort_by(|a, b| {
+                for (k, (_, descending)) in keys.iter().enumerate() {
+                    let o = ops::order(&a.0[k], &b.0[k]);
+                    let o = if *descending { o.reverse() } else { o };
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            next = Vec::new();
+            out = Vec::new();
+            for (_, vars, values) in keyed {
+                next.push(vars);
+                out.push(values);
+            }
+        }
+        for clause in ["SKIP", "LIMIT"] {
+            if kw(toks.get(pos), clause) {
+                let Some(Tok::Int(n)) = toks.get(pos + 1) else {
+                    return None;
+                };
+                let n = *n as usize;
+                pos += 2;
+                if clause == "SKIP" {
+                    out = out.into_iter().skip(n).collect();
+                    next = next.into_iter().skip(n).collect();
+                } else {
+                    out.truncate(n);
+                    next.truncate(n);
+                }
+            }
         }
         if is_return {
             if pos != toks.len() {
@@ -744,20 +852,8 @@ pub fn run_query(query: &str, params: &BTreeMap<String, Value>) -> Option<Result
             }
             return Some(Ok(out));
         }
-        let mut next = Vec::new();
-        for values in out {
-            let mut vars = BTreeMap::new();
-            for (item, v) in items.iter().zip(values) {
-                let name = match &item.alias {
-                    Some(a) => a.clone(),
-                    None => match (&toks[item.start], item.end == item.start + 1) {
-                        (Tok::Ident(n), true) => n.clone(),
-                        _ => return None,
-                    },
-                };
-                vars.insert(name, v);
-            }
-            next.push(vars);
+        if names.iter().any(String::is_empty) {
+            return None;
         }
         rows = next;
         if kw(toks.get(pos), "WHERE") {

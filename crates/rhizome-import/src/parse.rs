@@ -57,12 +57,23 @@ pub(crate) fn parse_i64(bytes: &[u8]) -> Option<i64> {
         return None;
     }
     let mut value: u64 = 0;
-    for &b in digits {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
+    if digits.len() <= 18 {
+        // At most 18 digits cannot overflow a u64.
+        for &b in digits {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            value = value * 10 + d as u64;
         }
-        value = value.checked_mul(10)?.checked_add(d as u64)?;
+    } else {
+        for &b in digits {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            value = value.checked_mul(10)?.checked_add(d as u64)?;
+        }
     }
     if negative {
         if value > i64::MAX as u64 + 1 {
@@ -457,6 +468,12 @@ mod tests {
         assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
         assert_eq!(parse_i64(b"9223372036854775808"), None);
         assert_eq!(parse_i64(b" 42 "), Some(42));
+        assert_eq!(
+            parse_i64(b"999999999999999999"),
+            Some(999_999_999_999_999_999)
+        );
+        assert_eq!(parse_i64(b"-000000000000000001"), Some(-1));
+        assert_eq!(parse_i64(b"99999999999999999999"), None);
         assert_eq!(parse_i64(b"+7"), Some(7));
         assert_eq!(parse_i64(b"4x"), None);
         assert_eq!(parse_i64(b"-"), None);

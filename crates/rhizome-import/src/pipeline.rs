@@ -244,6 +244,7 @@ pub(crate) fn row_error(
 }
 
 /// Checks a record's field count against the header's.
+#[inline]
 pub(crate) fn check_field_count(
     files: &[PathBuf],
     block: &Block,
@@ -255,6 +256,18 @@ pub(crate) fn check_field_count(
     if found == expected {
         return Ok(());
     }
+    field_count_error(files, block, line, offset, found, expected)
+}
+
+#[cold]
+fn field_count_error(
+    files: &[PathBuf],
+    block: &Block,
+    line: u64,
+    offset: usize,
+    found: usize,
+    expected: usize,
+) -> Result<()> {
     let field = found.min(expected) + 1;
     let detail = if found < expected {
         format!("field {field} is missing")

@@ -4,7 +4,12 @@ use crate::ast::Span;
 use rhizome_common::{Error, ErrorKind, Position};
 
 /// A `SyntaxError` with detail `code` at byte `offset` of `text`.
-pub fn syntax_error(text: &str, offset: usize, code: &'static str, message: impl Into<String>) -> Error {
+pub fn syntax_error(
+    text: &str,
+    offset: usize,
+    code: &'static str,
+    message: impl Into<String>,
+) -> Error {
     Error::new(ErrorKind::SyntaxError, message)
         .with_code(code)
         .at(Position::from_offset(text, offset))
@@ -45,7 +50,9 @@ pub(crate) struct StackGuard {
 impl StackGuard {
     /// A guard measuring from the current stack position.
     pub(crate) fn new() -> StackGuard {
-        StackGuard { base: stack_pointer() }
+        StackGuard {
+            base: stack_pointer(),
+        }
     }
 
     /// Whether the walk has used up its stack budget.

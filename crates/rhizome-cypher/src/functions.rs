@@ -44,12 +44,29 @@ pub struct FunctionSignature {
     pub args: &'static [ArgKind],
 }
 
-const fn f(name: &'static str, min_args: usize, max_args: usize, args: &'static [ArgKind]) -> FunctionSignature {
-    FunctionSignature { name, min_args, max_args, aggregate: false, args }
+const fn f(
+    name: &'static str,
+    min_args: usize,
+    max_args: usize,
+    args: &'static [ArgKind],
+) -> FunctionSignature {
+    FunctionSignature {
+        name,
+        min_args,
+        max_args,
+        aggregate: false,
+        args,
+    }
 }
 
 const fn agg(name: &'static str, min_args: usize, max_args: usize) -> FunctionSignature {
-    FunctionSignature { name, min_args, max_args, aggregate: true, args: &[] }
+    FunctionSignature {
+        name,
+        min_args,
+        max_args,
+        aggregate: true,
+        args: &[],
+    }
 }
 
 use ArgKind::*;

@@ -157,7 +157,10 @@ fn lex_error(text: &str, offset: usize) -> rhizome_common::Error {
     let rest = &text[offset..];
     let ch = rest.chars().next().unwrap_or(' ');
     let (code, message) = match ch {
-        '\'' | '"' => ("UnexpectedSyntax", "unterminated string literal".to_string()),
+        '\'' | '"' => (
+            "UnexpectedSyntax",
+            "unterminated string literal".to_string(),
+        ),
         '`' => ("UnexpectedSyntax", "unterminated quoted name".to_string()),
         '/' if rest.starts_with("/*") => ("UnexpectedSyntax", "unterminated comment".to_string()),
         c if !c.is_ascii() => (
@@ -184,13 +187,23 @@ mod tests {
             kinds("*1..3 // c\n 1.5e3 /* x */ .5 0x1F"),
             vec![Star, Number, DotDot, Number, Float, Float, Number, Eof]
         );
-        assert_eq!(kinds("a<>b!=c=~d"), vec![Ident, Ne, Ident, Ne, Ident, RegexMatch, Ident, Eof]);
+        assert_eq!(
+            kinds("a<>b!=c=~d"),
+            vec![Ident, Ne, Ident, Ne, Ident, RegexMatch, Ident, Eof]
+        );
     }
 
     #[test]
     fn reports_bad_characters() {
         let e = tokenize("RETURN 42 — 41").unwrap_err();
         assert_eq!(e.code, Some("InvalidUnicodeCharacter"));
-        assert_eq!(tokenize("RETURN 'abc").unwrap_err().position.unwrap().column, 8);
+        assert_eq!(
+            tokenize("RETURN 'abc")
+                .unwrap_err()
+                .position
+                .unwrap()
+                .column,
+            8
+        );
     }
 }

@@ -34,12 +34,72 @@ pub fn print_expr(e: &Expr) -> String {
 
 /// Words that are always quoted when used as names.
 const KEYWORDS: &[&str] = &[
-    "MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "CREATE", "MERGE", "SET", "REMOVE", "DELETE",
-    "DETACH", "FOREACH", "CALL", "YIELD", "UNION", "ORDER", "SKIP", "LIMIT", "AS", "AND", "OR", "XOR", "NOT",
-    "IN", "IS", "STARTS", "ENDS", "CONTAINS", "CASE", "WHEN", "THEN", "ELSE", "END", "NULL", "TRUE", "FALSE",
-    "DISTINCT", "ON", "ASC", "DESC", "ASCENDING", "DESCENDING", "BY", "EXISTS", "COUNT", "ALL", "ANY", "NONE",
-    "SINGLE", "REDUCE", "SHORTESTPATH", "ALLSHORTESTPATHS", "EXPLAIN", "PROFILE", "SHOW", "DROP", "BEGIN",
-    "COMMIT", "ROLLBACK", "TERMINATE", "FOR", "IF", "REQUIRE", "INDEX", "CONSTRAINT",
+    "MATCH",
+    "OPTIONAL",
+    "WHERE",
+    "WITH",
+    "RETURN",
+    "UNWIND",
+    "CREATE",
+    "MERGE",
+    "SET",
+    "REMOVE",
+    "DELETE",
+    "DETACH",
+    "FOREACH",
+    "CALL",
+    "YIELD",
+    "UNION",
+    "ORDER",
+    "SKIP",
+    "LIMIT",
+    "AS",
+    "AND",
+    "OR",
+    "XOR",
+    "NOT",
+    "IN",
+    "IS",
+    "STARTS",
+    "ENDS",
+    "CONTAINS",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "NULL",
+    "TRUE",
+    "FALSE",
+    "DISTINCT",
+    "ON",
+    "ASC",
+    "DESC",
+    "ASCENDING",
+    "DESCENDING",
+    "BY",
+    "EXISTS",
+    "COUNT",
+    "ALL",
+    "ANY",
+    "NONE",
+    "SINGLE",
+    "REDUCE",
+    "SHORTESTPATH",
+    "ALLSHORTESTPATHS",
+    "EXPLAIN",
+    "PROFILE",
+    "SHOW",
+    "DROP",
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
+    "TERMINATE",
+    "FOR",
+    "IF",
+    "REQUIRE",
+    "INDEX",
+    "CONSTRAINT",
 ];
 
 fn is_plain(name: &str) -> bool {
@@ -48,7 +108,8 @@ fn is_plain(name: &str) -> bool {
         Some(c) if c.is_ascii_alphabetic() || c == '_' => {}
         _ => return false,
     }
-    chars.all(|c| c.is_ascii_alphanumeric() || c == '_') && !KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(name))
+    chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(name))
 }
 
 /// A name, backtick-quoted when needed.
@@ -75,7 +136,9 @@ pub fn quote_symbol(name: &str) -> String {
 
 /// A function name part: quoted when it could be mistaken for syntax.
 fn quote_function(name: &str) -> String {
-    const SPECIAL: &[&str] = &["TRUE", "FALSE", "NULL", "CASE", "ALL", "ANY", "NONE", "SINGLE", "REDUCE", "NOT"];
+    const SPECIAL: &[&str] = &[
+        "TRUE", "FALSE", "NULL", "CASE", "ALL", "ANY", "NONE", "SINGLE", "REDUCE", "NOT",
+    ];
     if SPECIAL.iter().any(|k| k.eq_ignore_ascii_case(name)) {
         format!("`{}`", name.replace('`', "``"))
     } else {
@@ -106,6 +169,51 @@ pub fn quote_string(s: &str) -> String {
     out
 }
 
+/// Whether `e` prints starting with a numeric literal (through postfix operators).
+fn starts_with_number(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Literal(Literal::Integer(_) | Literal::Float(_)) => true,
+        ExprKind::Property(b, _)
+        | ExprKind::Index(b, _)
+        | ExprKind::Slice(b, ..)
+        | ExprKind::HasLabels(b, _) => starts_with_number(b),
+        _ => false,
+    }
+}
+
+/// The first character `e` prints as when printed with minimum binding power `min`.
+fn leftmost_char(e: &Expr, min: u8) -> char {
+    if precedence(e) < min || (min > 0 && matches!(e.kind, ExprKind::PatternPredicate(_))) {
+        return '(';
+    }
+    match &e.kind {
+        ExprKind::Literal(Literal::Integer(i)) if *i < 0 => '-',
+        ExprKind::Literal(Literal::Float(f)) if f.is_sign_negative() => '-',
+        ExprKind::Unary(UnaryOp::Neg, _) => '-',
+        ExprKind::Unary(UnaryOp::Plus, _) => '+',
+        ExprKind::List(_)
+        | ExprKind::ListComprehension { .. }
+        | ExprKind::PatternComprehension { .. } => '[',
+        ExprKind::Binary(_, l, _) => leftmost_char(l, precedence(e)),
+        ExprKind::Comparison(f, _) | ExprKind::IsNull(f, _) => leftmost_char(f, bp::PRED),
+        ExprKind::Property(b, _)
+        | ExprKind::Index(b, _)
+        | ExprKind::Slice(b, ..)
+        | ExprKind::HasLabels(b, _) => leftmost_char(b, BP_POSTFIX),
+        _ => 'x',
+    }
+}
+
+/// Whether `e` prints as `name IN ...` (through leftmost infix operands).
+fn starts_with_variable_in(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::In, l, _) if matches!(l.kind, ExprKind::Variable(_)) => true,
+        ExprKind::Binary(_, l, _) => starts_with_variable_in(l),
+        ExprKind::Comparison(f, _) | ExprKind::IsNull(f, _) => starts_with_variable_in(f),
+        _ => false,
+    }
+}
+
 const BP_POSTFIX: u8 = 11;
 const BP_ATOM: u8 = 12;
 
@@ -124,7 +232,10 @@ fn precedence(e: &Expr) -> u8 {
         ExprKind::IsNull(..) => bp::PRED,
         ExprKind::Unary(UnaryOp::Not, _) => bp::NOT,
         ExprKind::Unary(..) => bp::UNARY,
-        ExprKind::Property(..) | ExprKind::Index(..) | ExprKind::Slice(..) | ExprKind::HasLabels(..) => BP_POSTFIX,
+        ExprKind::Property(..)
+        | ExprKind::Index(..)
+        | ExprKind::Slice(..)
+        | ExprKind::HasLabels(..) => BP_POSTFIX,
         _ => BP_ATOM,
     }
 }
@@ -254,7 +365,7 @@ impl Printer {
                 self.name(label);
                 self.w("(");
                 self.names(properties, ", ");
-            self.w(")");
+                self.w(")");
             }
         }
     }
@@ -302,7 +413,11 @@ impl Printer {
     fn clause(&mut self, c: &Clause) {
         match c {
             Clause::Match(m) => {
-                self.w(if m.optional { "OPTIONAL MATCH " } else { "MATCH " });
+                self.w(if m.optional {
+                    "OPTIONAL MATCH "
+                } else {
+                    "MATCH "
+                });
                 self.pattern(&m.pattern);
                 self.where_(&m.where_);
             }
@@ -329,7 +444,11 @@ impl Printer {
                 self.w("MERGE ");
                 self.pattern_part(&m.pattern);
                 for a in &m.actions {
-                    self.w(if a.on_create { " ON CREATE SET " } else { " ON MATCH SET " });
+                    self.w(if a.on_create {
+                        " ON CREATE SET "
+                    } else {
+                        " ON MATCH SET "
+                    });
                     self.set_items(&a.items);
                 }
             }
@@ -345,7 +464,9 @@ impl Printer {
                     }
                     match item {
                         RemoveItem::Property(e) => self.expr(e, bp::PRED),
-                        RemoveItem::Labels { variable, labels, .. } => {
+                        RemoveItem::Labels {
+                            variable, labels, ..
+                        } => {
                             self.name(variable);
                             self.labels(labels);
                         }
@@ -353,7 +474,11 @@ impl Printer {
                 }
             }
             Clause::Delete(d) => {
-                self.w(if d.detach { "DETACH DELETE " } else { "DELETE " });
+                self.w(if d.detach {
+                    "DETACH DELETE "
+                } else {
+                    "DELETE "
+                });
                 self.exprs(&d.exprs);
             }
             Clause::Foreach(f) => {
@@ -467,17 +592,23 @@ impl Printer {
                     self.w(" = ");
                     self.expr(value, 0);
                 }
-                SetItem::Replace { variable, value, .. } => {
+                SetItem::Replace {
+                    variable, value, ..
+                } => {
                     self.name(variable);
                     self.w(" = ");
                     self.expr(value, 0);
                 }
-                SetItem::Merge { variable, value, .. } => {
+                SetItem::Merge {
+                    variable, value, ..
+                } => {
                     self.name(variable);
                     self.w(" += ");
                     self.expr(value, 0);
                 }
-                SetItem::Labels { variable, labels, .. } => {
+                SetItem::Labels {
+                    variable, labels, ..
+                } => {
                     self.name(variable);
                     self.labels(labels);
                 }
@@ -547,8 +678,15 @@ impl Printer {
     }
 
     fn rel(&mut self, r: &RelationshipPattern) {
-        self.w(if r.direction == Direction::Incoming { "<-" } else { "-" });
-        let detail = r.variable.is_some() || !r.types.is_empty() || r.length.is_some() || r.properties.is_some();
+        self.w(if r.direction == Direction::Incoming {
+            "<-"
+        } else {
+            "-"
+        });
+        let detail = r.variable.is_some()
+            || !r.types.is_empty()
+            || r.length.is_some()
+            || r.properties.is_some();
         if detail {
             self.w("[");
             if let Some(v) = &r.variable {
@@ -568,10 +706,8 @@ impl Printer {
                         if let Some(a) = min {
                             let _ = write!(self.out, "{a}");
                         }
-                        if min.is_some() || max.is_some() || !l.exact {
-                            if min.is_some() || max.is_some() {
-                                self.w("..");
-                            }
+                        if min.is_some() || max.is_some() {
+                            self.w("..");
                         }
                         if let Some(b) = max {
                             let _ = write!(self.out, "{b}");
@@ -582,7 +718,11 @@ impl Printer {
             self.props(&r.properties);
             self.w("]");
         }
-        self.w(if r.direction == Direction::Outgoing { "->" } else { "-" });
+        self.w(if r.direction == Direction::Outgoing {
+            "->"
+        } else {
+            "-"
+        });
     }
 
     fn exprs(&mut self, es: &[Expr]) {
@@ -597,7 +737,8 @@ impl Printer {
     fn expr(&mut self, e: &Expr, min: u8) {
         // A pattern predicate followed by `<` or `-` would continue the
         // pattern, so it is parenthesized wherever an operator may follow.
-        let paren = precedence(e) < min || (min > 0 && matches!(e.kind, ExprKind::PatternPredicate(_)));
+        let paren =
+            precedence(e) < min || (min > 0 && matches!(e.kind, ExprKind::PatternPredicate(_)));
         if paren {
             self.w("(");
         }
@@ -640,7 +781,10 @@ impl Printer {
             },
             ExprKind::Parameter(p) => {
                 self.w("$");
-                if !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !p.starts_with('_') {
+                if !p.is_empty()
+                    && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !p.starts_with('_')
+                {
                     self.w(p);
                 } else {
                     let q = format!("`{}`", p.replace('`', "``"));
@@ -653,7 +797,19 @@ impl Printer {
             }
             ExprKind::List(items) => {
                 self.w("[");
-                self.exprs(items);
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.w(", ");
+                    }
+                    // `[x IN list]` would read as a list comprehension.
+                    if i == 0 && starts_with_variable_in(item) {
+                        self.w("(");
+                        self.expr(item, 0);
+                        self.w(")");
+                    } else {
+                        self.expr(item, 0);
+                    }
+                }
                 self.w("]");
             }
             ExprKind::Map(entries) => self.map(entries),
@@ -687,7 +843,8 @@ impl Printer {
                 }
                 UnaryOp::Neg | UnaryOp::Plus => {
                     self.w(if *op == UnaryOp::Neg { "-" } else { "+" });
-                    let numeric = matches!(operand.kind, ExprKind::Literal(Literal::Integer(_) | Literal::Float(_)));
+                    // `-1` and `-1.x` would re-parse as a negative literal.
+                    let numeric = starts_with_number(operand);
                     if numeric {
                         self.w("(");
                         self.expr(operand, 0);
@@ -716,7 +873,14 @@ impl Printer {
                     BinaryOp::RegexMatch => " =~ ",
                     BinaryOp::In => " IN ",
                 });
-                self.expr(r, p + 1);
+                // `(a) - -1` and `(a) - [1]` would read as relationship patterns.
+                if *op == BinaryOp::Sub && matches!(leftmost_char(r, p + 1), '-' | '[') {
+                    self.w("(");
+                    self.expr(r, 0);
+                    self.w(")");
+                } else {
+                    self.expr(r, p + 1);
+                }
             }
             ExprKind::Comparison(first, rest) => {
                 self.expr(first, bp::PRED);
@@ -729,7 +893,14 @@ impl Printer {
                         CompareOp::Le => " <= ",
                         CompareOp::Ge => " >= ",
                     });
-                    self.expr(operand, bp::PRED);
+                    if *op == CompareOp::Lt && leftmost_char(operand, bp::PRED) == '-' {
+                        // `(a) < -1` would read as `(a)<-...`.
+                        self.w("(");
+                        self.expr(operand, 0);
+                        self.w(")");
+                    } else {
+                        self.expr(operand, bp::PRED);
+                    }
                 }
             }
             ExprKind::IsNull(operand, negated) => {
@@ -737,11 +908,19 @@ impl Printer {
                 self.w(if *negated { " IS NOT NULL" } else { " IS NULL" });
             }
             ExprKind::HasLabels(operand, labels) => {
-                let min = if matches!(operand.kind, ExprKind::HasLabels(..)) { BP_ATOM } else { BP_POSTFIX };
+                let min = if matches!(operand.kind, ExprKind::HasLabels(..)) {
+                    BP_ATOM
+                } else {
+                    BP_POSTFIX
+                };
                 self.expr(operand, min);
                 self.labels(labels);
             }
-            ExprKind::Case { operand, whens, else_ } => {
+            ExprKind::Case {
+                operand,
+                whens,
+                else_,
+            } => {
                 self.w("CASE");
                 if let Some(o) = operand {
                     self.w(" ");
@@ -759,7 +938,11 @@ impl Printer {
                 }
                 self.w(" END");
             }
-            ExprKind::FunctionCall { name, distinct, args } => {
+            ExprKind::FunctionCall {
+                name,
+                distinct,
+                args,
+            } => {
                 for (i, part) in name.iter().enumerate() {
                     if i > 0 {
                         self.w(".");
@@ -775,7 +958,12 @@ impl Printer {
                 self.w(")");
             }
             ExprKind::CountStar => self.w("count(*)"),
-            ExprKind::ListComprehension { variable, list, predicate, projection } => {
+            ExprKind::ListComprehension {
+                variable,
+                list,
+                predicate,
+                projection,
+            } => {
                 self.w("[");
                 self.name(variable);
                 self.w(" IN ");
@@ -790,7 +978,12 @@ impl Printer {
                 }
                 self.w("]");
             }
-            ExprKind::PatternComprehension { variable, pattern, predicate, projection } => {
+            ExprKind::PatternComprehension {
+                variable,
+                pattern,
+                predicate,
+                projection,
+            } => {
                 self.w("[");
                 if let Some(v) = variable {
                     self.name(v);
@@ -805,7 +998,13 @@ impl Printer {
                 self.expr(projection, 0);
                 self.w("]");
             }
-            ExprKind::Reduce { accumulator, init, variable, list, expr } => {
+            ExprKind::Reduce {
+                accumulator,
+                init,
+                variable,
+                list,
+                expr,
+            } => {
                 self.w("reduce(");
                 self.name(accumulator);
                 self.w(" = ");
@@ -818,7 +1017,12 @@ impl Printer {
                 self.expr(expr, 0);
                 self.w(")");
             }
-            ExprKind::Quantified { quantifier, variable, list, predicate } => {
+            ExprKind::Quantified {
+                quantifier,
+                variable,
+                list,
+                predicate,
+            } => {
                 self.w(match quantifier {
                     Quantifier::All => "all(",
                     Quantifier::Any => "any(",

@@ -35,8 +35,16 @@ fn deep_nesting_is_rejected_cleanly() {
         nested("CASE WHEN true THEN ", "1", " END", n),
         nested("[x IN ", "[1]", " | x]", n),
         nested("EXISTS { MATCH (n) WHERE ", "true", " }", n),
-        format!("MATCH (n) {}RETURN 1{}", "CALL { ".repeat(n), " }".repeat(n)),
-        format!("MATCH (n) {}CREATE (){}", "FOREACH (x IN [1] | ".repeat(n), ")".repeat(n)),
+        format!(
+            "MATCH (n) {}RETURN 1{}",
+            "CALL { ".repeat(n),
+            " }".repeat(n)
+        ),
+        format!(
+            "MATCH (n) {}CREATE (){}",
+            "FOREACH (x IN [1] | ".repeat(n),
+            ")".repeat(n)
+        ),
     ];
     for text in &deep {
         eprintln!("deep: {}", &text[..40.min(text.len())]);
@@ -66,11 +74,38 @@ fn long_flat_chains_are_bounded() {
 #[test]
 fn garbage_never_panics() {
     let samples = [
-        "", ";", "RETURN", "MATCH (", "MATCH (n)-[", "RETURN 'unterminated", "RETURN `x", "/* open",
-        "RETURN 0x", "RETURN 0o9", "RETURN 1e999999", "RETURN $", "CALL", "CALL {", "MATCH (n) RETURN n SKIP",
-        "RETURN [x IN", "RETURN {a:", "MATCH p = shortestPath(", "RETURN \u{0}", "RETURN '\\u12'", "RETURN ä—",
-        "UNWIND [1] AS x UNION", "MERGE (a) ON", "CREATE INDEX FOR", "DROP", "SHOW", "TERMINATE TRANSACTIONS",
-        "RETURN count(*", "RETURN reduce(", "RETURN all(x IN", "MATCH (a)<-->(b) RETURN a", "RETURN -",
+        "",
+        ";",
+        "RETURN",
+        "MATCH (",
+        "MATCH (n)-[",
+        "RETURN 'unterminated",
+        "RETURN `x",
+        "/* open",
+        "RETURN 0x",
+        "RETURN 0o9",
+        "RETURN 1e999999",
+        "RETURN $",
+        "CALL",
+        "CALL {",
+        "MATCH (n) RETURN n SKIP",
+        "RETURN [x IN",
+        "RETURN {a:",
+        "MATCH p = shortestPath(",
+        "RETURN \u{0}",
+        "RETURN '\\u12'",
+        "RETURN ä—",
+        "UNWIND [1] AS x UNION",
+        "MERGE (a) ON",
+        "CREATE INDEX FOR",
+        "DROP",
+        "SHOW",
+        "TERMINATE TRANSACTIONS",
+        "RETURN count(*",
+        "RETURN reduce(",
+        "RETURN all(x IN",
+        "MATCH (a)<-->(b) RETURN a",
+        "RETURN -",
     ];
     for s in samples {
         let _ = compile(s).map_err(|e| e.render_with_source(s));

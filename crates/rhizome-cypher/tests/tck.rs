@@ -59,9 +59,26 @@ fn tck_compile_time_agreement() {
         println!("DISAGREE {d}");
     }
     let known_text = include_str!("tck_known_disagreements.txt");
-    let known: Vec<&str> = known_text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
-    let unexpected: Vec<&String> = disagreements.iter().filter(|d| !known.iter().any(|k| d.starts_with(k))).collect();
-    let fixed: Vec<&&str> = known.iter().filter(|k| !disagreements.iter().any(|d| d.starts_with(**k))).collect();
-    assert!(unexpected.is_empty(), "{} new TCK disagreements (see output)", unexpected.len());
-    assert!(fixed.is_empty(), "known disagreements now agree; remove them from the ratchet file: {fixed:?}");
+    let known: Vec<&str> = known_text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let unexpected: Vec<&String> = disagreements
+        .iter()
+        .filter(|d| !known.iter().any(|k| d.starts_with(k)))
+        .collect();
+    let fixed: Vec<&&str> = known
+        .iter()
+        .filter(|k| !disagreements.iter().any(|d| d.starts_with(**k)))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "{} new TCK disagreements (see output)",
+        unexpected.len()
+    );
+    assert!(
+        fixed.is_empty(),
+        "known disagreements now agree; remove them from the ratchet file: {fixed:?}"
+    );
 }

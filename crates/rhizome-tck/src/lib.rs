@@ -110,6 +110,9 @@ impl fmt::Display for GherkinError {
 
 impl std::error::Error for GherkinError {}
 
+/// An `Examples:` block: (tags, header, rows).
+type ExamplesBlock = (Vec<String>, Vec<String>, Vec<Vec<String>>);
+
 #[derive(Default)]
 struct RawScenario {
     name: String,
@@ -117,8 +120,7 @@ struct RawScenario {
     line: usize,
     steps: Vec<Step>,
     outline: bool,
-    /// (tags, header, rows)
-    examples: Vec<(Vec<String>, Vec<String>, Vec<Vec<String>>)>,
+    examples: Vec<ExamplesBlock>,
 }
 
 enum Section {
@@ -226,7 +228,9 @@ pub fn parse_feature(text: &str) -> Result<Feature, GherkinError> {
         let outline = ["Scenario Outline:", "Scenario Template:"]
             .iter()
             .find_map(|p| line.strip_prefix(p));
-        let plain = line.strip_prefix("Scenario:").or_else(|| line.strip_prefix("Example:"));
+        let plain = line
+            .strip_prefix("Scenario:")
+            .or_else(|| line.strip_prefix("Example:"));
         if let Some((rest, is_outline)) = outline.map(|r| (r, true)).or(plain.map(|r| (r, false))) {
             raws.push(RawScenario {
                 name: rest.trim().to_string(),
@@ -485,7 +489,10 @@ Feature: F
         let s = &f.scenarios[0];
         assert_eq!(s.steps.len(), 4);
         assert_eq!(s.steps[0].kind, StepKind::Given);
-        assert_eq!(s.steps[1].doc_string.as_deref(), Some("MATCH (n)\n  RETURN n"));
+        assert_eq!(
+            s.steps[1].doc_string.as_deref(),
+            Some("MATCH (n)\n  RETURN n")
+        );
         assert_eq!(s.steps[2].table.as_ref().unwrap()[0], vec!["n", "a|b"]);
         assert_eq!(s.steps[3].kind, StepKind::Then);
         let o = &f.scenarios[2];

@@ -11,8 +11,10 @@ impl<'a> Parser<'a> {
         let start = self.span().start;
         let mut clauses = Vec::new();
         loop {
-            if matches!(self.peek(), Token::Eof | Token::RBrace | Token::RParen | Token::Semicolon)
-                || self.at_kw("UNION")
+            if matches!(
+                self.peek(),
+                Token::Eof | Token::RBrace | Token::RParen | Token::Semicolon
+            ) || self.at_kw("UNION")
             {
                 break;
             }
@@ -34,13 +36,22 @@ impl<'a> Parser<'a> {
             self.bump();
             let pattern = self.pattern()?;
             let where_ = self.opt_where()?;
-            return Ok(Clause::Match(Match { optional, pattern, where_, span: self.since(start) }));
+            return Ok(Clause::Match(Match {
+                optional,
+                pattern,
+                where_,
+                span: self.since(start),
+            }));
         }
         if self.eat_kw("UNWIND") {
             let expr = self.expr()?;
             self.expect_kw("AS")?;
             let variable = self.variable()?;
-            return Ok(Clause::Unwind(Unwind { expr, variable, span: self.since(start) }));
+            return Ok(Clause::Unwind(Unwind {
+                expr,
+                variable,
+                span: self.since(start),
+            }));
         }
         if self.eat_kw("WITH") {
             let mut p = self.projection(start)?;
@@ -53,7 +64,10 @@ impl<'a> Parser<'a> {
         }
         if self.eat_kw("CREATE") {
             let pattern = self.pattern()?;
-            return Ok(Clause::Create(Create { pattern, span: self.since(start) }));
+            return Ok(Clause::Create(Create {
+                pattern,
+                span: self.since(start),
+            }));
         }
         if self.eat_kw("MERGE") {
             let pattern = self.pattern_part()?;
@@ -70,13 +84,24 @@ impl<'a> Parser<'a> {
                 };
                 self.expect_kw("SET")?;
                 let items = self.set_items()?;
-                actions.push(MergeAction { on_create, items, span: self.since(astart) });
+                actions.push(MergeAction {
+                    on_create,
+                    items,
+                    span: self.since(astart),
+                });
             }
-            return Ok(Clause::Merge(Merge { pattern, actions, span: self.since(start) }));
+            return Ok(Clause::Merge(Merge {
+                pattern,
+                actions,
+                span: self.since(start),
+            }));
         }
         if self.eat_kw("SET") {
             let items = self.set_items()?;
-            return Ok(Clause::Set(SetClause { items, span: self.since(start) }));
+            return Ok(Clause::Set(SetClause {
+                items,
+                span: self.since(start),
+            }));
         }
         if self.eat_kw("REMOVE") {
             let mut items = Vec::new();
@@ -86,7 +111,10 @@ impl<'a> Parser<'a> {
                     break;
                 }
             }
-            return Ok(Clause::Remove(Remove { items, span: self.since(start) }));
+            return Ok(Clause::Remove(Remove {
+                items,
+                span: self.since(start),
+            }));
         }
         if self.at_kw("DELETE") || (self.at_kw("DETACH") && self.is_kw_at(1, "DELETE")) {
             let detach = self.eat_kw("DETACH");
@@ -98,7 +126,11 @@ impl<'a> Parser<'a> {
                     break;
                 }
             }
-            return Ok(Clause::Delete(Delete { detach, exprs, span: self.since(start) }));
+            return Ok(Clause::Delete(Delete {
+                detach,
+                exprs,
+                span: self.since(start),
+            }));
         }
         if self.eat_kw("FOREACH") {
             self.enter()?;
@@ -116,7 +148,12 @@ impl<'a> Parser<'a> {
             }
             self.expect(Token::RParen)?;
             self.leave();
-            return Ok(Clause::Foreach(Foreach { variable, list, clauses, span: self.since(start) }));
+            return Ok(Clause::Foreach(Foreach {
+                variable,
+                list,
+                clauses,
+                span: self.since(start),
+            }));
         }
         if self.eat_kw("CALL") {
             if self.peek() == Token::LBrace {
@@ -125,7 +162,10 @@ impl<'a> Parser<'a> {
                 let query = self.query()?;
                 self.expect(Token::RBrace)?;
                 self.leave();
-                return Ok(Clause::CallSubquery(CallSubquery { query, span: self.since(start) }));
+                return Ok(Clause::CallSubquery(CallSubquery {
+                    query,
+                    span: self.since(start),
+                }));
             }
             return Ok(Clause::Call(self.call_procedure(start)?));
         }
@@ -165,14 +205,26 @@ impl<'a> Parser<'a> {
                     let _ = self.eat_kw("ASC") || self.eat_kw("ASCENDING");
                     false
                 };
-                order_by.push(SortItem { expr, descending, span: self.since(istart) });
+                order_by.push(SortItem {
+                    expr,
+                    descending,
+                    span: self.since(istart),
+                });
                 if !self.eat(Token::Comma) {
                     break;
                 }
             }
         }
-        let skip = if self.eat_kw("SKIP") { Some(self.expr()?) } else { None };
-        let limit = if self.eat_kw("LIMIT") { Some(self.expr()?) } else { None };
+        let skip = if self.eat_kw("SKIP") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        let limit = if self.eat_kw("LIMIT") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
         Ok(Projection {
             distinct,
             star,
@@ -190,13 +242,23 @@ impl<'a> Parser<'a> {
         loop {
             let start = self.span().start;
             let expr = self.expr()?;
-            let alias = if self.eat_kw("AS") { Some(self.variable()?) } else { None };
+            let alias = if self.eat_kw("AS") {
+                Some(self.variable()?)
+            } else {
+                None
+            };
             let text = if alias.is_some() {
                 String::new()
             } else {
-                self.text_of(Span::new(start, self.prev_end().max(start))).to_string()
+                self.text_of(Span::new(start, self.prev_end().max(start)))
+                    .to_string()
             };
-            items.push(ProjectionItem { expr, alias, text, span: self.since(start) });
+            items.push(ProjectionItem {
+                expr,
+                alias,
+                text,
+                span: self.since(start),
+            });
             if !self.eat(Token::Comma) {
                 break;
             }
@@ -223,29 +285,49 @@ impl<'a> Parser<'a> {
                     let variable = self.variable()?;
                     self.bump();
                     let value = self.expr()?;
-                    return Ok(SetItem::Replace { variable, value, span: self.since(start) });
+                    return Ok(SetItem::Replace {
+                        variable,
+                        value,
+                        span: self.since(start),
+                    });
                 }
                 Token::PlusEq => {
                     let variable = self.variable()?;
                     self.bump();
                     let value = self.expr()?;
-                    return Ok(SetItem::Merge { variable, value, span: self.since(start) });
+                    return Ok(SetItem::Merge {
+                        variable,
+                        value,
+                        span: self.since(start),
+                    });
                 }
                 Token::Colon => {
                     let variable = self.variable()?;
                     let labels = self.labels()?;
-                    return Ok(SetItem::Labels { variable, labels, span: self.since(start) });
+                    return Ok(SetItem::Labels {
+                        variable,
+                        labels,
+                        span: self.since(start),
+                    });
                 }
                 _ => {}
             }
         }
         let target = self.expr_above_comparison()?;
         if !matches!(target.kind, ExprKind::Property(..)) {
-            return Err(self.error_at(target.span, "UnexpectedSyntax", "expected a property such as `n.key` to set"));
+            return Err(self.error_at(
+                target.span,
+                "UnexpectedSyntax",
+                "expected a property such as `n.key` to set",
+            ));
         }
         self.expect(Token::Eq)?;
         let value = self.expr()?;
-        Ok(SetItem::Property { target, value, span: self.since(start) })
+        Ok(SetItem::Property {
+            target,
+            value,
+            span: self.since(start),
+        })
     }
 
     fn remove_item(&mut self) -> Result<RemoveItem> {
@@ -253,11 +335,19 @@ impl<'a> Parser<'a> {
         if self.at_variable() && self.peek_at(1) == Token::Colon {
             let variable = self.variable()?;
             let labels = self.labels()?;
-            return Ok(RemoveItem::Labels { variable, labels, span: self.since(start) });
+            return Ok(RemoveItem::Labels {
+                variable,
+                labels,
+                span: self.since(start),
+            });
         }
         let target = self.expr_above_comparison()?;
         if !matches!(target.kind, ExprKind::Property(..)) {
-            return Err(self.error_at(target.span, "UnexpectedSyntax", "expected a property such as `n.key` or labels to remove"));
+            return Err(self.error_at(
+                target.span,
+                "UnexpectedSyntax",
+                "expected a property such as `n.key` or labels to remove",
+            ));
         }
         Ok(RemoveItem::Property(target))
     }
@@ -292,7 +382,11 @@ impl<'a> Parser<'a> {
             } else {
                 loop {
                     let field = self.name("a procedure output field")?;
-                    let alias = if self.eat_kw("AS") { Some(self.variable()?) } else { None };
+                    let alias = if self.eat_kw("AS") {
+                        Some(self.variable()?)
+                    } else {
+                        None
+                    };
                     items.push(YieldItem { field, alias });
                     if !self.eat(Token::Comma) {
                         break;
@@ -300,10 +394,20 @@ impl<'a> Parser<'a> {
                 }
             }
             let where_ = self.opt_where()?;
-            Some(YieldSpec { star, items, where_, span: self.since(ystart) })
+            Some(YieldSpec {
+                star,
+                items,
+                where_,
+                span: self.since(ystart),
+            })
         } else {
             None
         };
-        Ok(CallProcedure { name, args, yield_, span: self.since(start) })
+        Ok(CallProcedure {
+            name,
+            args,
+            yield_,
+            span: self.since(start),
+        })
     }
 }

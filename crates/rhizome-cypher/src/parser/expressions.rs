@@ -114,7 +114,10 @@ impl<'a> Parser<'a> {
         let lhs = if self.at_kw("NOT") {
             self.bump();
             let operand = self.expr_bp(BP_NOT)?;
-            Expr::new(ExprKind::Unary(UnaryOp::Not, Box::new(operand)), self.since(start))
+            Expr::new(
+                ExprKind::Unary(UnaryOp::Not, Box::new(operand)),
+                self.since(start),
+            )
         } else if matches!(self.peek(), Token::Minus | Token::Plus) {
             let neg = self.bump().kind == Token::Minus;
             if neg && matches!(self.peek(), Token::Number | Token::Float) {
@@ -136,7 +139,9 @@ impl<'a> Parser<'a> {
     fn infix_loop(&mut self, mut lhs: Expr, start: usize, min: u8) -> Result<Expr> {
         let mut extra = 0;
         let result = loop {
-            let Some(infix) = self.peek_infix() else { break Ok(lhs) };
+            let Some(infix) = self.peek_infix() else {
+                break Ok(lhs);
+            };
             let lbp = match infix {
                 Infix::Binary(_, bp) => bp,
                 Infix::Compare => BP_CMP,
@@ -156,7 +161,10 @@ impl<'a> Parser<'a> {
                         self.bump();
                     }
                     let rhs = self.expr_bp(bp + 1)?;
-                    lhs = Expr::new(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), self.since(start));
+                    lhs = Expr::new(
+                        ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                        self.since(start),
+                    );
                 }
                 Infix::Compare => {
                     let mut rest = Vec::new();
@@ -192,18 +200,32 @@ impl<'a> Parser<'a> {
                 Token::LBracket => {
                     self.bump();
                     if self.eat(Token::DotDot) {
-                        let to = if self.peek() == Token::RBracket { None } else { Some(Box::new(self.expr()?)) };
+                        let to = if self.peek() == Token::RBracket {
+                            None
+                        } else {
+                            Some(Box::new(self.expr()?))
+                        };
                         self.expect(Token::RBracket)?;
                         e = Expr::new(ExprKind::Slice(Box::new(e), None, to), self.since(start));
                     } else {
                         let index = self.expr()?;
                         if self.eat(Token::DotDot) {
-                            let to = if self.peek() == Token::RBracket { None } else { Some(Box::new(self.expr()?)) };
+                            let to = if self.peek() == Token::RBracket {
+                                None
+                            } else {
+                                Some(Box::new(self.expr()?))
+                            };
                             self.expect(Token::RBracket)?;
-                            e = Expr::new(ExprKind::Slice(Box::new(e), Some(Box::new(index)), to), self.since(start));
+                            e = Expr::new(
+                                ExprKind::Slice(Box::new(e), Some(Box::new(index)), to),
+                                self.since(start),
+                            );
                         } else {
                             self.expect(Token::RBracket)?;
-                            e = Expr::new(ExprKind::Index(Box::new(e), Box::new(index)), self.since(start));
+                            e = Expr::new(
+                                ExprKind::Index(Box::new(e), Box::new(index)),
+                                self.since(start),
+                            );
                         }
                     }
                 }
@@ -233,16 +255,33 @@ impl<'a> Parser<'a> {
 
     /// A numeric literal; `negative` when a `-` was consumed just before it.
     fn number(&mut self, negative: bool) -> Result<Expr> {
-        let start = if negative { self.prev_end() - 1 } else { self.span().start };
+        let start = if negative {
+            self.prev_end() - 1
+        } else {
+            self.span().start
+        };
         let tok = self.bump();
         let text = self.text_of(tok.span);
         let span = Span::new(start, tok.span.end);
         if tok.kind == Token::Float {
-            let v: f64 = text.parse().map_err(|_| self.error_at(span, "InvalidNumberLiteral", format!("invalid float literal `{text}`")))?;
+            let v: f64 = text.parse().map_err(|_| {
+                self.error_at(
+                    span,
+                    "InvalidNumberLiteral",
+                    format!("invalid float literal `{text}`"),
+                )
+            })?;
             if !v.is_finite() {
-                return Err(self.error_at(span, "FloatingPointOverflow", format!("float literal `{text}` is too large")));
+                return Err(self.error_at(
+                    span,
+                    "FloatingPointOverflow",
+                    format!("float literal `{text}` is too large"),
+                ));
             }
-            return Ok(Expr::new(ExprKind::Literal(Literal::Float(if negative { -v } else { v })), span));
+            return Ok(Expr::new(
+                ExprKind::Literal(Literal::Float(if negative { -v } else { v })),
+                span,
+            ));
         }
         let (digits, radix) = if let Some(d) = text.strip_prefix("0x") {
             (d, 16)
@@ -252,7 +291,11 @@ impl<'a> Parser<'a> {
             (text, 10)
         };
         if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-            return Err(self.error_at(span, "InvalidNumberLiteral", format!("invalid number literal `{text}`")));
+            return Err(self.error_at(
+                span,
+                "InvalidNumberLiteral",
+                format!("invalid number literal `{text}`"),
+            ));
         }
         let mut value: i128 = 0;
         for c in digits.chars() {
@@ -266,7 +309,10 @@ impl<'a> Parser<'a> {
             self.error_at(
                 span,
                 "IntegerOverflow",
-                format!("integer literal `{}{text}` does not fit in 64 bits", if negative { "-" } else { "" }),
+                format!(
+                    "integer literal `{}{text}` does not fit in 64 bits",
+                    if negative { "-" } else { "" }
+                ),
             )
         })?;
         Ok(Expr::new(ExprKind::Literal(Literal::Integer(value)), span))
@@ -300,7 +346,10 @@ impl<'a> Parser<'a> {
             Token::LParen => {
                 if self.pattern_starts_at(self.index()) {
                     let element = self.pattern_element()?;
-                    return Ok(Expr::new(ExprKind::PatternPredicate(element), self.since(start)));
+                    return Ok(Expr::new(
+                        ExprKind::PatternPredicate(element),
+                        self.since(start),
+                    ));
                 }
                 self.bump();
                 let mut e = self.expr()?;
@@ -321,24 +370,41 @@ impl<'a> Parser<'a> {
             match lower.as_str() {
                 "true" => {
                     self.bump();
-                    return Ok(Expr::new(ExprKind::Literal(Literal::Bool(true)), self.since(start)));
+                    return Ok(Expr::new(
+                        ExprKind::Literal(Literal::Bool(true)),
+                        self.since(start),
+                    ));
                 }
                 "false" => {
                     self.bump();
-                    return Ok(Expr::new(ExprKind::Literal(Literal::Bool(false)), self.since(start)));
+                    return Ok(Expr::new(
+                        ExprKind::Literal(Literal::Bool(false)),
+                        self.since(start),
+                    ));
                 }
                 "null" => {
                     self.bump();
-                    return Ok(Expr::new(ExprKind::Literal(Literal::Null), self.since(start)));
+                    return Ok(Expr::new(
+                        ExprKind::Literal(Literal::Null),
+                        self.since(start),
+                    ));
                 }
                 "case" => return self.case_expr(),
                 "exists" | "count" if self.peek_at(1) == Token::LBrace => {
                     self.bump();
                     let body = self.subquery_body()?;
-                    let kind = if lower == "exists" { ExprKind::Exists(body) } else { ExprKind::CountSubquery(body) };
+                    let kind = if lower == "exists" {
+                        ExprKind::Exists(body)
+                    } else {
+                        ExprKind::CountSubquery(body)
+                    };
                     return Ok(Expr::new(kind, self.since(start)));
                 }
-                "count" if self.peek_at(1) == Token::LParen && self.peek_at(2) == Token::Star && self.peek_at(3) == Token::RParen => {
+                "count"
+                    if self.peek_at(1) == Token::LParen
+                        && self.peek_at(2) == Token::Star
+                        && self.peek_at(3) == Token::RParen =>
+                {
                     for _ in 0..4 {
                         self.bump();
                     }
@@ -360,10 +426,19 @@ impl<'a> Parser<'a> {
                     let variable = self.variable()?;
                     self.expect_kw("IN")?;
                     let list = self.expr()?;
-                    let predicate = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
+                    let predicate = if self.eat_kw("WHERE") {
+                        Some(Box::new(self.expr()?))
+                    } else {
+                        None
+                    };
                     self.expect(Token::RParen)?;
                     return Ok(Expr::new(
-                        ExprKind::Quantified { quantifier, variable, list: Box::new(list), predicate },
+                        ExprKind::Quantified {
+                            quantifier,
+                            variable,
+                            list: Box::new(list),
+                            predicate,
+                        },
                         self.since(start),
                     ));
                 }
@@ -396,7 +471,9 @@ impl<'a> Parser<'a> {
         }
         // A function call: name(.name)* followed by `(`.
         let mut i = 1;
-        while self.peek_at(i) == Token::Dot && matches!(self.peek_at(i + 1), Token::Ident | Token::QuotedIdent) {
+        while self.peek_at(i) == Token::Dot
+            && matches!(self.peek_at(i + 1), Token::Ident | Token::QuotedIdent)
+        {
             i += 2;
         }
         if self.peek_at(i) == Token::LParen {
@@ -416,12 +493,24 @@ impl<'a> Parser<'a> {
                 }
             }
             self.expect(Token::RParen)?;
-            return Ok(Expr::new(ExprKind::FunctionCall { name, distinct, args }, self.since(start)));
+            return Ok(Expr::new(
+                ExprKind::FunctionCall {
+                    name,
+                    distinct,
+                    args,
+                },
+                self.since(start),
+            ));
         }
-        let var = self.variable().map_err(|_| self.unexpected("an expression"))?;
+        let var = self
+            .variable()
+            .map_err(|_| self.unexpected("an expression"))?;
         if self.peek() == Token::LBrace {
             let items = self.map_projection_items()?;
-            return Ok(Expr::new(ExprKind::MapProjection(var, items), self.since(start)));
+            return Ok(Expr::new(
+                ExprKind::MapProjection(var, items),
+                self.since(start),
+            ));
         }
         Ok(Expr::new(ExprKind::Variable(var.name), var.span))
     }
@@ -480,7 +569,11 @@ impl<'a> Parser<'a> {
     fn case_expr(&mut self) -> Result<Expr> {
         let start = self.span().start;
         self.bump();
-        let operand = if self.at_kw("WHEN") { None } else { Some(Box::new(self.expr()?)) };
+        let operand = if self.at_kw("WHEN") {
+            None
+        } else {
+            Some(Box::new(self.expr()?))
+        };
         let mut whens = Vec::new();
         while self.eat_kw("WHEN") {
             let cond = self.expr()?;
@@ -491,9 +584,20 @@ impl<'a> Parser<'a> {
         if whens.is_empty() {
             return Err(self.unexpected("`WHEN`"));
         }
-        let else_ = if self.eat_kw("ELSE") { Some(Box::new(self.expr()?)) } else { None };
+        let else_ = if self.eat_kw("ELSE") {
+            Some(Box::new(self.expr()?))
+        } else {
+            None
+        };
         self.expect_kw("END")?;
-        Ok(Expr::new(ExprKind::Case { operand, whens, else_ }, self.since(start)))
+        Ok(Expr::new(
+            ExprKind::Case {
+                operand,
+                whens,
+                else_,
+            },
+            self.since(start),
+        ))
     }
 
     /// `[...]`: a list literal, list comprehension or pattern comprehension.
@@ -502,15 +606,31 @@ impl<'a> Parser<'a> {
         let open = self.index();
         self.bump();
         // [x IN list ...]
-        if matches!(self.peek(), Token::Ident | Token::QuotedIdent) && self.is_kw_at(1, "IN") && self.at_variable() {
+        if matches!(self.peek(), Token::Ident | Token::QuotedIdent)
+            && self.is_kw_at(1, "IN")
+            && self.at_variable()
+        {
             let variable = self.variable()?;
             self.bump();
             let list = self.expr()?;
-            let predicate = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
-            let projection = if self.eat(Token::Pipe) { Some(Box::new(self.expr()?)) } else { None };
+            let predicate = if self.eat_kw("WHERE") {
+                Some(Box::new(self.expr()?))
+            } else {
+                None
+            };
+            let projection = if self.eat(Token::Pipe) {
+                Some(Box::new(self.expr()?))
+            } else {
+                None
+            };
             self.expect(Token::RBracket)?;
             return Ok(Expr::new(
-                ExprKind::ListComprehension { variable, list: Box::new(list), predicate, projection },
+                ExprKind::ListComprehension {
+                    variable,
+                    list: Box::new(list),
+                    predicate,
+                    projection,
+                },
                 self.since(start),
             ));
         }
@@ -528,13 +648,22 @@ impl<'a> Parser<'a> {
                 None
             };
             let pattern = self.pattern_element()?;
-            let predicate = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
+            let predicate = if self.eat_kw("WHERE") {
+                Some(Box::new(self.expr()?))
+            } else {
+                None
+            };
             if predicate.is_some() || variable.is_some() || self.peek() == Token::Pipe {
                 self.expect(Token::Pipe)?;
                 let projection = Box::new(self.expr()?);
                 self.expect(Token::RBracket)?;
                 return Ok(Expr::new(
-                    ExprKind::PatternComprehension { variable, pattern, predicate, projection },
+                    ExprKind::PatternComprehension {
+                        variable,
+                        pattern,
+                        predicate,
+                        projection,
+                    },
                     self.since(start),
                 ));
             }
@@ -567,14 +696,18 @@ impl<'a> Parser<'a> {
         self.enter()?;
         self.expect(Token::LBrace)?;
         const CLAUSE_WORDS: &[&str] = &[
-            "MATCH", "OPTIONAL", "WITH", "UNWIND", "CALL", "RETURN", "CREATE", "MERGE", "SET", "DELETE",
-            "DETACH", "REMOVE", "FOREACH",
+            "MATCH", "OPTIONAL", "WITH", "UNWIND", "CALL", "RETURN", "CREATE", "MERGE", "SET",
+            "DELETE", "DETACH", "REMOVE", "FOREACH",
         ];
         let body = if CLAUSE_WORDS.iter().any(|w| self.at_kw(w)) {
             SubqueryBody::Query(Box::new(self.query()?))
         } else {
             let pattern = self.pattern()?;
-            let where_ = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
+            let where_ = if self.eat_kw("WHERE") {
+                Some(Box::new(self.expr()?))
+            } else {
+                None
+            };
             SubqueryBody::Pattern { pattern, where_ }
         };
         self.expect(Token::RBrace)?;
@@ -629,9 +762,19 @@ impl<'a> Parser<'a> {
                     }
                 }
                 Some(other) => {
-                    return Err(self.error_at(at, "UnexpectedSyntax", format!("invalid escape sequence `\\{other}`")));
+                    return Err(self.error_at(
+                        at,
+                        "UnexpectedSyntax",
+                        format!("invalid escape sequence `\\{other}`"),
+                    ));
                 }
-                None => return Err(self.error_at(at, "UnexpectedSyntax", "unterminated escape sequence")),
+                None => {
+                    return Err(self.error_at(
+                        at,
+                        "UnexpectedSyntax",
+                        "unterminated escape sequence",
+                    ))
+                }
             }
         }
         Ok(out)

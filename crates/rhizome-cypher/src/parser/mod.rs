@@ -89,9 +89,7 @@ impl<'a> Parser<'a> {
     }
 
     pub(crate) fn peek_at(&self, n: usize) -> Token {
-        self.toks
-            .get(self.pos + n)
-            .map_or(Token::Eof, |t| t.kind)
+        self.toks.get(self.pos + n).map_or(Token::Eof, |t| t.kind)
     }
 
     pub(crate) fn tok_at(&self, index: usize) -> Tok {
@@ -150,7 +148,9 @@ impl<'a> Parser<'a> {
 
     /// The index of the token closing the bracket at `index`.
     pub(crate) fn matching_close(&self, index: usize) -> usize {
-        self.matching.get(index).map_or(self.toks.len() - 1, |&m| m as usize)
+        self.matching
+            .get(index)
+            .map_or(self.toks.len() - 1, |&m| m as usize)
     }
 
     pub(crate) fn index(&self) -> usize {
@@ -215,7 +215,12 @@ impl<'a> Parser<'a> {
         syntax_error(self.src, self.span().start, code, message)
     }
 
-    pub(crate) fn error_at(&self, span: Span, code: &'static str, message: impl Into<String>) -> Error {
+    pub(crate) fn error_at(
+        &self,
+        span: Span,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> Error {
         syntax_error(self.src, span.start, code, message)
     }
 
@@ -332,10 +337,50 @@ impl<'a> Parser<'a> {
 /// Words that cannot be used as unquoted variable names.
 pub(crate) fn is_reserved(word: &str) -> bool {
     const RESERVED: &[&str] = &[
-        "MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "CREATE", "MERGE", "SET", "REMOVE",
-        "DELETE", "DETACH", "FOREACH", "CALL", "YIELD", "UNION", "ORDER", "SKIP", "LIMIT", "AS", "AND",
-        "OR", "XOR", "NOT", "IN", "IS", "STARTS", "ENDS", "CONTAINS", "CASE", "WHEN", "THEN", "ELSE",
-        "END", "NULL", "TRUE", "FALSE", "DISTINCT", "ON", "ASC", "DESC", "ASCENDING", "DESCENDING", "BY",
+        "MATCH",
+        "OPTIONAL",
+        "WHERE",
+        "WITH",
+        "RETURN",
+        "UNWIND",
+        "CREATE",
+        "MERGE",
+        "SET",
+        "REMOVE",
+        "DELETE",
+        "DETACH",
+        "FOREACH",
+        "CALL",
+        "YIELD",
+        "UNION",
+        "ORDER",
+        "SKIP",
+        "LIMIT",
+        "AS",
+        "AND",
+        "OR",
+        "XOR",
+        "NOT",
+        "IN",
+        "IS",
+        "STARTS",
+        "ENDS",
+        "CONTAINS",
+        "CASE",
+        "WHEN",
+        "THEN",
+        "ELSE",
+        "END",
+        "NULL",
+        "TRUE",
+        "FALSE",
+        "DISTINCT",
+        "ON",
+        "ASC",
+        "DESC",
+        "ASCENDING",
+        "DESCENDING",
+        "BY",
     ];
     word.len() <= 10 && RESERVED.iter().any(|k| k.eq_ignore_ascii_case(word))
 }

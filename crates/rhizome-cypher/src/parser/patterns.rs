@@ -18,7 +18,9 @@ impl<'a> Parser<'a> {
     /// `[v =] element` or `[v =] shortestPath(element)`.
     pub(crate) fn pattern_part(&mut self) -> Result<PatternPart> {
         let start = self.span().start;
-        let variable = if matches!(self.peek(), Token::Ident | Token::QuotedIdent) && self.peek_at(1) == Token::Eq {
+        let variable = if matches!(self.peek(), Token::Ident | Token::QuotedIdent)
+            && self.peek_at(1) == Token::Eq
+        {
             let v = self.variable()?;
             self.bump();
             Some(v)
@@ -73,7 +75,10 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Token::LBrace => {
                 let entries = self.map_literal()?;
-                Ok(Some(Box::new(Expr::new(ExprKind::Map(entries), self.since(start)))))
+                Ok(Some(Box::new(Expr::new(
+                    ExprKind::Map(entries),
+                    self.since(start),
+                ))))
             }
             Token::Dollar => {
                 self.bump();
@@ -84,7 +89,10 @@ impl<'a> Parser<'a> {
                     }
                     _ => self.name("a parameter name")?.name,
                 };
-                Ok(Some(Box::new(Expr::new(ExprKind::Parameter(name), self.since(start)))))
+                Ok(Some(Box::new(Expr::new(
+                    ExprKind::Parameter(name),
+                    self.since(start),
+                ))))
             }
             _ => Ok(None),
         }
@@ -93,7 +101,11 @@ impl<'a> Parser<'a> {
     fn node_pattern(&mut self) -> Result<NodePattern> {
         let start = self.span().start;
         self.expect(Token::LParen)?;
-        let variable = if self.at_name() { Some(self.variable()?) } else { None };
+        let variable = if self.at_name() {
+            Some(self.variable()?)
+        } else {
+            None
+        };
         let labels = self.labels()?;
         let properties = self.properties()?;
         self.expect(Token::RParen)?;
@@ -131,7 +143,10 @@ impl<'a> Parser<'a> {
             if self.peek() != Token::RBracket {
                 return Err(self.error_here(
                     "InvalidRelationshipPattern",
-                    format!("expected `]` to close the relationship pattern but found {}", self.found()),
+                    format!(
+                        "expected `]` to close the relationship pattern but found {}",
+                        self.found()
+                    ),
                 ));
             }
             self.bump();
@@ -146,7 +161,14 @@ impl<'a> Parser<'a> {
         let span = self.since(start);
         if left && right {
             // `<-->` is accepted as undirected for matching; CREATE/MERGE reject it.
-            return Ok(RelationshipPattern { variable, types, length, properties, direction: Direction::Both, span });
+            return Ok(RelationshipPattern {
+                variable,
+                types,
+                length,
+                properties,
+                direction: Direction::Both,
+                span,
+            });
         }
         Ok(RelationshipPattern {
             variable,
@@ -165,7 +187,11 @@ impl<'a> Parser<'a> {
         let t = self.bump();
         let text = self.text_of(t.span);
         text.parse::<u64>().map(Some).map_err(|_| {
-            self.error_at(t.span, "InvalidRelationshipPattern", format!("invalid variable length bound `{text}`"))
+            self.error_at(
+                t.span,
+                "InvalidRelationshipPattern",
+                format!("invalid variable length bound `{text}`"),
+            )
         })
     }
 
@@ -173,15 +199,26 @@ impl<'a> Parser<'a> {
         let min = self.range_bound()?;
         if self.eat(Token::DotDot) {
             let max = self.range_bound()?;
-            return Ok(LengthRange { min, max, exact: false });
+            return Ok(LengthRange {
+                min,
+                max,
+                exact: false,
+            });
         }
         if !matches!(self.peek(), Token::RBracket | Token::LBrace | Token::Dollar) {
             return Err(self.error_here(
                 "InvalidRelationshipPattern",
-                format!("expected a variable length range such as `*1..3` but found {}", self.found()),
+                format!(
+                    "expected a variable length range such as `*1..3` but found {}",
+                    self.found()
+                ),
             ));
         }
-        Ok(LengthRange { min, max: min, exact: min.is_some() })
+        Ok(LengthRange {
+            min,
+            max: min,
+            exact: min.is_some(),
+        })
     }
 
     /// Whether the `(` at token `index` starts a relationship pattern
@@ -193,11 +230,14 @@ impl<'a> Parser<'a> {
         // The node's contents must look like a node pattern.
         let inner = self.kind_at_index(index + 1);
         let node_like = match inner {
-            Token::RParen | Token::Colon | Token::LBrace | Token::Dollar => true,
-            Token::Ident | Token::QuotedIdent => matches!(
-                self.kind_at_index(index + 2),
-                Token::RParen | Token::Colon | Token::LBrace | Token::Dollar
-            ),
+            Token::RParen | Token::Colon | Token::LBrace => true,
+            // `($props)` but not `($a = 1)`.
+            Token::Dollar => self.kind_at_index(index + 3) == Token::RParen,
+            Token::Ident | Token::QuotedIdent => match self.kind_at_index(index + 2) {
+                Token::RParen | Token::Colon | Token::LBrace => true,
+                Token::Dollar => self.kind_at_index(index + 4) == Token::RParen,
+                _ => false,
+            },
             _ => false,
         };
         if !node_like {
@@ -208,7 +248,10 @@ impl<'a> Parser<'a> {
         let b = self.kind_at_index(close + 2);
         matches!(
             (a, b),
-            (Token::Minus, Token::LBracket) | (Token::Minus, Token::Minus) | (Token::Minus, Token::Gt) | (Token::Lt, Token::Minus)
+            (Token::Minus, Token::LBracket)
+                | (Token::Minus, Token::Minus)
+                | (Token::Minus, Token::Gt)
+                | (Token::Lt, Token::Minus)
         )
     }
 }

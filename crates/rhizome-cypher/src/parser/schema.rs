@@ -52,7 +52,9 @@ impl<'a> Parser<'a> {
                 return Ok(Some(StatementKind::CreateIndex(self.create_index()?)));
             }
             self.bump();
-            return Ok(Some(StatementKind::CreateConstraint(self.create_constraint()?)));
+            return Ok(Some(StatementKind::CreateConstraint(
+                self.create_constraint()?,
+            )));
         }
         if self.at_kw("DROP") {
             self.bump();
@@ -78,7 +80,11 @@ impl<'a> Parser<'a> {
                 };
                 DropTarget::Named { name, if_exists }
             };
-            return Ok(Some(if index { StatementKind::DropIndex(target) } else { StatementKind::DropConstraint(target) }));
+            return Ok(Some(if index {
+                StatementKind::DropIndex(target)
+            } else {
+                StatementKind::DropConstraint(target)
+            }));
         }
         Ok(None)
     }
@@ -107,7 +113,8 @@ impl<'a> Parser<'a> {
 
     /// The optional name and `IF NOT EXISTS` before `FOR` / `ON`.
     fn schema_name(&mut self) -> Result<(Option<Ident>, bool)> {
-        let name = if self.at_name() && !self.at_kw("FOR") && !self.at_kw("ON") && !self.at_kw("IF") {
+        let name = if self.at_name() && !self.at_kw("FOR") && !self.at_kw("ON") && !self.at_kw("IF")
+        {
             Some(self.name("a name")?)
         } else {
             None
@@ -119,7 +126,14 @@ impl<'a> Parser<'a> {
         if self.at_kw("ON") && self.peek_at(1) == Token::Colon {
             self.bump();
             let (label, properties) = self.legacy_label_props()?;
-            return Ok(IndexSpec { name: None, if_not_exists: false, variable: None, label, relationship: false, properties });
+            return Ok(IndexSpec {
+                name: None,
+                if_not_exists: false,
+                variable: None,
+                label,
+                relationship: false,
+                properties,
+            });
         }
         let (name, if_not_exists) = self.schema_name()?;
         self.expect_kw("FOR")?;
@@ -131,7 +145,14 @@ impl<'a> Parser<'a> {
             properties.push(self.property_of(&variable)?);
         }
         self.expect(Token::RParen)?;
-        Ok(IndexSpec { name, if_not_exists, variable: Some(variable), label, relationship, properties })
+        Ok(IndexSpec {
+            name,
+            if_not_exists,
+            variable: Some(variable),
+            label,
+            relationship,
+            properties,
+        })
     }
 
     fn create_constraint(&mut self) -> Result<ConstraintSpec> {
@@ -144,7 +165,10 @@ impl<'a> Parser<'a> {
         };
         let (variable, label, relationship) = self.schema_pattern()?;
         if relationship {
-            return Err(self.error_here("UnexpectedSyntax", "constraints on relationship types are not supported"));
+            return Err(self.error_here(
+                "UnexpectedSyntax",
+                "constraints on relationship types are not supported",
+            ));
         }
         if !(self.eat_kw("REQUIRE") || (!on && self.eat_kw("ASSERT"))) {
             return Err(self.unexpected("`REQUIRE`"));
@@ -171,7 +195,14 @@ impl<'a> Parser<'a> {
         } else {
             return Err(self.unexpected("`UNIQUE`, `NOT NULL` or `NODE KEY`"));
         };
-        Ok(ConstraintSpec { name, if_not_exists, variable, label, properties, kind })
+        Ok(ConstraintSpec {
+            name,
+            if_not_exists,
+            variable,
+            label,
+            properties,
+            kind,
+        })
     }
 
     /// `(v:Label)` or `()-[v:TYPE]-()`; returns (variable, label, is_relationship).
@@ -201,7 +232,11 @@ impl<'a> Parser<'a> {
     fn property_of(&mut self, variable: &Ident) -> Result<Ident> {
         let v = self.variable()?;
         if v.name != variable.name {
-            return Err(self.error_at(v.span, "UndefinedVariable", format!("variable `{}` not defined", v.name)));
+            return Err(self.error_at(
+                v.span,
+                "UndefinedVariable",
+                format!("variable `{}` not defined", v.name),
+            ));
         }
         self.expect(Token::Dot)?;
         self.name("a property key")

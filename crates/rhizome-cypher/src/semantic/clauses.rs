@@ -17,7 +17,11 @@ impl<'a> Analyzer<'a> {
         let first_all = q.unions.first().map(|u| u.all);
         for u in &q.unions {
             if Some(u.all) != first_all {
-                return Err(self.err(u.span, "InvalidClauseComposition", "cannot mix UNION and UNION ALL"));
+                return Err(self.err(
+                    u.span,
+                    "InvalidClauseComposition",
+                    "cannot mix UNION and UNION ALL",
+                ));
             }
             self.push_frame();
             let other = self.single_query(&u.query, kind);
@@ -56,7 +60,11 @@ impl<'a> Analyzer<'a> {
             match clause {
                 Clause::Return(p) => {
                     if !last {
-                        return Err(self.err(p.span, "InvalidClauseComposition", "RETURN can only be used at the end of the query"));
+                        return Err(self.err(
+                            p.span,
+                            "InvalidClauseComposition",
+                            "RETURN can only be used at the end of the query",
+                        ));
                     }
                     columns = self.projection(p, false)?;
                 }
@@ -148,40 +156,60 @@ impl<'a> Analyzer<'a> {
                         return Err(self.err(e.span, "InvalidDelete", "DELETE expects nodes, relationships or paths, not a label expression; use REMOVE to remove labels"));
                     }
                     let ty = self.expr(e, Ctx::plain())?;
-                    if !matches!(ty, Type::Any | Type::Null | Type::Node | Type::Relationship | Type::Path | Type::List(_)) {
-                        return Err(self.err(e.span, "InvalidArgumentType", format!("DELETE expects a node, relationship or path but got {ty}")));
+                    if !matches!(
+                        ty,
+                        Type::Any
+                            | Type::Null
+                            | Type::Node
+                            | Type::Relationship
+                            | Type::Path
+                            | Type::List(_)
+                    ) {
+                        return Err(self.err(
+                            e.span,
+                            "InvalidArgumentType",
+                            format!("DELETE expects a node, relationship or path but got {ty}"),
+                        ));
                     }
                 }
             }
             Clause::Foreach(f) => {
                 let ty = self.expr(&f.list, Ctx::plain())?;
                 if !ty.may_be_list() {
-                    return Err(self.err(f.list.span, "InvalidArgumentType", format!("FOREACH expects a list but got {ty}")));
+                    return Err(self.err(
+                        f.list.span,
+                        "InvalidArgumentType",
+                        format!("FOREACH expects a list but got {ty}"),
+                    ));
                 }
-                self.push_frame();
-                self.bind(&f.variable.name, ty.element(), f.variable.span);
-                let result = (|| {
+                self.scoped(|this| {
+                    this.bind(&f.variable.name, ty.element(), f.variable.span);
                     for c in &f.clauses {
                         if !c.is_update() {
-                            return Err(self.err(
+                            return Err(this.err(
                                 c.span(),
                                 "InvalidClauseComposition",
-                                format!("{} cannot be used inside FOREACH, only updating clauses", c.name()),
+                                format!(
+                                    "{} cannot be used inside FOREACH, only updating clauses",
+                                    c.name()
+                                ),
                             ));
                         }
-                        self.clause(c)?;
+                        this.clause(c)?;
                     }
                     Ok(())
-                })();
-                self.pop_frame();
-                result?;
+                })?;
             }
             Clause::Call(c) => self.call_procedure(c)?,
             Clause::CallSubquery(c) => {
                 let columns = self.query(&c.query, QueryKind::CallSubquery)?;
                 for col in columns {
                     if self.lookup(&col).is_some() && self.current_has(&col) {
-                        return Err(self.err(c.span, "VariableAlreadyBound", format!("variable `{col}` already declared in outer scope")));
+                        return Err(self.err(
+                            c.span,
+                            "VariableAlreadyBound",
+                            format!("variable `{col}` already declared in outer scope"),
+                        ));
                     }
                     self.bind(&col, Type::Any, c.span);
                 }
@@ -201,19 +229,31 @@ impl<'a> Analyzer<'a> {
     }
 
     pub(crate) fn already_bound(&self, v: &Ident) -> rhizome_common::Error {
-        self.err(v.span, "VariableAlreadyBound", format!("variable `{}` already declared", v.name))
+        self.err(
+            v.span,
+            "VariableAlreadyBound",
+            format!("variable `{}` already declared", v.name),
+        )
     }
 
     /// A variable that must be bound to a node (or relationship when `allow_rel`).
     fn entity_variable(&mut self, v: &Ident, allow_rel: bool) -> Result<Type> {
         let Some(i) = self.lookup(&v.name) else {
-            return Err(self.err(v.span, "UndefinedVariable", format!("variable `{}` not defined", v.name)));
+            return Err(self.err(
+                v.span,
+                "UndefinedVariable",
+                format!("variable `{}` not defined", v.name),
+            ));
         };
         self.references.push((v.span, i));
         let ty = self.ty_of(i);
         let ok = ty.may_be_node() || (allow_rel && ty.may_be_relationship());
         if !ok {
-            return Err(self.err(v.span, "InvalidArgumentType", format!("expected a node but `{}` is {ty}", v.name)));
+            return Err(self.err(
+                v.span,
+                "InvalidArgumentType",
+                format!("expected a node but `{}` is {ty}", v.name),
+            ));
         }
         Ok(ty)
     }
@@ -225,11 +265,23 @@ impl<'a> Analyzer<'a> {
                     self.expr(target, Ctx::plain())?;
                     self.expr(value, Ctx::plain())?;
                 }
-                SetItem::Replace { variable, value, .. } | SetItem::Merge { variable, value, .. } => {
+                SetItem::Replace {
+                    variable, value, ..
+                }
+                | SetItem::Merge {
+                    variable, value, ..
+                } => {
                     self.entity_variable(variable, true)?;
                     let ty = self.expr(value, Ctx::plain())?;
-                    if !matches!(ty, Type::Any | Type::Null | Type::Map | Type::Node | Type::Relationship) {
-                        return Err(self.err(value.span, "InvalidArgumentType", format!("expected a map of properties but got {ty}")));
+                    if !matches!(
+                        ty,
+                        Type::Any | Type::Null | Type::Map | Type::Node | Type::Relationship
+                    ) {
+                        return Err(self.err(
+                            value.span,
+                            "InvalidArgumentType",
+                            format!("expected a map of properties but got {ty}"),
+                        ));
                     }
                 }
                 SetItem::Labels { variable, .. } => {
@@ -241,7 +293,9 @@ impl<'a> Analyzer<'a> {
     }
 
     fn find_procedure(&self, c: &CallProcedure) -> Result<Option<super::ProcedureSignature>> {
-        let Some(procs) = &self.opts.procedures else { return Ok(None) };
+        let Some(procs) = &self.opts.procedures else {
+            return Ok(None);
+        };
         let name = c.qualified_name();
         match procs.iter().find(|p| p.name == name) {
             Some(p) => Ok(Some(p.clone())),
@@ -282,7 +336,11 @@ impl<'a> Analyzer<'a> {
                             (w, g) => w == g,
                         };
                         if !ok {
-                            return Err(self.err(a.span, "InvalidArgumentType", format!("procedure `{}` expects {want} but got {got}", sig.name)));
+                            return Err(self.err(
+                                a.span,
+                                "InvalidArgumentType",
+                                format!("procedure `{}` expects {want} but got {got}", sig.name),
+                            ));
                         }
                     }
                     if args.len() != sig.inputs.len() {
@@ -311,7 +369,9 @@ impl<'a> Analyzer<'a> {
                             ));
                         }
                         if let Some(params) = &self.opts.parameters {
-                            if let Some((missing, _)) = sig.inputs.iter().find(|(n, _)| !params.contains(n)) {
+                            if let Some((missing, _)) =
+                                sig.inputs.iter().find(|(n, _)| !params.contains(n))
+                            {
                                 return Err(self.err_kind(
                                     c.span,
                                     ErrorKind::ParameterMissing,
@@ -342,7 +402,10 @@ impl<'a> Analyzer<'a> {
                             return Err(self.err(
                                 item.field.span,
                                 "UndefinedVariable",
-                                format!("procedure `{}` has no output field `{}`", sig.name, item.field.name),
+                                format!(
+                                    "procedure `{}` has no output field `{}`",
+                                    sig.name, item.field.name
+                                ),
                             ))
                         }
                     },
@@ -358,7 +421,11 @@ impl<'a> Analyzer<'a> {
             if let Some(w) = &y.where_ {
                 self.predicate(w)?;
             }
-            self.projections.push(ProjectionInfo { span: y.span, columns: cols, aggregating: false });
+            self.projections.push(ProjectionInfo {
+                span: y.span,
+                columns: cols,
+                aggregating: false,
+            });
         }
         Ok(())
     }

@@ -9,13 +9,23 @@ use rhizome_common::Result;
 impl<'a> Analyzer<'a> {
     /// A boolean predicate (`WHERE`): pattern predicates allowed, aggregates not.
     pub(crate) fn predicate(&mut self, e: &Expr) -> Result<()> {
-        let ty = self.expr(e, Ctx { aggregates: false, predicate: true })?;
+        let ty = self.expr(
+            e,
+            Ctx {
+                aggregates: false,
+                predicate: true,
+            },
+        )?;
         self.expect_boolean(e, &ty)
     }
 
     fn expect_boolean(&self, e: &Expr, ty: &Type) -> Result<()> {
         if !ty.may_be_boolean() {
-            return Err(self.err(e.span, "InvalidArgumentType", format!("expected a boolean but got {ty}")));
+            return Err(self.err(
+                e.span,
+                "InvalidArgumentType",
+                format!("expected a boolean but got {ty}"),
+            ));
         }
         Ok(())
     }
@@ -28,7 +38,10 @@ impl<'a> Analyzer<'a> {
     /// Checks `e` and returns its static type.
     pub(crate) fn expr(&mut self, e: &Expr, ctx: Ctx) -> Result<Type> {
         self.check_stack(e.span)?;
-        let value_ctx = Ctx { predicate: false, ..ctx };
+        let value_ctx = Ctx {
+            predicate: false,
+            ..ctx
+        };
         let ty = match &e.kind {
             ExprKind::Literal(l) => match l {
                 Literal::Null => Type::Null,
@@ -43,7 +56,13 @@ impl<'a> Analyzer<'a> {
                     self.references.push((e.span, i));
                     self.ty_of(i)
                 }
-                None => return Err(self.err(e.span, "UndefinedVariable", format!("variable `{name}` not defined"))),
+                None => {
+                    return Err(self.err(
+                        e.span,
+                        "UndefinedVariable",
+                        format!("variable `{name}` not defined"),
+                    ))
+                }
             },
             ExprKind::List(items) => {
                 let mut elem = Type::Null;
@@ -80,18 +99,30 @@ impl<'a> Analyzer<'a> {
                 match t {
                     Type::List(elem) => {
                         if !it.may_be_number() {
-                            return Err(self.err(index.span, "InvalidArgumentType", format!("list index must be an integer, got {it}")));
+                            return Err(self.err(
+                                index.span,
+                                "InvalidArgumentType",
+                                format!("list index must be an integer, got {it}"),
+                            ));
                         }
                         *elem
                     }
                     Type::Node | Type::Relationship | Type::Map => {
                         if !it.may_be_string() {
-                            return Err(self.err(index.span, "InvalidArgumentType", format!("property key must be a string, got {it}")));
+                            return Err(self.err(
+                                index.span,
+                                "InvalidArgumentType",
+                                format!("property key must be a string, got {it}"),
+                            ));
                         }
                         Type::Any
                     }
                     Type::Integer | Type::Float | Type::Boolean | Type::String | Type::Path => {
-                        return Err(self.err(e.span, "InvalidArgumentType", format!("cannot index into a {t}")));
+                        return Err(self.err(
+                            e.span,
+                            "InvalidArgumentType",
+                            format!("cannot index into a {t}"),
+                        ));
                     }
                     _ => Type::Any,
                 }
@@ -102,7 +133,11 @@ impl<'a> Analyzer<'a> {
                     self.expr(b, value_ctx)?;
                 }
                 if !t.may_be_list() {
-                    return Err(self.err(e.span, "InvalidArgumentType", format!("cannot slice a {t}")));
+                    return Err(self.err(
+                        e.span,
+                        "InvalidArgumentType",
+                        format!("cannot slice a {t}"),
+                    ));
                 }
                 t
             }
@@ -115,8 +150,18 @@ impl<'a> Analyzer<'a> {
                     let t = self.expr(operand, value_ctx)?;
                     match t {
                         Type::Integer | Type::Float => t,
-                        Type::Boolean | Type::String | Type::List(_) | Type::Map | Type::Node | Type::Relationship | Type::Path => {
-                            return Err(self.err(e.span, "InvalidArgumentType", format!("cannot negate a {t}")));
+                        Type::Boolean
+                        | Type::String
+                        | Type::List(_)
+                        | Type::Map
+                        | Type::Node
+                        | Type::Relationship
+                        | Type::Path => {
+                            return Err(self.err(
+                                e.span,
+                                "InvalidArgumentType",
+                                format!("cannot negate a {t}"),
+                            ));
                         }
                         _ => Type::Any,
                     }
@@ -128,7 +173,10 @@ impl<'a> Analyzer<'a> {
                     self.bool_operand(r, ctx)?;
                     Type::Boolean
                 }
-                BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains | BinaryOp::RegexMatch => {
+                BinaryOp::StartsWith
+                | BinaryOp::EndsWith
+                | BinaryOp::Contains
+                | BinaryOp::RegexMatch => {
                     self.expr(l, value_ctx)?;
                     self.expr(r, value_ctx)?;
                     Type::Boolean
@@ -137,7 +185,11 @@ impl<'a> Analyzer<'a> {
                     self.expr(l, value_ctx)?;
                     let rt = self.expr(r, value_ctx)?;
                     if !rt.may_be_list() {
-                        return Err(self.err(r.span, "InvalidArgumentType", format!("IN expects a list but got {rt}")));
+                        return Err(self.err(
+                            r.span,
+                            "InvalidArgumentType",
+                            format!("IN expects a list but got {rt}"),
+                        ));
                     }
                     Type::Boolean
                 }
@@ -145,7 +197,11 @@ impl<'a> Analyzer<'a> {
                     let lt = self.expr(l, value_ctx)?;
                     let rt = self.expr(r, value_ctx)?;
                     if let Some(bad) = arithmetic_mismatch(*op, &lt, &rt) {
-                        return Err(self.err(e.span, "InvalidArgumentType", format!("arithmetic is not defined for {bad}")));
+                        return Err(self.err(
+                            e.span,
+                            "InvalidArgumentType",
+                            format!("arithmetic is not defined for {bad}"),
+                        ));
                     }
                     arithmetic_type(*op, &lt, &rt)
                 }
@@ -164,11 +220,19 @@ impl<'a> Analyzer<'a> {
             ExprKind::HasLabels(operand, _) => {
                 let t = self.expr(operand, value_ctx)?;
                 if !(t.may_be_node() || t.may_be_relationship()) {
-                    return Err(self.err(e.span, "InvalidArgumentType", format!("label predicates need a node but got {t}")));
+                    return Err(self.err(
+                        e.span,
+                        "InvalidArgumentType",
+                        format!("label predicates need a node but got {t}"),
+                    ));
                 }
                 Type::Boolean
             }
-            ExprKind::Case { operand, whens, else_ } => {
+            ExprKind::Case {
+                operand,
+                whens,
+                else_,
+            } => {
                 if let Some(o) = operand {
                     self.expr(o, value_ctx)?;
                 }
@@ -177,7 +241,13 @@ impl<'a> Analyzer<'a> {
                     if operand.is_some() {
                         self.expr(cond, value_ctx)?;
                     } else {
-                        self.bool_operand(cond, Ctx { predicate: true, ..ctx })?;
+                        self.bool_operand(
+                            cond,
+                            Ctx {
+                                predicate: true,
+                                ..ctx
+                            },
+                        )?;
                     }
                     let t = self.expr(value, value_ctx)?;
                     result = result.join(&t);
@@ -188,77 +258,139 @@ impl<'a> Analyzer<'a> {
                 }
                 result
             }
-            ExprKind::FunctionCall { name, distinct, args } => self.function_call(e, name, *distinct, args, ctx)?,
+            ExprKind::FunctionCall {
+                name,
+                distinct,
+                args,
+            } => self.function_call(e, name, *distinct, args, ctx)?,
             ExprKind::CountStar => {
                 if !ctx.aggregates {
-                    return Err(self.err(e.span, "InvalidAggregation", "aggregate function `count(*)` is not allowed here"));
+                    return Err(self.err(
+                        e.span,
+                        "InvalidAggregation",
+                        "aggregate function `count(*)` is not allowed here",
+                    ));
                 }
                 self.aggregates.push(e.span);
                 Type::Integer
             }
-            ExprKind::ListComprehension { variable, list, predicate, projection } => {
+            ExprKind::ListComprehension {
+                variable,
+                list,
+                predicate,
+                projection,
+            } => {
                 let lt = self.expr(list, value_ctx)?;
                 if !lt.may_be_list() {
-                    return Err(self.err(list.span, "InvalidArgumentType", format!("expected a list but got {lt}")));
+                    return Err(self.err(
+                        list.span,
+                        "InvalidArgumentType",
+                        format!("expected a list but got {lt}"),
+                    ));
                 }
-                self.push_frame();
-                let r = (|| {
-                    self.bind(&variable.name, lt.element(), variable.span);
-                    let inner = Ctx { aggregates: false, predicate: false };
+                let r = self.scoped(|this| {
+                    this.bind(&variable.name, lt.element(), variable.span);
+                    let inner = Ctx {
+                        aggregates: false,
+                        predicate: false,
+                    };
                     if let Some(p) = predicate {
-                        self.bool_operand(p, Ctx { predicate: true, ..inner })?;
+                        this.bool_operand(
+                            p,
+                            Ctx {
+                                predicate: true,
+                                ..inner
+                            },
+                        )?;
                     }
                     match projection {
-                        Some(p) => Ok(Type::List(Box::new(self.expr(p, inner)?))),
+                        Some(p) => Ok(Type::List(Box::new(this.expr(p, inner)?))),
                         None => Ok(lt.clone()),
                     }
-                })();
-                self.pop_frame();
+                });
                 r?
             }
-            ExprKind::PatternComprehension { variable, pattern, predicate, projection } => {
-                self.push_frame();
-                let r = (|| {
-                    let part = PatternPart { variable: variable.clone(), shortest: None, element: pattern.clone(), span: pattern.span };
-                    self.pattern_part(&part, PatternMode::Match, &mut Vec::new())?;
-                    let inner = Ctx { aggregates: false, predicate: false };
+            ExprKind::PatternComprehension {
+                variable,
+                pattern,
+                predicate,
+                projection,
+            } => {
+                let r = self.scoped(|this| {
+                    let part = PatternPart {
+                        variable: variable.clone(),
+                        shortest: None,
+                        element: pattern.clone(),
+                        span: pattern.span,
+                    };
+                    this.pattern_part(&part, PatternMode::Match, &mut Vec::new())?;
+                    let inner = Ctx {
+                        aggregates: false,
+                        predicate: false,
+                    };
                     if let Some(p) = predicate {
-                        self.bool_operand(p, Ctx { predicate: true, ..inner })?;
+                        this.bool_operand(
+                            p,
+                            Ctx {
+                                predicate: true,
+                                ..inner
+                            },
+                        )?;
                     }
-                    Ok(Type::List(Box::new(self.expr(projection, inner)?)))
-                })();
-                self.pop_frame();
+                    Ok(Type::List(Box::new(this.expr(projection, inner)?)))
+                });
                 r?
             }
-            ExprKind::Reduce { accumulator, init, variable, list, expr } => {
+            ExprKind::Reduce {
+                accumulator,
+                init,
+                variable,
+                list,
+                expr,
+            } => {
                 let it = self.expr(init, value_ctx)?;
                 let lt = self.expr(list, value_ctx)?;
                 if !lt.may_be_list() {
-                    return Err(self.err(list.span, "InvalidArgumentType", format!("expected a list but got {lt}")));
+                    return Err(self.err(
+                        list.span,
+                        "InvalidArgumentType",
+                        format!("expected a list but got {lt}"),
+                    ));
                 }
-                self.push_frame();
-                let r = (|| {
-                    self.bind(&accumulator.name, it.clone(), accumulator.span);
-                    self.bind(&variable.name, lt.element(), variable.span);
-                    self.expr(expr, Ctx::plain())
-                })();
-                self.pop_frame();
+                let r = self.scoped(|this| {
+                    this.bind(&accumulator.name, it.clone(), accumulator.span);
+                    this.bind(&variable.name, lt.element(), variable.span);
+                    this.expr(expr, Ctx::plain())
+                });
                 r?
             }
-            ExprKind::Quantified { variable, list, predicate, .. } => {
+            ExprKind::Quantified {
+                variable,
+                list,
+                predicate,
+                ..
+            } => {
                 let lt = self.expr(list, value_ctx)?;
                 if !lt.may_be_list() {
-                    return Err(self.err(list.span, "InvalidArgumentType", format!("expected a list but got {lt}")));
+                    return Err(self.err(
+                        list.span,
+                        "InvalidArgumentType",
+                        format!("expected a list but got {lt}"),
+                    ));
                 }
-                self.push_frame();
-                let r = (|| {
-                    self.bind(&variable.name, lt.element(), variable.span);
+                let r = self.scoped(|this| {
+                    this.bind(&variable.name, lt.element(), variable.span);
                     if let Some(p) = predicate {
-                        self.bool_operand(p, Ctx { aggregates: false, predicate: true })?;
+                        this.bool_operand(
+                            p,
+                            Ctx {
+                                aggregates: false,
+                                predicate: true,
+                            },
+                        )?;
                     }
                     Ok(())
-                })();
-                self.pop_frame();
+                });
                 r?;
                 Type::Boolean
             }
@@ -270,7 +402,12 @@ impl<'a> Analyzer<'a> {
                         "a pattern expression can only be used as a predicate (in WHERE or EXISTS); use a pattern comprehension or COUNT { } for values",
                     ));
                 }
-                let part = PatternPart { variable: None, shortest: None, element: element.clone(), span: element.span };
+                let part = PatternPart {
+                    variable: None,
+                    shortest: None,
+                    element: element.clone(),
+                    span: element.span,
+                };
                 self.pattern_part(&part, PatternMode::Predicate, &mut Vec::new())?;
                 Type::Boolean
             }
@@ -284,12 +421,20 @@ impl<'a> Analyzer<'a> {
             }
             ExprKind::MapProjection(var, items) => {
                 let Some(i) = self.lookup(&var.name) else {
-                    return Err(self.err(var.span, "UndefinedVariable", format!("variable `{}` not defined", var.name)));
+                    return Err(self.err(
+                        var.span,
+                        "UndefinedVariable",
+                        format!("variable `{}` not defined", var.name),
+                    ));
                 };
                 self.references.push((var.span, i));
                 let t = self.ty_of(i);
                 if !t.may_have_properties() {
-                    return Err(self.err(var.span, "InvalidArgumentType", format!("map projection needs a node, relationship or map but got {t}")));
+                    return Err(self.err(
+                        var.span,
+                        "InvalidArgumentType",
+                        format!("map projection needs a node, relationship or map but got {t}"),
+                    ));
                 }
                 for item in items {
                     match item {
@@ -298,7 +443,13 @@ impl<'a> Analyzer<'a> {
                         }
                         MapProjectionItem::Variable(v) => match self.lookup(&v.name) {
                             Some(i) => self.references.push((v.span, i)),
-                            None => return Err(self.err(v.span, "UndefinedVariable", format!("variable `{}` not defined", v.name))),
+                            None => {
+                                return Err(self.err(
+                                    v.span,
+                                    "UndefinedVariable",
+                                    format!("variable `{}` not defined", v.name),
+                                ))
+                            }
                         },
                         _ => {}
                     }
@@ -311,21 +462,16 @@ impl<'a> Analyzer<'a> {
 
     fn subquery_body(&mut self, body: &SubqueryBody) -> Result<()> {
         match body {
-            SubqueryBody::Pattern { pattern, where_ } => {
-                self.push_frame();
-                let r = (|| {
-                    let mut seen = Vec::new();
-                    for part in pattern {
-                        self.pattern_part(part, PatternMode::Match, &mut seen)?;
-                    }
-                    if let Some(w) = where_ {
-                        self.predicate(w)?;
-                    }
-                    Ok(())
-                })();
-                self.pop_frame();
-                r
-            }
+            SubqueryBody::Pattern { pattern, where_ } => self.scoped(|this| {
+                let mut seen = Vec::new();
+                for part in pattern {
+                    this.pattern_part(part, PatternMode::Match, &mut seen)?;
+                }
+                if let Some(w) = where_ {
+                    this.predicate(w)?;
+                }
+                Ok(())
+            }),
             SubqueryBody::Query(q) => {
                 self.query(q, QueryKind::ExpressionSubquery)?;
                 Ok(())
@@ -333,10 +479,21 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    fn function_call(&mut self, e: &Expr, name: &[Ident], distinct: bool, args: &[Expr], ctx: Ctx) -> Result<Type> {
+    fn function_call(
+        &mut self,
+        e: &Expr,
+        name: &[Ident],
+        distinct: bool,
+        args: &[Expr],
+        ctx: Ctx,
+    ) -> Result<Type> {
         let qualified = join_names(name);
         let Some(sig) = functions::lookup(&qualified) else {
-            return Err(self.err(e.span, "UnknownFunction", format!("unknown function `{qualified}`")));
+            return Err(self.err(
+                e.span,
+                "UnknownFunction",
+                format!("unknown function `{qualified}`"),
+            ));
         };
         if args.len() < sig.min_args || args.len() > sig.max_args {
             let expected = if sig.min_args == sig.max_args {
@@ -349,18 +506,32 @@ impl<'a> Analyzer<'a> {
             return Err(self.err(
                 e.span,
                 "InvalidNumberOfArguments",
-                format!("function `{qualified}` takes {expected} argument(s) but {} were given", args.len()),
+                format!(
+                    "function `{qualified}` takes {expected} argument(s) but {} were given",
+                    args.len()
+                ),
             ));
         }
         if sig.aggregate {
             if !ctx.aggregates {
-                return Err(self.err(e.span, "InvalidAggregation", format!("aggregate function `{qualified}` is not allowed here")));
+                return Err(self.err(
+                    e.span,
+                    "InvalidAggregation",
+                    format!("aggregate function `{qualified}` is not allowed here"),
+                ));
             }
             self.aggregates.push(e.span);
         } else if distinct {
-            return Err(self.err(e.span, "InvalidAggregation", format!("DISTINCT can only be used with aggregate functions, not `{qualified}`")));
+            return Err(self.err(
+                e.span,
+                "InvalidAggregation",
+                format!("DISTINCT can only be used with aggregate functions, not `{qualified}`"),
+            ));
         }
-        let inner = Ctx { aggregates: ctx.aggregates && !sig.aggregate, predicate: sig.name == "exists" };
+        let inner = Ctx {
+            aggregates: ctx.aggregates && !sig.aggregate,
+            predicate: sig.name == "exists",
+        };
         let mut types = Vec::with_capacity(args.len());
         for (i, arg) in args.iter().enumerate() {
             let t = self.expr(arg, inner)?;
@@ -376,18 +547,23 @@ impl<'a> Analyzer<'a> {
         }
         let first = types.first().cloned().unwrap_or(Type::Any);
         Ok(match sig.name {
-            "count" | "size" | "length" | "id" | "timestamp" | "tointeger" | "sign" => Type::Integer,
-            "tofloat" | "avg" | "stdev" | "stdevp" | "rand" | "sqrt" | "e" | "pi" => Type::Float,
-            "tostring" | "type" | "elementid" | "tolower" | "toupper" | "trim" | "substring" | "replace" | "left" | "right" => {
-                Type::String
+            "count" | "size" | "length" | "id" | "timestamp" | "tointeger" | "sign" => {
+                Type::Integer
             }
+            "tofloat" | "avg" | "stdev" | "stdevp" | "rand" | "sqrt" | "e" | "pi" => Type::Float,
+            "tostring" | "type" | "elementid" | "tolower" | "toupper" | "trim" | "substring"
+            | "replace" | "left" | "right" => Type::String,
             "toboolean" | "exists" | "isempty" | "isnan" => Type::Boolean,
             "labels" | "keys" | "split" => Type::List(Box::new(Type::String)),
             "nodes" => Type::List(Box::new(Type::Node)),
             "relationships" => Type::List(Box::new(Type::Relationship)),
             "startnode" | "endnode" => Type::Node,
             "properties" => Type::Map,
-            "collect" => Type::List(Box::new(if first == Type::Null { Type::Any } else { first })),
+            "collect" => Type::List(Box::new(if first == Type::Null {
+                Type::Any
+            } else {
+                first
+            })),
             "range" => Type::List(Box::new(Type::Integer)),
             "head" | "last" => first.element(),
             "tail" | "reverse" => match first {
@@ -423,7 +599,12 @@ fn arg_accepts(kind: ArgKind, t: &Type) -> bool {
 
 /// A statically known operand type that arithmetic cannot accept.
 fn arithmetic_mismatch(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
-    let never = |t: &Type| matches!(t, Type::Boolean | Type::Map | Type::Node | Type::Relationship | Type::Path);
+    let never = |t: &Type| {
+        matches!(
+            t,
+            Type::Boolean | Type::Map | Type::Node | Type::Relationship | Type::Path
+        )
+    };
     if op == BinaryOp::Add {
         let concat = |t: &Type| matches!(t, Type::List(_) | Type::String | Type::Any | Type::Null);
         if concat(l) || concat(r) {
@@ -431,7 +612,10 @@ fn arithmetic_mismatch(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
         }
         return [l, r].into_iter().find(|t| never(t)).cloned();
     }
-    [l, r].into_iter().find(|t| never(t) || matches!(t, Type::String | Type::List(_))).cloned()
+    [l, r]
+        .into_iter()
+        .find(|t| never(t) || matches!(t, Type::String | Type::List(_)))
+        .cloned()
 }
 
 fn arithmetic_type(op: BinaryOp, l: &Type, r: &Type) -> Type {
@@ -439,9 +623,13 @@ fn arithmetic_type(op: BinaryOp, l: &Type, r: &Type) -> Type {
     match (op, l, r) {
         (BinaryOp::Add, String, _) | (BinaryOp::Add, _, String) => String,
         (BinaryOp::Add, List(a), List(b)) => List(Box::new(a.join(b))),
-        (BinaryOp::Add, List(a), other) | (BinaryOp::Add, other, List(a)) => List(Box::new(a.join(other))),
+        (BinaryOp::Add, List(a), other) | (BinaryOp::Add, other, List(a)) => {
+            List(Box::new(a.join(other)))
+        }
         (_, Integer, Integer) => Integer,
-        (BinaryOp::Pow, _, _) if matches!(l, Integer | Float) && matches!(r, Integer | Float) => Float,
+        (BinaryOp::Pow, _, _) if matches!(l, Integer | Float) && matches!(r, Integer | Float) => {
+            Float
+        }
         (_, Integer | Float, Integer | Float) => Float,
         _ => Any,
     }

@@ -95,7 +95,11 @@ pub fn analyze(statement: &Statement, source: &str) -> Result<AnalyzedStatement>
 }
 
 /// Analyses `statement` with extra knowledge about procedures and parameters.
-pub fn analyze_with(statement: &Statement, source: &str, options: &AnalyzeOptions) -> Result<AnalyzedStatement> {
+pub fn analyze_with(
+    statement: &Statement,
+    source: &str,
+    options: &AnalyzeOptions,
+) -> Result<AnalyzedStatement> {
     let mut a = Analyzer {
         src: source,
         opts: options,
@@ -150,7 +154,10 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     pub(crate) fn plain() -> Ctx {
-        Ctx { aggregates: false, predicate: false }
+        Ctx {
+            aggregates: false,
+            predicate: false,
+        }
     }
 }
 
@@ -172,14 +179,24 @@ impl<'a> Analyzer<'a> {
         error_at(self.src, span, ErrorKind::SyntaxError, code, message)
     }
 
-    pub(crate) fn err_kind(&self, span: Span, kind: ErrorKind, code: &'static str, message: impl Into<String>) -> Error {
+    pub(crate) fn err_kind(
+        &self,
+        span: Span,
+        kind: ErrorKind,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> Error {
         error_at(self.src, span, kind, code, message)
     }
 
     /// Fails cleanly when analysis has used up its stack budget.
     pub(crate) fn check_stack(&self, span: Span) -> Result<()> {
         if self.guard.exhausted() {
-            return Err(self.err(span, "UnexpectedSyntax", "query is nested too deeply to analyse"));
+            return Err(self.err(
+                span,
+                "UnexpectedSyntax",
+                "query is nested too deeply to analyse",
+            ));
         }
         Ok(())
     }
@@ -200,7 +217,11 @@ impl<'a> Analyzer<'a> {
     /// Binds `name` in the innermost frame.
     pub(crate) fn bind(&mut self, name: &str, ty: Type, span: Span) -> usize {
         let index = self.variables.len();
-        self.variables.push(VariableInfo { name: name.to_string(), ty, declared_at: span });
+        self.variables.push(VariableInfo {
+            name: name.to_string(),
+            ty,
+            declared_at: span,
+        });
         if let Some(frame) = self.frames.last_mut() {
             frame.push((name.to_string(), index));
         }
@@ -212,6 +233,14 @@ impl<'a> Analyzer<'a> {
         if self.variables[index].ty == Type::Any || self.variables[index].ty == Type::Null {
             self.variables[index].ty = ty;
         }
+    }
+
+    /// Runs `f` with a fresh innermost frame, removed afterwards.
+    pub(crate) fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.push_frame();
+        let result = f(self);
+        self.pop_frame();
+        result
     }
 
     pub(crate) fn push_frame(&mut self) {

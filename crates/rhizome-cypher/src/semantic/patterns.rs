@@ -20,14 +20,23 @@ pub(crate) enum PatternMode {
 impl<'a> Analyzer<'a> {
     /// Analyses one pattern part; `seen` collects relationship variables
     /// bound by the enclosing clause (for uniqueness checks).
-    pub(crate) fn pattern_part(&mut self, part: &PatternPart, mode: PatternMode, seen: &mut Vec<String>) -> Result<()> {
+    pub(crate) fn pattern_part(
+        &mut self,
+        part: &PatternPart,
+        mode: PatternMode,
+        seen: &mut Vec<String>,
+    ) -> Result<()> {
         if let Some(v) = &part.variable {
             if self.lookup(&v.name).is_some() {
                 return Err(self.already_bound(v));
             }
         }
         if part.shortest.is_some() && part.element.chain.len() != 1 {
-            return Err(self.err(part.span, "UnexpectedSyntax", "shortestPath requires a pattern with exactly one relationship"));
+            return Err(self.err(
+                part.span,
+                "UnexpectedSyntax",
+                "shortestPath requires a pattern with exactly one relationship",
+            ));
         }
         let standalone = part.element.chain.is_empty();
         self.node_pattern(&part.element.start, mode, standalone)?;
@@ -40,7 +49,11 @@ impl<'a> Analyzer<'a> {
                 return Err(self.already_bound(v));
             }
             if mode == PatternMode::Predicate {
-                return Err(self.err(v.span, "UnexpectedSyntax", "a pattern predicate cannot bind a path variable"));
+                return Err(self.err(
+                    v.span,
+                    "UnexpectedSyntax",
+                    "a pattern predicate cannot bind a path variable",
+                ));
             }
             self.bind(&v.name, Type::Path, v.span);
         }
@@ -50,7 +63,10 @@ impl<'a> Analyzer<'a> {
     fn properties(&mut self, props: &Option<Box<Expr>>, mode: PatternMode) -> Result<()> {
         let Some(p) = props else { return Ok(()) };
         if let ExprKind::Parameter(_) = p.kind {
-            if matches!(mode, PatternMode::Match | PatternMode::Merge | PatternMode::Predicate) {
+            if matches!(
+                mode,
+                PatternMode::Match | PatternMode::Merge | PatternMode::Predicate
+            ) {
                 return Err(self.err(
                     p.span,
                     "InvalidParameterUse",
@@ -70,10 +86,16 @@ impl<'a> Analyzer<'a> {
                     self.references.push((v.span, i));
                     let ty = self.ty_of(i);
                     if !ty.may_be_node() {
-                        return Err(self.err(v.span, "VariableTypeConflict", format!("variable `{}` is {ty}, not a node", v.name)));
+                        return Err(self.err(
+                            v.span,
+                            "VariableTypeConflict",
+                            format!("variable `{}` is {ty}, not a node", v.name),
+                        ));
                     }
                     let decorated = !n.labels.is_empty() || n.properties.is_some();
-                    if matches!(mode, PatternMode::Create | PatternMode::Merge) && (decorated || standalone) {
+                    if matches!(mode, PatternMode::Create | PatternMode::Merge)
+                        && (decorated || standalone)
+                    {
                         return Err(self.already_bound(v));
                     }
                     self.refine(i, Type::Node);
@@ -93,16 +115,29 @@ impl<'a> Analyzer<'a> {
         self.properties(&n.properties, mode)
     }
 
-    fn rel_pattern(&mut self, r: &RelationshipPattern, mode: PatternMode, seen: &mut Vec<String>) -> Result<()> {
+    fn rel_pattern(
+        &mut self,
+        r: &RelationshipPattern,
+        mode: PatternMode,
+        seen: &mut Vec<String>,
+    ) -> Result<()> {
         if let (Some(v), PatternMode::Create | PatternMode::Merge) = (&r.variable, mode) {
             if self.lookup(&v.name).is_some() {
                 return Err(self.already_bound(v));
             }
         }
         if matches!(mode, PatternMode::Create | PatternMode::Merge) {
-            let what = if mode == PatternMode::Create { "CREATE" } else { "MERGE" };
+            let what = if mode == PatternMode::Create {
+                "CREATE"
+            } else {
+                "MERGE"
+            };
             if r.length.is_some() {
-                return Err(self.err(r.span, "CreatingVarLength", format!("variable length relationships cannot be used in {what}")));
+                return Err(self.err(
+                    r.span,
+                    "CreatingVarLength",
+                    format!("variable length relationships cannot be used in {what}"),
+                ));
             }
             if r.types.len() != 1 {
                 return Err(self.err(
@@ -112,10 +147,18 @@ impl<'a> Analyzer<'a> {
                 ));
             }
             if mode == PatternMode::Create && r.direction == Direction::Both {
-                return Err(self.err(r.span, "RequiresDirectedRelationship", "only directed relationships are supported in CREATE"));
+                return Err(self.err(
+                    r.span,
+                    "RequiresDirectedRelationship",
+                    "only directed relationships are supported in CREATE",
+                ));
             }
         }
-        let ty = if r.length.is_some() { Type::List(Box::new(Type::Relationship)) } else { Type::Relationship };
+        let ty = if r.length.is_some() {
+            Type::List(Box::new(Type::Relationship))
+        } else {
+            Type::Relationship
+        };
         if let Some(v) = &r.variable {
             match self.lookup(&v.name) {
                 Some(i) => {
@@ -127,7 +170,9 @@ impl<'a> Analyzer<'a> {
                     let compatible = match (&bound, &ty) {
                         (Type::Any | Type::Null, _) => true,
                         (Type::Relationship, Type::Relationship) => true,
-                        (Type::List(e), Type::List(_)) => matches!(**e, Type::Relationship | Type::Any | Type::Null),
+                        (Type::List(e), Type::List(_)) => {
+                            matches!(**e, Type::Relationship | Type::Any | Type::Null)
+                        }
                         _ => false,
                     };
                     if !compatible {

@@ -34,7 +34,10 @@ pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::List(items) => out.extend(items.iter()),
         ExprKind::Map(entries) => out.extend(entries.iter().map(|(_, v)| v)),
-        ExprKind::Property(b, _) | ExprKind::Unary(_, b) | ExprKind::IsNull(b, _) | ExprKind::HasLabels(b, _) => out.push(b),
+        ExprKind::Property(b, _)
+        | ExprKind::Unary(_, b)
+        | ExprKind::IsNull(b, _)
+        | ExprKind::HasLabels(b, _) => out.push(b),
         ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
             out.push(a);
             out.push(b);
@@ -47,7 +50,11 @@ pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
             out.push(a);
             out.extend(rest.iter().map(|(_, x)| x));
         }
-        ExprKind::Case { operand, whens, else_ } => {
+        ExprKind::Case {
+            operand,
+            whens,
+            else_,
+        } => {
             out.extend(operand.iter().map(|x| &**x));
             for (a, b) in whens {
                 out.push(a);
@@ -56,20 +63,33 @@ pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
             out.extend(else_.iter().map(|x| &**x));
         }
         ExprKind::FunctionCall { args, .. } => out.extend(args.iter()),
-        ExprKind::ListComprehension { list, predicate, projection, .. } => {
+        ExprKind::ListComprehension {
+            list,
+            predicate,
+            projection,
+            ..
+        } => {
             out.push(list);
             out.extend(predicate.iter().chain(projection.iter()).map(|x| &**x));
         }
-        ExprKind::PatternComprehension { predicate, projection, .. } => {
+        ExprKind::PatternComprehension {
+            predicate,
+            projection,
+            ..
+        } => {
             out.extend(predicate.iter().map(|x| &**x));
             out.push(projection);
         }
-        ExprKind::Reduce { init, list, expr, .. } => {
+        ExprKind::Reduce {
+            init, list, expr, ..
+        } => {
             out.push(init);
             out.push(list);
             out.push(expr);
         }
-        ExprKind::Quantified { list, predicate, .. } => {
+        ExprKind::Quantified {
+            list, predicate, ..
+        } => {
             out.push(list);
             out.extend(predicate.iter().map(|x| &**x));
         }
@@ -100,12 +120,15 @@ pub(crate) fn free_refs(e: &Expr) -> Vec<Ref> {
     out
 }
 
-fn pattern_refs(p: &PatternElement, bound: &mut Vec<String>, out: &mut Vec<Ref>) {
+fn pattern_refs(p: &PatternElement, bound: &[String], out: &mut Vec<Ref>) {
     let nodes = std::iter::once(&p.start).chain(p.chain.iter().map(|(_, n)| n));
     for n in nodes {
         if let Some(v) = &n.variable {
             if !bound.contains(&v.name) {
-                out.push(Ref { name: v.name.clone(), span: v.span });
+                out.push(Ref {
+                    name: v.name.clone(),
+                    span: v.span,
+                });
             }
         }
     }
@@ -123,19 +146,26 @@ fn refs(e: &Expr, bound: &mut Vec<String>, in_agg: bool, out: &mut Vec<Ref>) {
     match &e.kind {
         ExprKind::Variable(name) => {
             if !bound.contains(name) {
-                out.push(Ref { name: name.clone(), span: e.span });
+                out.push(Ref {
+                    name: name.clone(),
+                    span: e.span,
+                });
             }
         }
         ExprKind::MapProjection(v, items) => {
             if !bound.contains(&v.name) {
-                out.push(Ref { name: v.name.clone(), span: v.span });
+                out.push(Ref {
+                    name: v.name.clone(),
+                    span: v.span,
+                });
             }
             for i in items {
                 match i {
                     MapProjectionItem::Literal(_, x) => refs(x, bound, in_agg, out),
-                    MapProjectionItem::Variable(v) if !bound.contains(&v.name) => {
-                        out.push(Ref { name: v.name.clone(), span: v.span })
-                    }
+                    MapProjectionItem::Variable(v) if !bound.contains(&v.name) => out.push(Ref {
+                        name: v.name.clone(),
+                        span: v.span,
+                    }),
                     _ => {}
                 }
             }
@@ -146,17 +176,37 @@ fn refs(e: &Expr, bound: &mut Vec<String>, in_agg: bool, out: &mut Vec<Ref>) {
                 refs(a, bound, agg, out);
             }
         }
-        ExprKind::ListComprehension { variable, list, predicate, projection } => {
+        ExprKind::ListComprehension {
+            variable,
+            list,
+            predicate,
+            projection,
+        } => {
             refs(list, bound, in_agg, out);
-            let parts: Vec<&Expr> = predicate.iter().chain(projection.iter()).map(|b| &**b).collect();
+            let parts: Vec<&Expr> = predicate
+                .iter()
+                .chain(projection.iter())
+                .map(|b| &**b)
+                .collect();
             scoped(&[variable], &parts, bound, out);
         }
-        ExprKind::Quantified { variable, list, predicate, .. } => {
+        ExprKind::Quantified {
+            variable,
+            list,
+            predicate,
+            ..
+        } => {
             refs(list, bound, in_agg, out);
             let parts: Vec<&Expr> = predicate.iter().map(|b| &**b).collect();
             scoped(&[variable], &parts, bound, out);
         }
-        ExprKind::Reduce { accumulator, init, variable, list, expr } => {
+        ExprKind::Reduce {
+            accumulator,
+            init,
+            variable,
+            list,
+            expr,
+        } => {
             refs(init, bound, in_agg, out);
             refs(list, bound, in_agg, out);
             scoped(&[accumulator, variable], &[expr], bound, out);
@@ -201,7 +251,12 @@ fn is_aggregate_call(e: &Expr) -> bool {
     }
 }
 
-fn check_grouping(e: &Expr, g: &GroupingCheck, bound: &mut Vec<String>, out: &mut Option<Offender>) {
+fn check_grouping(
+    e: &Expr,
+    g: &GroupingCheck,
+    bound: &mut Vec<String>,
+    out: &mut Option<Offender>,
+) {
     if out.is_some() {
         return;
     }
@@ -217,14 +272,21 @@ fn check_grouping(e: &Expr, g: &GroupingCheck, bound: &mut Vec<String>, out: &mu
         if g.order_by {
             for r in free_refs(e) {
                 if !g.names.contains(&r.name) && !bound.contains(&r.name) {
-                    *out = Some(Offender { name: r.name, span: r.span, ambiguous: false });
+                    *out = Some(Offender {
+                        name: r.name,
+                        span: r.span,
+                        ambiguous: false,
+                    });
                     return;
                 }
             }
         }
         return;
     }
-    let scoped = |vars: Vec<&Ident>, parts: Vec<&Expr>, bound: &mut Vec<String>, out: &mut Option<Offender>| {
+    let scoped = |vars: Vec<&Ident>,
+                  parts: Vec<&Expr>,
+                  bound: &mut Vec<String>,
+                  out: &mut Option<Offender>| {
         let n = bound.len();
         bound.extend(vars.iter().map(|v| v.name.clone()));
         for p in parts {
@@ -235,7 +297,11 @@ fn check_grouping(e: &Expr, g: &GroupingCheck, bound: &mut Vec<String>, out: &mu
     match &e.kind {
         ExprKind::Variable(v) => {
             if !g.names.contains(v) && !bound.contains(v) {
-                *out = Some(Offender { name: v.clone(), span: e.span, ambiguous: g.key_refs.contains(v) || !g.order_by });
+                *out = Some(Offender {
+                    name: v.clone(),
+                    span: e.span,
+                    ambiguous: g.key_refs.contains(v) || !g.order_by,
+                });
             }
         }
         ExprKind::Property(base, _) if matches!(base.kind, ExprKind::Variable(_)) => {
@@ -243,15 +309,45 @@ fn check_grouping(e: &Expr, g: &GroupingCheck, bound: &mut Vec<String>, out: &mu
                 check_grouping(base, g, bound, out);
             }
         }
-        ExprKind::ListComprehension { variable, list, predicate, projection } => {
+        ExprKind::ListComprehension {
+            variable,
+            list,
+            predicate,
+            projection,
+        } => {
             check_grouping(list, g, bound, out);
-            scoped(vec![variable], predicate.iter().chain(projection.iter()).map(|b| &**b).collect(), bound, out);
+            scoped(
+                vec![variable],
+                predicate
+                    .iter()
+                    .chain(projection.iter())
+                    .map(|b| &**b)
+                    .collect(),
+                bound,
+                out,
+            );
         }
-        ExprKind::Quantified { variable, list, predicate, .. } => {
+        ExprKind::Quantified {
+            variable,
+            list,
+            predicate,
+            ..
+        } => {
             check_grouping(list, g, bound, out);
-            scoped(vec![variable], predicate.iter().map(|b| &**b).collect(), bound, out);
+            scoped(
+                vec![variable],
+                predicate.iter().map(|b| &**b).collect(),
+                bound,
+                out,
+            );
         }
-        ExprKind::Reduce { accumulator, init, variable, list, expr } => {
+        ExprKind::Reduce {
+            accumulator,
+            init,
+            variable,
+            list,
+            expr,
+        } => {
             check_grouping(init, g, bound, out);
             check_grouping(list, g, bound, out);
             scoped(vec![accumulator, variable], vec![expr], bound, out);
@@ -273,7 +369,11 @@ impl<'a> Analyzer<'a> {
         let mut names: Vec<String> = Vec::new();
         if p.star {
             if old_frame.is_empty() && p.items.is_empty() && !is_with {
-                return Err(self.err(p.span, "NoVariablesInScope", "RETURN * is not allowed when there are no variables in scope"));
+                return Err(self.err(
+                    p.span,
+                    "NoVariablesInScope",
+                    "RETURN * is not allowed when there are no variables in scope",
+                ));
             }
             let mut sorted = old_frame.clone();
             sorted.sort_by(|a, b| a.0.cmp(&b.0));
@@ -282,13 +382,20 @@ impl<'a> Analyzer<'a> {
                 new_frame.push((n, i));
             }
         }
-        let item_ctx = Ctx { aggregates: true, predicate: false };
+        let item_ctx = Ctx {
+            aggregates: true,
+            predicate: false,
+        };
         let mut agg_flags = Vec::with_capacity(p.items.len());
         for item in &p.items {
             let ty = self.expr(&item.expr, item_ctx)?;
             let name = item.column_name().to_string();
             if p.items.iter().filter(|o| o.column_name() == name).count() > 1 {
-                return Err(self.err(item.span, "ColumnNameConflict", format!("multiple result columns with the same name `{name}`")));
+                return Err(self.err(
+                    item.span,
+                    "ColumnNameConflict",
+                    format!("multiple result columns with the same name `{name}`"),
+                ));
             }
             agg_flags.push(contains_aggregate(&item.expr));
             let index = match (&item.expr.kind, &item.alias) {
@@ -296,7 +403,11 @@ impl<'a> Analyzer<'a> {
                 _ => {
                     let span = item.alias.as_ref().map_or(item.span, |a| a.span);
                     let i = self.variables.len();
-                    self.variables.push(super::VariableInfo { name: name.clone(), ty: ty.clone(), declared_at: span });
+                    self.variables.push(super::VariableInfo {
+                        name: name.clone(),
+                        ty: ty.clone(),
+                        declared_at: span,
+                    });
                     i
                 }
             };
@@ -306,16 +417,36 @@ impl<'a> Analyzer<'a> {
             names.push(name);
         }
         let aggregating = agg_flags.iter().any(|&a| a);
-        let keys: Vec<&Expr> = p.items.iter().zip(&agg_flags).filter(|(_, a)| !**a).map(|(i, _)| &i.expr).collect();
-        let mut grouping_vars: Vec<String> = if p.star { old_frame.iter().map(|(n, _)| n.clone()).collect() } else { Vec::new() };
+        let keys: Vec<&Expr> = p
+            .items
+            .iter()
+            .zip(&agg_flags)
+            .filter(|(_, a)| !**a)
+            .map(|(i, _)| &i.expr)
+            .collect();
+        let mut grouping_vars: Vec<String> = if p.star {
+            old_frame.iter().map(|(n, _)| n.clone()).collect()
+        } else {
+            Vec::new()
+        };
         for k in &keys {
             if let ExprKind::Variable(v) = &k.kind {
                 grouping_vars.push(v.clone());
             }
         }
-        let key_refs: Vec<String> = keys.iter().flat_map(|k| free_refs(k)).map(|r| r.name).collect();
+        let key_refs: Vec<String> = keys
+            .iter()
+            .flat_map(|k| free_refs(k))
+            .map(|r| r.name)
+            .collect();
         if aggregating {
-            let g = GroupingCheck { keys: keys.clone(), items: Vec::new(), names: grouping_vars.clone(), key_refs: key_refs.clone(), order_by: false };
+            let g = GroupingCheck {
+                keys: keys.clone(),
+                items: Vec::new(),
+                names: grouping_vars.clone(),
+                key_refs: key_refs.clone(),
+                order_by: false,
+            };
             for (item, &agg) in p.items.iter().zip(&agg_flags) {
                 if !agg {
                     continue;
@@ -364,7 +495,13 @@ impl<'a> Analyzer<'a> {
                             });
                         }
                     }
-                    self.expr(&s.expr, Ctx { aggregates: aggregating, predicate: false })?;
+                    self.expr(
+                        &s.expr,
+                        Ctx {
+                            aggregates: aggregating,
+                            predicate: false,
+                        },
+                    )?;
                 }
                 Ok(())
             })();
@@ -374,8 +511,16 @@ impl<'a> Analyzer<'a> {
             result?;
         }
         if is_with {
-            if let Some(item) = p.items.iter().find(|i| i.alias.is_none() && !matches!(i.expr.kind, ExprKind::Variable(_))) {
-                return Err(self.err(item.span, "NoExpressionAlias", "expression in WITH must be aliased (use AS)"));
+            if let Some(item) = p
+                .items
+                .iter()
+                .find(|i| i.alias.is_none() && !matches!(i.expr.kind, ExprKind::Variable(_)))
+            {
+                return Err(self.err(
+                    item.span,
+                    "NoExpressionAlias",
+                    "expression in WITH must be aliased (use AS)",
+                ));
             }
         }
         for (e, what) in [(&p.skip, "SKIP"), (&p.limit, "LIMIT")] {
@@ -395,30 +540,59 @@ impl<'a> Analyzer<'a> {
         if let Some(f) = self.frames.last_mut() {
             *f = new_frame;
         }
-        self.projections.push(ProjectionInfo { span: p.span, columns: names.clone(), aggregating });
+        self.projections.push(ProjectionInfo {
+            span: p.span,
+            columns: names.clone(),
+            aggregating,
+        });
         Ok(names)
     }
     fn skip_limit(&mut self, e: &Expr, what: &str) -> Result<()> {
         if let Some(r) = free_refs(e).first() {
-            return Err(self.err(r.span, "NonConstantExpression", format!("{what} must be a constant expression, it cannot use variable `{}`", r.name)));
+            return Err(self.err(
+                r.span,
+                "NonConstantExpression",
+                format!(
+                    "{what} must be a constant expression, it cannot use variable `{}`",
+                    r.name
+                ),
+            ));
         }
         let mut dynamic = false;
         walk(e, &mut |x| {
-            if matches!(x.kind, ExprKind::PatternPredicate(_) | ExprKind::PatternComprehension { .. } | ExprKind::Exists(_) | ExprKind::CountSubquery(_)) {
+            if matches!(
+                x.kind,
+                ExprKind::PatternPredicate(_)
+                    | ExprKind::PatternComprehension { .. }
+                    | ExprKind::Exists(_)
+                    | ExprKind::CountSubquery(_)
+            ) {
                 dynamic = true;
             }
         });
         if dynamic {
-            return Err(self.err(e.span, "NonConstantExpression", format!("{what} must be a constant expression")));
+            return Err(self.err(
+                e.span,
+                "NonConstantExpression",
+                format!("{what} must be a constant expression"),
+            ));
         }
         let ty = self.expr(e, Ctx::plain())?;
         if let ExprKind::Literal(Literal::Integer(v)) = e.kind {
             if v < 0 {
-                return Err(self.err(e.span, "NegativeIntegerArgument", format!("{what} must be a non-negative integer, got {v}")));
+                return Err(self.err(
+                    e.span,
+                    "NegativeIntegerArgument",
+                    format!("{what} must be a non-negative integer, got {v}"),
+                ));
             }
         }
         if !matches!(ty, Type::Integer | Type::Any | Type::Null) {
-            return Err(self.err(e.span, "InvalidArgumentType", format!("{what} must be an integer, got {ty}")));
+            return Err(self.err(
+                e.span,
+                "InvalidArgumentType",
+                format!("{what} must be an integer, got {ty}"),
+            ));
         }
         Ok(())
     }

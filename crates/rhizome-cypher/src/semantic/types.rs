@@ -53,7 +53,10 @@ impl Type {
 
     /// Whether property access `x.key` can succeed on this type.
     pub fn may_have_properties(&self) -> bool {
-        matches!(self, Type::Any | Type::Null | Type::Map | Type::Node | Type::Relationship)
+        matches!(
+            self,
+            Type::Any | Type::Null | Type::Map | Type::Node | Type::Relationship
+        )
     }
 
     /// Whether the type can be used where a node is needed.

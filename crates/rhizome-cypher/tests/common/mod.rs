@@ -76,7 +76,11 @@ fn parse_procedure(text: &str) -> Option<ProcedureSignature> {
     let o_open = after.find('(')?;
     let o_close = after.rfind(')')?;
     let outputs = parse_fields(&after[o_open + 1..o_close]);
-    Some(ProcedureSignature { name, inputs, outputs })
+    Some(ProcedureSignature {
+        name,
+        inputs,
+        outputs,
+    })
 }
 
 fn scenario_cases(file: &str, s: &Scenario, out: &mut Vec<Case>) {
@@ -93,23 +97,40 @@ fn scenario_cases(file: &str, s: &Scenario, out: &mut Vec<Case>) {
                 parameters.extend(t.iter().filter_map(|r| r.first().cloned()));
             }
         }
-        if let Some(rest) = step.text.strip_prefix("a ").or_else(|| step.text.strip_prefix("an ")) {
+        if let Some(rest) = step
+            .text
+            .strip_prefix("a ")
+            .or_else(|| step.text.strip_prefix("an "))
+        {
             if let Some((kind, tail)) = rest.split_once(" should be raised at compile time: ") {
                 expect = Expect::Error(kind.to_string(), tail.trim().to_string());
             }
         }
     }
-    let options = AnalyzeOptions { procedures: Some(procedures), parameters: Some(parameters) };
+    let options = AnalyzeOptions {
+        procedures: Some(procedures),
+        parameters: Some(parameters),
+    };
     for step in &s.steps {
-        let Some(doc) = &step.doc_string else { continue };
+        let Some(doc) = &step.doc_string else {
+            continue;
+        };
         let (main, e) = if step.text.starts_with("executing query") {
             (true, expect.clone())
-        } else if step.text.starts_with("having executed") || step.text.starts_with("executing control query") {
+        } else if step.text.starts_with("having executed")
+            || step.text.starts_with("executing control query")
+        {
             (false, Expect::Valid)
         } else {
             continue;
         };
-        out.push(Case { id: id.clone(), query: doc.clone(), expect: e, options: options.clone(), main });
+        out.push(Case {
+            id: id.clone(),
+            query: doc.clone(),
+            expect: e,
+            options: options.clone(),
+            main,
+        });
     }
 }
 
@@ -120,7 +141,11 @@ pub fn tck_cases() -> Vec<Case> {
     let mut out = Vec::new();
     let mut scenarios = 0;
     for f in &features {
-        let path = f.path.as_ref().map(|p| p.strip_prefix(&dir).unwrap_or(p).display().to_string()).unwrap_or_default();
+        let path = f
+            .path
+            .as_ref()
+            .map(|p| p.strip_prefix(&dir).unwrap_or(p).display().to_string())
+            .unwrap_or_default();
         for s in &f.scenarios {
             scenarios += 1;
             scenario_cases(&path, s, &mut out);
@@ -129,7 +154,8 @@ pub fn tck_cases() -> Vec<Case> {
     assert_eq!(scenarios, 3292, "expanded TCK scenario count");
     // The named graphs' creation scripts must compile too.
     for g in ["binary-tree-1", "binary-tree-2"] {
-        let script = std::fs::read_to_string(dir.join(format!("graphs/{g}/{g}.cypher"))).unwrap_or_default();
+        let script =
+            std::fs::read_to_string(dir.join(format!("graphs/{g}/{g}.cypher"))).unwrap_or_default();
         for q in script.split(';').filter(|q| !q.trim().is_empty()) {
             out.push(Case {
                 id: format!("graphs/{g}"),

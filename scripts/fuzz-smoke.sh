@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Bounded-time fuzz smoke for the Cypher front end (rhizome-cypher), for CI.
+#
+# 1. Always: the stable-Rust smoke test (mutated TCK queries through parser,
+#    analyser and printer round trip; deterministic, a few seconds).
+# 2. If `cargo +nightly fuzz` is available: each cargo-fuzz target for
+#    FUZZ_SECONDS seconds (default 30), seeded with every TCK query.
+#    libFuzzer exits non-zero on any crash, timeout or leak, failing the script.
+#
+# Usage: scripts/fuzz-smoke.sh            (FUZZ_SECONDS=30 by default)
+#        FUZZ_SECONDS=600 scripts/fuzz-smoke.sh
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+seconds="${FUZZ_SECONDS:-30}"
+
+echo "== stable smoke: mutated TCK queries"
+(cd "$root" && cargo test -q -p rhizome-cypher --test fuzz_smoke)
+
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+    echo "cargo-fuzz (nightly) not available: install with 'cargo install cargo-fuzz' to run the libFuzzer targets"
+    exit 0
+fi
+
+fuzz="$root/crates/rhizome-cypher/fuzz"
+tck="${RHIZOME_TCK_DIR:-$root/../shared/tck}"
+for target in parse compile; do
+    corpus="$fuzz/corpus/$target"
+    mkdir -p "$corpus"
+    if [ -z "$(ls -A "$corpus")" ] && [ -d "$tck/features" ]; then
+        # Seed with the TCK's query doc strings, one file per query.
+        n=0
+        while IFS= read -r -d '' file; do
+            awk -v dir="$corpus" -v base="$(basename "$file" .feature)" '
+                /^[ \t]*"""[ \t]*$/ { if (inq) { close(out); inq = 0 } else { n++; out = dir "/" base "-" n; printf "" > out; inq = 1 } next }
+                inq { sub(/^      /, ""); print >> out }' "$file"
+            n=$((n + 1))
+        done < <(find "$tck/features" -name '*.feature' -print0)
+    fi
+    echo "== cargo fuzz run $target for ${seconds}s"
+    (cd "$fuzz" && cargo +nightly fuzz run "$target" "$corpus" -- \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1)
+done
+echo "fuzz smoke passed"

@@ -687,6 +687,12 @@ mod tests {
     }
 
     #[test]
+    fn accumulators_move_between_workers() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Accumulator>();
+    }
+
+    #[test]
     fn merge_rejects_other_kinds() {
         let mut a = Accumulator::new(AggregateKind::Sum, false);
         assert!(a

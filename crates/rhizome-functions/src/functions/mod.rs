@@ -314,7 +314,10 @@ fn dispatch(lower: &'static str, args: &[Value], graph: &dyn EntityAccess) -> Re
         "nodes" => entity::nodes(a(0)),
         "relationships" => entity::relationships(a(0)),
         "length" => entity::length(a(0)),
-        "timestamp" => Ok(misc::timestamp()),
+        "timestamp" => Ok(match graph.statement_time() {
+            Some((s, ns)) => Value::Int(s * 1000 + ns as i64 / 1_000_000),
+            None => misc::timestamp(),
+        }),
         "randomuuid" => Ok(misc::random_uuid()),
         "exists" => Ok(Value::Bool(!a(0).is_null())),
         "isnan" => math::is_nan(a(0)),

@@ -192,7 +192,8 @@ impl EntityAccess for FixedClock {
         NoGraph.rel_properties(rel)
     }
     fn statement_time(&self) -> Option<(i64, u32)> {
-        Some(self.0)
+        // An unset clock (the default environment) reads the system clock.
+        (self.0 != (0, 0)).then_some(self.0)
     }
 }
 

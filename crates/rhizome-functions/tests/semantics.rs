@@ -10,7 +10,14 @@ use rhizome_functions::display::format_value;
 use rhizome_functions::NoGraph;
 
 fn eval(expr: &str) -> rhizome_common::Result<String> {
-    mini::eval(expr, &mini::Env::default()).map(|v| format_value(&v, &NoGraph))
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let env = mini::Env {
+        now: (now.as_secs() as i64, now.subsec_nanos()),
+        ..mini::Env::default()
+    };
+    mini::eval(expr, &env).map(|v| format_value(&v, &NoGraph))
 }
 
 fn check(cases: &[(&str, &str)]) {

@@ -191,7 +191,11 @@ pub(crate) fn import_relationship_group(
         Ok(())
     };
     run_group(files, &header_fields, settings, progress, parse, merge)?;
-    for acc in accumulators {
+    for mut acc in accumulators {
+        // Vectors grown by doubling may hold up to twice their length;
+        // the builder keeps them until the database is written.
+        acc.sources.shrink_to_fit();
+        acc.targets.shrink_to_fit();
         let properties = plan
             .props
             .iter()

@@ -1,0 +1,23 @@
+//! `cargo bench -p rhizome-bench --bench queries`: the issue-4 query suite
+//! (likes A1–A4 with reference loops, chain SQ1–SQ5) at full size.
+//! Environment: `RHIZOME_BENCH_DATA` (dataset cache), `RHIZOME_BENCH_RUNS`,
+//! `RHIZOME_BENCH_ONLY=likes|chain`.
+
+fn main() {
+    let mut options = rhizome_bench::QueryBenchOptions::default();
+    if let Some(runs) = std::env::var("RHIZOME_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+    {
+        options.runs = runs;
+    }
+    match std::env::var("RHIZOME_BENCH_ONLY").as_deref() {
+        Ok("likes") => options.run_chain = false,
+        Ok("chain") => options.run_likes = false,
+        _ => {}
+    }
+    if let Err(e) = rhizome_bench::run_query_bench(&options, &mut std::io::stdout()) {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
+}

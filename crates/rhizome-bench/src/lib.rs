@@ -1,0 +1,411 @@
+//! Query benchmarks of Rhizome (issue 4): the likes graph (A1–A4) and the
+//! chain graph of the parallel-Cypher thesis (SQ1–SQ5).
+//!
+//! For each query: the median time over several runs with one worker and
+//! with all workers, throughput, the speedup between them, the share of
+//! worker time PROFILE attributes to operators, and for A1–A4 a reference: the
+//! same answer computed by a plain loop over Rhizome's own CSR arrays, so the
+//! distance to the machine's limit is visible. Datasets are generated and
+//! imported once into a cache directory and reused.
+
+pub mod reference;
+
+use rhizome_common::{Error, Result, Value};
+use rhizome_engine::{Engine, QueryOptions};
+use rhizome_import::generate::{generate_chain, generate_likes, ChainOptions, LikesOptions};
+use rhizome_import::{import, NoProgress};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct QueryBenchOptions {
+    /// Where generated databases are cached.
+    pub data_dir: PathBuf,
+    /// Timed runs per query and thread count (after one warm-up run).
+    pub runs: usize,
+    /// The likes graph.
+    pub likes: LikesOptions,
+    /// The chain graph.
+    pub chain: ChainOptions,
+    /// Run the likes queries.
+    pub run_likes: bool,
+    /// Run the chain queries.
+    pub run_chain: bool,
+    /// Person ids looked up by A1.
+    pub a1_lookups: usize,
+    /// Item ids looked up by A2.
+    pub a2_lookups: usize,
+}
+
+impl Default for QueryBenchOptions {
+    /// The sizes the issue names: likes 100k/2k/100, chain N = 1,000,000 with degree 50.
+    fn default() -> QueryBenchOptions {
+        QueryBenchOptions {
+            data_dir: default_data_dir(),
+            runs: 5,
+            likes: LikesOptions::default(),
+            chain: ChainOptions {
+                nodes: 1_000_000,
+                degree: 50,
+            },
+            run_likes: true,
+            run_chain: true,
+            a1_lookups: 500_000,
+            a2_lookups: 10_000,
+        }
+    }
+}
+
+/// `$RHIZOME_BENCH_DATA`, else `target/rhizome-bench-data` under the current directory.
+pub fn default_data_dir() -> PathBuf {
+    std::env::var_os("RHIZOME_BENCH_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target/rhizome-bench-data"))
+}
+
+/// One benchmark result line.
+#[derive(Debug, Clone)]
+pub struct BenchRow {
+    /// Query name (A1, SQ3, ...).
+    pub name: String,
+    /// Median with one worker.
+    pub one: Duration,
+    /// Median with all workers.
+    pub all: Duration,
+    /// Workers used for `all`.
+    pub workers: usize,
+    /// Units of work per run (lookups, rows or paths).
+    pub units: f64,
+    /// What a unit is.
+    pub unit: &'static str,
+    /// Reference loop time, if there is one.
+    pub reference: Option<Duration>,
+    /// Share of worker time PROFILE attributes to operators.
+    pub attributed: f64,
+}
+
+impl BenchRow {
+    /// Speedup from one worker to all.
+    pub fn speedup(&self) -> f64 {
+        self.one.as_secs_f64() / self.all.as_secs_f64()
+    }
+
+    /// Single-worker throughput relative to the reference loop (1.0 = as fast).
+    pub fn vs_reference(&self) -> Option<f64> {
+        self.reference
+            .map(|r| r.as_secs_f64() / self.one.as_secs_f64())
+    }
+
+    /// One line of the report.
+    pub fn render(&self) -> String {
+        let rate = |d: Duration| self.units / d.as_secs_f64();
+        let mut line = format!(
+            "{:<4} {:>10.2} ms {:>10.2} ms  x{:<5.2} {:>12.3e} {}/s (1 worker)  PROFILE {:>5.1}%",
+            self.name,
+            self.one.as_secs_f64() * 1e3,
+            self.all.as_secs_f64() * 1e3,
+            self.speedup(),
+            rate(self.one),
+            self.unit,
+            self.attributed * 100.0
+        );
+        if let (Some(r), Some(ratio)) = (self.reference, self.vs_reference()) {
+            line.push_str(&format!(
+                "  reference loop {:>8.2} ms ({:.3e} {}/s), engine/reference = {:.0}%",
+                r.as_secs_f64() * 1e3,
+                rate(r),
+                self.unit,
+                ratio * 100.0
+            ));
+        }
+        line
+    }
+}
+
+/// Opens the cached database `name`, creating it with `make` (which writes
+/// import-ready CSV into its directory) if it is not there yet.
+fn cached(
+    data_dir: &Path,
+    name: &str,
+    make: impl FnOnce(&Path) -> Result<rhizome_import::ImportOptions>,
+) -> Result<Engine> {
+    let db = data_dir.join(name).join("db");
+    if !db.join("manifest.json").exists() {
+        let csv = data_dir.join(name).join("csv");
+        let _ = std::fs::remove_dir_all(&csv);
+        let _ = std::fs::remove_dir_all(&db);
+        std::fs::create_dir_all(&csv).map_err(|e| Error::io(csv.display(), e))?;
+        let options = make(&csv)?;
+        import(&db, &options, &NoProgress)?;
+        let _ = std::fs::remove_dir_all(&csv);
+    }
+    Engine::open(&db)
+}
+
+/// The likes graph database, created if needed.
+pub fn likes_engine(options: &QueryBenchOptions) -> Result<Engine> {
+    let l = &options.likes;
+    let name = format!(
+        "likes-{}-{}-{}-{}",
+        l.persons, l.items, l.likes_per_person, l.seed
+    );
+    cached(&options.data_dir, &name, |csv| generate_likes(csv, l))
+}
+
+/// The chain graph database, created if needed.
+pub fn chain_engine(options: &QueryBenchOptions) -> Result<Engine> {
+    let c = &options.chain;
+    let name = format!("chain-{}-{}", c.nodes, c.degree);
+    cached(&options.data_dir, &name, |csv| generate_chain(csv, c))
+}
+
+/// Deterministic ids in `0..bound` (SplitMix64).
+pub fn random_ids(count: usize, bound: u64, seed: u64) -> Vec<i64> {
+    let mut state = seed;
+    (0..count)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) % bound) as i64
+        })
+        .collect()
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Runs `query` `runs` times (after a warm-up) and returns the median time and the last result.
+fn time_query(
+    engine: &Engine,
+    query: &str,
+    params: &BTreeMap<String, Value>,
+    threads: Option<usize>,
+    runs: usize,
+) -> Result<(Duration, Vec<Vec<Value>>)> {
+    let options = QueryOptions {
+        threads,
+        ..QueryOptions::default()
+    };
+    let mut rows = engine.execute(query, params.clone(), &options)?.rows;
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        rows = engine.execute(query, params.clone(), &options)?.rows;
+        times.push(start.elapsed());
+    }
+    Ok((median(times), rows))
+}
+
+fn profile_share(engine: &Engine, query: &str, params: &BTreeMap<String, Value>) -> Result<f64> {
+    let result = engine.execute(
+        &format!("PROFILE {query}"),
+        params.clone(),
+        &QueryOptions::default(),
+    )?;
+    Ok(result.profile.map_or(0.0, |p| p.attributed()))
+}
+
+/// One query of the suite.
+struct Spec {
+    name: &'static str,
+    query: String,
+    params: BTreeMap<String, Value>,
+    unit: &'static str,
+    /// Units of work given the query's result rows.
+    units: fn(&[Vec<Value>], &BTreeMap<String, Value>) -> f64,
+    reference: Option<Box<dyn Fn() -> (Duration, i64)>>,
+}
+
+fn count_of(rows: &[Vec<Value>]) -> i64 {
+    match rows.first().and_then(|r| r.first()) {
+        Some(Value::Int(n)) => *n,
+        _ => -1,
+    }
+}
+
+fn list_len(params: &BTreeMap<String, Value>) -> f64 {
+    match params.get("ids") {
+        Some(Value::List(l)) => l.len() as f64,
+        _ => 0.0,
+    }
+}
+
+fn run_spec(engine: &Engine, spec: &Spec, runs: usize, out: &mut dyn Write) -> Result<BenchRow> {
+    let workers = rhizome_exec::scheduler::WorkerPool::global().threads();
+    let (one, rows_one) = time_query(engine, &spec.query, &spec.params, Some(1), runs)?;
+    let (all, rows_all) = time_query(engine, &spec.query, &spec.params, None, runs)?;
+    if rows_one.len() != rows_all.len() || (rows_one.len() == 1 && rows_one != rows_all) {
+        return Err(Error::internal(format!(
+            "{}: parallel and single-worker results differ",
+            spec.name
+        )));
+    }
+    let reference = match &spec.reference {
+        Some(f) => {
+            let mut times = Vec::new();
+            let mut answer = 0;
+            for _ in 0..runs.max(1) + 1 {
+                let (t, a) = f();
+                times.push(t);
+                answer = a;
+            }
+            times.remove(0);
+            if answer != count_of(&rows_one) {
+                return Err(Error::internal(format!(
+                    "{}: the engine counted {} but the reference loop {answer}",
+                    spec.name,
+                    count_of(&rows_one)
+                )));
+            }
+            Some(median(times))
+        }
+        None => None,
+    };
+    let row = BenchRow {
+        name: spec.name.to_string(),
+        one,
+        all,
+        workers,
+        units: (spec.units)(&rows_one, &spec.params),
+        unit: spec.unit,
+        reference,
+        attributed: profile_share(engine, &spec.query, &spec.params)?,
+    };
+    let _ = writeln!(out, "{}", row.render());
+    Ok(row)
+}
+
+/// Runs the suite, printing each line to `out` as it completes.
+pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Result<Vec<BenchRow>> {
+    let workers = rhizome_exec::scheduler::WorkerPool::global().threads();
+    let _ = writeln!(
+        out,
+        "query  1 worker      {workers} workers    speedup  throughput                    PROFILE share / reference"
+    );
+    let mut results = Vec::new();
+    if options.run_likes {
+        let engine = likes_engine(options)?;
+        let snapshot = engine.database().snapshot();
+        let l = &options.likes;
+        let persons = random_ids(options.a1_lookups, l.persons, 1);
+        let items = random_ids(options.a2_lookups, l.items, 2);
+        let start_person = random_ids(1, l.persons, 3)[0];
+        let ids = |v: &[i64]| {
+            BTreeMap::from([(
+                "ids".to_string(),
+                Value::List(v.iter().map(|&i| Value::Int(i)).collect()),
+            )])
+        };
+        let id = BTreeMap::from([("id".to_string(), Value::Int(start_person))]);
+        let refs = reference::LikesReference::new(&snapshot)?;
+        let specs = vec![
+            Spec {
+                name: "A1",
+                query: "UNWIND $ids AS id MATCH (p:Person {id: id})-[:LIKES]->(i) RETURN count(*)".into(),
+                params: ids(&persons),
+                unit: "lookups",
+                units: |_, p| list_len(p),
+                reference: Some({
+                    let (r, v) = (refs.clone(), persons.clone());
+                    Box::new(move || r.a1(&v))
+                }),
+            },
+            Spec {
+                name: "A2",
+                query: "UNWIND $ids AS id MATCH (i:Item {id: id})<-[:LIKES]-(p) RETURN count(*)".into(),
+                params: ids(&items),
+                unit: "lookups",
+                units: |_, p| list_len(p),
+                reference: Some({
+                    let (r, v) = (refs.clone(), items.clone());
+                    Box::new(move || r.a2(&v))
+                }),
+            },
+            Spec {
+                name: "A3",
+                query: "MATCH (p:Person {id: $id})-[:LIKES]->(:Item)<-[:LIKES]-(:Person)-[:LIKES]->(j:Item) RETURN count(*)".into(),
+                params: id.clone(),
+                unit: "paths",
+                units: |rows, _| count_of(rows) as f64,
+                reference: Some({
+                    let r = refs.clone();
+                    Box::new(move || r.a3(start_person, false))
+                }),
+            },
+            Spec {
+                name: "A4",
+                query: "MATCH (p:Person {id: $id})-[r1:LIKES]->(:Item)<-[r2:LIKES]-(:Person)-[r3:LIKES]->(j:Item) \
+                        WHERE r1.weight > -1.0 AND r2.weight > -1.0 AND r3.weight > -1.0 RETURN count(*)"
+                    .into(),
+                params: id,
+                unit: "paths",
+                units: |rows, _| count_of(rows) as f64,
+                reference: Some({
+                    let r = refs.clone();
+                    Box::new(move || r.a3(start_person, true))
+                }),
+            },
+        ];
+        for spec in &specs {
+            results.push(run_spec(&engine, spec, options.runs, out)?);
+        }
+    }
+    if options.run_chain {
+        let engine = chain_engine(options)?;
+        let rows = |rows: &[Vec<Value>], _: &BTreeMap<String, Value>| rows.len() as f64;
+        let specs = vec![
+            Spec {
+                name: "SQ1",
+                query: "MATCH (n) RETURN n".into(),
+                params: BTreeMap::new(),
+                unit: "rows",
+                units: rows,
+                reference: None,
+            },
+            Spec {
+                name: "SQ2",
+                query: "MATCH (n) WHERE (n.id % 7) / (n.id % 5 + 1) > n.id % 3 RETURN n".into(),
+                params: BTreeMap::new(),
+                unit: "rows",
+                units: rows,
+                reference: None,
+            },
+            Spec {
+                name: "SQ3",
+                query: "MATCH (:LBL_ALL {id: 777})--()--()--()--(n) RETURN count(n)".into(),
+                params: BTreeMap::new(),
+                unit: "paths",
+                units: |rows, _| count_of(rows) as f64,
+                reference: None,
+            },
+            Spec {
+                name: "SQ4",
+                query: "MATCH (n:LBL_10M) RETURN n ORDER BY n.idMod7 DESC, n.id ASC".into(),
+                params: BTreeMap::new(),
+                unit: "rows",
+                units: rows,
+                reference: None,
+            },
+            Spec {
+                name: "SQ5",
+                query: "MATCH (m)--(n) WHERE m.id % 1113 = 7 RETURN n ORDER BY m.idMod7 DESC"
+                    .into(),
+                params: BTreeMap::new(),
+                unit: "rows",
+                units: rows,
+                reference: None,
+            },
+        ];
+        for spec in &specs {
+            results.push(run_spec(&engine, spec, options.runs, out)?);
+        }
+    }
+    Ok(results)
+}

@@ -299,10 +299,11 @@ fn parse_rel_block(
             continue;
         };
         if let Some(field) = plan.type_field {
-            let value = record.field(data, field);
-            let name = if value.is_empty() {
-                plan.default_type.clone().ok_or_else(|| {
-                    row_error(
+            let value = record.field(data, field).trim_ascii();
+            let name: &[u8] = if value.is_empty() {
+                match &plan.default_type {
+                    Some(name) => name.as_bytes(),
+                    None => return Err(row_error(
                         files,
                         block,
                         line,
@@ -312,11 +313,16 @@ fn parse_rel_block(
                             "field {} (:TYPE): empty relationship type and the group names no type",
                             field + 1
                         ),
-                    )
-                })?
+                    )),
+                }
             } else {
-                std::str::from_utf8(value)
-                    .map_err(|_| {
+                value
+            };
+            // Types repeat: compare bytes, allocate only for a new type.
+            let index = match chunk.types.iter().position(|t| t.as_bytes() == name) {
+                Some(i) => i,
+                None => {
+                    let text = std::str::from_utf8(name).map_err(|_| {
                         row_error(
                             files,
                             block,
@@ -325,14 +331,8 @@ fn parse_rel_block(
                             field + 1,
                             format!("field {} (:TYPE): not valid UTF-8", field + 1),
                         )
-                    })?
-                    .trim()
-                    .to_string()
-            };
-            let index = match chunk.types.iter().position(|t| *t == name) {
-                Some(i) => i,
-                None => {
-                    chunk.types.push(name);
+                    })?;
+                    chunk.types.push(text.to_string());
                     chunk.types.len() - 1
                 }
             };

@@ -4,7 +4,8 @@
 //! paths as `<(:A)-[:T]->(:B)>` (each hop's arrow follows the stored
 //! direction of its relationship), lists as `[1, 2]`, maps as `{a: 1}`,
 //! strings single-quoted with `\'` escapes, floats always with a point or
-//! exponent (`1.0`, `NaN`, `Infinity`), temporal values as quoted ISO
+//! exponent (`1.0`, `NaN`, `Infinity`; `-0.0` prints as `0.0`, as the TCK
+//! expects), temporal values as quoted ISO
 //! strings (`'2015-07-21T21:40:32.142+01:00[Europe/Stockholm]'`).
 
 use crate::entity::EntityAccess;
@@ -114,6 +115,8 @@ fn write_value(out: &mut String, v: &Value, graph: &dyn EntityAccess) {
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }
+        // The TCK never distinguishes -0.0 (`RETURN -0.0` expects `0.0`).
+        Value::Float(x) if *x == 0.0 => out.push_str("0.0"),
         Value::Float(x) => out.push_str(&format_float(*x)),
         Value::String(s) => write_string(out, s),
         Value::List(items) => {
@@ -247,7 +250,7 @@ mod tests {
         assert_eq!(format_value(&Value::Map(m), &Graph), "{a: [1, null]}");
         assert_eq!(format_value(&Value::from("it's"), &Graph), "'it\\'s'");
         assert_eq!(format_value(&Value::Float(1.0), &Graph), "1.0");
-        assert_eq!(format_value(&Value::Float(-0.0), &Graph), "-0.0");
+        assert_eq!(format_value(&Value::Float(-0.0), &Graph), "0.0");
         assert_eq!(format_value(&Value::Float(1e20), &Graph), "1e20");
         assert_eq!(format_value(&Value::Float(f64::NAN), &Graph), "NaN");
         assert_eq!(format_value(&Value::Bool(true), &Graph), "true");

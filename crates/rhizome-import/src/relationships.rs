@@ -303,17 +303,19 @@ fn parse_rel_block(
             let name: &[u8] = if value.is_empty() {
                 match &plan.default_type {
                     Some(name) => name.as_bytes(),
-                    None => return Err(row_error(
-                        files,
-                        block,
-                        line,
-                        offset,
-                        field + 1,
-                        format!(
+                    None => {
+                        return Err(row_error(
+                            files,
+                            block,
+                            line,
+                            offset,
+                            field + 1,
+                            format!(
                             "field {} (:TYPE): empty relationship type and the group names no type",
                             field + 1
                         ),
-                    )),
+                        ))
+                    }
                 }
             } else {
                 value

@@ -83,6 +83,12 @@ pub enum ErrorKind {
     IoError,
     /// A database directory is damaged or of an unknown format.
     CorruptDatabase,
+    /// A temporary condition (a lock wait timed out, a writer is busy): the
+    /// same request may succeed when retried. Named as Neo4j's
+    /// `Neo.TransientError.*` class; the detail code says which condition
+    /// (`LockAcquisitionTimeout` when another write transaction held the
+    /// writer lock for longer than the timeout).
+    TransientError,
     /// A bug in Rhizome: an invariant did not hold.
     Internal,
 }
@@ -105,6 +111,7 @@ impl ErrorKind {
             ErrorKind::InputError => "InputError",
             ErrorKind::IoError => "IoError",
             ErrorKind::CorruptDatabase => "CorruptDatabase",
+            ErrorKind::TransientError => "TransientError",
             ErrorKind::Internal => "InternalError",
         }
     }

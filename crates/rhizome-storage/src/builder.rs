@@ -251,7 +251,26 @@ impl GraphBuilder {
             ));
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-        let segment_name = "segment-000001.rhz".to_string();
+        self.write_files(dir, "segment-000001.rhz".to_string(), 1, Vec::new())
+    }
+
+    /// A builder whose catalog starts as `catalog` (ids are kept).
+    pub(crate) fn with_catalog(catalog: Catalog) -> GraphBuilder {
+        GraphBuilder {
+            catalog,
+            ..GraphBuilder::default()
+        }
+    }
+
+    /// Writes a segment named `segment_name` into the existing directory
+    /// `dir`, then replaces its manifest atomically (the checkpoint path).
+    pub(crate) fn write_files(
+        self,
+        dir: &Path,
+        segment_name: String,
+        generation: u64,
+        constraints: Vec<crate::schema::IndexDef>,
+    ) -> Result<WriteSummary> {
         let mut w = SegmentWriter::create(&dir.join(&segment_name))?;
         let node_bound = self.next_node;
         let labels = LabelIndex::new(
@@ -353,7 +372,7 @@ impl GraphBuilder {
         let manifest = Manifest {
             format: FORMAT_NAME.to_string(),
             version: FORMAT_VERSION,
-            generation: 1,
+            generation,
             segment: segment_name,
             segment_len,
             catalog: self.catalog.clone(),
@@ -362,6 +381,7 @@ impl GraphBuilder {
             node_groups,
             rel_types,
             indexes,
+            constraints,
             statistics: statistics.clone(),
         };
         manifest.write(dir)?;

@@ -3,9 +3,134 @@
 use crate::index::index_order;
 use crate::snapshot::{Direction, GraphRead, Snapshot};
 use std::cmp::Ordering;
+use std::ops::Bound;
 
 /// Checks every structure reachable from `snap`; returns the problems found.
 pub fn check(snap: &Snapshot) -> Vec<String> {
+    let mut problems = if snap.is_base_only() {
+        check_base(snap)
+    } else {
+        check_overlay(snap)
+    };
+    check_constraints(snap, &mut problems);
+    problems
+}
+
+/// Checks through the read interface (base + delta): both directions of
+/// every relationship agree with each other and with `relationship`, and
+/// every index lists exactly the nodes whose data it covers, in value order.
+fn check_overlay(snap: &Snapshot) -> Vec<String> {
+    let mut problems = Vec::new();
+    let catalog = snap.catalog();
+    let types = catalog.rel_types.len() as u32;
+    let (mut outs, mut ins) = (0u64, 0u64);
+    for range in snap.node_ranges().iter() {
+        for node in range.clone() {
+            for t in 0..types {
+                let name = catalog.rel_type_name(t);
+                let inc = snap.adjacency(node, t, Direction::Incoming);
+                ins += inc.len() as u64;
+                if inc.neighbours.windows(2).any(|w| w[0] > w[1]) {
+                    problems.push(format!(
+                        "type {name}: incoming list of node {node} is not sorted"
+                    ));
+                }
+                let out = snap.adjacency(node, t, Direction::Outgoing);
+                outs += out.len() as u64;
+                if out.neighbours.windows(2).any(|w| w[0] > w[1]) {
+                    problems.push(format!(
+                        "type {name}: outgoing list of node {node} is not sorted"
+                    ));
+                }
+                for i in 0..out.len() {
+                    let (m, r) = (out.neighbours[i], out.rel_id(i));
+                    let info = snap.relationship(r);
+                    if info.is_none_or(|x| x.rel_type != t || x.start != node || x.end != m) {
+                        problems.push(format!(
+                            "type {name}: relationship {r} in the list of node {node} disagrees with its record"
+                        ));
+                    }
+                    if !snap.node_exists(m) {
+                        problems.push(format!(
+                            "type {name}: relationship {r} ends at a missing node {m}"
+                        ));
+                    }
+                    let back = snap.adjacency(m, t, Direction::Incoming);
+                    if !(0..back.len()).any(|j| back.neighbours[j] == node && back.rel_id(j) == r) {
+                        problems.push(format!(
+                            "type {name}: relationship {r} has no incoming entry at node {m}"
+                        ));
+                    }
+                }
+            }
+            if problems.len() > 100 {
+                return problems;
+            }
+        }
+    }
+    if outs != ins {
+        problems.push(format!(
+            "{outs} outgoing and {ins} incoming adjacency entries"
+        ));
+    }
+    for def in &snap.schema().indexes {
+        let (label, key) = (def.label, def.key);
+        let name = def.describe(catalog);
+        let Some(listed) = snap.index_range(label, key, Bound::Unbounded, Bound::Unbounded) else {
+            problems.push(format!("index {name} cannot be read"));
+            continue;
+        };
+        let values: Vec<_> = listed.iter().map(|&n| snap.node_property(n, key)).collect();
+        if values
+            .windows(2)
+            .any(|w| index_order(&w[0], &w[1]) == Ordering::Greater)
+        {
+            problems.push(format!("index {name} is not in value order"));
+        }
+        let mut listed = listed.to_vec();
+        listed.sort_unstable();
+        let expected: Vec<_> = snap
+            .label_range_slice(label)
+            .iter()
+            .flat_map(|r| r.clone())
+            .filter(|&n| snap.node_exists(n) && !snap.node_property(n, key).is_null())
+            .collect();
+        if listed != expected {
+            problems.push(format!(
+                "index {name} lists {} nodes, the data has {}",
+                listed.len(),
+                expected.len()
+            ));
+        }
+    }
+    problems
+}
+
+/// Uniqueness constraints hold.
+fn check_constraints(snap: &Snapshot, problems: &mut Vec<String>) {
+    for def in &snap.schema().constraints {
+        let mut values: Vec<_> = snap
+            .label_range_slice(def.label)
+            .iter()
+            .flat_map(|r| r.clone())
+            .map(|n| snap.node_property(n, def.key))
+            .filter(|v| !v.is_null())
+            .collect();
+        values.sort_by(index_order);
+        if let Some(w) = values
+            .windows(2)
+            .find(|w| index_order(&w[0], &w[1]).is_eq())
+        {
+            problems.push(format!(
+                "uniqueness constraint {} is violated: value {} occurs more than once",
+                def.describe(snap.catalog()),
+                w[0]
+            ));
+        }
+    }
+}
+
+fn check_base(snap: &Snapshot) -> Vec<String> {
     let mut problems = Vec::new();
     let bound = snap.node_bound();
     let catalog = snap.catalog();

@@ -12,23 +12,39 @@
 //! New databases are written by [`builder::GraphBuilder`]; reading goes
 //! through [`Database::snapshot`], a [`GraphRead`] handle shared by all
 //! threads of a query.
+//!
+//! Writes: [`Database::begin_write`] starts the single [`WriteTxn`]; its
+//! changes go to the [`delta`] layer over the immutable base and become
+//! visible atomically at commit, after their record in the write-ahead log
+//! ([`wal`]) is durable. [`checkpoint`] merges base + delta into a new
+//! segment. See `txn` for the lock protocol and `wal` for the durability
+//! guarantees.
 
 pub mod builder;
 pub mod catalog;
 mod check;
+pub mod checkpoint;
 pub mod codec;
 pub mod column;
 pub mod csr;
 pub mod database;
+pub mod delta;
 pub mod index;
+pub mod io;
 pub mod labels;
 pub mod manifest;
+pub mod schema;
 pub mod segment;
 pub mod snapshot;
 pub mod stats;
+pub mod txn;
+pub mod wal;
 
 pub use builder::{GraphBuilder, NodeGroupInput, RelGroupInput, RowLabels, WriteSummary};
 pub use catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
-pub use database::Database;
+pub use database::{Database, DatabaseOptions};
+pub use io::{FaultyIo, StdIo, StorageIo, WalFile};
+pub use schema::{IndexDef, Schema};
 pub use snapshot::{Adjacency, Direction, GraphRead, NeighbourBatch, RelInfo, Snapshot};
 pub use stats::Statistics;
+pub use txn::{CommitInfo, WriteCounters, WriteTxn};

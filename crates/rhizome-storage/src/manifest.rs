@@ -79,6 +79,9 @@ pub struct Manifest {
     pub rel_types: Vec<RelTypeMeta>,
     /// Property indexes.
     pub indexes: Vec<IndexMeta>,
+    /// Uniqueness constraints (each backed by one of `indexes`).
+    #[serde(default)]
+    pub constraints: Vec<crate::schema::IndexDef>,
     /// Statistics.
     pub statistics: Statistics,
 }

@@ -13,10 +13,13 @@
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::column::ColumnView;
 use crate::csr::Csr;
-use crate::database::{RelView, Store};
-use crate::index::PropertyIndex;
+use crate::database::{GroupView, RelView, Store};
+use crate::delta::{get_prop, Delta, IndexValue};
+use crate::index::{index_order, PropertyIndex};
+use crate::schema::{IndexDef, Schema};
 use crate::stats::Statistics;
 use rhizome_common::{NodeId, RelId, Value};
+use std::borrow::Cow;
 use std::ops::{Bound, Range};
 use std::sync::Arc;
 
@@ -54,6 +57,13 @@ enum RelIds<'a> {
     Contiguous { first: RelId, row: usize },
     /// Incoming: outgoing positions through the permutation.
     Permuted { base: RelId, perm: &'a [u64] },
+    /// A list from the delta layer: explicit ids; base relationships of the
+    /// type (ids `base..base + count`) keep their property rows.
+    Listed {
+        rels: &'a [RelId],
+        base: RelId,
+        count: u64,
+    },
 }
 
 impl<'a> Adjacency<'a> {
@@ -81,15 +91,27 @@ impl<'a> Adjacency<'a> {
         match self.ids {
             RelIds::Contiguous { first, .. } => first + i as u64,
             RelIds::Permuted { base, perm } => base + perm[i],
+            RelIds::Listed { rels, .. } => rels[i],
         }
     }
 
-    /// Row of the `i`-th relationship in its type's property columns.
+    /// Row of the `i`-th relationship in its type's property columns
+    /// ([`Snapshot::rel_column`]). Meaningful only while that column is
+    /// available: a relationship created since the last checkpoint has no
+    /// row (`u64::MAX`).
     #[inline]
     pub fn property_row(&self, i: usize) -> u64 {
         match self.ids {
             RelIds::Contiguous { row, .. } => (row + i) as u64,
             RelIds::Permuted { perm, .. } => perm[i],
+            RelIds::Listed { rels, base, count } => {
+                let r = rels[i];
+                if r >= base && r < base + count {
+                    r - base
+                } else {
+                    u64::MAX
+                }
+            }
         }
     }
 
@@ -99,7 +121,7 @@ impl<'a> Adjacency<'a> {
     pub fn contiguous_rows(&self) -> Option<Range<usize>> {
         match self.ids {
             RelIds::Contiguous { row, .. } => Some(row..row + self.neighbours.len()),
-            RelIds::Permuted { .. } => None,
+            RelIds::Permuted { .. } | RelIds::Listed { .. } => None,
         }
     }
 }
@@ -179,34 +201,32 @@ pub trait GraphRead: Send + Sync {
     fn index_seek(&self, label: LabelId, key: PropertyKeyId, value: &Value) -> Option<Vec<NodeId>>;
 }
 
-/// The native snapshot over memory-mapped segments.
-#[derive(Clone)]
-pub struct Snapshot {
-    store: Arc<Store>,
-}
-
-impl Snapshot {
-    pub(crate) fn new(store: Arc<Store>) -> Snapshot {
-        Snapshot { store }
-    }
-
+/// Base-only reads (the state of the last checkpoint).
+impl Store {
     fn rel_view(&self, rel_type: RelTypeId) -> Option<&RelView> {
-        self.store
-            .rels
-            .get(rel_type as usize)
-            .and_then(|r| r.as_ref())
+        self.rels.get(rel_type as usize).and_then(|r| r.as_ref())
     }
 
-    fn group_of(&self, node: NodeId) -> Option<&crate::database::GroupView> {
-        let groups = &self.store.groups;
-        let i = groups.partition_point(|g| g.start <= node);
-        let g = groups.get(i.checked_sub(1)?)?;
+    fn rel_view_of(&self, rel: RelId) -> Option<&RelView> {
+        self.rels
+            .iter()
+            .flatten()
+            .find(|r| rel >= r.base && rel < r.base + r.count)
+    }
+
+    fn group_of(&self, node: NodeId) -> Option<&GroupView> {
+        let i = self.groups.partition_point(|g| g.start <= node);
+        let g = self.groups.get(i.checked_sub(1)?)?;
         (node < g.start + g.count).then_some(g)
     }
 
-    /// The adjacency of one node, without copying (the hot path of expand).
     #[inline]
-    pub fn adjacency(&self, node: NodeId, rel_type: RelTypeId, dir: Direction) -> Adjacency<'_> {
+    pub(crate) fn adjacency(
+        &self,
+        node: NodeId,
+        rel_type: RelTypeId,
+        dir: Direction,
+    ) -> Adjacency<'_> {
         let Some(view) = self.rel_view(rel_type) else {
             return Adjacency::EMPTY;
         };
@@ -235,109 +255,56 @@ impl Snapshot {
         }
     }
 
-    /// Degree of `node` for one type and direction, without touching the neighbours.
-    #[inline]
-    pub fn degree(&self, node: NodeId, rel_type: RelTypeId, dir: Direction) -> u64 {
-        self.csr(rel_type, dir).map_or(0, |c| c.degree(node))
-    }
-
-    /// The raw CSR of a type and direction (for reference loops and bulk operators).
-    pub fn csr(&self, rel_type: RelTypeId, dir: Direction) -> Option<Csr<'_>> {
-        self.rel_view(rel_type).map(|v| match dir {
-            Direction::Outgoing => v.outgoing,
-            Direction::Incoming => v.incoming,
+    pub(crate) fn relationship(&self, rel: RelId) -> Option<RelInfo> {
+        let view = self.rel_view_of(rel)?;
+        let p = (rel - view.base) as usize;
+        Some(RelInfo {
+            rel_type: view.rel_type,
+            start: view.outgoing.owner_of(p)?,
+            end: *view.outgoing.all_neighbours().get(p)?,
         })
     }
 
-    /// The property column of a relationship type, rows in outgoing order
-    /// (row = [`Adjacency::property_row`]).
-    pub fn rel_column(&self, rel_type: RelTypeId, key: PropertyKeyId) -> Option<&ColumnView<'_>> {
-        self.rel_view(rel_type)?.columns.get(key as usize)?.as_ref()
+    pub(crate) fn rel_property(&self, rel: RelId, key: PropertyKeyId) -> Value {
+        let Some(view) = self.rel_view_of(rel) else {
+            return Value::Null;
+        };
+        match view.columns.get(key as usize) {
+            Some(Some(column)) => column.get(rel - view.base),
+            _ => Value::Null,
+        }
     }
 
-    /// The property column covering `node` and its row in it.
-    pub fn node_column(&self, node: NodeId, key: PropertyKeyId) -> Option<(&ColumnView<'_>, u64)> {
+    pub(crate) fn rel_properties(&self, rel: RelId, out: &mut Vec<(PropertyKeyId, Value)>) {
+        let Some(view) = self.rel_view_of(rel) else {
+            return;
+        };
+        for (key, column) in view.columns.iter().enumerate() {
+            if let Some(column) = column {
+                let v = column.get(rel - view.base);
+                if !v.is_null() {
+                    out.push((key as PropertyKeyId, v));
+                }
+            }
+        }
+    }
+
+    pub(crate) fn node_column(
+        &self,
+        node: NodeId,
+        key: PropertyKeyId,
+    ) -> Option<(&ColumnView<'_>, u64)> {
         let g = self.group_of(node)?;
         let column = g.columns.get(key as usize)?.as_ref()?;
         Some((column, node - g.start))
     }
 
-    /// The index on (`label`, `key`), if one exists.
-    pub fn index(&self, label: LabelId, key: PropertyKeyId) -> Option<PropertyIndex<'_>> {
-        self.store
-            .indexes
-            .iter()
-            .find(|i| i.label == label && i.key == key)
-            .copied()
-    }
-
-    /// All indexes.
-    pub fn indexes(&self) -> &[PropertyIndex<'_>] {
-        &self.store.indexes
-    }
-
-    /// Nodes with `label` whose `key` lies within the bounds, if indexed, in value order.
-    pub fn index_range(
-        &self,
-        label: LabelId,
-        key: PropertyKeyId,
-        lower: Bound<&Value>,
-        upper: Bound<&Value>,
-    ) -> Option<&[NodeId]> {
-        let index = self.index(label, key)?;
-        Some(index.range(lower, upper, &|n| self.node_property(n, key)))
-    }
-
-    /// Label ranges without allocating.
-    pub fn label_range_slice(&self, label: LabelId) -> &[Range<NodeId>] {
-        self.store.labels.ranges(label)
-    }
-
-    /// Relationship types with relationships, as (type, first id, count).
-    pub fn rel_type_ranges(&self) -> impl Iterator<Item = (RelTypeId, RelId, u64)> + '_ {
-        self.store
-            .rels
-            .iter()
-            .flatten()
-            .map(|r| (r.rel_type, r.base, r.count))
-    }
-}
-
-impl GraphRead for Snapshot {
-    fn catalog(&self) -> &Catalog {
-        &self.store.manifest.catalog
-    }
-
-    fn statistics(&self) -> &Statistics {
-        &self.store.manifest.statistics
-    }
-
-    fn node_bound(&self) -> NodeId {
-        self.store.manifest.node_bound
-    }
-
-    fn node_exists(&self, node: NodeId) -> bool {
-        node < self.node_bound()
-    }
-
-    fn label_ranges(&self, label: LabelId) -> Vec<Range<NodeId>> {
-        self.store.labels.ranges(label).to_vec()
-    }
-
-    fn node_labels(&self, node: NodeId) -> &[LabelId] {
-        self.store.labels.labels_of(node)
-    }
-
-    fn has_label(&self, node: NodeId, label: LabelId) -> bool {
-        self.store.labels.has_label(node, label)
-    }
-
-    fn node_property(&self, node: NodeId, key: PropertyKeyId) -> Value {
+    pub(crate) fn node_property(&self, node: NodeId, key: PropertyKeyId) -> Value {
         self.node_column(node, key)
             .map_or(Value::Null, |(c, row)| c.get(row))
     }
 
-    fn node_properties(&self, node: NodeId, out: &mut Vec<(PropertyKeyId, Value)>) {
+    pub(crate) fn node_properties(&self, node: NodeId, out: &mut Vec<(PropertyKeyId, Value)>) {
         if let Some(g) = self.group_of(node) {
             for (key, column) in g.columns.iter().enumerate() {
                 if let Some(column) = column {
@@ -348,6 +315,452 @@ impl GraphRead for Snapshot {
                 }
             }
         }
+    }
+
+    pub(crate) fn index(&self, label: LabelId, key: PropertyKeyId) -> Option<PropertyIndex<'_>> {
+        self.indexes
+            .iter()
+            .find(|i| i.label == label && i.key == key)
+            .copied()
+    }
+}
+
+/// A consistent state of a native database: the immutable base (memory-mapped
+/// segment) plus one version of the delta layer (changes since the last
+/// checkpoint). Cloning is two reference-count increments; every clone reads
+/// the same state forever. When the delta is empty every read takes the
+/// base-only path, exactly as fast as a database that was never written to.
+#[derive(Clone)]
+pub struct Snapshot {
+    store: Arc<Store>,
+    delta: Arc<Delta>,
+}
+
+impl Snapshot {
+    pub(crate) fn new(store: Arc<Store>, delta: Arc<Delta>) -> Snapshot {
+        Snapshot { store, delta }
+    }
+
+    pub(crate) fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub(crate) fn delta(&self) -> &Arc<Delta> {
+        &self.delta
+    }
+
+    /// The delta for writing (copied first if shared).
+    pub(crate) fn delta_mut(&mut self) -> &mut Delta {
+        Arc::make_mut(&mut self.delta)
+    }
+
+    /// True if this state has no changes over its base segment (nothing
+    /// written since the last checkpoint).
+    #[inline]
+    pub fn is_base_only(&self) -> bool {
+        self.delta.is_empty()
+    }
+
+    /// True if `node` was created, deleted or changed since the last checkpoint.
+    #[inline]
+    fn touched(&self, node: NodeId) -> bool {
+        self.delta.nodes.get(node).is_some()
+    }
+
+    /// The adjacency of one node, without copying (the hot path of expand).
+    /// Neighbours are sorted; with changes since the last checkpoint the list
+    /// comes from the delta layer for the nodes whose relationships changed.
+    #[inline]
+    pub fn adjacency(&self, node: NodeId, rel_type: RelTypeId, dir: Direction) -> Adjacency<'_> {
+        if !self.delta.is_empty() {
+            if let Some(list) = self.delta.adj(rel_type, dir == Direction::Outgoing, node) {
+                let (base, count) = self
+                    .store
+                    .rel_view(rel_type)
+                    .map_or((0, 0), |v| (v.base, v.count));
+                return Adjacency {
+                    neighbours: &list.neighbours,
+                    ids: RelIds::Listed {
+                        rels: &list.rels,
+                        base,
+                        count,
+                    },
+                };
+            }
+        }
+        self.store.adjacency(node, rel_type, dir)
+    }
+
+    /// Degree of `node` for one type and direction, without touching the neighbours.
+    #[inline]
+    pub fn degree(&self, node: NodeId, rel_type: RelTypeId, dir: Direction) -> u64 {
+        if !self.delta.is_empty() {
+            if let Some(list) = self.delta.adj(rel_type, dir == Direction::Outgoing, node) {
+                return list.neighbours.len() as u64;
+            }
+        }
+        self.store.rel_view(rel_type).map_or(0, |v| match dir {
+            Direction::Outgoing => v.outgoing.degree(node),
+            Direction::Incoming => v.incoming.degree(node),
+        })
+    }
+
+    /// True if relationships of `rel_type` were created, deleted or changed
+    /// since the last checkpoint: then [`Snapshot::csr`] and
+    /// [`Snapshot::rel_column`] are `None` for it and readers must go through
+    /// [`Snapshot::adjacency`] and [`GraphRead::rel_property`].
+    #[inline]
+    pub fn rel_type_changed(&self, rel_type: RelTypeId) -> bool {
+        !self.delta.is_empty() && self.delta.type_touched(rel_type)
+    }
+
+    /// The raw base CSR of a type and direction (for reference loops and bulk
+    /// operators); `None` if the type has no base relationships or
+    /// [`Snapshot::rel_type_changed`].
+    pub fn csr(&self, rel_type: RelTypeId, dir: Direction) -> Option<Csr<'_>> {
+        if self.rel_type_changed(rel_type) {
+            return None;
+        }
+        self.store.rel_view(rel_type).map(|v| match dir {
+            Direction::Outgoing => v.outgoing,
+            Direction::Incoming => v.incoming,
+        })
+    }
+
+    /// The property column of a relationship type, rows in outgoing order
+    /// (row = [`Adjacency::property_row`]); `None` if no base relationship of
+    /// the type has the key, or if [`Snapshot::rel_type_changed`] (the column
+    /// would not be authoritative: read [`GraphRead::rel_property`] instead).
+    pub fn rel_column(&self, rel_type: RelTypeId, key: PropertyKeyId) -> Option<&ColumnView<'_>> {
+        if self.rel_type_changed(rel_type) {
+            return None;
+        }
+        self.store
+            .rel_view(rel_type)?
+            .columns
+            .get(key as usize)?
+            .as_ref()
+    }
+
+    /// The base property column covering `node` and its row in it; `None`
+    /// when the node has no base column for `key` or the node changed since
+    /// the last checkpoint (read [`GraphRead::node_property`] instead).
+    pub fn node_column(&self, node: NodeId, key: PropertyKeyId) -> Option<(&ColumnView<'_>, u64)> {
+        if !self.delta.is_empty() && self.touched(node) {
+            return None;
+        }
+        self.store.node_column(node, key)
+    }
+
+    /// The base (segment) index on (`label`, `key`), if one exists and was
+    /// not dropped. Indexes created since the last checkpoint have no base
+    /// part: use [`Snapshot::has_index`] to ask whether seeks are indexed.
+    pub fn index(&self, label: LabelId, key: PropertyKeyId) -> Option<PropertyIndex<'_>> {
+        if !self.delta.is_empty() && !self.delta.schema.has_index(label, key) {
+            return None;
+        }
+        self.store.index(label, key)
+    }
+
+    /// True if (`label`, `key`) is indexed in this state (base or created since).
+    pub fn has_index(&self, label: LabelId, key: PropertyKeyId) -> bool {
+        self.delta.schema.has_index(label, key)
+    }
+
+    /// Indexes and uniqueness constraints of this state (for `SHOW INDEXES`
+    /// and `SHOW CONSTRAINTS`; names through [`GraphRead::catalog`]).
+    pub fn schema(&self) -> &Schema {
+        &self.delta.schema
+    }
+
+    /// All base (segment) indexes, as of the last checkpoint.
+    pub fn indexes(&self) -> &[PropertyIndex<'_>] {
+        &self.store.indexes
+    }
+
+    /// Nodes with `label` whose `key` lies within the bounds, if indexed, in
+    /// value order. Borrowed from the segment when nothing changed since the
+    /// last checkpoint, computed otherwise.
+    pub fn index_range(
+        &self,
+        label: LabelId,
+        key: PropertyKeyId,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Option<Cow<'_, [NodeId]>> {
+        if self.delta.is_empty() {
+            let index = self.store.index(label, key)?;
+            return Some(Cow::Borrowed(
+                index.range(lower, upper, &|n| self.store.node_property(n, key)),
+            ));
+        }
+        self.delta_index_range(label, key, lower, upper)
+            .map(|v| Cow::Owned(v.into_iter().map(|(_, n)| n).collect()))
+    }
+
+    /// Base entries of untouched nodes merged with the delta's entries, in value order.
+    fn delta_index_range(
+        &self,
+        label: LabelId,
+        key: PropertyKeyId,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Option<Vec<(Value, NodeId)>> {
+        let def = IndexDef { label, key };
+        let set = self.delta.index_sets.iter().find(|s| s.def == def)?;
+        let mut base: Vec<(Value, NodeId)> = Vec::new();
+        if set.base {
+            if let Some(index) = self.store.index(label, key) {
+                let value_of = |n| self.store.node_property(n, key);
+                for &n in index.range(lower, upper, &value_of) {
+                    if !self.touched(n) {
+                        base.push((value_of(n), n));
+                    }
+                }
+            }
+        }
+        let lo = match lower {
+            Bound::Included(v) => Bound::Included((IndexValue(v.clone()), 0)),
+            Bound::Excluded(v) => Bound::Excluded((IndexValue(v.clone()), u64::MAX)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let hi = match upper {
+            Bound::Included(v) => Bound::Included((IndexValue(v.clone()), u64::MAX)),
+            Bound::Excluded(v) => Bound::Excluded((IndexValue(v.clone()), 0)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let empty_range = match (&lo, &hi) {
+            (Bound::Included(a), Bound::Included(b)) => a > b,
+            (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b))
+            | (Bound::Excluded(a), Bound::Included(b)) => a >= b,
+            _ => false,
+        };
+        let mut out = Vec::with_capacity(base.len());
+        if empty_range {
+            return Some(base);
+        }
+        let mut delta = set.entries.range((lo, hi)).peekable();
+        let mut base = base.into_iter().peekable();
+        loop {
+            let take_base = match (base.peek(), delta.peek()) {
+                (None, None) => break,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some(b), Some(d)) => index_order(&b.0, &d.0 .0).then(b.1.cmp(&d.1)).is_le(),
+            };
+            if take_base {
+                out.extend(base.next());
+            } else if let Some((v, n)) = delta.next() {
+                out.push((v.0.clone(), *n));
+            }
+        }
+        Some(out)
+    }
+
+    /// Label ranges without allocating (computed once per state when nodes changed).
+    pub fn label_range_slice(&self, label: LabelId) -> &[Range<NodeId>] {
+        if self.delta.is_empty() {
+            return self.store.labels.ranges(label);
+        }
+        let cache = self.delta.label_cache.get_or_init(|| {
+            (0..self.delta.catalog.labels.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect()
+        });
+        match cache.get(label as usize) {
+            Some(cell) => cell.get_or_init(|| self.compute_label_ranges(label)),
+            None => &[],
+        }
+    }
+
+    fn compute_label_ranges(&self, label: LabelId) -> Vec<Range<NodeId>> {
+        let base = self.store.labels.ranges(label);
+        let mut removed = Vec::new();
+        let mut added = Vec::new();
+        for (id, d) in self.delta.nodes.iter() {
+            let now = !d.deleted && d.labels.binary_search(&label).is_ok();
+            let before = id < self.delta.base_nodes && self.store.labels.has_label(id, label);
+            if before && !now {
+                removed.push(id);
+            } else if now && !before {
+                added.push(id);
+            }
+        }
+        if removed.is_empty() && added.is_empty() {
+            return base.to_vec();
+        }
+        let mut ranges: Vec<Range<NodeId>> = Vec::new();
+        let mut removed = removed.into_iter().peekable();
+        for r in base {
+            let mut start = r.start;
+            while let Some(&x) = removed.peek() {
+                if x >= r.end {
+                    break;
+                }
+                removed.next();
+                if x > start {
+                    ranges.push(start..x);
+                }
+                start = x + 1;
+            }
+            if start < r.end {
+                ranges.push(start..r.end);
+            }
+        }
+        ranges.extend(added.into_iter().map(|n| n..n + 1));
+        ranges.sort_by_key(|r| r.start);
+        let mut out: Vec<Range<NodeId>> = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            match out.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ => out.push(r),
+            }
+        }
+        out
+    }
+
+    /// Id ranges of the nodes that exist (all of `0..node_bound` unless nodes
+    /// were deleted since the last checkpoint). All-node scans should use
+    /// these rather than `0..node_bound`.
+    pub fn node_ranges(&self) -> Cow<'_, [Range<NodeId>]> {
+        let bound = self.delta.node_bound;
+        if self.delta.is_empty() || self.delta.node_diff == (bound - self.delta.base_nodes) as i64 {
+            // No deletions: every id below the bound exists.
+            return Cow::Owned(if bound > 0 {
+                vec![0..bound]
+            } else {
+                Vec::new()
+            });
+        }
+        let deleted = self
+            .delta
+            .nodes
+            .iter()
+            .filter(|(_, d)| d.deleted)
+            .map(|(id, _)| id);
+        let mut out = Vec::new();
+        let mut start = 0;
+        for id in deleted {
+            if id > start {
+                out.push(start..id);
+            }
+            start = id + 1;
+        }
+        if start < bound {
+            out.push(start..bound);
+        }
+        Cow::Owned(out)
+    }
+
+    /// Relationship id ranges per type, as (type, first id, count). Base
+    /// relationships come first, one range per type; relationships created
+    /// since the last checkpoint follow as runs of consecutive ids of one
+    /// type. Ids inside a range may have been deleted since the last
+    /// checkpoint: check [`GraphRead::relationship`] when the delta is not empty.
+    pub fn rel_type_ranges(&self) -> impl Iterator<Item = (RelTypeId, RelId, u64)> + '_ {
+        let base = self
+            .store
+            .rels
+            .iter()
+            .flatten()
+            .map(|r| (r.rel_type, r.base, r.count));
+        let mut runs: Vec<(RelTypeId, RelId, u64)> = Vec::new();
+        if !self.delta.is_empty() {
+            for (id, r) in self.delta.rels.iter().filter(|(_, r)| r.created) {
+                match runs.last_mut() {
+                    Some((t, first, n)) if *t == r.rel_type && *first + *n == id => *n += 1,
+                    _ => runs.push((r.rel_type, id, 1)),
+                }
+            }
+        }
+        base.chain(runs)
+    }
+}
+
+impl GraphRead for Snapshot {
+    fn catalog(&self) -> &Catalog {
+        &self.delta.catalog
+    }
+
+    fn statistics(&self) -> &Statistics {
+        if self.delta.is_empty() {
+            return &self.store.manifest.statistics;
+        }
+        self.delta.stats_cache.get_or_init(|| {
+            let mut s = self.store.manifest.statistics.clone();
+            let d = &self.delta;
+            s.node_count = (s.node_count as i64 + d.node_diff).max(0) as u64;
+            s.relationship_count = (s.relationship_count as i64 + d.rel_diff).max(0) as u64;
+            s.label_counts.resize(d.catalog.labels.len(), 0);
+            for (c, &diff) in s.label_counts.iter_mut().zip(&d.label_diff) {
+                *c = (*c as i64 + diff).max(0) as u64;
+            }
+            s.rel_types
+                .resize(d.catalog.rel_types.len(), Default::default());
+            for (t, &diff) in s.rel_types.iter_mut().zip(&d.type_diff) {
+                t.count = (t.count as i64 + diff).max(0) as u64;
+            }
+            Arc::new(s)
+        })
+    }
+
+    fn node_bound(&self) -> NodeId {
+        self.delta.node_bound
+    }
+
+    fn node_exists(&self, node: NodeId) -> bool {
+        if node >= self.delta.node_bound {
+            return false;
+        }
+        self.delta.is_empty() || self.delta.nodes.get(node).is_none_or(|d| !d.deleted)
+    }
+
+    fn label_ranges(&self, label: LabelId) -> Vec<Range<NodeId>> {
+        self.label_range_slice(label).to_vec()
+    }
+
+    fn node_labels(&self, node: NodeId) -> &[LabelId] {
+        if !self.delta.is_empty() {
+            if let Some(d) = self.delta.nodes.get(node) {
+                return &d.labels;
+            }
+        }
+        self.store.labels.labels_of(node)
+    }
+
+    fn has_label(&self, node: NodeId, label: LabelId) -> bool {
+        self.node_labels(node).binary_search(&label).is_ok()
+    }
+
+    fn node_property(&self, node: NodeId, key: PropertyKeyId) -> Value {
+        if !self.delta.is_empty() {
+            if let Some(d) = self.delta.nodes.get(node) {
+                if let Some(v) = get_prop(&d.props, key) {
+                    return v.clone();
+                }
+                if d.created || d.deleted {
+                    return Value::Null;
+                }
+            }
+        }
+        self.store.node_property(node, key)
+    }
+
+    fn node_properties(&self, node: NodeId, out: &mut Vec<(PropertyKeyId, Value)>) {
+        if !self.delta.is_empty() {
+            if let Some(d) = self.delta.nodes.get(node) {
+                if d.deleted {
+                    return;
+                }
+                let start = out.len();
+                if !d.created {
+                    self.store.node_properties(node, out);
+                }
+                merge_props(out, start, &d.props);
+                return;
+            }
+        }
+        self.store.node_properties(node, out)
     }
 
     fn neighbours_batch(
@@ -368,60 +781,90 @@ impl GraphRead for Snapshot {
     }
 
     fn relationship(&self, rel: RelId) -> Option<RelInfo> {
-        let view = self
-            .store
-            .rels
-            .iter()
-            .flatten()
-            .find(|r| rel >= r.base && rel < r.base + r.count)?;
-        let p = (rel - view.base) as usize;
-        Some(RelInfo {
-            rel_type: view.rel_type,
-            start: view.outgoing.owner_of(p)?,
-            end: *view.outgoing.all_neighbours().get(p)?,
-        })
+        if !self.delta.is_empty() {
+            if let Some(r) = self.delta.rels.get(rel) {
+                return (!r.deleted).then_some(RelInfo {
+                    rel_type: r.rel_type,
+                    start: r.start,
+                    end: r.end,
+                });
+            }
+        }
+        self.store.relationship(rel)
     }
 
     fn rel_property(&self, rel: RelId, key: PropertyKeyId) -> Value {
-        let Some(view) = self
-            .store
-            .rels
-            .iter()
-            .flatten()
-            .find(|r| rel >= r.base && rel < r.base + r.count)
-        else {
-            return Value::Null;
-        };
-        match view.columns.get(key as usize) {
-            Some(Some(column)) => column.get(rel - view.base),
-            _ => Value::Null,
-        }
-    }
-
-    fn rel_properties(&self, rel: RelId, out: &mut Vec<(PropertyKeyId, Value)>) {
-        let Some(view) = self
-            .store
-            .rels
-            .iter()
-            .flatten()
-            .find(|r| rel >= r.base && rel < r.base + r.count)
-        else {
-            return;
-        };
-        for (key, column) in view.columns.iter().enumerate() {
-            if let Some(column) = column {
-                let v = column.get(rel - view.base);
-                if !v.is_null() {
-                    out.push((key as PropertyKeyId, v));
+        if !self.delta.is_empty() {
+            if let Some(r) = self.delta.rels.get(rel) {
+                if let Some(v) = get_prop(&r.props, key) {
+                    return v.clone();
+                }
+                if r.created || r.deleted {
+                    return Value::Null;
                 }
             }
         }
+        self.store.rel_property(rel, key)
+    }
+
+    fn rel_properties(&self, rel: RelId, out: &mut Vec<(PropertyKeyId, Value)>) {
+        if !self.delta.is_empty() {
+            if let Some(r) = self.delta.rels.get(rel) {
+                if r.deleted {
+                    return;
+                }
+                let start = out.len();
+                if !r.created {
+                    self.store.rel_properties(rel, out);
+                }
+                merge_props(out, start, &r.props);
+                return;
+            }
+        }
+        self.store.rel_properties(rel, out)
     }
 
     fn index_seek(&self, label: LabelId, key: PropertyKeyId, value: &Value) -> Option<Vec<NodeId>> {
-        let index = self.index(label, key)?;
-        let mut nodes = index.seek(value, &|n| self.node_property(n, key)).to_vec();
+        if value.is_null() && self.has_index(label, key) {
+            return Some(Vec::new());
+        }
+        let mut nodes: Vec<NodeId> = if self.delta.is_empty() {
+            let index = self.store.index(label, key)?;
+            index
+                .seek(value, &|n| self.store.node_property(n, key))
+                .to_vec()
+        } else {
+            self.delta_index_range(label, key, Bound::Included(value), Bound::Included(value))?
+                .into_iter()
+                .map(|(_, n)| n)
+                .collect()
+        };
         nodes.sort_unstable();
         Some(nodes)
+    }
+}
+
+/// Applies key-sorted overrides (`Null` = removed) to `out[start..]`, keeping key order.
+fn merge_props(
+    out: &mut Vec<(PropertyKeyId, Value)>,
+    start: usize,
+    overrides: &[(PropertyKeyId, Value)],
+) {
+    for (key, value) in overrides {
+        let tail = &out[start..];
+        match tail.binary_search_by_key(key, |p| p.0) {
+            Ok(i) => {
+                if value.is_null() {
+                    out.remove(start + i);
+                } else {
+                    out[start + i].1 = value.clone();
+                }
+            }
+            Err(i) => {
+                if !value.is_null() {
+                    out.insert(start + i, (*key, value.clone()));
+                }
+            }
+        }
     }
 }

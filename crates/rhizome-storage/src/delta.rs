@@ -1,0 +1,419 @@
+//! The delta layer: every change made since the last checkpoint, as one
+//! immutable, structurally shared value.
+//!
+//! A [`Delta`] is never modified once published. Committing builds the next
+//! version by cloning the previous one (a handful of reference-count
+//! increments) and changing only the pages it touches ([`PagedMap`] copies a
+//! page of 1024 slots on first write, `imbl` sets copy a path). A
+//! [`crate::Snapshot`] holds `(Arc<Store>, Arc<Delta>)`, so readers of an old
+//! version keep it alive and never see later writes.
+//!
+//! What is kept, per kind of change:
+//! - **nodes** ([`NodeDelta`], keyed by node id): created or deleted flags,
+//!   the node's complete current label set, and its property changes
+//!   (all properties for created nodes; overrides, `Null` = removed, for base
+//!   nodes);
+//! - **relationships** ([`RelDelta`], keyed by id): created or deleted, the
+//!   type and endpoints, property changes as for nodes;
+//! - **adjacency** ([`AdjList`], per type, direction and node): the node's
+//!   *complete* current list for that type and direction, copied from the
+//!   base the first time the node gains or loses a relationship of the type,
+//!   kept sorted by (neighbour, relationship id). A node whose list is in the
+//!   delta is read from it alone; every other node reads its base CSR slice.
+//!   A read is therefore one two-level array lookup on top of the base path,
+//!   and a traversal over a large delta stays within a small factor of the
+//!   same traversal after a checkpoint. The price: the first change to a node
+//!   copies its base list (O(degree) once per node and commit);
+//! - **index entries** ([`IndexSet`], per index of the schema): the entries of
+//!   every node the delta touched (and all entries of indexes created since
+//!   the checkpoint). Base index results skip touched nodes.
+//!
+//! Derived data (label ranges, statistics) is computed lazily, once per
+//! version, and cached inside the version.
+
+use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
+use crate::index::index_order;
+use crate::schema::{IndexDef, Schema};
+use crate::stats::Statistics;
+use rhizome_common::{NodeId, RelId, Value};
+use std::cmp::Ordering;
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
+
+const PAGE_BITS: u32 = 10;
+const PAGE: usize = 1 << PAGE_BITS;
+const MASK: u64 = PAGE as u64 - 1;
+
+type Page<T> = Vec<Option<Arc<T>>>;
+
+/// A persistent map from dense ids to values: a vector of shared pages of
+/// 1024 slots. Lookups are two array indexings; a write copies the page it
+/// changes (if shared) and the page vector (if shared).
+#[derive(Debug)]
+pub(crate) struct PagedMap<T> {
+    pages: Arc<Vec<Option<Arc<Page<T>>>>>,
+    len: usize,
+}
+
+impl<T> Clone for PagedMap<T> {
+    fn clone(&self) -> Self {
+        PagedMap {
+            pages: self.pages.clone(),
+            len: self.len,
+        }
+    }
+}
+
+impl<T> Default for PagedMap<T> {
+    fn default() -> Self {
+        PagedMap {
+            pages: Arc::new(Vec::new()),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Clone> PagedMap<T> {
+    /// The value at `id`, if any.
+    #[inline]
+    pub(crate) fn get(&self, id: u64) -> Option<&T> {
+        let page = self.pages.get((id >> PAGE_BITS) as usize)?.as_ref()?;
+        page[(id & MASK) as usize].as_deref()
+    }
+
+    /// Number of ids with a value.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The value at `id` for writing, created by `init` if absent.
+    pub(crate) fn entry(&mut self, id: u64, init: impl FnOnce() -> T) -> &mut T {
+        let p = (id >> PAGE_BITS) as usize;
+        let pages = Arc::make_mut(&mut self.pages);
+        if pages.len() <= p {
+            pages.resize(p + 1, None);
+        }
+        let page = Arc::make_mut(pages[p].get_or_insert_with(|| Arc::new(vec![None; PAGE])));
+        let slot = &mut page[(id & MASK) as usize];
+        if slot.is_none() {
+            *slot = Some(Arc::new(init()));
+            self.len += 1;
+        }
+        Arc::make_mut(slot.as_mut().expect("just filled"))
+    }
+
+    /// All (id, value) pairs in id order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, &T)> + '_ {
+        self.pages.iter().enumerate().flat_map(|(p, page)| {
+            page.iter().flat_map(move |page| {
+                page.iter().enumerate().filter_map(move |(i, slot)| {
+                    slot.as_deref()
+                        .map(|v| (((p as u64) << PAGE_BITS) + i as u64, v))
+                })
+            })
+        })
+    }
+}
+
+/// Changes to one node.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeDelta {
+    /// Created since the checkpoint.
+    pub(crate) created: bool,
+    /// Deleted.
+    pub(crate) deleted: bool,
+    /// The complete current label set, sorted.
+    pub(crate) labels: Vec<LabelId>,
+    /// Sorted by key. Created nodes: all properties; base nodes: overrides,
+    /// `Value::Null` meaning removed.
+    pub(crate) props: Vec<(PropertyKeyId, Value)>,
+}
+
+/// Changes to one relationship.
+#[derive(Debug, Clone)]
+pub(crate) struct RelDelta {
+    /// Created since the checkpoint.
+    pub(crate) created: bool,
+    /// Deleted.
+    pub(crate) deleted: bool,
+    /// Type.
+    pub(crate) rel_type: RelTypeId,
+    /// Start node.
+    pub(crate) start: NodeId,
+    /// End node.
+    pub(crate) end: NodeId,
+    /// As [`NodeDelta::props`].
+    pub(crate) props: Vec<(PropertyKeyId, Value)>,
+}
+
+/// A node's complete list of one type and direction, sorted by (neighbour, id).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AdjList {
+    pub(crate) neighbours: Vec<NodeId>,
+    pub(crate) rels: Vec<RelId>,
+}
+
+impl AdjList {
+    /// Inserts an entry, keeping the order.
+    pub(crate) fn insert(&mut self, neighbour: NodeId, rel: RelId) {
+        let at = self.position(neighbour, rel);
+        self.neighbours.insert(at, neighbour);
+        self.rels.insert(at, rel);
+    }
+
+    /// Removes an entry if present.
+    pub(crate) fn remove(&mut self, neighbour: NodeId, rel: RelId) {
+        let at = self.position(neighbour, rel);
+        if self.neighbours.get(at) == Some(&neighbour) && self.rels.get(at) == Some(&rel) {
+            self.neighbours.remove(at);
+            self.rels.remove(at);
+        }
+    }
+
+    fn position(&self, neighbour: NodeId, rel: RelId) -> usize {
+        let lo = self.neighbours.partition_point(|&n| n < neighbour);
+        let hi = lo + self.neighbours[lo..].partition_point(|&n| n == neighbour);
+        lo + self.rels[lo..hi].partition_point(|&r| r < rel)
+    }
+}
+
+/// A property value ordered by [`index_order`].
+#[derive(Debug, Clone)]
+pub(crate) struct IndexValue(pub(crate) Value);
+
+impl PartialEq for IndexValue {
+    fn eq(&self, other: &Self) -> bool {
+        index_order(&self.0, &other.0) == Ordering::Equal
+    }
+}
+impl Eq for IndexValue {}
+impl PartialOrd for IndexValue {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for IndexValue {
+    fn cmp(&self, other: &Self) -> Ordering {
+        index_order(&self.0, &other.0)
+    }
+}
+
+/// The delta's entries of one index: (value, node) pairs.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexSet {
+    /// What is indexed.
+    pub(crate) def: IndexDef,
+    /// True if the base store has this index (its entries for untouched nodes count).
+    pub(crate) base: bool,
+    /// Entries of touched nodes (all entries when `base` is false).
+    pub(crate) entries: imbl::OrdSet<(IndexValue, NodeId)>,
+}
+
+/// One version of the changes since the last checkpoint (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Delta {
+    /// False until the first change: readers then take the base-only path.
+    pub(crate) changed: bool,
+    /// The base store's node bound.
+    pub(crate) base_nodes: NodeId,
+    /// The base store's relationship id bound.
+    pub(crate) base_rels: RelId,
+    /// Every node id is below this.
+    pub(crate) node_bound: NodeId,
+    /// Every relationship id is below this.
+    pub(crate) rel_bound: RelId,
+    /// The catalog, including names added since the checkpoint.
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) nodes: PagedMap<NodeDelta>,
+    pub(crate) rels: PagedMap<RelDelta>,
+    /// Per relationship type: `[outgoing, incoming]` lists.
+    pub(crate) adj: Vec<[PagedMap<AdjList>; 2]>,
+    /// Per relationship type: true if any relationship of it changed.
+    pub(crate) types_touched: Vec<bool>,
+    /// Indexes and constraints.
+    pub(crate) schema: Arc<Schema>,
+    /// Parallel to `schema.indexes`.
+    pub(crate) index_sets: Vec<IndexSet>,
+    /// Live node count minus the base's.
+    pub(crate) node_diff: i64,
+    /// Live relationship count minus the base's.
+    pub(crate) rel_diff: i64,
+    /// Per label id: node count change.
+    pub(crate) label_diff: Vec<i64>,
+    /// Per type id: relationship count change.
+    pub(crate) type_diff: Vec<i64>,
+    /// Lazily computed label ranges, per label id.
+    pub(crate) label_cache: OnceLock<Vec<OnceLock<Vec<Range<NodeId>>>>>,
+    /// Lazily computed statistics.
+    pub(crate) stats_cache: OnceLock<Arc<Statistics>>,
+}
+
+impl Clone for Delta {
+    fn clone(&self) -> Self {
+        Delta {
+            changed: self.changed,
+            base_nodes: self.base_nodes,
+            base_rels: self.base_rels,
+            node_bound: self.node_bound,
+            rel_bound: self.rel_bound,
+            catalog: self.catalog.clone(),
+            nodes: self.nodes.clone(),
+            rels: self.rels.clone(),
+            adj: self.adj.clone(),
+            types_touched: self.types_touched.clone(),
+            schema: self.schema.clone(),
+            index_sets: self.index_sets.clone(),
+            node_diff: self.node_diff,
+            rel_diff: self.rel_diff,
+            label_diff: self.label_diff.clone(),
+            type_diff: self.type_diff.clone(),
+            label_cache: OnceLock::new(),
+            stats_cache: OnceLock::new(),
+        }
+    }
+}
+
+impl Delta {
+    /// The empty delta over a base.
+    pub(crate) fn empty(
+        catalog: Arc<Catalog>,
+        base_nodes: NodeId,
+        base_rels: RelId,
+        schema: Schema,
+        base_indexes: &[IndexDef],
+    ) -> Delta {
+        let index_sets = schema
+            .indexes
+            .iter()
+            .map(|&def| IndexSet {
+                def,
+                base: base_indexes.contains(&def),
+                entries: imbl::OrdSet::new(),
+            })
+            .collect();
+        Delta {
+            changed: false,
+            base_nodes,
+            base_rels,
+            node_bound: base_nodes,
+            rel_bound: base_rels,
+            catalog,
+            nodes: PagedMap::default(),
+            rels: PagedMap::default(),
+            adj: Vec::new(),
+            types_touched: Vec::new(),
+            schema: Arc::new(schema),
+            index_sets,
+            node_diff: 0,
+            rel_diff: 0,
+            label_diff: Vec::new(),
+            type_diff: Vec::new(),
+            label_cache: OnceLock::new(),
+            stats_cache: OnceLock::new(),
+        }
+    }
+
+    /// True if nothing changed since the checkpoint.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        !self.changed
+    }
+
+    /// The delta list of a node, if it has one.
+    #[inline]
+    pub(crate) fn adj(
+        &self,
+        rel_type: RelTypeId,
+        outgoing: bool,
+        node: NodeId,
+    ) -> Option<&AdjList> {
+        self.adj
+            .get(rel_type as usize)?
+            .get(usize::from(!outgoing))?
+            .get(node)
+    }
+
+    /// True if relationships of the type changed.
+    #[inline]
+    pub(crate) fn type_touched(&self, rel_type: RelTypeId) -> bool {
+        self.types_touched
+            .get(rel_type as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Marks a type as changed, growing the per-type tables.
+    pub(crate) fn touch_type(&mut self, rel_type: RelTypeId) {
+        let n = rel_type as usize + 1;
+        if self.types_touched.len() < n {
+            self.types_touched.resize(n, false);
+            self.type_diff.resize(n, 0);
+        }
+        if self.adj.len() < n {
+            self.adj.resize_with(n, Default::default);
+        }
+        self.types_touched[rel_type as usize] = true;
+    }
+
+    /// Adds `by` to the count of a label.
+    pub(crate) fn count_label(&mut self, label: LabelId, by: i64) {
+        let n = label as usize + 1;
+        if self.label_diff.len() < n {
+            self.label_diff.resize(n, 0);
+        }
+        self.label_diff[label as usize] += by;
+    }
+}
+
+/// Inserts or replaces `key` in a key-sorted property list.
+pub(crate) fn set_prop(props: &mut Vec<(PropertyKeyId, Value)>, key: PropertyKeyId, value: Value) {
+    match props.binary_search_by_key(&key, |p| p.0) {
+        Ok(i) => props[i].1 = value,
+        Err(i) => props.insert(i, (key, value)),
+    }
+}
+
+/// The value of `key` in a key-sorted property list.
+pub(crate) fn get_prop(props: &[(PropertyKeyId, Value)], key: PropertyKeyId) -> Option<&Value> {
+    props
+        .binary_search_by_key(&key, |p| p.0)
+        .ok()
+        .map(|i| &props[i].1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paged_map_is_persistent() {
+        let mut a: PagedMap<u32> = PagedMap::default();
+        *a.entry(5, || 1) = 10;
+        *a.entry(5000, || 2) += 1;
+        let b = a.clone();
+        *a.entry(5, || 0) = 11;
+        assert_eq!(a.get(5), Some(&11));
+        assert_eq!(b.get(5), Some(&10));
+        assert_eq!(b.get(5000), Some(&3));
+        assert_eq!(a.get(6), None);
+        assert_eq!(a.get(1 << 40), None);
+        assert_eq!(a.iter().map(|(k, _)| k).collect::<Vec<_>>(), vec![5, 5000]);
+        assert_eq!(a.len(), 2);
+    }
+
+    #[test]
+    fn adjacency_lists_stay_sorted() {
+        let mut l = AdjList::default();
+        l.insert(5, 1);
+        l.insert(3, 7);
+        l.insert(5, 0);
+        l.insert(9, 2);
+        assert_eq!(l.neighbours, vec![3, 5, 5, 9]);
+        assert_eq!(l.rels, vec![7, 0, 1, 2]);
+        l.remove(5, 1);
+        l.remove(4, 4);
+        assert_eq!(l.neighbours, vec![3, 5, 9]);
+        assert_eq!(l.rels, vec![7, 0, 2]);
+    }
+}

@@ -1,0 +1,230 @@
+//! File I/O of the write-ahead log behind a small trait, so tests can inject
+//! failures (a full disk, a failing fsync) without touching the real file
+//! system's behaviour.
+//!
+//! [`StdIo`] is the real implementation. [`FaultyIo`] wraps it with a byte
+//! budget: once the budget is spent, appends write what still fits and fail
+//! with `StorageFull` — the shape of a real out-of-disk error, torn record
+//! included — and syncs can be made to fail.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// An open log file, positioned at its end for appending.
+pub trait WalFile: Send {
+    /// Appends `bytes` at the end of the file (not yet durable).
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Makes everything appended so far durable (fdatasync).
+    fn sync(&mut self) -> io::Result<()>;
+    /// Cuts the file to `len` bytes (used to drop a torn record).
+    fn truncate(&mut self, len: u64) -> io::Result<()>;
+    /// Current length in bytes.
+    fn len(&self) -> u64;
+    /// True if the file is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The file operations the log needs.
+pub trait StorageIo: Send + Sync {
+    /// Opens an existing log file for appending.
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WalFile>>;
+    /// Reads a whole file; `None` if it does not exist.
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
+    /// Replaces `path` atomically and durably by a file holding `bytes`
+    /// (write a temporary file, fsync, rename, fsync the directory).
+    fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()>;
+}
+
+/// The real file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StdIo;
+
+struct StdFile {
+    file: File,
+    len: u64,
+}
+
+impl WalFile for StdFile {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let r = self.file.write_all(bytes);
+        // On a partial write the file position moved: recompute the length.
+        self.len = self.file.metadata()?.len();
+        r
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)?;
+        self.file.sync_data()?;
+        self.len = len;
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl StorageIo for StdIo {
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WalFile>> {
+        let file = OpenOptions::new().append(true).open(path)?;
+        let len = file.metadata()?.len();
+        Ok(Box::new(StdFile { file, len }))
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        match File::open(path) {
+            Ok(mut f) => {
+                let mut out = Vec::new();
+                f.read_to_end(&mut out)?;
+                Ok(Some(out))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = std::path::PathBuf::from(tmp);
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+}
+
+/// Failure injection over [`StdIo`]: a shared budget of bytes that appends
+/// may still write, and a switch that makes syncs fail. Clones share state.
+#[derive(Debug, Clone)]
+pub struct FaultyIo {
+    budget: Arc<AtomicU64>,
+    fail_sync: Arc<AtomicBool>,
+}
+
+impl Default for FaultyIo {
+    fn default() -> Self {
+        FaultyIo {
+            budget: Arc::new(AtomicU64::new(u64::MAX)),
+            fail_sync: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+impl FaultyIo {
+    /// No faults until configured.
+    pub fn new() -> FaultyIo {
+        FaultyIo::default()
+    }
+
+    /// Lets appends write `bytes` more bytes in total (`u64::MAX`: unlimited).
+    pub fn set_space(&self, bytes: u64) {
+        self.budget.store(bytes, Ordering::SeqCst);
+    }
+
+    /// Makes every sync fail (or succeed again).
+    pub fn set_fail_sync(&self, fail: bool) {
+        self.fail_sync.store(fail, Ordering::SeqCst);
+    }
+}
+
+struct FaultyFile {
+    inner: Box<dyn WalFile>,
+    io: FaultyIo,
+}
+
+fn disk_full() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::StorageFull,
+        "No space left on device (injected)",
+    )
+}
+
+impl WalFile for FaultyFile {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let budget = self.io.budget.load(Ordering::SeqCst);
+        if budget >= bytes.len() as u64 {
+            if budget != u64::MAX {
+                self.io
+                    .budget
+                    .fetch_sub(bytes.len() as u64, Ordering::SeqCst);
+            }
+            return self.inner.append(bytes);
+        }
+        self.io.budget.store(0, Ordering::SeqCst);
+        self.inner.append(&bytes[..budget as usize])?;
+        Err(disk_full())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        if self.io.fail_sync.load(Ordering::SeqCst) {
+            return Err(io::Error::other("fsync failed (injected)"));
+        }
+        self.inner.sync()
+    }
+
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.inner.truncate(len)
+    }
+
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl StorageIo for FaultyIo {
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WalFile>> {
+        Ok(Box::new(FaultyFile {
+            inner: StdIo.open_append(path)?,
+            io: self.clone(),
+        }))
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        StdIo.read(path)
+    }
+
+    fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        if self.budget.load(Ordering::SeqCst) < bytes.len() as u64 {
+            return Err(disk_full());
+        }
+        StdIo.replace(path, bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faulty_io_tears_appends_when_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w");
+        let io = FaultyIo::new();
+        io.replace(&path, b"head").unwrap();
+        let mut f = io.open_append(&path).unwrap();
+        f.append(b"abc").unwrap();
+        io.set_space(2);
+        let err = f.append(b"defg").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(f.len(), 9);
+        f.truncate(7).unwrap();
+        assert_eq!(io.read(&path).unwrap().unwrap(), b"headabc");
+        io.set_fail_sync(true);
+        assert!(f.sync().is_err());
+        assert_eq!(io.read(&dir.path().join("none")).unwrap(), None);
+    }
+}

@@ -1,0 +1,545 @@
+//! Write transactions, snapshot isolation, schema, WAL recovery and checkpoints.
+
+use rhizome_common::{ErrorKind, Value};
+use rhizome_storage::builder::{GraphBuilder, NodeGroupInput, RelGroupInput};
+use rhizome_storage::column::ColumnBuilder;
+use rhizome_storage::{Database, DatabaseOptions, Direction, FaultyIo, GraphRead, Snapshot};
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn ints(values: impl IntoIterator<Item = i64>) -> rhizome_storage::column::ColumnData {
+    let mut b = ColumnBuilder::new();
+    values.into_iter().for_each(|v| b.push_i64(v));
+    b.finish()
+}
+
+/// Persons 0..4 with `id` 10..14 (indexed), KNOWS 0->1, 1->2, 2->3.
+fn base(dir: &Path) {
+    let mut b = GraphBuilder::new();
+    let p = b
+        .add_nodes(NodeGroupInput {
+            rows: 4,
+            labels: vec!["Person".into()],
+            row_labels: None,
+            properties: vec![("id".into(), ints([10, 11, 12, 13]))],
+        })
+        .unwrap();
+    b.add_relationships(
+        "KNOWS",
+        RelGroupInput {
+            sources: vec![p[0], p[1], p[2]],
+            targets: vec![p[1], p[2], p[3]],
+            properties: vec![("w".into(), ints([1, 2, 3]))],
+        },
+    )
+    .unwrap();
+    b.add_index("Person", "id");
+    b.write(dir).unwrap();
+}
+
+fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    base(&dir);
+    (tmp, dir)
+}
+
+fn ids(s: &Snapshot, label: &str) -> Vec<u64> {
+    let l = s.catalog().label_id(label).unwrap();
+    s.label_range_slice(l)
+        .iter()
+        .flat_map(|r| r.clone())
+        .collect()
+}
+
+fn key(s: &impl GraphRead, k: &str) -> u32 {
+    s.catalog().property_key_id(k).unwrap()
+}
+
+fn out(s: &Snapshot, node: u64, t: &str) -> Vec<u64> {
+    let t = s.catalog().rel_type_id(t).unwrap();
+    s.adjacency(node, t, Direction::Outgoing)
+        .neighbours
+        .to_vec()
+}
+
+fn inc(s: &Snapshot, node: u64, t: &str) -> Vec<u64> {
+    let t = s.catalog().rel_type_id(t).unwrap();
+    s.adjacency(node, t, Direction::Incoming)
+        .neighbours
+        .to_vec()
+}
+
+#[test]
+fn snapshot_isolation_and_own_writes() {
+    let (_tmp, dir) = setup();
+    let db = Database::open(&dir).unwrap();
+    let before = db.snapshot();
+    let mut txn = db.begin_write().unwrap();
+    let n = txn
+        .create_node(&["Person", "New"], &[("id", Value::Int(99))])
+        .unwrap();
+    assert_eq!(n, 4);
+    let r = txn.create_relationship(0, n, "KNOWS", &[]).unwrap();
+    assert_eq!(r, 3);
+    // The transaction reads its own writes.
+    let own = txn.snapshot();
+    assert_eq!(ids(&own, "Person"), vec![0, 1, 2, 3, 4]);
+    assert_eq!(out(&own, 0, "KNOWS"), vec![1, 4]);
+    assert_eq!(inc(&own, 4, "KNOWS"), vec![0]);
+    assert_eq!(txn.node_property(n, key(&txn, "id")), Value::Int(99));
+    // Others do not.
+    assert_eq!(db.snapshot().node_bound(), 4);
+    assert!(db.snapshot().is_base_only());
+    let info = txn.commit().unwrap();
+    assert_eq!(info.counters.nodes_created, 1);
+    assert_eq!(info.counters.relationships_created, 1);
+    assert_eq!(info.counters.labels_added, 2);
+    assert_eq!(info.counters.properties_set, 1);
+    assert_eq!(info.commit, 1);
+    // Old snapshot unchanged; a new one sees everything.
+    assert_eq!(before.node_bound(), 4);
+    assert_eq!(out(&before, 0, "KNOWS"), vec![1]);
+    let after = db.snapshot();
+    assert_eq!(out(&after, 0, "KNOWS"), vec![1, 4]);
+    assert_eq!(
+        after.index_seek(0, key(&after, "id"), &Value::Int(99)),
+        Some(vec![4])
+    );
+    assert_eq!(after.statistics().node_count, 5);
+    assert_eq!(after.relationship(3).unwrap().end, 4);
+
+    // Rollback and drop leave nothing.
+    let mut txn = db.begin_write().unwrap();
+    txn.create_node(&["Person"], &[]).unwrap();
+    txn.delete_node(4, true).unwrap();
+    txn.rollback();
+    let mut txn = db.begin_write().unwrap();
+    txn.set_node_property(0, "id", Value::Int(-1)).unwrap();
+    drop(txn);
+    let s = db.snapshot();
+    assert_eq!(s.node_bound(), 5);
+    assert!(s.node_exists(4));
+    assert_eq!(s.node_property(0, key(&s, "id")), Value::Int(10));
+    assert!(db.check().is_empty(), "{:?}", db.check());
+}
+
+#[test]
+fn every_write_operation() {
+    let (_tmp, dir) = setup();
+    let db = Database::open(&dir).unwrap();
+    let mut txn = db.begin_write().unwrap();
+    // Properties: set, overwrite, remove, on base and new entities.
+    txn.set_node_property(1, "name", Value::from("bob"))
+        .unwrap();
+    txn.set_node_property(1, "id", Value::Null).unwrap();
+    txn.set_rel_property(0, "w", Value::Int(100)).unwrap();
+    txn.set_rel_property(1, "w", Value::Null).unwrap();
+    assert!(txn.add_label(2, "Admin").unwrap());
+    assert!(!txn.add_label(2, "Admin").unwrap());
+    assert!(txn.remove_label(3, "Person").unwrap());
+    assert!(!txn.remove_label(3, "Nope").unwrap());
+    // Type checks.
+    let err = txn
+        .set_node_property(0, "m", Value::Map(Default::default()))
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::TypeError);
+    assert_eq!(
+        txn.create_node(&[], &[("n", Value::Node(1))])
+            .unwrap_err()
+            .kind,
+        ErrorKind::TypeError
+    );
+    // Delete without detach on a connected node fails; with detach works.
+    let err = txn.delete_node(1, false).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ConstraintVerificationFailed);
+    assert_eq!(err.code, Some("DeleteConnectedNode"));
+    txn.delete_node(1, true).unwrap();
+    assert_eq!(
+        txn.delete_node(1, true).unwrap_err().kind,
+        ErrorKind::EntityNotFound
+    );
+    assert_eq!(
+        txn.delete_relationship(0).unwrap_err().kind,
+        ErrorKind::EntityNotFound
+    );
+    txn.delete_relationship(2).unwrap();
+    let lonely = txn.create_node(&["Person"], &[]).unwrap();
+    txn.delete_node(lonely, false).unwrap();
+    assert_eq!(
+        txn.create_relationship(0, lonely, "KNOWS", &[])
+            .unwrap_err()
+            .kind,
+        ErrorKind::EntityNotFound
+    );
+    let c = txn.counters();
+    assert_eq!(c.nodes_deleted, 2);
+    assert_eq!(c.relationships_deleted, 3);
+    assert_eq!(c.labels_added, 2);
+    assert_eq!(c.labels_removed, 1);
+    txn.commit().unwrap();
+
+    let s = db.snapshot();
+    let (id, name, w) = (key(&s, "id"), key(&s, "name"), key(&s, "w"));
+    assert!(!s.node_exists(1));
+    assert!(s.node_exists(0));
+    assert!(s.node_exists(5) == false && !s.node_exists(4));
+    assert_eq!(s.node_property(1, name), Value::Null);
+    assert_eq!(ids(&s, "Person"), vec![0, 2]);
+    assert_eq!(ids(&s, "Admin"), vec![2]);
+    assert_eq!(out(&s, 0, "KNOWS"), Vec::<u64>::new());
+    assert_eq!(inc(&s, 3, "KNOWS"), Vec::<u64>::new());
+    assert!(s.relationship(0).is_none() && s.relationship(2).is_none());
+    assert_eq!(s.rel_property(0, w), Value::Null);
+    let knows = s.catalog().rel_type_id("KNOWS").unwrap();
+    assert!(s.rel_column(knows, w).is_none() && s.csr(knows, Direction::Outgoing).is_none());
+    assert_eq!(s.node_ranges().to_vec(), vec![0..1, 2..4]);
+    assert_eq!(
+        s.index_seek(0, id, &Value::Int(11)),
+        Some(vec![]),
+        "deleted node left the index"
+    );
+    assert_eq!(s.index_seek(0, id, &Value::Int(13)), Some(vec![]));
+    assert_eq!(s.index_seek(0, id, &Value::Int(12)), Some(vec![2]));
+    let mut props = Vec::new();
+    s.node_properties(2, &mut props);
+    assert_eq!(props, vec![(id, Value::Int(12))]);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+}
+
+#[test]
+fn indexes_and_constraints() {
+    let (_tmp, dir) = setup();
+    let db = Database::open(&dir).unwrap();
+    let mut txn = db.begin_write().unwrap();
+    assert!(txn.create_unique_constraint("Person", "id").unwrap());
+    let err = txn
+        .create_node(&["Person"], &[("id", Value::Int(12))])
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ConstraintValidationFailed);
+    assert!(
+        err.message.contains("Person") && err.message.contains("12"),
+        "{err}"
+    );
+    txn.create_node(&["Person"], &[("id", Value::Int(14))])
+        .unwrap();
+    assert_eq!(
+        txn.set_node_property(0, "id", Value::Int(14))
+            .unwrap_err()
+            .kind,
+        ErrorKind::ConstraintValidationFailed
+    );
+    // Moving a value away frees it.
+    txn.set_node_property(0, "id", Value::Int(20)).unwrap();
+    txn.set_node_property(1, "id", Value::Int(10)).unwrap();
+    let x = txn
+        .create_node(&["Other"], &[("id", Value::Int(12))])
+        .unwrap();
+    assert_eq!(
+        txn.add_label(x, "Person").unwrap_err().kind,
+        ErrorKind::ConstraintValidationFailed
+    );
+    // A runtime index over existing data.
+    txn.create_node(&["City"], &[("name", Value::from("b"))])
+        .unwrap();
+    assert!(txn.create_index("City", "name").unwrap());
+    let c = txn
+        .create_node(&["City"], &[("name", Value::from("a"))])
+        .unwrap();
+    let s = txn.snapshot();
+    let city = s.catalog().label_id("City").unwrap();
+    let name = key(&s, "name");
+    assert!(s.has_index(city, name));
+    assert_eq!(s.index_seek(city, name, &Value::from("a")), Some(vec![c]));
+    let all = s
+        .index_range(city, name, Bound::Unbounded, Bound::Unbounded)
+        .unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0], c, "value order");
+    let id = key(&s, "id");
+    let r = s
+        .index_range(
+            0,
+            id,
+            Bound::Included(&Value::Int(12)),
+            Bound::Excluded(&Value::Int(20)),
+        )
+        .unwrap();
+    assert_eq!(r.to_vec(), vec![2, 3, 4]);
+    assert_eq!(s.schema().constraints.len(), 1);
+    // Verification of existing data.
+    txn.create_node(&["Dup"], &[("k", Value::Int(1))]).unwrap();
+    txn.create_node(&["Dup"], &[("k", Value::Float(1.0))])
+        .unwrap();
+    let err = txn.create_unique_constraint("Dup", "k").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ConstraintVerificationFailed);
+    assert_eq!(
+        txn.drop_index("Person", "id").unwrap_err().kind,
+        ErrorKind::ConstraintValidationFailed
+    );
+    assert!(txn.drop_constraint("Person", "id").unwrap());
+    assert!(txn.drop_index("Person", "id").unwrap());
+    assert!(txn.create_unique_constraint("City", "name").unwrap());
+    txn.commit().unwrap();
+    assert!(db.check().is_empty(), "{:?}", db.check());
+    let s = db.snapshot();
+    assert!(!s.has_index(0, id));
+    assert_eq!(s.index_seek(0, id, &Value::Int(10)), None);
+    drop(s);
+    // Schema survives recovery and checkpoint.
+    drop(db);
+    let db = Database::open(&dir).unwrap();
+    let s = db.snapshot();
+    let city = s.catalog().label_id("City").unwrap();
+    assert!(s.schema().is_unique(city, name));
+    assert_eq!(
+        s.index_seek(city, name, &Value::from("a")).unwrap().len(),
+        1
+    );
+    let mut txn = db.begin_write().unwrap();
+    assert_eq!(
+        txn.create_node(&["City"], &[("name", Value::from("a"))])
+            .unwrap_err()
+            .kind,
+        ErrorKind::ConstraintValidationFailed
+    );
+    drop(txn);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+}
+
+#[test]
+fn one_writer_at_a_time() {
+    let (_tmp, dir) = setup();
+    let options = DatabaseOptions {
+        lock_timeout: Duration::from_millis(50),
+        ..DatabaseOptions::default()
+    };
+    let db = Database::open_with(&dir, options).unwrap();
+    let txn = db.begin_write().unwrap();
+    let err = db.begin_write().err().unwrap();
+    assert_eq!(err.kind, ErrorKind::TransientError);
+    assert_eq!(err.code, Some("LockAcquisitionTimeout"));
+    let db2 = db.clone();
+    let waiter = std::thread::spawn(move || {
+        let opts = db2.begin_write();
+        opts.map(|_| ())
+    });
+    std::thread::sleep(Duration::from_millis(10));
+    drop(txn);
+    waiter.join().unwrap().unwrap();
+}
+
+fn wal_path(dir: &Path) -> std::path::PathBuf {
+    dir.join("wal.log")
+}
+
+fn write_commits(dir: &Path, n: i64) {
+    let options = DatabaseOptions {
+        checkpoint_on_close: false,
+        ..DatabaseOptions::default()
+    };
+    let db = Database::open_with(dir, options).unwrap();
+    for i in 0..n {
+        let mut txn = db.begin_write().unwrap();
+        let a = txn.create_node(&["T"], &[("i", Value::Int(i))]).unwrap();
+        txn.create_relationship(a, 0, "TO", &[("i", Value::Int(i))])
+            .unwrap();
+        txn.commit().unwrap();
+    }
+}
+
+fn count_t(db: &Database) -> usize {
+    let s = db.snapshot();
+    s.catalog().label_id("T").map_or(0, |_| ids(&s, "T").len())
+}
+
+#[test]
+fn recovery_replays_and_cuts_torn_or_corrupt_tails() {
+    let (_tmp, dir) = setup();
+    write_commits(&dir, 5);
+    let db = Database::open(&dir).unwrap();
+    assert_eq!(count_t(&db), 5);
+    assert_eq!(db.last_commit(), 5);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+    drop(db);
+    // (checkpoint on close merged everything; write more and tear the log.)
+    write_commits(&dir, 3);
+    let len = std::fs::metadata(wal_path(&dir)).unwrap().len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(wal_path(&dir))
+        .unwrap();
+    f.set_len(len - 3).unwrap();
+    drop(f);
+    let db = Database::open_with(
+        &dir,
+        DatabaseOptions {
+            checkpoint_on_close: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(count_t(&db), 7);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+    // Writing after a cut tail works and survives.
+    let mut txn = db.begin_write().unwrap();
+    txn.create_node(&["T"], &[]).unwrap();
+    txn.commit().unwrap();
+    drop(db);
+    // Flip a byte in the last record.
+    let mut bytes = std::fs::read(wal_path(&dir)).unwrap();
+    let n = bytes.len();
+    bytes[n - 2] ^= 0xff;
+    std::fs::write(wal_path(&dir), &bytes).unwrap();
+    let db = Database::open(&dir).unwrap();
+    assert_eq!(count_t(&db), 7);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+}
+
+#[test]
+fn out_of_disk_fails_the_commit_cleanly() {
+    let (_tmp, dir) = setup();
+    let io = FaultyIo::new();
+    let options = DatabaseOptions {
+        io: Arc::new(io.clone()),
+        checkpoint_on_close: false,
+        ..DatabaseOptions::default()
+    };
+    let db = Database::open_with(&dir, options.clone()).unwrap();
+    let mut txn = db.begin_write().unwrap();
+    txn.create_node(&["T"], &[]).unwrap();
+    txn.commit().unwrap();
+    io.set_space(10);
+    let mut txn = db.begin_write().unwrap();
+    txn.create_node(&["T"], &[("big", Value::from("x".repeat(100)))])
+        .unwrap();
+    let err = txn.commit().unwrap_err();
+    assert_eq!(err.kind, ErrorKind::IoError);
+    assert!(err.message.contains("No space left"), "{err}");
+    assert_eq!(count_t(&db), 1);
+    // Usable again once there is space.
+    io.set_space(u64::MAX);
+    let mut txn = db.begin_write().unwrap();
+    txn.create_node(&["T"], &[]).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(count_t(&db), 2);
+    // A failed sync poisons writes until reopen.
+    io.set_fail_sync(true);
+    let mut txn = db.begin_write().unwrap();
+    txn.create_node(&["T"], &[]).unwrap();
+    assert_eq!(txn.commit().unwrap_err().kind, ErrorKind::IoError);
+    io.set_fail_sync(false);
+    drop(db);
+    let db = Database::open_with(&dir, options).unwrap();
+    assert_eq!(count_t(&db), 2);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+}
+
+/// Everything observable, independent of ids: (labels, props) per node and
+/// (type, start props, end props, props) per relationship.
+fn dump(s: &Snapshot) -> (Vec<String>, Vec<String>) {
+    let c = s.catalog();
+    let node_text = |n: u64| {
+        let mut props = Vec::new();
+        s.node_properties(n, &mut props);
+        let labels: Vec<&str> = s.node_labels(n).iter().map(|&l| c.label_name(l)).collect();
+        let props: Vec<String> = props
+            .iter()
+            .map(|(k, v)| format!("{}={v}", c.property_key_name(*k)))
+            .collect();
+        format!("{labels:?}{props:?}")
+    };
+    let mut nodes = Vec::new();
+    let mut rels = Vec::new();
+    for r in s.node_ranges().iter() {
+        for n in r.clone() {
+            nodes.push(node_text(n));
+            for t in 0..c.rel_types.len() as u32 {
+                let adj = s.adjacency(n, t, Direction::Outgoing);
+                for i in 0..adj.len() {
+                    let mut props = Vec::new();
+                    s.rel_properties(adj.rel_id(i), &mut props);
+                    rels.push(format!(
+                        "{} {} {} {props:?}",
+                        c.rel_type_name(t),
+                        node_text(n),
+                        node_text(adj.neighbours[i])
+                    ));
+                }
+            }
+        }
+    }
+    nodes.sort();
+    rels.sort();
+    (nodes, rels)
+}
+
+#[test]
+fn checkpoint_and_reopen_keep_the_graph() {
+    let (_tmp, dir) = setup();
+    let db = Database::open(&dir).unwrap();
+    let mut txn = db.begin_write().unwrap();
+    let a = txn
+        .create_node(
+            &["Person", "X"],
+            &[("id", Value::Int(50)), ("s", Value::from("a"))],
+        )
+        .unwrap();
+    txn.create_relationship(a, 2, "LIKES", &[("since", Value::Int(2020))])
+        .unwrap();
+    txn.delete_node(0, true).unwrap();
+    txn.set_rel_property(1, "w", Value::Int(7)).unwrap();
+    txn.create_unique_constraint("X", "s").unwrap();
+    txn.commit().unwrap();
+    let before = dump(&db.snapshot());
+    let old = db.snapshot();
+    assert!(db.checkpoint().unwrap());
+    assert!(!db.checkpoint().unwrap());
+    let s = db.snapshot();
+    assert!(s.is_base_only());
+    assert_eq!(dump(&s), before);
+    // A snapshot from before the checkpoint still reads its state.
+    assert_eq!(dump(&old), before);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+    let x = s.catalog().label_id("X").unwrap();
+    assert!(s.schema().is_unique(x, key(&s, "s")));
+    drop((s, old, db));
+    let db = Database::open(&dir).unwrap();
+    assert_eq!(dump(&db.snapshot()), before);
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(
+        files.iter().filter(|f| f.ends_with(".rhz")).count(),
+        1,
+        "{files:?}"
+    );
+    // The WAL is empty after the checkpoint; new writes go on top.
+    let mut txn = db.begin_write().unwrap();
+    txn.create_node(&["X"], &[("s", Value::from("b"))]).unwrap();
+    txn.commit().unwrap();
+    drop(db);
+    let db = Database::open(&dir).unwrap();
+    assert_eq!(ids(&db.snapshot(), "X").len(), 2);
+}
+
+#[test]
+fn wal_size_triggers_a_checkpoint() {
+    let (_tmp, dir) = setup();
+    let options = DatabaseOptions {
+        checkpoint_wal_bytes: 2000,
+        ..DatabaseOptions::default()
+    };
+    let db = Database::open_with(&dir, options).unwrap();
+    for i in 0..100 {
+        let mut txn = db.begin_write().unwrap();
+        txn.create_node(&["T"], &[("i", Value::Int(i))]).unwrap();
+        txn.commit().unwrap();
+    }
+    assert!(std::fs::metadata(wal_path(&dir)).unwrap().len() <= 2000);
+    assert_eq!(count_t(&db), 100);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+}

@@ -101,11 +101,11 @@ pub(crate) fn plain_string(v: &Value) -> Option<String> {
         Value::Int(i) => i.to_string(),
         Value::Float(x) => format_float(*x),
         Value::String(s) => s.clone(),
-        Value::Date(d) => d.to_string(),
-        Value::LocalTime(t) => t.to_string(),
-        Value::Time(t) => t.to_string(),
-        Value::LocalDateTime(t) => t.to_string(),
-        Value::DateTime(t) => t.to_string(),
+        Value::Date(_)
+        | Value::LocalTime(_)
+        | Value::Time(_)
+        | Value::LocalDateTime(_)
+        | Value::DateTime(_) => crate::temporal::format::format_temporal(v)?,
         Value::Duration(d) => d.to_string(),
         _ => return None,
     })

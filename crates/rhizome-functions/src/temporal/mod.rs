@@ -12,6 +12,7 @@ pub(crate) mod calendar;
 pub mod construct;
 pub mod duration;
 pub mod fields;
+pub mod format;
 pub mod parse;
 pub mod truncate;
 pub mod zone;

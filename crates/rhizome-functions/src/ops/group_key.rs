@@ -23,8 +23,15 @@ impl Eq for GroupKey {}
 
 impl Hash for GroupKey {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        hash_value(&self.0, state);
+        hash_equivalent(&self.0, state);
     }
+}
+
+/// Feeds `v` to `state` consistently with [`equivalent`]: equivalent values
+/// hash alike. Lets a runtime hash borrowed values (probe sides, raw hash
+/// tables) without wrapping a clone in a [`GroupKey`].
+pub fn hash_equivalent<H: Hasher>(v: &Value, state: &mut H) {
+    hash_value(v, state)
 }
 
 fn hash_value<H: Hasher>(v: &Value, state: &mut H) {

@@ -420,3 +420,21 @@ fn generated_datasets_import() {
         .collect();
     assert_eq!(edges, expected);
 }
+
+#[test]
+fn groups_without_rows_are_fine() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let a = write(d, "a.csv", "id:ID(A),name\n");
+    let b = write(d, "b.csv", "id:ID(B),name\n1,x\n");
+    let r = write(d, "r.csv", ":START_ID(B),:END_ID(B),w:int\n");
+    let options = ImportOptions {
+        nodes: vec![InputGroup::new(["A"], [a]), InputGroup::new(["B"], [b])],
+        relationships: vec![InputGroup::new(["R"], [r])],
+        ..ImportOptions::default()
+    };
+    let report = import(&d.join("db"), &options, &NoProgress).unwrap();
+    assert_eq!((report.nodes, report.relationships, report.rows), (1, 0, 1));
+    let snap = open(&d.join("db"));
+    assert_eq!(node_by(&snap, "id", s("1")).labels, vec!["B"]);
+}

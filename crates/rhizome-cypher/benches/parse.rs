@@ -4,7 +4,7 @@
 //! parse + analyse) and, for a set of typical short queries, queries/s and
 //! µs/query. Run with `cargo bench -p rhizome-cypher --bench parse`.
 
-use rhizome_cypher::{analyze, parse};
+use rhizome_cypher::{compile, parse};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -66,6 +66,15 @@ fn main() {
     );
     let (n, t) = measure(budget, || {
         for q in &queries {
+            let _ = black_box(rhizome_cypher::lexer::tokenize(black_box(q)));
+        }
+    });
+    println!(
+        "lex:              {:8.1} MB/s",
+        (bytes as f64 * n as f64) / t.as_secs_f64() / 1e6
+    );
+    let (n, t) = measure(budget, || {
+        for q in &queries {
             let _ = black_box(parse(black_box(q)));
         }
     });
@@ -75,9 +84,7 @@ fn main() {
     );
     let (n, t) = measure(budget, || {
         for q in &queries {
-            if let Ok(s) = parse(black_box(q)) {
-                let _ = black_box(analyze(&s, q));
-            }
+            let _ = black_box(compile(black_box(q)));
         }
     });
     println!(
@@ -99,8 +106,7 @@ fn main() {
     );
     let (n, t) = measure(budget, || {
         for q in SHORT {
-            let s = parse(black_box(q)).expect("parses");
-            let _ = black_box(analyze(&s, q).expect("analyses"));
+            let _ = black_box(compile(black_box(q)).expect("compiles"));
         }
     });
     let per = t.as_secs_f64() / (n as f64 * SHORT.len() as f64);

@@ -209,6 +209,33 @@ pub fn lookup(name: &str) -> Option<&'static FunctionSignature> {
     FUNCTIONS.iter().find(|f| f.name.eq_ignore_ascii_case(name))
 }
 
+/// Looks a function up by its name parts (namespace parts then name),
+/// without allocating.
+pub fn lookup_parts<S: AsRef<str>>(parts: &[S]) -> Option<&'static FunctionSignature> {
+    let total: usize =
+        parts.iter().map(|p| p.as_ref().len()).sum::<usize>() + parts.len().saturating_sub(1);
+    FUNCTIONS.iter().find(|f| {
+        if f.name.len() != total {
+            return false;
+        }
+        let mut rest = f.name;
+        for (i, p) in parts.iter().enumerate() {
+            let p = p.as_ref();
+            if i > 0 {
+                match rest.strip_prefix('.') {
+                    Some(r) => rest = r,
+                    None => return false,
+                }
+            }
+            match rest.get(..p.len()) {
+                Some(head) if head.eq_ignore_ascii_case(p) => rest = &rest[p.len()..],
+                _ => return false,
+            }
+        }
+        rest.is_empty()
+    })
+}
+
 /// Whether `name` is an aggregate function.
 pub fn is_aggregate(name: &str) -> bool {
     lookup(name).is_some_and(|f| f.aggregate)

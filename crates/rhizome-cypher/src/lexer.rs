@@ -19,7 +19,10 @@ use rhizome_common::Result;
 #[logos(skip r"/\*([^*]|\*+[^*/])*\*+/")]
 pub enum Token {
     /// A name or keyword.
-    #[regex(r"[\p{L}_][\p{L}\p{N}_]*")]
+    // Non-ASCII characters (other than Unicode white space) are accepted by the
+    // regex, which keeps the automaton small and fast, and validated in
+    // `tokenize` (letters and digits only).
+    #[regex(r"[a-zA-Z_\u{A1}-\u{167F}\u{1681}-\u{1FFF}\u{200B}-\u{2027}\u{202A}-\u{202E}\u{2030}-\u{205E}\u{2060}-\u{2FFF}\u{3001}-\u{FEFE}\u{FF00}-\u{10FFFF}][a-zA-Z0-9_\u{A1}-\u{167F}\u{1681}-\u{1FFF}\u{200B}-\u{2027}\u{202A}-\u{202E}\u{2030}-\u{205E}\u{2060}-\u{2FFF}\u{3001}-\u{FEFE}\u{FF00}-\u{10FFFF}]*")]
     Ident,
     /// A backtick-quoted name.
     #[regex(r"`([^`]|``)*`")]
@@ -136,12 +139,21 @@ pub struct Tok {
 /// Fails with a positioned `SyntaxError` on characters that start no token,
 /// unterminated strings, quoted names or comments.
 pub fn tokenize(text: &str) -> Result<Vec<Tok>> {
-    let mut out = Vec::with_capacity(text.len() / 3 + 1);
+    let mut out = Vec::with_capacity(text.len() / 4 + 1);
     let mut lexer = Token::lexer(text);
     while let Some(item) = lexer.next() {
         let span = lexer.span();
         let span = Span::new(span.start, span.end);
         match item {
+            Ok(Token::Ident) if !text.as_bytes()[span.start..span.end].is_ascii() => {
+                if let Some(bad) = invalid_name_char(&text[span.start..span.end]) {
+                    return Err(lex_error(text, span.start + bad));
+                }
+                out.push(Tok {
+                    kind: Token::Ident,
+                    span,
+                });
+            }
             Ok(kind) => out.push(Tok { kind, span }),
             Err(()) => return Err(lex_error(text, span.start)),
         }
@@ -151,6 +163,14 @@ pub fn tokenize(text: &str) -> Result<Vec<Tok>> {
         span: Span::new(text.len(), text.len()),
     });
     Ok(out)
+}
+
+/// The byte offset of the first character of a name that is not a letter,
+/// digit or underscore (the first character may not be a digit).
+fn invalid_name_char(name: &str) -> Option<usize> {
+    name.char_indices()
+        .find(|&(i, c)| !(c == '_' || c.is_alphabetic() || (i > 0 && c.is_numeric())))
+        .map(|(i, _)| i)
 }
 
 fn lex_error(text: &str, offset: usize) -> rhizome_common::Error {

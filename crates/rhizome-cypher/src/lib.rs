@@ -23,10 +23,10 @@ pub mod printer;
 pub mod semantic;
 
 pub use parser::{parse, parse_expression};
-pub use semantic::{analyze, analyze_with, AnalyzeOptions, AnalyzedStatement};
+pub use semantic::{analyze, analyze_owned, analyze_with, AnalyzeOptions, AnalyzedStatement};
 
 /// Parses and analyses `text` in one step.
 pub fn compile(text: &str) -> rhizome_common::Result<AnalyzedStatement> {
     let statement = parse(text)?;
-    analyze(&statement, text)
+    analyze_owned(statement, text, &AnalyzeOptions::default())
 }

@@ -8,28 +8,37 @@
 //! text is the column name.
 
 use crate::ast::*;
+use crate::error::{with_stack_fallback, StackGuard};
 use crate::parser::expressions_bp as bp;
 use std::fmt::Write;
 
+/// Runs `f` with a printer, on a big-stack helper thread if the tree is too
+/// deep for the caller's stack.
+fn run(f: impl Fn(&mut Printer) + Sync) -> String {
+    with_stack_fallback(|budget| {
+        let mut p = Printer {
+            out: String::new(),
+            guard: StackGuard::new(budget),
+        };
+        f(&mut p);
+        let tripped = p.guard.tripped.get();
+        (p.out, tripped)
+    })
+}
+
 /// Prints a statement as one line of Cypher.
 pub fn print_statement(s: &Statement) -> String {
-    let mut p = Printer::default();
-    p.statement(s);
-    p.out
+    run(|p| p.statement(s))
 }
 
 /// Prints a query.
 pub fn print_query(q: &Query) -> String {
-    let mut p = Printer::default();
-    p.query(q);
-    p.out
+    run(|p| p.query(q))
 }
 
 /// Prints an expression.
 pub fn print_expr(e: &Expr) -> String {
-    let mut p = Printer::default();
-    p.expr(e, 0);
-    p.out
+    run(|p| p.expr(e, 0))
 }
 
 /// Words that are always quoted when used as names.
@@ -240,9 +249,9 @@ fn precedence(e: &Expr) -> u8 {
     }
 }
 
-#[derive(Default)]
 struct Printer {
     out: String,
+    guard: StackGuard,
 }
 
 impl Printer {
@@ -735,6 +744,10 @@ impl Printer {
     }
 
     fn expr(&mut self, e: &Expr, min: u8) {
+        if self.guard.exhausted() {
+            // Abandon; `run` prints again on a thread with a big stack.
+            return;
+        }
         // A pattern predicate followed by `<` or `-` would continue the
         // pattern, so it is parenthesized wherever an operator may follow.
         let paren =

@@ -54,6 +54,30 @@ fn deep_nesting_is_rejected_cleanly() {
 }
 
 #[test]
+fn nesting_below_the_limit_works_on_a_small_stack() {
+    // Run on a 2 MiB thread, like a default spawned thread.
+    std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(|| {
+            for text in [
+                nested("[", "1", "]", 450),
+                nested("(", "1", ")", 450),
+                nested("{a: ", "1", "}", 450),
+                nested("NOT ", "true", "", 450),
+                nested("coalesce(", "[1]", ")", 450),
+            ] {
+                let ast = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+                compile(&text).unwrap_or_else(|e| panic!("{e}"));
+                let printed = print_statement(&ast);
+                assert_eq!(parse(&printed).ok(), Some(ast));
+            }
+        })
+        .expect("spawn")
+        .join()
+        .expect("no panic");
+}
+
+#[test]
 fn long_flat_chains_are_bounded() {
     let n = 100_000;
     for text in [

@@ -366,8 +366,17 @@ impl<'a> Parser<'a> {
         let start = self.span().start;
         if self.peek() == Token::Ident {
             let word = self.text();
-            let lower = word.to_ascii_lowercase();
-            match lower.as_str() {
+            // Keywords that start expressions are at most 6 bytes long; lower-case
+            // into a stack buffer instead of allocating.
+            let mut buf = [0u8; 8];
+            let lower: &str = if word.len() <= buf.len() {
+                buf[..word.len()].copy_from_slice(word.as_bytes());
+                buf[..word.len()].make_ascii_lowercase();
+                std::str::from_utf8(&buf[..word.len()]).unwrap_or("")
+            } else {
+                ""
+            };
+            match lower {
                 "true" => {
                     self.bump();
                     return Ok(Expr::new(
@@ -415,7 +424,7 @@ impl<'a> Parser<'a> {
                         && matches!(self.peek_at(2), Token::Ident | Token::QuotedIdent)
                         && self.is_kw_at(3, "IN") =>
                 {
-                    let quantifier = match lower.as_str() {
+                    let quantifier = match lower {
                         "all" => Quantifier::All,
                         "any" => Quantifier::Any,
                         "none" => Quantifier::None,
@@ -547,7 +556,6 @@ impl<'a> Parser<'a> {
 
     /// `{ key: value, ... }`.
     pub(crate) fn map_literal(&mut self) -> Result<Vec<(Ident, Expr)>> {
-        self.enter()?;
         self.expect(Token::LBrace)?;
         let mut entries = Vec::new();
         if !self.eat(Token::RBrace) {
@@ -562,7 +570,6 @@ impl<'a> Parser<'a> {
             }
             self.expect(Token::RBrace)?;
         }
-        self.leave();
         Ok(entries)
     }
 

@@ -14,7 +14,7 @@ mod schema;
 pub(crate) use expressions::bp as expressions_bp;
 
 use crate::ast::*;
-use crate::error::{syntax_error, StackGuard};
+use crate::error::{syntax_error, with_stack_fallback, StackGuard};
 use crate::lexer::{tokenize, Tok, Token};
 use rhizome_common::{Error, Result};
 
@@ -23,23 +23,39 @@ pub const MAX_DEPTH: usize = 500;
 
 /// Parses one statement (an optional trailing `;` is allowed).
 pub fn parse(text: &str) -> Result<Statement> {
-    let mut p = Parser::new(text)?;
-    let stmt = p.statement()?;
-    p.eat(Token::Semicolon);
-    if p.peek() != Token::Eof {
-        return Err(p.unexpected("end of input"));
-    }
-    Ok(stmt)
+    with_stack_fallback(|budget| {
+        let mut p = match Parser::new(text, budget) {
+            Ok(p) => p,
+            Err(e) => return (Err(e), false),
+        };
+        let result = p.statement().and_then(|stmt| {
+            p.eat(Token::Semicolon);
+            if p.peek() != Token::Eof {
+                return Err(p.unexpected("end of input"));
+            }
+            Ok(stmt)
+        });
+        let tripped = result.is_err() && p.guard.tripped.get();
+        (result, tripped)
+    })
 }
 
 /// Parses a standalone expression (useful for tools and tests).
 pub fn parse_expression(text: &str) -> Result<Expr> {
-    let mut p = Parser::new(text)?;
-    let e = p.expr()?;
-    if p.peek() != Token::Eof {
-        return Err(p.unexpected("end of input"));
-    }
-    Ok(e)
+    with_stack_fallback(|budget| {
+        let mut p = match Parser::new(text, budget) {
+            Ok(p) => p,
+            Err(e) => return (Err(e), false),
+        };
+        let result = p.expr().and_then(|e| {
+            if p.peek() != Token::Eof {
+                return Err(p.unexpected("end of input"));
+            }
+            Ok(e)
+        });
+        let tripped = result.is_err() && p.guard.tripped.get();
+        (result, tripped)
+    })
 }
 
 pub(crate) struct Parser<'a> {
@@ -53,7 +69,7 @@ pub(crate) struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a str) -> Result<Parser<'a>> {
+    fn new(src: &'a str, stack_budget: usize) -> Result<Parser<'a>> {
         let toks = tokenize(src)?;
         let mut matching = vec![0u32; toks.len()];
         let eof = (toks.len() - 1) as u32;
@@ -78,7 +94,7 @@ impl<'a> Parser<'a> {
             matching,
             pos: 0,
             depth: 0,
-            guard: StackGuard::new(),
+            guard: StackGuard::new(stack_budget),
         })
     }
 

@@ -487,14 +487,18 @@ impl<'a> Analyzer<'a> {
         args: &[Expr],
         ctx: Ctx,
     ) -> Result<Type> {
-        let qualified = join_names(name);
-        let Some(sig) = functions::lookup(&qualified) else {
+        let sig = match name {
+            [single] => functions::lookup_parts(&[single.name.as_str()]),
+            _ => functions::lookup(&join_names(name)),
+        };
+        let Some(sig) = sig else {
             return Err(self.err(
                 e.span,
                 "UnknownFunction",
-                format!("unknown function `{qualified}`"),
+                format!("unknown function `{}`", join_names(name)),
             ));
         };
+        let qualified = sig.name;
         if args.len() < sig.min_args || args.len() > sig.max_args {
             let expected = if sig.min_args == sig.max_args {
                 format!("{}", sig.min_args)

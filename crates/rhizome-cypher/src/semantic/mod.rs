@@ -19,7 +19,7 @@ mod projection;
 pub mod types;
 
 use crate::ast::*;
-use crate::error::{error_at, StackGuard};
+use crate::error::{error_at, with_stack_fallback, StackGuard};
 use rhizome_common::{Error, ErrorKind, Result};
 pub use types::Type;
 
@@ -100,36 +100,88 @@ pub fn analyze_with(
     source: &str,
     options: &AnalyzeOptions,
 ) -> Result<AnalyzedStatement> {
-    let mut a = Analyzer {
-        src: source,
-        opts: options,
-        variables: Vec::new(),
-        references: Vec::new(),
-        projections: Vec::new(),
-        aggregates: Vec::new(),
-        frames: vec![Vec::new()],
-        updating: false,
-        guard: StackGuard::new(),
-    };
-    let columns = match &statement.kind {
-        StatementKind::Query(q) => a.query(q, QueryKind::Top)?,
-        StatementKind::TerminateTransactions(ids) => {
-            for e in ids {
-                a.expr(e, Ctx::plain())?;
-            }
-            Vec::new()
+    let parts = run(statement, source, options)?;
+    Ok(parts.finish(statement.clone()))
+}
+
+/// Like [`analyze_with`] but takes ownership of the statement, avoiding a copy.
+pub fn analyze_owned(
+    statement: Statement,
+    source: &str,
+    options: &AnalyzeOptions,
+) -> Result<AnalyzedStatement> {
+    let parts = run(&statement, source, options)?;
+    Ok(parts.finish(statement))
+}
+
+/// What analysis found, before it is joined with the statement.
+struct Parts {
+    variables: Vec<VariableInfo>,
+    references: Vec<(Span, usize)>,
+    projections: Vec<ProjectionInfo>,
+    aggregates: Vec<Span>,
+    columns: Vec<String>,
+    updating: bool,
+}
+
+impl Parts {
+    fn finish(self, statement: Statement) -> AnalyzedStatement {
+        AnalyzedStatement {
+            statement,
+            variables: self.variables,
+            references: self.references,
+            projections: self.projections,
+            aggregates: self.aggregates,
+            columns: self.columns,
+            updating: self.updating,
         }
-        _ => Vec::new(),
-    };
-    Ok(AnalyzedStatement {
-        statement: statement.clone(),
-        variables: a.variables,
-        references: a.references,
-        projections: a.projections,
-        aggregates: a.aggregates,
-        columns,
-        updating: a.updating,
+    }
+}
+
+fn run(statement: &Statement, source: &str, options: &AnalyzeOptions) -> Result<Parts> {
+    with_stack_fallback(|budget| {
+        let mut a = Analyzer::new(source, options, budget);
+        let result = a.statement(statement);
+        let tripped = result.is_err() && a.guard.tripped.get();
+        (result, tripped)
     })
+}
+
+impl<'a> Analyzer<'a> {
+    fn new(source: &'a str, options: &'a AnalyzeOptions, budget: usize) -> Analyzer<'a> {
+        Analyzer {
+            src: source,
+            opts: options,
+            variables: Vec::new(),
+            references: Vec::new(),
+            projections: Vec::new(),
+            aggregates: Vec::new(),
+            frames: vec![Vec::new()],
+            updating: false,
+            guard: StackGuard::new(budget),
+        }
+    }
+
+    fn statement(&mut self, statement: &Statement) -> Result<Parts> {
+        let columns = match &statement.kind {
+            StatementKind::Query(q) => self.query(q, QueryKind::Top)?,
+            StatementKind::TerminateTransactions(ids) => {
+                for e in ids {
+                    self.expr(e, Ctx::plain())?;
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
+        Ok(Parts {
+            variables: std::mem::take(&mut self.variables),
+            references: std::mem::take(&mut self.references),
+            projections: std::mem::take(&mut self.projections),
+            aggregates: std::mem::take(&mut self.aggregates),
+            columns,
+            updating: self.updating,
+        })
+    }
 }
 
 /// Where a query sits.

@@ -12,6 +12,14 @@ pub(crate) struct Ref {
     pub span: Span,
 }
 
+/// Whether the function named by `parts` is an aggregate.
+fn is_aggregate_name(parts: &[Ident]) -> bool {
+    match parts {
+        [single] => functions::lookup_parts(&[single.name.as_str()]).is_some_and(|f| f.aggregate),
+        _ => functions::is_aggregate(&join_names(parts)),
+    }
+}
+
 /// Whether `e` contains an aggregate call (not looking into subqueries).
 pub(crate) fn contains_aggregate(e: &Expr) -> bool {
     let mut found = false;
@@ -20,7 +28,7 @@ pub(crate) fn contains_aggregate(e: &Expr) -> bool {
             found = true;
         }
         if let ExprKind::FunctionCall { name, .. } = &x.kind {
-            if functions::is_aggregate(&join_names(name)) {
+            if is_aggregate_name(name) {
                 found = true;
             }
         }
@@ -171,7 +179,7 @@ fn refs(e: &Expr, bound: &mut Vec<String>, in_agg: bool, out: &mut Vec<Ref>) {
             }
         }
         ExprKind::FunctionCall { name, args, .. } => {
-            let agg = in_agg || functions::is_aggregate(&join_names(name));
+            let agg = in_agg || is_aggregate_name(name);
             for a in args {
                 refs(a, bound, agg, out);
             }
@@ -246,7 +254,7 @@ struct Offender {
 fn is_aggregate_call(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::CountStar => true,
-        ExprKind::FunctionCall { name, .. } => functions::is_aggregate(&join_names(name)),
+        ExprKind::FunctionCall { name, .. } => is_aggregate_name(name),
         _ => false,
     }
 }

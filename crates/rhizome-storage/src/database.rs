@@ -374,7 +374,7 @@ impl Shared {
         Ok(w.wal.as_mut().expect("opened above"))
     }
 
-    pub(crate) fn commit(&self, txn: WriteTxn) -> Result<CommitInfo> {
+    pub(crate) fn commit(&self, mut txn: WriteTxn) -> Result<CommitInfo> {
         let counters = txn.state.counters;
         if txn.state.ops.is_empty() {
             return Ok(CommitInfo {
@@ -393,6 +393,9 @@ impl Shared {
         wal.append(&record)?;
         let full = wal.len() >= self.options.checkpoint_wal_bytes;
         w.last_commit = commit;
+        if txn.state.snap.delta().has_loose() {
+            txn.state.snap.delta_mut().pack();
+        }
         self.current.store(Arc::new(Version::new(
             txn.state.snap.store().clone(),
             txn.state.snap.delta().clone(),
@@ -534,6 +537,9 @@ impl Database {
                 }
                 wal_state.fresh = false;
             }
+        }
+        if state.snap.delta().has_loose() {
+            state.snap.delta_mut().pack();
         }
         let delta = state.snap.delta().clone();
         Ok(Database {

@@ -178,6 +178,155 @@ impl AdjList {
     }
 }
 
+/// Offsets of a packed page carry this bit when the node has a list.
+const PRESENT: u32 = 1 << 31;
+
+/// One page (1024 nodes) of per-node adjacency lists, kept inline in the
+/// page vector so a lookup costs no extra pointer chase.
+///
+/// Pages are *packed* when published (one small CSR: offsets plus
+/// contiguous neighbour and id arrays, so a traversal over the delta reads
+/// memory laid out like the base) and *loose* (one vector per node) while a
+/// transaction writes to them; [`AdjMap::pack`] turns the loose pages a
+/// transaction touched back into packed ones.
+#[derive(Debug, Clone, Default)]
+enum AdjSlot {
+    #[default]
+    Empty,
+    Loose(Arc<Vec<Option<AdjList>>>),
+    Packed {
+        /// `PAGE + 1` offsets; bit 31 of `offsets[i]` says node `i` has a list.
+        offsets: Arc<[u32]>,
+        neighbours: Arc<[NodeId]>,
+        rels: Arc<[RelId]>,
+    },
+}
+
+impl AdjSlot {
+    fn packed(loose: &[Option<AdjList>]) -> AdjSlot {
+        let mut offsets = Vec::with_capacity(PAGE + 1);
+        let total: usize = loose.iter().flatten().map(|l| l.neighbours.len()).sum();
+        let mut neighbours = Vec::with_capacity(total);
+        let mut rels = Vec::with_capacity(total);
+        for slot in loose {
+            let start = neighbours.len() as u32;
+            match slot {
+                Some(l) => {
+                    offsets.push(start | PRESENT);
+                    neighbours.extend_from_slice(&l.neighbours);
+                    rels.extend_from_slice(&l.rels);
+                }
+                None => offsets.push(start),
+            }
+        }
+        offsets.push(neighbours.len() as u32);
+        AdjSlot::Packed {
+            offsets: offsets.into(),
+            neighbours: neighbours.into(),
+            rels: rels.into(),
+        }
+    }
+
+    fn loosen(&self) -> Vec<Option<AdjList>> {
+        match self {
+            AdjSlot::Empty => vec![None; PAGE],
+            AdjSlot::Loose(v) => (**v).clone(),
+            AdjSlot::Packed {
+                offsets,
+                neighbours,
+                rels,
+            } => (0..PAGE)
+                .map(|i| {
+                    (offsets[i] & PRESENT != 0).then(|| {
+                        let a = (offsets[i] & !PRESENT) as usize;
+                        let b = (offsets[i + 1] & !PRESENT) as usize;
+                        AdjList {
+                            neighbours: neighbours[a..b].to_vec(),
+                            rels: rels[a..b].to_vec(),
+                        }
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Per-node adjacency lists of one type and direction, keyed by node id
+/// (persistent like [`PagedMap`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AdjMap {
+    pages: Arc<Vec<AdjSlot>>,
+    /// Pages made loose by writes since the last [`AdjMap::pack`].
+    loose: Vec<usize>,
+}
+
+impl AdjMap {
+    /// The list of `node` (neighbours, relationship ids), if the delta has one.
+    #[inline]
+    pub(crate) fn get(&self, node: NodeId) -> Option<(&[NodeId], &[RelId])> {
+        let i = (node & MASK) as usize;
+        match self.pages.get((node >> PAGE_BITS) as usize)? {
+            AdjSlot::Packed {
+                offsets,
+                neighbours,
+                rels,
+            } => {
+                let a = offsets[i];
+                if a & PRESENT == 0 {
+                    return None;
+                }
+                let (a, b) = (
+                    (a & !PRESENT) as usize,
+                    (offsets[i + 1] & !PRESENT) as usize,
+                );
+                Some((&neighbours[a..b], &rels[a..b]))
+            }
+            AdjSlot::Loose(v) => v[i]
+                .as_ref()
+                .map(|l| (l.neighbours.as_slice(), l.rels.as_slice())),
+            AdjSlot::Empty => None,
+        }
+    }
+
+    /// The list of `node` for writing, created by `init` if absent.
+    pub(crate) fn entry(&mut self, node: NodeId, init: impl FnOnce() -> AdjList) -> &mut AdjList {
+        let p = (node >> PAGE_BITS) as usize;
+        let pages = Arc::make_mut(&mut self.pages);
+        if pages.len() <= p {
+            pages.resize(p + 1, AdjSlot::Empty);
+        }
+        let slot = &mut pages[p];
+        if !matches!(slot, AdjSlot::Loose(_)) {
+            *slot = AdjSlot::Loose(Arc::new(slot.loosen()));
+            self.loose.push(p);
+        }
+        let AdjSlot::Loose(v) = slot else {
+            unreachable!("made loose above")
+        };
+        Arc::make_mut(v)[(node & MASK) as usize].get_or_insert_with(init)
+    }
+
+    /// Packs every loose page.
+    pub(crate) fn pack(&mut self) {
+        if self.loose.is_empty() {
+            return;
+        }
+        let pages = Arc::make_mut(&mut self.pages);
+        for p in self.loose.drain(..) {
+            if let Some(slot) = pages.get_mut(p) {
+                if let AdjSlot::Loose(v) = slot {
+                    *slot = AdjSlot::packed(v);
+                }
+            }
+        }
+    }
+
+    /// True if some pages are loose.
+    pub(crate) fn has_loose(&self) -> bool {
+        !self.loose.is_empty()
+    }
+}
+
 /// A property value ordered by [`index_order`].
 #[derive(Debug, Clone)]
 pub(crate) struct IndexValue(pub(crate) Value);
@@ -228,7 +377,7 @@ pub(crate) struct Delta {
     pub(crate) nodes: PagedMap<NodeDelta>,
     pub(crate) rels: PagedMap<RelDelta>,
     /// Per relationship type: `[outgoing, incoming]` lists.
-    pub(crate) adj: Vec<[PagedMap<AdjList>; 2]>,
+    pub(crate) adj: Vec<[AdjMap; 2]>,
     /// Per relationship type: true if any relationship of it changed.
     pub(crate) types_touched: Vec<bool>,
     /// Indexes and constraints.
@@ -320,14 +469,26 @@ impl Delta {
         !self.changed
     }
 
-    /// The delta list of a node, if it has one.
+    /// Packs the adjacency pages written since the last call (see [`AdjMap`]).
+    pub(crate) fn pack(&mut self) {
+        for maps in &mut self.adj {
+            maps.iter_mut().for_each(AdjMap::pack);
+        }
+    }
+
+    /// True if [`Delta::pack`] has work to do.
+    pub(crate) fn has_loose(&self) -> bool {
+        self.adj.iter().flatten().any(AdjMap::has_loose)
+    }
+
+    /// The delta list of a node (neighbours, relationship ids), if it has one.
     #[inline]
     pub(crate) fn adj(
         &self,
         rel_type: RelTypeId,
         outgoing: bool,
         node: NodeId,
-    ) -> Option<&AdjList> {
+    ) -> Option<(&[NodeId], &[RelId])> {
         self.adj
             .get(rel_type as usize)?
             .get(usize::from(!outgoing))?
@@ -415,5 +576,29 @@ mod tests {
         l.remove(4, 4);
         assert_eq!(l.neighbours, vec![3, 5, 9]);
         assert_eq!(l.rels, vec![7, 0, 2]);
+    }
+
+    #[test]
+    fn adjacency_pages_pack_and_loosen() {
+        let mut m = AdjMap::default();
+        m.entry(3, AdjList::default).insert(9, 1);
+        m.entry(3, AdjList::default).insert(2, 0);
+        m.entry(2000, AdjList::default).insert(1, 5);
+        assert!(m.has_loose());
+        let loose = m.clone();
+        m.pack();
+        assert!(!m.has_loose());
+        for map in [&m, &loose] {
+            assert_eq!(map.get(3), Some((&[2u64, 9][..], &[0u64, 1][..])));
+            assert_eq!(map.get(2000), Some((&[1u64][..], &[5u64][..])));
+            assert_eq!(map.get(4), None);
+            assert_eq!(map.get(1 << 30), None);
+        }
+        let packed = m.clone();
+        m.entry(4, AdjList::default).insert(7, 7);
+        m.pack();
+        assert_eq!(m.get(4), Some((&[7u64][..], &[7u64][..])));
+        assert_eq!(m.get(3).unwrap().0, &[2, 9]);
+        assert_eq!(packed.get(4), None);
     }
 }

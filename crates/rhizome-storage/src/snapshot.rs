@@ -373,18 +373,16 @@ impl Snapshot {
     #[inline]
     pub fn adjacency(&self, node: NodeId, rel_type: RelTypeId, dir: Direction) -> Adjacency<'_> {
         if !self.delta.is_empty() {
-            if let Some(list) = self.delta.adj(rel_type, dir == Direction::Outgoing, node) {
+            if let Some((neighbours, rels)) =
+                self.delta.adj(rel_type, dir == Direction::Outgoing, node)
+            {
                 let (base, count) = self
                     .store
                     .rel_view(rel_type)
                     .map_or((0, 0), |v| (v.base, v.count));
                 return Adjacency {
-                    neighbours: &list.neighbours,
-                    ids: RelIds::Listed {
-                        rels: &list.rels,
-                        base,
-                        count,
-                    },
+                    neighbours,
+                    ids: RelIds::Listed { rels, base, count },
                 };
             }
         }
@@ -395,8 +393,10 @@ impl Snapshot {
     #[inline]
     pub fn degree(&self, node: NodeId, rel_type: RelTypeId, dir: Direction) -> u64 {
         if !self.delta.is_empty() {
-            if let Some(list) = self.delta.adj(rel_type, dir == Direction::Outgoing, node) {
-                return list.neighbours.len() as u64;
+            if let Some((neighbours, _)) =
+                self.delta.adj(rel_type, dir == Direction::Outgoing, node)
+            {
+                return neighbours.len() as u64;
             }
         }
         self.store.rel_view(rel_type).map_or(0, |v| match dir {
@@ -622,6 +622,7 @@ impl Snapshot {
     /// Id ranges of the nodes that exist (all of `0..node_bound` unless nodes
     /// were deleted since the last checkpoint). All-node scans should use
     /// these rather than `0..node_bound`.
+    #[allow(clippy::single_range_in_vec_init)]
     pub fn node_ranges(&self) -> Cow<'_, [Range<NodeId>]> {
         let bound = self.delta.node_bound;
         if self.delta.is_empty() || self.delta.node_diff == (bound - self.delta.base_nodes) as i64 {

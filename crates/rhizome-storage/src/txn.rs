@@ -750,7 +750,11 @@ impl WriteTxn {
     /// included), shareable by every worker of a query. Cheap; later writes
     /// of the transaction copy what they change instead of altering the view.
     pub fn snapshot(&self) -> Snapshot {
-        self.state.snap.clone()
+        let mut snap = self.state.snap.clone();
+        if snap.delta().has_loose() {
+            snap.delta_mut().pack();
+        }
+        snap
     }
 
     /// Side effects so far.

@@ -185,7 +185,7 @@ fn every_write_operation() {
     let (id, name, w) = (key(&s, "id"), key(&s, "name"), key(&s, "w"));
     assert!(!s.node_exists(1));
     assert!(s.node_exists(0));
-    assert!(s.node_exists(5) == false && !s.node_exists(4));
+    assert!(!s.node_exists(5) && !s.node_exists(4));
     assert_eq!(s.node_property(1, name), Value::Null);
     assert_eq!(ids(&s, "Person"), vec![0, 2]);
     assert_eq!(ids(&s, "Admin"), vec![2]);

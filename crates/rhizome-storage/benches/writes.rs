@@ -94,6 +94,24 @@ fn main() {
         e * 1000.0 / n as f64
     );
 
+    // Baseline: the same number of raw appends + fdatasync on a plain file.
+    {
+        use std::io::Write;
+        let path = tmp.path().join("raw");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let t = Instant::now();
+        for _ in 0..n {
+            f.write_all(&[7u8; 64]).unwrap();
+            f.sync_data().unwrap();
+        }
+        let e = t.elapsed().as_secs_f64();
+        println!(
+            "baseline: raw 64-byte append + fdatasync: {:.0} /s ({:.2} ms each)",
+            n as f64 / e,
+            e * 1000.0 / n as f64
+        );
+    }
+
     // 3. Traversal over base + delta vs after checkpoint.
     let delta = db.snapshot();
     let runs: usize = std::env::var("RUNS")

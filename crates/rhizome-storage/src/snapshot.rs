@@ -453,8 +453,11 @@ impl Snapshot {
     }
 
     /// The base (segment) index on (`label`, `key`), if one exists and was
-    /// not dropped. Indexes created since the last checkpoint have no base
-    /// part: use [`Snapshot::has_index`] to ask whether seeks are indexed.
+    /// not dropped. It reflects the last checkpoint only (entries of nodes
+    /// changed since are stale): read through [`GraphRead::index_seek`] and
+    /// [`Snapshot::index_range`], which merge the changes. Indexes created
+    /// since the last checkpoint have no base part: use
+    /// [`Snapshot::has_index`] to ask whether seeks are indexed.
     pub fn index(&self, label: LabelId, key: PropertyKeyId) -> Option<PropertyIndex<'_>> {
         if !self.delta.is_empty() && !self.delta.schema.has_index(label, key) {
             return None;

@@ -388,6 +388,12 @@ impl Shared {
         }
         let commit = w.last_commit + 1;
         let record = wal::encode_record(commit, &txn.state.ops);
+        if record.len() > u32::MAX as usize {
+            return Err(Error::new(
+                ErrorKind::IoError,
+                "the transaction is too large for one log record (4 GiB); split it",
+            ));
+        }
         let generation = txn.state.snap.store().manifest.generation;
         let wal = self.ensure_wal(&mut w, generation)?;
         wal.append(&record)?;

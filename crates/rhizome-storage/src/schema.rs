@@ -50,3 +50,25 @@ impl Schema {
         self.constraints.contains(&IndexDef { label, key })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups_and_names() {
+        let mut catalog = Catalog::default();
+        let label = catalog.labels.intern("Person");
+        let key = catalog.property_keys.intern("id");
+        let def = IndexDef { label, key };
+        let schema = Schema {
+            indexes: vec![def],
+            constraints: vec![def],
+        };
+        assert!(schema.has_index(label, key) && schema.is_unique(label, key));
+        assert!(!schema.has_index(label, key + 1));
+        assert_eq!(def.describe(&catalog), ":Person(id)");
+        let json = serde_json::to_string(&schema).unwrap();
+        assert_eq!(serde_json::from_str::<Schema>(&json).unwrap(), schema);
+    }
+}

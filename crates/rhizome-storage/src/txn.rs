@@ -747,8 +747,10 @@ pub struct WriteTxn {
 
 impl WriteTxn {
     /// An immutable view of the transaction's current state (its own writes
-    /// included), shareable by every worker of a query. Cheap; later writes
-    /// of the transaction copy what they change instead of altering the view.
+    /// included), shareable by every worker of a query; later writes of the
+    /// transaction copy what they change instead of altering the view. Costs
+    /// a packing of the adjacency pages the transaction wrote to (O(their
+    /// size)): take one per statement, not one per row.
     pub fn snapshot(&self) -> Snapshot {
         let mut snap = self.state.snap.clone();
         if snap.delta().has_loose() {

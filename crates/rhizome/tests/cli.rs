@@ -137,9 +137,21 @@ fn shell_runs_piped_statements_and_reports_failures() {
     // The first failure (a syntax error) sets the exit code.
     run.assert_code(1);
 
-    let ok = rhizome(tmp.path(), &["shell", path_str(&db)], ":help\n:params\n");
+    let ok = rhizome(
+        tmp.path(),
+        &["shell", path_str(&db)],
+        ":help\n:param who=\"Ada\"\n:param ids=[1, 2]\n:params\n:quit\nRETURN 1;\n",
+    );
     ok.assert_code(0);
     assert!(ok.stdout.contains(":schema"), "{}", ok.stdout);
+    assert!(ok.stdout.contains(":param who => 'Ada'"), "{}", ok.stdout);
+    assert!(ok.stdout.contains(":param ids => [1, 2]"), "{}", ok.stdout);
+    // Nothing runs after :quit.
+    assert!(ok.stderr.is_empty(), "{}", ok.stderr);
+
+    let bad = rhizome(tmp.path(), &["shell", path_str(&db)], ":param who=Ada\n");
+    bad.assert_code(1);
+    assert!(bad.stderr.contains("parameter `who`"), "{}", bad.stderr);
 }
 
 #[test]

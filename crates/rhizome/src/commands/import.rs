@@ -10,7 +10,7 @@ use rhizome_import::{IdType, ImportOptions};
 pub fn run(args: ImportArgs) -> Result<(), Failure> {
     let options = import_options(&args);
     let report = rhizome_import::import(&args.db_dir, &options, &ProgressDisplay::for_stderr())?;
-    print!("{}", with_newline(report.render()));
+    print!("{}", report.render());
     Ok(())
 }
 
@@ -32,14 +32,6 @@ pub fn import_options(args: &ImportArgs) -> ImportOptions {
         overwrite: args.overwrite_destination,
         threads: args.threads.unwrap_or(0),
     }
-}
-
-/// `text`, ending in exactly one newline.
-pub fn with_newline(mut text: String) -> String {
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text
 }
 
 #[cfg(test)]

@@ -78,6 +78,9 @@ fn child(dir: &Path) {
         out.flush().unwrap();
         if g % 5 == 0 {
             db.checkpoint().unwrap();
+            let mut out = stdout.lock();
+            writeln!(out, "CKPT {g}").unwrap();
+            out.flush().unwrap();
         }
     }
 }
@@ -105,13 +108,14 @@ fn crash_rounds() {
             .unwrap()
             .as_nanos() as u64;
     let mut acked: Vec<i64> = Vec::new();
+    let mut checkpoints = 0;
     let started = Instant::now();
     let rounds = 50;
     for round in 0..rounds {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let delay = Duration::from_millis(5 + seed % 120);
+        let delay = Duration::from_millis(10 + seed % 200);
         let mut child = Command::new(&exe)
             .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, &dir)
@@ -121,16 +125,23 @@ fn crash_rounds() {
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
+            let lines: Vec<String> = BufReader::new(stdout)
                 .lines()
                 .map_while(|l| l.ok())
+                .collect();
+            let checkpoints = lines.iter().filter(|l| l.starts_with("CKPT ")).count();
+            let acks = lines
+                .iter()
                 .filter_map(|l| l.strip_prefix("ACK ").and_then(|g| g.parse::<i64>().ok()))
-                .collect::<Vec<i64>>()
+                .collect::<Vec<i64>>();
+            (acks, checkpoints)
         });
         std::thread::sleep(delay);
         child.kill().unwrap();
         child.wait().unwrap();
-        acked.extend(reader.join().unwrap());
+        let (acks, ckpts) = reader.join().unwrap();
+        acked.extend(acks);
+        checkpoints += ckpts;
         let db = Database::open_with(&dir, options()).unwrap();
         let present = verify(&db);
         for g in &acked {
@@ -144,7 +155,7 @@ fn crash_rounds() {
     }
     assert!(!acked.is_empty(), "the child never committed");
     eprintln!(
-        "crash test: {rounds} rounds, {} acknowledged commits, {:?}",
+        "crash test: {rounds} rounds, {} acknowledged commits, {checkpoints} completed checkpoints, {:?}",
         acked.len(),
         started.elapsed()
     );

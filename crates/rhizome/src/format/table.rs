@@ -92,8 +92,9 @@ fn footer(result: &QueryResult) -> String {
     parts.join(", ")
 }
 
+/// Display width in terminal columns (CJK characters take two).
 fn width(s: &str) -> usize {
-    s.chars().count()
+    unicode_width::UnicodeWidthStr::width(s)
 }
 
 fn pad(s: &str, w: usize) -> String {
@@ -279,6 +280,23 @@ mod tests {
         );
         let nested = Value::List(vec![Value::Node(1), Value::Int(2)]);
         assert_eq!(table_cell(&nested, &g).unwrap(), "[(:City:Capital), 2]");
+    }
+
+    #[test]
+    fn wide_characters_count_two_columns() {
+        let result = QueryResult {
+            columns: vec!["t".into()],
+            rows: vec![
+                vec![Value::String("千と千尋".into())],
+                vec![Value::String("Amélie".into())],
+            ],
+            ..QueryResult::default()
+        };
+        let table = render_table(&result, &NoGraph).unwrap();
+        assert!(
+            table.contains("| '千と千尋' |\n| 'Amélie'   |\n"),
+            "{table}"
+        );
     }
 
     #[test]

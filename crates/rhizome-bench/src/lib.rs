@@ -203,13 +203,26 @@ fn time_query(
     Ok((median(times), rows))
 }
 
-fn profile_share(engine: &Engine, query: &str, params: &BTreeMap<String, Value>) -> Result<f64> {
+/// Share of worker time PROFILE attributes to operators; with
+/// `RHIZOME_BENCH_PROFILE` set, also prints the annotated plan.
+fn profile_share(
+    engine: &Engine,
+    query: &str,
+    params: &BTreeMap<String, Value>,
+    out: &mut dyn Write,
+) -> Result<f64> {
     let result = engine.execute(
         &format!("PROFILE {query}"),
         params.clone(),
         &QueryOptions::default(),
     )?;
-    Ok(result.profile.map_or(0.0, |p| p.attributed()))
+    let Some(profile) = result.profile else {
+        return Ok(0.0);
+    };
+    if std::env::var_os("RHIZOME_BENCH_PROFILE").is_some() {
+        let _ = writeln!(out, "{}", profile.text);
+    }
+    Ok(profile.attributed())
 }
 
 /// One query of the suite.
@@ -276,7 +289,7 @@ fn run_spec(engine: &Engine, spec: &Spec, runs: usize, out: &mut dyn Write) -> R
         units: (spec.units)(&rows_one, &spec.params),
         unit: spec.unit,
         reference,
-        attributed: profile_share(engine, &spec.query, &spec.params)?,
+        attributed: profile_share(engine, &spec.query, &spec.params, out)?,
     };
     let _ = writeln!(out, "{}", row.render());
     Ok(row)

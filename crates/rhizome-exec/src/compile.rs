@@ -189,6 +189,19 @@ pub struct COp {
     pub exprs: Vec<CExpr>,
     /// Aggregates (for `Aggregate`).
     pub aggregates: Vec<(AggregateItem, Vec<CExpr>)>,
+    /// Prefix hops (for `ExpandCount`).
+    pub hops: Vec<CHop>,
+}
+
+/// A compiled hop of an `ExpandCount` prefix.
+#[derive(Debug)]
+pub struct CHop {
+    /// Allowed types.
+    pub types: Types,
+    /// End-node labels.
+    pub to_labels: Labels,
+    /// Relationship predicate.
+    pub predicate: Option<CExpr>,
 }
 
 /// Compiles plans against one snapshot's catalog.
@@ -301,6 +314,7 @@ impl<'a> Compiler<'a> {
                 types,
                 to_labels,
                 rel_predicate,
+                prefix,
                 ..
             } => {
                 c.types = Some(self.types(types));
@@ -308,6 +322,14 @@ impl<'a> Compiler<'a> {
                 if let Some((_, p)) = rel_predicate {
                     c.exprs.push(self.expr(p));
                 }
+                c.hops = prefix
+                    .iter()
+                    .map(|h| CHop {
+                        types: self.types(&h.types),
+                        to_labels: self.labels(&h.to_labels),
+                        predicate: h.rel_predicate.as_ref().map(|(_, p)| self.expr(p)),
+                    })
+                    .collect();
             }
             OpKind::Filter { predicate } => c.exprs.push(self.expr(predicate)),
             OpKind::Project { items } => {

@@ -229,6 +229,7 @@ fn three_hops_from_one_node_match_the_formula_and_use_all_workers() {
     let counted = node(
         OpKind::ExpandCount {
             from: 4,
+            prefix: vec![],
             types: vec!["NEXT".into()],
             direction: ExpandDirection::Outgoing,
             to_labels: vec![],

@@ -320,18 +320,31 @@ impl PlanNode {
             OpKind::ProcedureCall { name, .. } => name.clone(),
             OpKind::ExpandCount {
                 from,
+                prefix,
                 types,
                 direction,
                 to_labels,
                 count_slot,
                 ..
-            } => format!(
-                "count of ({}){}({}) AS {}",
-                n(from),
-                arrow(*direction, &types_text(types)),
-                labels_text(to_labels),
-                n(count_slot)
-            ),
+            } => {
+                let walk: String = prefix
+                    .iter()
+                    .map(|h| {
+                        format!(
+                            "{}({})",
+                            arrow(h.direction, &types_text(&h.types)),
+                            labels_text(&h.to_labels)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "count of ({}){walk}{}({}) AS {}",
+                    n(from),
+                    arrow(*direction, &types_text(types)),
+                    labels_text(to_labels),
+                    n(count_slot)
+                )
+            }
         };
         if detail.is_empty() {
             self.name().to_string()

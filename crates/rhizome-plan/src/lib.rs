@@ -391,8 +391,12 @@ pub enum OpKind {
     /// distinctness — the rows an `Expand` would have produced — without
     /// producing them. The planner sums `count_slot` instead of counting rows.
     ExpandCount {
-        /// Node expanded from.
+        /// Node the walk starts from.
         from: Slot,
+        /// Hops walked before the counted one, never materialized: each
+        /// relationship of the walk is distinct from the others and from
+        /// `distinct_from`, and the counted hop starts where the last one ends.
+        prefix: Vec<CountHop>,
         /// Allowed types.
         types: Vec<String>,
         /// Direction.
@@ -406,6 +410,19 @@ pub enum OpKind {
         /// Slot receiving the count for this row.
         count_slot: Slot,
     },
+}
+
+/// One hop of the walk before an [`OpKind::ExpandCount`]'s counted hop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountHop {
+    /// Allowed types; empty means any.
+    pub types: Vec<String>,
+    /// Direction.
+    pub direction: ExpandDirection,
+    /// Labels the hop's end node must carry.
+    pub to_labels: Vec<String>,
+    /// Predicate on the hop's relationship, with it bound to the slot.
+    pub rel_predicate: Option<(Slot, Expr)>,
 }
 
 /// `NOT`, `-`, `+`.

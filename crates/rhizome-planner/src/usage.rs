@@ -241,13 +241,15 @@ pub fn op_reads(kind: &OpKind) -> BTreeSet<Slot> {
         OpKind::ProcedureCall { args, .. } => args.iter().for_each(|x| e(x, &mut out)),
         OpKind::ExpandCount {
             from,
+            prefix,
             rel_predicate,
             distinct_from,
             ..
         } => {
             out.insert(*from);
             out.extend(distinct_from.iter().copied());
-            if let Some((var, p)) = rel_predicate {
+            let hop_predicates = prefix.iter().filter_map(|h| h.rel_predicate.as_ref());
+            for (var, p) in rel_predicate.iter().chain(hop_predicates) {
                 let mut inner = expr_reads(p);
                 inner.remove(var);
                 out.extend(inner);
@@ -364,9 +366,18 @@ pub fn op_exprs_mut(kind: &mut OpKind) -> Vec<&mut Expr> {
             }
         },
         OpKind::NodeByIdSeek { ids, .. } => vec![ids],
-        OpKind::VarExpand { rel_predicate, .. } | OpKind::ExpandCount { rel_predicate, .. } => {
+        OpKind::VarExpand { rel_predicate, .. } => {
             rel_predicate.iter_mut().map(|(_, p)| p).collect()
         }
+        OpKind::ExpandCount {
+            rel_predicate,
+            prefix,
+            ..
+        } => rel_predicate
+            .iter_mut()
+            .chain(prefix.iter_mut().filter_map(|h| h.rel_predicate.as_mut()))
+            .map(|(_, p)| p)
+            .collect(),
         OpKind::ShortestPath { path_predicate, .. } => path_predicate.iter_mut().collect(),
         OpKind::Filter { predicate } => vec![predicate],
         OpKind::Project { items } => items.iter_mut().map(|(_, x)| x).collect(),

@@ -141,6 +141,13 @@ fn check(node: &PlanNode, outer: &BTreeSet<Slot>, width: usize) -> Result<BTreeS
     {
         local.push(*v);
     }
+    if let OpKind::ExpandCount { prefix, .. } = &node.kind {
+        local.extend(
+            prefix
+                .iter()
+                .filter_map(|h| h.rel_predicate.as_ref().map(|(v, _)| *v)),
+        );
+    }
     if let OpKind::ShortestPath { path, rels, .. } = &node.kind {
         local.push(*path);
         local.extend(rels.iter().copied());

@@ -277,11 +277,10 @@ fn counting_query_uses_expand_count() {
         "MATCH (p:Person {id: $id})-[:LIKES]->(:Item)<-[:LIKES]-(:Person)-[:LIKES]->(j:Item) RETURN count(*)",
         r#"
         Aggregate keys [], aggregates [Sum(  anon_5) AS count(*)]  [est. 1 rows] [expand_count]
-        └─ ExpandCount count of (  anon_2)-[:LIKES]->() AS   anon_5  [est. 66 rows] [drop_implied_label]
-           └─ Expand (  anon_0)<-[  anon_3:LIKES]-(  anon_2)  [est. 66 rows] [drop_implied_label]
-              └─ Expand (p)-[  anon_1:LIKES]->(  anon_0)  [est. 20 rows] [drop_implied_label]
-                 └─ IndexSeek (p:Person {id = $id})  [est. 1 rows] [index_seek]
-                    └─ Argument  [est. 1 rows]
+        └─ ExpandCount count of (  anon_0)<-[:LIKES]-()-[:LIKES]->() AS   anon_5  [est. 20 rows] [fuse_count_hops]
+           └─ Expand (p)-[  anon_1:LIKES]->(  anon_0)  [est. 20 rows] [drop_implied_label]
+              └─ IndexSeek (p:Person {id = $id})  [est. 1 rows] [index_seek]
+                 └─ Argument  [est. 1 rows]
         Columns: count(*)
         "#,
     );

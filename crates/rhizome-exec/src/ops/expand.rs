@@ -73,6 +73,42 @@ pub(crate) fn skip_entry(
     direction == ExpandDirection::Both && d == Direction::Incoming && neighbour == from
 }
 
+/// Answers "is relationship `r` in the `d`-list of `node` for type `t`" in
+/// constant time from the type's outgoing CSR: an outgoing list is a
+/// contiguous id range, an incoming entry's relationship ends at the node.
+struct ListMembership<'a> {
+    base: u64,
+    count: u64,
+    out: Option<rhizome_storage::csr::Csr<'a>>,
+}
+
+impl<'a> ListMembership<'a> {
+    fn new(snap: &'a Snapshot, t: RelTypeId) -> ListMembership<'a> {
+        let (base, count) = snap
+            .rel_type_ranges()
+            .find(|(id, _, _)| *id == t)
+            .map_or((0, 0), |(_, base, count)| (base, count));
+        ListMembership {
+            base,
+            count,
+            out: snap.csr(t, Direction::Outgoing),
+        }
+    }
+
+    #[inline]
+    fn contains(&self, r: RelId, node: NodeId, d: Direction) -> bool {
+        let Some(out) = &self.out else { return false };
+        if r < self.base || r >= self.base + self.count {
+            return false;
+        }
+        let p = (r - self.base) as usize;
+        match d {
+            Direction::Outgoing => out.positions(node).contains(&p),
+            Direction::Incoming => out.all_neighbours().get(p) == Some(&node),
+        }
+    }
+}
+
 /// `(from)-[rel]->(to)` for each input row.
 pub struct Expand {
     node: Arc<CNode>,
@@ -393,23 +429,212 @@ impl NumericRelFilter {
     }
 }
 
-/// Counts what an `Expand` of the last hop would have produced.
+/// One walk step of an `ExpandCount`: a hop's (type, direction) pairs,
+/// labels, relationship predicate, and the list-membership helpers.
+struct Step<'a> {
+    walks: Vec<(RelTypeId, Direction)>,
+    members: Vec<ListMembership<'a>>,
+    direction: ExpandDirection,
+    labels: &'a [Option<LabelId>],
+    predicate: Option<(Slot, &'a CExpr)>,
+    numeric: Option<NumericRelFilter>,
+}
+
+impl<'a> Step<'a> {
+    fn new(
+        snap: &'a Snapshot,
+        types: &Types,
+        direction: ExpandDirection,
+        labels: &'a [Option<LabelId>],
+        predicate: Option<(Slot, &'a CExpr)>,
+    ) -> Step<'a> {
+        let walks = walks(snap, types, direction);
+        Step {
+            members: walks
+                .iter()
+                .map(|&(t, _)| ListMembership::new(snap, t))
+                .collect(),
+            walks,
+            direction,
+            labels,
+            numeric: predicate.and_then(|(slot, e)| NumericRelFilter::recognise(slot, e)),
+            predicate,
+        }
+    }
+
+    /// The value a numeric filter tests for relationship row `row` of type `t`.
+    fn numeric_value(&self, snap: &Snapshot, t: RelTypeId, r: RelId, row: u64) -> Option<f64> {
+        let f = self.numeric.as_ref()?;
+        let column = snap.rel_column(t, f.key?)?;
+        if let Some(values) = column.dense_f64() {
+            return values.get(row as usize).copied();
+        }
+        match snap.rel_property(r, f.key?) {
+            Value::Float(x) => Some(x),
+            Value::Int(i) => Some(i as f64),
+            _ => None,
+        }
+    }
+
+    /// Whether relationship `r` (property row `prow` of type `t`) passes the predicate.
+    #[allow(clippy::too_many_arguments)]
+    fn passes(
+        &self,
+        eval: &Evaluator<'_>,
+        input: &Chunk,
+        row: usize,
+        snap: &Snapshot,
+        t: RelTypeId,
+        r: RelId,
+        prow: u64,
+    ) -> Result<bool> {
+        let Some((slot, e)) = self.predicate else {
+            return Ok(true);
+        };
+        if let Some(f) = &self.numeric {
+            return Ok(self
+                .numeric_value(snap, t, r, prow)
+                .is_some_and(|x| f.test(x)));
+        }
+        let locals = [(slot, Value::Relationship(r))];
+        eval.predicate(
+            e,
+            &Row {
+                chunk: input,
+                row,
+                locals: &locals,
+            },
+        )
+    }
+}
+
+/// Counts what an `Expand` of the last hop would have produced, after
+/// walking the hops of its prefix without producing rows.
 pub struct ExpandCount {
     node: Arc<CNode>,
-    numeric: Option<NumericRelFilter>,
 }
 
 impl ExpandCount {
     /// The operator for an `ExpandCount` node.
     pub fn new(node: Arc<CNode>) -> ExpandCount {
-        let numeric = match &node.kind {
-            OpKind::ExpandCount {
-                rel_predicate: Some((slot, _)),
-                ..
-            } => NumericRelFilter::recognise(*slot, &node.c.exprs[0]),
-            _ => None,
-        };
-        ExpandCount { node, numeric }
+        ExpandCount { node }
+    }
+}
+
+struct CountCtx<'a, 'q> {
+    snap: &'a Snapshot,
+    eval: Evaluator<'q>,
+    input: &'a Chunk,
+    row: usize,
+    prefix: Vec<Step<'a>>,
+    last: Step<'a>,
+}
+
+impl CountCtx<'_, '_> {
+    /// Matches of the counted hop from `source`, none of them in `excluded`.
+    fn count_last(&self, source: NodeId, excluded: &[RelId]) -> Result<u64> {
+        let step = &self.last;
+        let snap = self.snap;
+        let mut count = 0u64;
+        for (w, &(t, d)) in step.walks.iter().enumerate() {
+            let adj = snap.adjacency(source, t, d);
+            let plain_list = step.labels.is_empty() && step.direction != ExpandDirection::Both;
+            if plain_list && step.predicate.is_none() {
+                // Degree minus the excluded relationships that lie in this list.
+                count += adj.len() as u64;
+                for &r in excluded {
+                    if step.members[w].contains(r, source, d) {
+                        count -= 1;
+                    }
+                }
+                continue;
+            }
+            if let (true, Some(f)) = (plain_list, &step.numeric) {
+                if let Some(n) = f.count(snap, t, &adj) {
+                    count += n;
+                    for &r in excluded {
+                        if step.members[w].contains(r, source, d) {
+                            let row = r - step.members[w].base;
+                            if step
+                                .numeric_value(snap, t, r, row)
+                                .is_some_and(|x| f.test(x))
+                            {
+                                count -= 1;
+                            }
+                        }
+                    }
+                    continue;
+                }
+            }
+            for i in 0..adj.len() {
+                let neighbour = adj.neighbours[i];
+                if skip_entry(step.direction, d, source, neighbour) {
+                    continue;
+                }
+                if !step.labels.is_empty() && !has_labels(snap, neighbour, step.labels) {
+                    continue;
+                }
+                let r = adj.rel_id(i);
+                if excluded.contains(&r) {
+                    continue;
+                }
+                if step.passes(
+                    &self.eval,
+                    self.input,
+                    self.row,
+                    snap,
+                    t,
+                    r,
+                    adj.property_row(i),
+                )? {
+                    count += 1;
+                }
+            }
+        }
+        Ok(count)
+    }
+
+    /// Walks prefix hops `level..` from `node`; `path` holds the excluded
+    /// relationships plus those of the walk so far.
+    fn walk(&self, level: usize, node: NodeId, path: &mut Vec<RelId>) -> Result<u64> {
+        if level == self.prefix.len() {
+            return self.count_last(node, path);
+        }
+        let step = &self.prefix[level];
+        let snap = self.snap;
+        let mut total = 0u64;
+        for &(t, d) in &step.walks {
+            let adj = snap.adjacency(node, t, d);
+            for i in 0..adj.len() {
+                let neighbour = adj.neighbours[i];
+                if skip_entry(step.direction, d, node, neighbour) {
+                    continue;
+                }
+                if !step.labels.is_empty() && !has_labels(snap, neighbour, step.labels) {
+                    continue;
+                }
+                let r = adj.rel_id(i);
+                if path.contains(&r) {
+                    continue;
+                }
+                if !step.passes(
+                    &self.eval,
+                    self.input,
+                    self.row,
+                    snap,
+                    t,
+                    r,
+                    adj.property_row(i),
+                )? {
+                    continue;
+                }
+                path.push(r);
+                let n = self.walk(level + 1, neighbour, path);
+                path.pop();
+                total += n?;
+            }
+        }
+        Ok(total)
     }
 }
 
@@ -417,6 +642,7 @@ impl Operator for ExpandCount {
     fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
         let OpKind::ExpandCount {
             from,
+            prefix,
             direction,
             distinct_from,
             count_slot,
@@ -427,17 +653,52 @@ impl Operator for ExpandCount {
             unreachable!("ExpandCount built for an ExpandCount node");
         };
         let snap = &ctx.q.snapshot;
-        let types = self.node.c.types.as_ref().expect("compiled types");
-        let labels = &self.node.c.to_labels;
-        let walks = walks(snap, types, *direction);
-        let eval = Evaluator::new(ctx.q);
+        let c = &self.node.c;
+        if prefix.len() != c.hops.len() {
+            return Err(rhizome_common::Error::internal(
+                "ExpandCount prefix was not compiled",
+            ));
+        }
+        let types = c.types.as_ref().expect("compiled types");
+        let hop_steps: Vec<Step<'_>> = prefix
+            .iter()
+            .zip(&c.hops)
+            .map(|(hop, ch)| {
+                Step::new(
+                    snap,
+                    &ch.types,
+                    hop.direction,
+                    &ch.to_labels,
+                    hop.rel_predicate
+                        .as_ref()
+                        .map(|(s, _)| *s)
+                        .zip(ch.predicate.as_ref()),
+                )
+            })
+            .collect();
+        let last = Step::new(
+            snap,
+            types,
+            *direction,
+            &c.to_labels,
+            rel_predicate.as_ref().map(|(s, _)| *s).zip(c.exprs.first()),
+        );
+        let mut cc = CountCtx {
+            snap,
+            eval: Evaluator::new(ctx.q),
+            input: &input,
+            row: 0,
+            prefix: hop_steps,
+            last,
+        };
+        let heavy = !prefix.is_empty();
         let mut counts: Vec<Value> = Vec::with_capacity(input.len());
         let mut excluded = Vec::new();
         let from_column = input.column(*from).cloned();
         let mut end = input.len();
         let mut row = 0;
         while row < end {
-            if row % 256 == 0 {
+            if heavy || row % 256 == 0 {
                 if ctx.cancelled() {
                     return Ok(());
                 }
@@ -450,84 +711,8 @@ impl Operator for ExpandCount {
             let mut count = 0u64;
             if source != NULL_ID {
                 excluded_rels(&input, row, distinct_from, &mut excluded);
-                for &(t, d) in &walks {
-                    let adj = snap.adjacency(source, t, d);
-                    let simple = labels.is_empty()
-                        && rel_predicate.is_none()
-                        && *direction != ExpandDirection::Both;
-                    if simple {
-                        // Degree minus the excluded relationships that lie in this list.
-                        count += adj.len() as u64;
-                        for &r in &excluded {
-                            if let Some(info) = snap.relationship(r) {
-                                let end_here = if d == Direction::Outgoing {
-                                    info.start
-                                } else {
-                                    info.end
-                                };
-                                if info.rel_type == t && end_here == source {
-                                    count -= 1;
-                                }
-                            }
-                        }
-                        continue;
-                    }
-                    if let (Some(f), true, false) = (
-                        &self.numeric,
-                        labels.is_empty(),
-                        *direction == ExpandDirection::Both,
-                    ) {
-                        if let Some(n) = f.count(snap, t, &adj) {
-                            count += n;
-                            for &r in &excluded {
-                                if let Some(info) = snap.relationship(r) {
-                                    let end_here = if d == Direction::Outgoing {
-                                        info.start
-                                    } else {
-                                        info.end
-                                    };
-                                    if info.rel_type == t && end_here == source {
-                                        let v = snap.rel_property(r, f.key.unwrap_or(u32::MAX));
-                                        let x = match v {
-                                            Value::Float(x) => Some(x),
-                                            Value::Int(i) => Some(i as f64),
-                                            _ => None,
-                                        };
-                                        if x.is_some_and(|x| f.test(x)) {
-                                            count -= 1;
-                                        }
-                                    }
-                                }
-                            }
-                            continue;
-                        }
-                    }
-                    for i in 0..adj.len() {
-                        let neighbour = adj.neighbours[i];
-                        if skip_entry(*direction, d, source, neighbour) {
-                            continue;
-                        }
-                        if !labels.is_empty() && !has_labels(snap, neighbour, labels) {
-                            continue;
-                        }
-                        let r = adj.rel_id(i);
-                        if excluded.contains(&r) {
-                            continue;
-                        }
-                        if let Some((slot, _)) = rel_predicate {
-                            let locals = [(*slot, Value::Relationship(r))];
-                            let inner = Row {
-                                chunk: &input,
-                                row,
-                                locals: &locals,
-                            };
-                            if !eval.predicate(&self.node.c.exprs[0], &inner)? {
-                                continue;
-                            }
-                        }
-                        count += 1;
-                    }
-                }
+                cc.row = row;
+                count = cc.walk(0, source, &mut excluded)?;
             }
             counts.push(Value::Int(count as i64));
             row += 1;

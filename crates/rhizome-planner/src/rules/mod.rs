@@ -12,6 +12,7 @@ mod drop_implied_label;
 mod exists_to_semi_apply;
 mod expand_count;
 mod fold_constants;
+mod fuse_count_hops;
 mod index_seek;
 mod limit_to_top;
 mod node_by_id_seek;
@@ -25,6 +26,7 @@ pub use drop_implied_label::DropImpliedLabel;
 pub use exists_to_semi_apply::ExistsToSemiApply;
 pub use expand_count::ExpandCount;
 pub use fold_constants::FoldConstants;
+pub use fuse_count_hops::FuseCountHops;
 pub use index_seek::IndexSeek;
 pub use limit_to_top::LimitToTop;
 pub use node_by_id_seek::NodeByIdSeek;
@@ -49,7 +51,7 @@ pub struct RuleContext<'a> {
 }
 
 /// A rewrite of a plan tree that keeps its results.
-pub trait OptimizerRule {
+pub trait OptimizerRule: Send + Sync {
     /// The rule's name, as shown by EXPLAIN (the file name).
     fn name(&self) -> &'static str;
     /// Rewrites the tree rooted at `node`; returns it unchanged when the rule does not apply.
@@ -71,6 +73,7 @@ pub fn all_rules() -> Vec<Box<dyn OptimizerRule>> {
         Box::new(LimitToTop),
         Box::new(PushDownLimit),
         Box::new(PruneProjections),
+        Box::new(FuseCountHops),
     ]
 }
 

@@ -327,6 +327,50 @@ impl AdjMap {
     }
 }
 
+/// How the members of one label differ from the base: ranges of nodes that
+/// gained it (coalesced, so a bulk of new nodes is one range) and base nodes
+/// that lost it. Label scans over a delta cost O(these), not O(delta).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LabelChanges {
+    /// start -> end of disjoint, non-adjacent id ranges.
+    pub(crate) added: imbl::OrdMap<NodeId, NodeId>,
+    /// Base members that no longer carry the label.
+    pub(crate) removed: imbl::OrdSet<NodeId>,
+}
+
+impl LabelChanges {
+    fn add(&mut self, n: NodeId) {
+        let (mut start, mut end) = (n, n + 1);
+        if let Some((&s, &e)) = self.added.range(..=n).next_back() {
+            if n < e {
+                return;
+            }
+            if e == n {
+                start = s;
+                self.added.remove(&s);
+            }
+        }
+        if let Some(e) = self.added.remove(&(n + 1)) {
+            end = e;
+        }
+        self.added.insert(start, end);
+    }
+
+    fn remove(&mut self, n: NodeId) {
+        if let Some((&s, &e)) = self.added.range(..=n).next_back() {
+            if n < e {
+                self.added.remove(&s);
+                if s < n {
+                    self.added.insert(s, n);
+                }
+                if n + 1 < e {
+                    self.added.insert(n + 1, e);
+                }
+            }
+        }
+    }
+}
+
 /// A property value ordered by [`index_order`].
 #[derive(Debug, Clone)]
 pub(crate) struct IndexValue(pub(crate) Value);
@@ -390,6 +434,8 @@ pub(crate) struct Delta {
     pub(crate) rel_diff: i64,
     /// Per label id: node count change.
     pub(crate) label_diff: Vec<i64>,
+    /// Per label id: membership changes.
+    pub(crate) label_changes: Vec<LabelChanges>,
     /// Per type id: relationship count change.
     pub(crate) type_diff: Vec<i64>,
     /// Lazily computed label ranges, per label id.
@@ -416,6 +462,7 @@ impl Clone for Delta {
             node_diff: self.node_diff,
             rel_diff: self.rel_diff,
             label_diff: self.label_diff.clone(),
+            label_changes: self.label_changes.clone(),
             type_diff: self.type_diff.clone(),
             label_cache: OnceLock::new(),
             stats_cache: OnceLock::new(),
@@ -457,6 +504,7 @@ impl Delta {
             node_diff: 0,
             rel_diff: 0,
             label_diff: Vec::new(),
+            label_changes: Vec::new(),
             type_diff: Vec::new(),
             label_cache: OnceLock::new(),
             stats_cache: OnceLock::new(),
@@ -517,13 +565,28 @@ impl Delta {
         self.types_touched[rel_type as usize] = true;
     }
 
-    /// Adds `by` to the count of a label.
-    pub(crate) fn count_label(&mut self, label: LabelId, by: i64) {
+    /// Records that `node` gained (`by` = 1) or lost (`by` = -1) `label`;
+    /// `in_base` says whether the base has the node carrying it.
+    pub(crate) fn count_label(&mut self, label: LabelId, node: NodeId, by: i64, in_base: bool) {
         let n = label as usize + 1;
         if self.label_diff.len() < n {
             self.label_diff.resize(n, 0);
         }
+        if self.label_changes.len() < n {
+            self.label_changes.resize_with(n, Default::default);
+        }
         self.label_diff[label as usize] += by;
+        let changes = &mut self.label_changes[label as usize];
+        match (by > 0, in_base) {
+            (true, true) => {
+                changes.removed.remove(&node);
+            }
+            (true, false) => changes.add(node),
+            (false, true) => {
+                changes.removed.insert(node);
+            }
+            (false, false) => changes.remove(node),
+        }
     }
 }
 
@@ -600,5 +663,20 @@ mod tests {
         assert_eq!(m.get(4), Some((&[7u64][..], &[7u64][..])));
         assert_eq!(m.get(3).unwrap().0, &[2, 9]);
         assert_eq!(packed.get(4), None);
+    }
+
+    #[test]
+    fn label_changes_keep_coalesced_ranges() {
+        let mut c = LabelChanges::default();
+        for n in [5, 6, 8, 7, 4, 20] {
+            c.add(n);
+        }
+        let ranges = |c: &LabelChanges| c.added.iter().map(|(&s, &e)| s..e).collect::<Vec<_>>();
+        assert_eq!(ranges(&c), vec![4..9, 20..21]);
+        c.remove(6);
+        c.remove(20);
+        c.remove(4);
+        c.remove(100);
+        assert_eq!(ranges(&c), vec![5..6, 7..9]);
     }
 }

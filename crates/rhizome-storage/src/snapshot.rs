@@ -578,22 +578,14 @@ impl Snapshot {
 
     fn compute_label_ranges(&self, label: LabelId) -> Vec<Range<NodeId>> {
         let base = self.store.labels.ranges(label);
-        let mut removed = Vec::new();
-        let mut added = Vec::new();
-        for (id, d) in self.delta.nodes.iter() {
-            let now = !d.deleted && d.labels.binary_search(&label).is_ok();
-            let before = id < self.delta.base_nodes && self.store.labels.has_label(id, label);
-            if before && !now {
-                removed.push(id);
-            } else if now && !before {
-                added.push(id);
-            }
-        }
-        if removed.is_empty() && added.is_empty() {
+        let Some(changes) = self.delta.label_changes.get(label as usize) else {
+            return base.to_vec();
+        };
+        if changes.added.is_empty() && changes.removed.is_empty() {
             return base.to_vec();
         }
         let mut ranges: Vec<Range<NodeId>> = Vec::new();
-        let mut removed = removed.into_iter().peekable();
+        let mut removed = changes.removed.iter().copied().peekable();
         for r in base {
             let mut start = r.start;
             while let Some(&x) = removed.peek() {
@@ -601,16 +593,18 @@ impl Snapshot {
                     break;
                 }
                 removed.next();
-                if x > start {
-                    ranges.push(start..x);
+                if x >= start {
+                    if x > start {
+                        ranges.push(start..x);
+                    }
+                    start = x + 1;
                 }
-                start = x + 1;
             }
             if start < r.end {
                 ranges.push(start..r.end);
             }
         }
-        ranges.extend(added.into_iter().map(|n| n..n + 1));
+        ranges.extend(changes.added.iter().map(|(&s, &e)| s..e));
         ranges.sort_by_key(|r| r.start);
         let mut out: Vec<Range<NodeId>> = Vec::with_capacity(ranges.len());
         for r in ranges {

@@ -292,7 +292,7 @@ impl TxnState {
         d.node_bound += 1;
         d.node_diff += 1;
         for &l in &label_ids {
-            d.count_label(l, 1);
+            d.count_label(l, id, 1, false);
         }
         let n_labels = label_ids.len() as u64;
         let n_props = key_props.len() as u64;
@@ -451,7 +451,8 @@ impl TxnState {
         if let Err(at) = d.labels.binary_search(&l) {
             d.labels.insert(at, l);
         }
-        self.delta().count_label(l, 1);
+        let in_base = self.snap.store().labels.has_label(node, l);
+        self.delta().count_label(l, node, 1, in_base);
         self.reindex(node, before);
         self.counters.labels_added += 1;
         self.record(Op::AddLabel {
@@ -472,7 +473,8 @@ impl TxnState {
         let before = self.index_values(node);
         let d = self.node_delta(node);
         d.labels.retain(|&x| x != l);
-        self.delta().count_label(l, -1);
+        let in_base = self.snap.store().labels.has_label(node, l);
+        self.delta().count_label(l, node, -1, in_base);
         self.reindex(node, before);
         self.counters.labels_removed += 1;
         self.record(Op::RemoveLabel {
@@ -540,10 +542,11 @@ impl TxnState {
         let labels = std::mem::take(&mut d.labels);
         d.deleted = true;
         d.props.clear();
+        let store = self.snap.store().clone();
         let delta = self.delta();
         delta.node_diff -= 1;
         for l in labels {
-            delta.count_label(l, -1);
+            delta.count_label(l, node, -1, store.labels.has_label(node, l));
         }
         self.reindex(node, before);
         self.counters.nodes_deleted += 1;

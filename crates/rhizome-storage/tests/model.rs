@@ -259,6 +259,30 @@ fn run(seed: u64) {
         assert_eq!(observe(&s), model, "round {round}: after checkpoint/reopen");
         let problems = db.check();
         assert!(problems.is_empty(), "round {round}: {problems:?}");
+        // Label scans agree with the model.
+        for label in LABELS {
+            let Some(l) = s.catalog().label_id(label) else {
+                continue;
+            };
+            let scanned: BTreeSet<i64> = s
+                .label_range_slice(l)
+                .iter()
+                .flat_map(|r| r.clone())
+                .map(|n| uid(&s, true, n))
+                .collect();
+            let expected: BTreeSet<i64> = model
+                .nodes
+                .iter()
+                .filter(|(_, (labels, _))| labels.contains(label))
+                .map(|(u, _)| *u)
+                .collect();
+            assert_eq!(scanned, expected, "round {round}: label {label}");
+            assert_eq!(
+                s.statistics().label_counts[l as usize],
+                expected.len() as u64,
+                "round {round}: count of {label}"
+            );
+        }
         // The index agrees with a scan.
         if let (Some(a), Some(x)) = (s.catalog().label_id("A"), s.catalog().property_key_id("x")) {
             if s.has_index(a, x) {

@@ -31,8 +31,8 @@ pub struct ProcedureInfo {
 ///
 /// Contract: answers are estimates except where a method says otherwise;
 /// methods never panic and are cheap enough to be called many times per
-/// planned query.
-pub trait PlannerContext {
+/// planned query. Contexts are shared with the planner's thread (`Sync`).
+pub trait PlannerContext: Sync {
     /// Number of nodes carrying `label` (`None` if the label is unknown).
     fn label_count(&self, label: &str) -> Option<u64>;
     /// Number of nodes.

@@ -26,7 +26,7 @@ pub mod validate;
 
 pub use context::{Dir, EmptyContext, PlannerContext, ProcedureInfo};
 
-use rhizome_common::Result;
+use rhizome_common::{Error, ErrorKind, Result};
 use rhizome_cypher::ast::{QueryPrefix, StatementKind};
 use rhizome_cypher::AnalyzedStatement;
 use rhizome_plan::{render_plan, Expr, Plan, PlanNode, SubqueryKind};
@@ -62,6 +62,46 @@ pub fn plan_statement_with(
     ctx: &dyn PlannerContext,
     rule_set: &[Box<dyn rules::OptimizerRule>],
 ) -> Result<PlannedStatement> {
+    // Planning walks the plan tree recursively; it runs on its own thread
+    // with a stack sized for the deepest plan allowed (`MAX_PLAN_DEPTH`), and
+    // a panic (a planner bug) becomes an internal error, not a crash.
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("rhizome-planner".into())
+            .stack_size(PLANNER_STACK_BYTES)
+            .spawn_scoped(scope, || plan_on_this_thread(analyzed, ctx, rule_set))
+            .map_err(|e| Error::internal(format!("cannot start the planner thread: {e}")))?;
+        worker.join().unwrap_or_else(|_| {
+            Err(Error::internal(
+                "the planner panicked (a bug in rhizome-planner)",
+            ))
+        })
+    })
+}
+
+/// The deepest plan (operators from root to leaf) the planner builds; deeper
+/// queries (e.g. patterns of thousands of relationships) are rejected.
+pub const MAX_PLAN_DEPTH: usize = 4_000;
+
+/// Stack of the planner thread: enough for [`MAX_PLAN_DEPTH`] in debug builds.
+const PLANNER_STACK_BYTES: usize = 256 << 20;
+
+/// Depth of a plan tree, without recursion.
+fn plan_depth(root: &PlanNode) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(root, 1usize)];
+    while let Some((n, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        stack.extend(n.inputs.iter().map(|i| (i, d + 1)));
+    }
+    deepest
+}
+
+fn plan_on_this_thread(
+    analyzed: &AnalyzedStatement,
+    ctx: &dyn PlannerContext,
+    rule_set: &[Box<dyn rules::OptimizerRule>],
+) -> Result<PlannedStatement> {
     let statement = &analyzed.statement;
     let explain = statement.prefix == Some(QueryPrefix::Explain);
     let profile = statement.prefix == Some(QueryPrefix::Profile);
@@ -91,6 +131,12 @@ pub fn plan_statement_with(
         &logical::Scope::default(),
         false,
     )?;
+    if plan_depth(&planned.plan) > MAX_PLAN_DEPTH {
+        return Err(Error::new(
+            ErrorKind::SemanticError,
+            format!("the query is too large to plan (more than {MAX_PLAN_DEPTH} nested operators)"),
+        ));
+    }
     let mut columns = planned.columns;
     // The analysed names are authoritative (e.g. `RETURN *` ordering).
     if columns.len() == analyzed.columns.len() {

@@ -24,6 +24,9 @@ use rhizome_plan::{
 };
 use std::collections::BTreeSet;
 
+/// Most nodes plus relationships in one pattern (planning is quadratic in it).
+const MAX_PATTERN_ELEMENTS: usize = 1_000;
+
 /// A node of the query graph.
 #[derive(Debug, Clone)]
 struct QNode {
@@ -434,6 +437,12 @@ impl Planner<'_> {
 
     /// Plans the query graph on top of `input`.
     fn plan_graph(&mut self, mut g: QueryGraph, input: PlanNode) -> Result<PlanNode> {
+        if g.rels.len() + g.nodes.len() > MAX_PATTERN_ELEMENTS {
+            return Err(Error::new(
+                ErrorKind::SemanticError,
+                format!("the pattern is too large to plan (more than {MAX_PATTERN_ELEMENTS} nodes and relationships)"),
+            ));
+        }
         // Bound nodes with labels: check the labels.
         for n in &g.nodes {
             if n.bound && !n.labels.is_empty() {
@@ -691,6 +700,10 @@ impl Planner<'_> {
         earlier_rels: &[Slot],
     ) -> Result<Component> {
         let mut rels_here: Vec<Slot> = Vec::new();
+        let mut in_comp = vec![false; g.nodes.len()];
+        for &n in comp {
+            in_comp[n] = true;
+        }
         // Start node: a bound one, else the cheapest.
         if !comp.iter().any(|&n| covered[n]) {
             let start = comp
@@ -712,7 +725,7 @@ impl Planner<'_> {
             // Candidate relationships touching the covered part.
             let mut best: Option<(bool, f64, usize)> = None;
             for (ri, r) in g.rels.iter().enumerate() {
-                if done[ri] || !comp.contains(&r.left) {
+                if done[ri] || !in_comp[r.left] {
                     continue;
                 }
                 let (l, rt) = (covered[r.left], covered[r.right]);

@@ -2,7 +2,7 @@
 //! physical [`Plan`] that the runtime executes.
 //!
 //! Stages, each in its own module:
-//! * [`logical`](crate::logical) builds the plan clause by clause from the
+//! * `logical` (private) builds the plan clause by clause from the
 //!   analysed AST (scopes to slots, patterns to scans and expands,
 //!   projections, subqueries, unions, calls), making the cost-based choices
 //!   of where patterns start and in which order they expand;

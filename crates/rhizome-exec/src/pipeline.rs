@@ -118,6 +118,15 @@ impl<'a> TaskCtx<'a> {
         push_at(pipe, self.stage + 1, chunk, self)
     }
 
+    /// Pushes a chunk to the next stage, on another worker when one is idle
+    /// (operators that produce many chunks from one input use it to fan out).
+    pub fn emit_shared(&mut self, chunk: Chunk) -> Result<()> {
+        if self.can_split() {
+            return self.spawn(move |ctx| ctx.emit(chunk));
+        }
+        self.emit(chunk)
+    }
+
     /// True if the pipeline (or the query) was stopped; operators check it
     /// between chunks and in long loops.
     #[inline]

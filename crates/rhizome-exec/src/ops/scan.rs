@@ -217,13 +217,33 @@ fn emit_nodes(
 impl Operator for Scan {
     fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
         let out = self.out();
+        // Seek results of many input rows share output chunks.
+        let (mut rows, mut nodes): (Vec<u32>, Vec<NodeId>) = (Vec::new(), Vec::new());
+        let flush =
+            |rows: &mut Vec<u32>, nodes: &mut Vec<NodeId>, ctx: &mut TaskCtx<'_>| -> Result<()> {
+                if rows.is_empty() {
+                    return Ok(());
+                }
+                let mut chunk = input.select(std::mem::take(rows));
+                chunk.set_column(out, Column::new(ColumnData::Nodes(std::mem::take(nodes))));
+                ctx.emit(chunk)
+            };
         for row in 0..input.len() {
             if ctx.cancelled() {
                 return Ok(());
             }
             match self.targets(&input, row, ctx)? {
-                Targets::List(nodes) => emit_nodes(ctx, &input, row, out, nodes.into_iter())?,
+                Targets::List(found) => {
+                    for node in found {
+                        rows.push(row as u32);
+                        nodes.push(node);
+                        if rows.len() == CHUNK_SIZE {
+                            flush(&mut rows, &mut nodes, ctx)?;
+                        }
+                    }
+                }
                 Targets::Ranges(ranges) => {
+                    flush(&mut rows, &mut nodes, ctx)?;
                     // Cut the ranges into morsels; all but the first become tasks.
                     let mut morsels: Vec<Range<NodeId>> = Vec::new();
                     for r in ranges {
@@ -247,6 +267,6 @@ impl Operator for Scan {
                 }
             }
         }
-        Ok(())
+        flush(&mut rows, &mut nodes, ctx)
     }
 }

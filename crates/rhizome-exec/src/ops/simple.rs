@@ -119,7 +119,7 @@ impl Operator for Unwind {
                                 *out,
                                 Column::new(ColumnData::Values(std::mem::take(&mut values))),
                             );
-                            ctx.emit(chunk)?;
+                            ctx.emit_shared(chunk)?;
                         }
                     }
                 }

@@ -134,6 +134,33 @@ impl Sink for AggregateSink {
         let (groups, seq) = &mut *guard;
         let mut args = Vec::new();
         let before = groups.len();
+        if self.node.c.exprs.is_empty() {
+            // No grouping keys: one group, found once per chunk.
+            if groups.is_empty() {
+                *seq += 1;
+                groups.insert(Vec::new(), (*seq, self.fresh()));
+            }
+            let entry = groups
+                .get_mut(&Vec::new())
+                .expect("the single group exists");
+            for (acc, (_, arg_exprs)) in entry.1.iter_mut().zip(&self.node.c.aggregates) {
+                if arg_exprs.is_empty() {
+                    for _ in 0..chunk.len() {
+                        acc.update_row();
+                    }
+                    continue;
+                }
+                for row in 0..chunk.len() {
+                    let r = Row::new(&chunk, row);
+                    args.clear();
+                    for e in arg_exprs {
+                        args.push(eval.eval(e, &r)?);
+                    }
+                    acc.update_args(&args)?;
+                }
+            }
+            return Ok(());
+        }
         for row in 0..chunk.len() {
             let r = Row::new(&chunk, row);
             let key: Vec<GroupKey> = self

@@ -442,6 +442,10 @@ pub(crate) struct Delta {
     pub(crate) label_cache: OnceLock<Vec<OnceLock<Vec<Range<NodeId>>>>>,
     /// Lazily computed statistics.
     pub(crate) stats_cache: OnceLock<Arc<Statistics>>,
+    /// Nodes deleted since the checkpoint.
+    pub(crate) deleted_nodes: imbl::OrdSet<NodeId>,
+    /// Lazily computed ranges of existing node ids.
+    pub(crate) node_ranges_cache: OnceLock<Vec<Range<NodeId>>>,
 }
 
 impl Clone for Delta {
@@ -466,6 +470,8 @@ impl Clone for Delta {
             type_diff: self.type_diff.clone(),
             label_cache: OnceLock::new(),
             stats_cache: OnceLock::new(),
+            deleted_nodes: self.deleted_nodes.clone(),
+            node_ranges_cache: OnceLock::new(),
         }
     }
 }
@@ -508,6 +514,8 @@ impl Delta {
             type_diff: Vec::new(),
             label_cache: OnceLock::new(),
             stats_cache: OnceLock::new(),
+            deleted_nodes: imbl::OrdSet::new(),
+            node_ranges_cache: OnceLock::new(),
         }
     }
 

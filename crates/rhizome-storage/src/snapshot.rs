@@ -622,32 +622,27 @@ impl Snapshot {
     #[allow(clippy::single_range_in_vec_init)]
     pub fn node_ranges(&self) -> Cow<'_, [Range<NodeId>]> {
         let bound = self.delta.node_bound;
-        if self.delta.is_empty() || self.delta.node_diff == (bound - self.delta.base_nodes) as i64 {
-            // No deletions: every id below the bound exists.
+        if self.delta.is_empty() || self.delta.deleted_nodes.is_empty() {
             return Cow::Owned(if bound > 0 {
                 vec![0..bound]
             } else {
                 Vec::new()
             });
         }
-        let deleted = self
-            .delta
-            .nodes
-            .iter()
-            .filter(|(_, d)| d.deleted)
-            .map(|(id, _)| id);
-        let mut out = Vec::new();
-        let mut start = 0;
-        for id in deleted {
-            if id > start {
-                out.push(start..id);
+        Cow::Borrowed(self.delta.node_ranges_cache.get_or_init(|| {
+            let mut out = Vec::new();
+            let mut start = 0;
+            for &id in &self.delta.deleted_nodes {
+                if id > start {
+                    out.push(start..id);
+                }
+                start = id + 1;
             }
-            start = id + 1;
-        }
-        if start < bound {
-            out.push(start..bound);
-        }
-        Cow::Owned(out)
+            if start < bound {
+                out.push(start..bound);
+            }
+            out
+        }))
     }
 
     /// Relationship id ranges per type, as (type, first id, count). Base

@@ -117,6 +117,7 @@ impl TxnState {
         d.changed = true;
         d.label_cache = Default::default();
         d.stats_cache = Default::default();
+        d.node_ranges_cache = Default::default();
         d
     }
 
@@ -545,6 +546,7 @@ impl TxnState {
         let store = self.snap.store().clone();
         let delta = self.delta();
         delta.node_diff -= 1;
+        delta.deleted_nodes.insert(node);
         for l in labels {
             delta.count_label(l, node, -1, store.labels.has_label(node, l));
         }

@@ -693,6 +693,16 @@ impl GraphRead for Snapshot {
             for (t, &diff) in s.rel_types.iter_mut().zip(&d.type_diff) {
                 t.count = (t.count as i64 + diff).max(0) as u64;
             }
+            // Triple counts are only kept where they are still exact (the
+            // planner infers labels from them): drop those of changed types
+            // and of labels some base node lost.
+            let lost = |l: LabelId| {
+                d.label_changes
+                    .get(l as usize)
+                    .is_some_and(|c| !c.removed.is_empty())
+            };
+            s.triples
+                .retain(|x| !d.type_touched(x.rel_type) && !lost(x.source) && !lost(x.target));
             Arc::new(s)
         })
     }

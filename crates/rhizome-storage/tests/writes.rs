@@ -543,3 +543,36 @@ fn wal_size_triggers_a_checkpoint() {
     assert_eq!(count_t(&db), 100);
     assert!(db.check().is_empty(), "{:?}", db.check());
 }
+
+#[test]
+fn statistics_stay_safe_for_the_planner() {
+    let (_tmp, dir) = setup();
+    let db = Database::open(&dir).unwrap();
+    let s = db.snapshot();
+    let (person, knows) = (
+        s.catalog().label_id("Person").unwrap(),
+        s.catalog().rel_type_id("KNOWS").unwrap(),
+    );
+    assert_eq!(s.statistics().triple_count(person, knows, person), 3);
+    let mut txn = db.begin_write().unwrap();
+    txn.remove_label(3, "Person").unwrap();
+    txn.commit().unwrap();
+    let s = db.snapshot();
+    // Node 3 is no longer a Person: "every KNOWS ends at a Person" is false now.
+    assert_eq!(s.statistics().triple_count(person, knows, person), 0);
+    assert_eq!(s.statistics().label_counts[person as usize], 3);
+    let mut txn = db.begin_write().unwrap();
+    txn.add_label(3, "Person").unwrap();
+    let c = txn.create_node(&["City"], &[]).unwrap();
+    txn.delete_relationship(2).unwrap();
+    txn.create_relationship(2, c, "KNOWS", &[]).unwrap();
+    txn.commit().unwrap();
+    let stats = db.snapshot().statistics().clone();
+    assert_eq!(stats.rel_types[knows as usize].count, 3);
+    assert!(stats.triples.iter().all(|t| t.rel_type != knows));
+    db.checkpoint().unwrap();
+    let s = db.snapshot();
+    let city = s.catalog().label_id("City").unwrap();
+    assert_eq!(s.statistics().triple_count(person, knows, city), 1);
+    assert_eq!(s.statistics().triple_count(person, knows, person), 2);
+}

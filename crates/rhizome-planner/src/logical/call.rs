@@ -95,3 +95,69 @@ impl Planner<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::test_util::plan_with;
+    use crate::{PlannerContext, ProcedureInfo};
+
+    struct Procs;
+    impl PlannerContext for Procs {
+        fn label_count(&self, _: &str) -> Option<u64> {
+            None
+        }
+        fn node_count(&self) -> u64 {
+            0
+        }
+        fn rel_count(&self, _: Option<&str>) -> u64 {
+            0
+        }
+        fn triple_count(&self, _: Option<&str>, _: Option<&str>, _: Option<&str>) -> u64 {
+            0
+        }
+        fn has_index(&self, _: &str, _: &str) -> bool {
+            false
+        }
+        fn distinct_values(&self, _: &str, _: &str) -> Option<u64> {
+            None
+        }
+        fn procedure(&self, name: &str) -> Option<ProcedureInfo> {
+            (name == "test.proc").then(|| ProcedureInfo {
+                inputs: vec!["x".into()],
+                outputs: vec!["a".into(), "b".into()],
+            })
+        }
+    }
+
+    #[test]
+    fn standalone_calls_yield_everything_and_take_implicit_arguments() {
+        let analyzed = rhizome_cypher::compile("CALL test.proc").unwrap();
+        let planned = crate::plan_statement(&analyzed, &Procs).unwrap();
+        let cols: Vec<&str> = planned
+            .plan
+            .columns
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(cols, ["a", "b"]);
+        match &planned.plan.root.kind {
+            rhizome_plan::OpKind::ProcedureCall { args, yields, .. } => {
+                assert_eq!(args, &[rhizome_plan::Expr::Parameter("x".into())]);
+                assert_eq!(yields.len(), 2);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn yield_aliases_and_where() {
+        assert_eq!(
+            plan_with(
+                "CALL test.proc(1) YIELD b AS c WHERE c > 1 RETURN c",
+                None,
+                &Procs
+            ),
+            "Filter (c > 1)\n└─ ProcedureCall test.proc\n   └─ Argument"
+        );
+    }
+}

@@ -1070,3 +1070,93 @@ fn uniqueness_filter(
     }
     and_all(parts)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::test_util::plan_empty;
+
+    fn distinct_froms(q: &str) -> Vec<(String, Vec<String>)> {
+        let analyzed = rhizome_cypher::compile(q).unwrap();
+        let planned = crate::plan_statement_with(&analyzed, &crate::EmptyContext, &[]).unwrap();
+        let names = planned.plan.slot_names.clone();
+        let mut out = Vec::new();
+        planned.plan.root.walk(&mut |n| match &n.kind {
+            OpKind::Expand {
+                rel, distinct_from, ..
+            }
+            | OpKind::ExpandInto {
+                rel, distinct_from, ..
+            }
+            | OpKind::VarExpand {
+                rels: rel,
+                distinct_from,
+                ..
+            } => out.push((
+                names[*rel].clone(),
+                distinct_from.iter().map(|s| names[*s].clone()).collect(),
+            )),
+            _ => {}
+        });
+        out.reverse();
+        out
+    }
+
+    use rhizome_plan::OpKind;
+
+    #[test]
+    fn relationships_of_one_match_are_distinct() {
+        assert_eq!(
+            distinct_froms("MATCH (a)-[r]->(b)-[s*]->(c), (c)-[t]->(d) RETURN a"),
+            vec![
+                ("r".to_string(), vec![]),
+                ("s".to_string(), vec!["r".to_string()]),
+                ("t".to_string(), vec!["r".to_string(), "s".to_string()]),
+            ]
+        );
+        // A later MATCH does not need to differ from an earlier one.
+        assert_eq!(
+            distinct_froms("MATCH (a)-[r]->(b) MATCH (b)-[s]->(c) RETURN a"),
+            vec![("r".to_string(), vec![]), ("s".to_string(), vec![])]
+        );
+    }
+
+    #[test]
+    fn bound_nodes_are_not_rescanned_and_cycles_expand_into() {
+        assert_eq!(
+            plan_empty("MATCH (a) WITH a MATCH (a)-[r]->(b)-[s]->(a) RETURN b", None),
+            "ExpandInto (b)-[s]->(a)\n└─ Expand (a)-[r]->(b)\n   └─ AllNodesScan (a)\n      └─ Argument"
+        );
+    }
+
+    #[test]
+    fn var_length_from_the_right_end_is_reversed() {
+        let text = plan_empty("MATCH (a:A) WITH a MATCH (b)-[r*2]->(a) RETURN r", None);
+        assert!(
+            text.starts_with(
+                "Projection reverse(  anon_0) AS r\n└─ VarLengthExpand (a)<-[  anon_0*2..2]-(b)"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn named_paths_and_shortest_paths() {
+        assert_eq!(
+            plan_empty("MATCH p = (a)-[r]->(b) RETURN p", None),
+            "Projection path(...) AS p\n└─ Expand (a)-[r]->(b)\n   └─ AllNodesScan (a)\n      └─ Argument"
+        );
+        let text = plan_empty(
+            "MATCH (a), (b) MATCH p = allShortestPaths((a)-[*]-(b)) WHERE length(p) > 1 RETURN p",
+            None,
+        );
+        assert!(text.starts_with("ShortestPath p = All((a)..(b))"), "{text}");
+    }
+
+    #[test]
+    fn optional_match_keeps_its_where_inside() {
+        assert_eq!(
+            plan_empty("MATCH (a) OPTIONAL MATCH (a)-->(b) WHERE b.x = 1 RETURN b", None),
+            "Optional\n├─ AllNodesScan (a)\n│  └─ Argument\n└─ Filter (b.x = 1)\n   └─ Expand (a)-[  anon_0]->(b)\n      └─ Argument"
+        );
+    }
+}

@@ -340,3 +340,40 @@ impl Planner<'_> {
         Ok(plan)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn mixed_aggregate_expressions_are_split() {
+        assert_eq!(
+            plan_empty("MATCH (n) RETURN n.k AS k, count(*) + 1 AS c, collect(n.x)[0] AS first", None),
+            "Projection (  anon_0 + 1) AS c,   anon_1[0] AS first\n└─ Aggregate keys [n.k AS k], aggregates [CountStar() AS   anon_0, Collect(n.x) AS   anon_1]\n   └─ AllNodesScan (n)\n      └─ Argument"
+        );
+    }
+
+    #[test]
+    fn order_by_sees_aliases_and_previous_variables() {
+        assert_eq!(
+            plan_empty("MATCH (n) RETURN n.a AS a ORDER BY a, n.b DESC SKIP 1 LIMIT 2", None),
+            "Limit 2\n└─ Skip 1\n   └─ Sort a,   anon_0 DESC\n      └─ Projection n.b AS   anon_0\n         └─ Projection n.a AS a\n            └─ AllNodesScan (n)\n               └─ Argument"
+        );
+    }
+
+    #[test]
+    fn sort_keys_after_aggregation_reuse_grouping_slots() {
+        assert_eq!(
+            plan_empty("MATCH (me)--(you) RETURN me.age AS age, count(you.age) AS cnt ORDER BY me.age + count(you.age)", None),
+            "Sort   anon_1\n└─ Projection (age + cnt) AS   anon_1\n   └─ Aggregate keys [me.age AS age], aggregates [Count(you.age) AS cnt]\n      └─ Expand (me)-[  anon_0]-(you)\n         └─ AllNodesScan (me)\n            └─ Argument"
+        );
+    }
+
+    #[test]
+    fn distinct_with_where_on_earlier_variables_filters_first() {
+        assert_eq!(
+            plan_empty("MATCH (a) WITH DISTINCT a.x AS x WHERE a.y = 1 RETURN x", None),
+            "Distinct x\n└─ Filter (a.y = 1)\n   └─ Projection a.x AS x\n      └─ AllNodesScan (a)\n         └─ Argument"
+        );
+    }
+}

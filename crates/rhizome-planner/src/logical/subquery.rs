@@ -65,3 +65,21 @@ impl Planner<'_> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn call_subquery_imports_only_through_with() {
+        // `n` inside the uncorrelated subquery is a new variable: scanned, not reused.
+        assert_eq!(
+            plan_empty("MATCH (n) CALL { MATCH (n) RETURN n AS m } RETURN m", None),
+            "Apply\n├─ AllNodesScan (n)\n│  └─ Argument\n└─ AllNodesScan (n)\n   └─ Argument"
+        );
+        assert_eq!(
+            plan_empty("MATCH (n) CALL { WITH n MATCH (n)-->(x) RETURN x } RETURN x", None),
+            "Apply\n├─ AllNodesScan (n)\n│  └─ Argument\n└─ Expand (n)-[  anon_0]->(x)\n   └─ Argument"
+        );
+    }
+}

@@ -88,3 +88,16 @@ impl Planner<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::test_util::plan_empty;
+
+    #[test]
+    fn branches_project_into_shared_slots() {
+        assert_eq!(
+            plan_empty("RETURN 1 AS x UNION ALL RETURN 2 AS x", None),
+            "Union all\n├─ Projection x AS x\n│  └─ Projection 1 AS x\n│     └─ Argument\n└─ Projection x AS x\n   └─ Projection 2 AS x\n      └─ Argument"
+        );
+    }
+}

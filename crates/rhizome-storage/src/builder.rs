@@ -384,6 +384,8 @@ impl GraphBuilder {
             constraints,
             statistics: statistics.clone(),
         };
+        // The segment's directory entry is durable before the manifest names it.
+        sync_dir(dir)?;
         manifest.write(dir)?;
         sync_dir(dir)?;
         let bytes_on_disk = directory_size(dir)?;

@@ -51,10 +51,17 @@ struct StdFile {
 
 impl WalFile for StdFile {
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let r = self.file.write_all(bytes);
-        // On a partial write the file position moved: recompute the length.
-        self.len = self.file.metadata()?.len();
-        r
+        match self.file.write_all(bytes) {
+            Ok(()) => {
+                self.len += bytes.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // A partial write moved the end: learn the real length.
+                self.len = self.file.metadata()?.len();
+                Err(e)
+            }
+        }
     }
 
     fn sync(&mut self) -> io::Result<()> {

@@ -620,6 +620,14 @@ impl Planner<'_> {
         }
         let mut best = cost::scan_rows(self.ctx, &node.labels);
         for p in &g.preds {
+            // Only predicates that can be applied right after the scan make a seek.
+            let usable = p
+                .reads
+                .iter()
+                .all(|s| *s == node.slot || (!g.isolated && !g.new_slots.contains(s)));
+            if !usable {
+                continue;
+            }
             if let Some((key, _)) = equality_on(&p.expr, node.slot) {
                 for l in &node.labels {
                     if self.ctx.has_index(l, &key) {

@@ -79,7 +79,10 @@ fn main() {
     );
 
     // 2. Single-row durable transactions.
-    let n = 300;
+    let n: i64 = std::env::var("SINGLE")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(300);
     let t = Instant::now();
     for i in 0..n {
         let mut txn = db.begin_write().unwrap();

@@ -715,7 +715,7 @@ impl GraphRead for Snapshot {
         if node >= self.delta.node_bound {
             return false;
         }
-        self.delta.is_empty() || self.delta.nodes.get(node).is_none_or(|d| !d.deleted)
+        self.delta.deleted_nodes.is_empty() || !self.delta.deleted_nodes.contains(&node)
     }
 
     fn label_ranges(&self, label: LabelId) -> Vec<Range<NodeId>> {

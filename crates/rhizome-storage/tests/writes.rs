@@ -621,3 +621,49 @@ fn dropping_the_last_handle_checkpoints() {
     assert!(db.snapshot().is_base_only());
     assert_eq!(count_t(&db), 1);
 }
+
+#[test]
+fn readers_always_see_whole_commits() {
+    let (_tmp, dir) = setup();
+    let db = Database::open(&dir).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (db, stop) = (db.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut seen = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let s = db.snapshot();
+                    let Some(count) = s.catalog().property_key_id("count") else {
+                        continue;
+                    };
+                    // Node 0's `count` is the number of T nodes, in every state.
+                    let expected = match s.node_property(0, count) {
+                        Value::Int(c) => c as usize,
+                        _ => 0,
+                    };
+                    assert_eq!(count_t_in(&s), expected);
+                    seen += 1;
+                }
+                seen
+            })
+        })
+        .collect();
+    for i in 1..=60 {
+        let mut txn = db.begin_write().unwrap();
+        txn.create_node(&["T"], &[]).unwrap();
+        txn.set_node_property(0, "count", Value::Int(i)).unwrap();
+        txn.commit().unwrap();
+        if i % 20 == 0 {
+            db.checkpoint().unwrap();
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in readers {
+        assert!(r.join().unwrap() > 0);
+    }
+}
+
+fn count_t_in(s: &Snapshot) -> usize {
+    s.catalog().label_id("T").map_or(0, |_| ids(s, "T").len())
+}

@@ -1,21 +1,21 @@
 //! The delta layer: every change made since the last checkpoint, as one
 //! immutable, structurally shared value.
 //!
-//! A [`Delta`] is never modified once published. Committing builds the next
+//! A `Delta` is never modified once published. Committing builds the next
 //! version by cloning the previous one (a handful of reference-count
-//! increments) and changing only the pages it touches ([`PagedMap`] copies a
+//! increments) and changing only the pages it touches (`PagedMap` copies a
 //! page of 1024 slots on first write, `imbl` sets copy a path). A
 //! [`crate::Snapshot`] holds `(Arc<Store>, Arc<Delta>)`, so readers of an old
 //! version keep it alive and never see later writes.
 //!
 //! What is kept, per kind of change:
-//! - **nodes** ([`NodeDelta`], keyed by node id): created or deleted flags,
+//! - **nodes** (`NodeDelta`, keyed by node id): created or deleted flags,
 //!   the node's complete current label set, and its property changes
 //!   (all properties for created nodes; overrides, `Null` = removed, for base
 //!   nodes);
-//! - **relationships** ([`RelDelta`], keyed by id): created or deleted, the
+//! - **relationships** (`RelDelta`, keyed by id): created or deleted, the
 //!   type and endpoints, property changes as for nodes;
-//! - **adjacency** ([`AdjList`], per type, direction and node): the node's
+//! - **adjacency** (`AdjList`, per type, direction and node): the node's
 //!   *complete* current list for that type and direction, copied from the
 //!   base the first time the node gains or loses a relationship of the type,
 //!   kept sorted by (neighbour, relationship id). A node whose list is in the
@@ -24,7 +24,7 @@
 //!   and a traversal over a large delta stays within a small factor of the
 //!   same traversal after a checkpoint. The price: the first change to a node
 //!   copies its base list (O(degree) once per node and commit);
-//! - **index entries** ([`IndexSet`], per index of the schema): the entries of
+//! - **index entries** (`IndexSet`, per index of the schema): the entries of
 //!   every node the delta touched (and all entries of indexes created since
 //!   the checkpoint). Base index results skip touched nodes.
 //!

@@ -6,7 +6,7 @@
 //!   label membership is a set of id ranges ([`labels`]);
 //! - per relationship type, outgoing and incoming adjacency in CSR form with
 //!   relationship properties in outgoing order ([`csr`]);
-//! - typed property columns with validity bitmaps, sparse where rare ([`column`]);
+//! - typed property columns with validity bitmaps, sparse where rare ([`column`](mod@column));
 //! - property indexes sorted by value ([`index`]) and planner [`stats`].
 //!
 //! New databases are written by [`builder::GraphBuilder`]; reading goes

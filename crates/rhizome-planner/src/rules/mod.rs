@@ -8,6 +8,7 @@
 //! EXPLAIN prints. Rules never change what the plan returns: the result
 //! columns' slots and the rows' values are preserved.
 
+mod count_comprehension;
 mod drop_implied_label;
 mod exists_to_semi_apply;
 mod expand_count;
@@ -22,6 +23,7 @@ mod push_down_filter;
 mod push_down_limit;
 mod rel_predicate_into_expand;
 
+pub use count_comprehension::CountComprehension;
 pub use drop_implied_label::DropImpliedLabel;
 pub use exists_to_semi_apply::ExistsToSemiApply;
 pub use expand_count::ExpandCount;
@@ -62,6 +64,7 @@ pub trait OptimizerRule: Send + Sync {
 pub fn all_rules() -> Vec<Box<dyn OptimizerRule>> {
     vec![
         Box::new(FoldConstants),
+        Box::new(CountComprehension),
         Box::new(PushDownFilter),
         Box::new(ExistsToSemiApply),
         Box::new(NodeByIdSeek),

@@ -438,6 +438,8 @@ struct Step<'a> {
     labels: &'a [Option<LabelId>],
     predicate: Option<(Slot, &'a CExpr)>,
     numeric: Option<NumericRelFilter>,
+    /// Per walk: the numeric filter's property column as plain floats, if it is one.
+    floats: Vec<Option<&'a [f64]>>,
 }
 
 impl<'a> Step<'a> {
@@ -449,6 +451,14 @@ impl<'a> Step<'a> {
         predicate: Option<(Slot, &'a CExpr)>,
     ) -> Step<'a> {
         let walks = walks(snap, types, direction);
+        let numeric = predicate.and_then(|(slot, e)| NumericRelFilter::recognise(slot, e));
+        let floats = walks
+            .iter()
+            .map(|&(t, _)| {
+                let key = numeric.as_ref()?.key?;
+                snap.rel_column(t, key)?.dense_f64()
+            })
+            .collect();
         Step {
             members: walks
                 .iter()
@@ -457,16 +467,18 @@ impl<'a> Step<'a> {
             walks,
             direction,
             labels,
-            numeric: predicate.and_then(|(slot, e)| NumericRelFilter::recognise(slot, e)),
+            numeric,
+            floats,
             predicate,
         }
     }
 
-    /// The value a numeric filter tests for relationship row `row` of type `t`.
-    fn numeric_value(&self, snap: &Snapshot, t: RelTypeId, r: RelId, row: u64) -> Option<f64> {
+    /// The value a numeric filter tests for relationship `r`, row `row` of
+    /// the type of walk `w`.
+    #[inline]
+    fn numeric_value(&self, w: usize, snap: &Snapshot, r: RelId, row: u64) -> Option<f64> {
         let f = self.numeric.as_ref()?;
-        let column = snap.rel_column(t, f.key?)?;
-        if let Some(values) = column.dense_f64() {
+        if let Some(values) = self.floats[w] {
             return values.get(row as usize).copied();
         }
         match snap.rel_property(r, f.key?) {
@@ -478,13 +490,14 @@ impl<'a> Step<'a> {
 
     /// Whether relationship `r` (property row `prow` of type `t`) passes the predicate.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn passes(
         &self,
         eval: &Evaluator<'_>,
         input: &Chunk,
         row: usize,
         snap: &Snapshot,
-        t: RelTypeId,
+        w: usize,
         r: RelId,
         prow: u64,
     ) -> Result<bool> {
@@ -493,7 +506,7 @@ impl<'a> Step<'a> {
         };
         if let Some(f) = &self.numeric {
             return Ok(self
-                .numeric_value(snap, t, r, prow)
+                .numeric_value(w, snap, r, prow)
                 .is_some_and(|x| f.test(x)));
         }
         let locals = [(slot, Value::Relationship(r))];
@@ -550,13 +563,19 @@ impl CountCtx<'_, '_> {
                 continue;
             }
             if let (true, Some(f)) = (plain_list, &step.numeric) {
-                if let Some(n) = f.count(snap, t, &adj) {
+                let fast = step.floats[w].map(|values| match adj.contiguous_rows() {
+                    Some(rows) => values[rows].iter().filter(|&&x| f.test(x)).count() as u64,
+                    None => (0..adj.len())
+                        .filter(|&i| f.test(values[adj.property_row(i) as usize]))
+                        .count() as u64,
+                });
+                if let Some(n) = fast.or_else(|| f.count(snap, t, &adj)) {
                     count += n;
                     for &r in excluded {
                         if step.members[w].contains(r, source, d) {
                             let row = r - step.members[w].base;
                             if step
-                                .numeric_value(snap, t, r, row)
+                                .numeric_value(w, snap, r, row)
                                 .is_some_and(|x| f.test(x))
                             {
                                 count -= 1;
@@ -583,7 +602,7 @@ impl CountCtx<'_, '_> {
                     self.input,
                     self.row,
                     snap,
-                    t,
+                    w,
                     r,
                     adj.property_row(i),
                 )? {
@@ -603,7 +622,7 @@ impl CountCtx<'_, '_> {
         let step = &self.prefix[level];
         let snap = self.snap;
         let mut total = 0u64;
-        for &(t, d) in &step.walks {
+        for (w, &(t, d)) in step.walks.iter().enumerate() {
             let adj = snap.adjacency(node, t, d);
             for i in 0..adj.len() {
                 let neighbour = adj.neighbours[i];
@@ -622,7 +641,7 @@ impl CountCtx<'_, '_> {
                     self.input,
                     self.row,
                     snap,
-                    t,
+                    w,
                     r,
                     adj.property_row(i),
                 )? {

@@ -908,7 +908,6 @@ impl Planner<'_> {
         bound: &BTreeSet<Slot>,
         right_slots: &BTreeSet<Slot>,
     ) -> Result<PlanNode> {
-        let _ = bound;
         let pending: BTreeSet<Slot> = g.new_slots.difference(bound).copied().collect();
         let pos = g.preds.iter().position(|p| {
             if let Expr::Binary(BinaryOp::Eq, a, b) = &p.expr {

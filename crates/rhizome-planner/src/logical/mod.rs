@@ -173,12 +173,12 @@ impl<'a> Planner<'a> {
                     scope.bind(&u.variable.name, out, VarKind::Value);
                 }
                 ast::Clause::With(p) => {
-                    let r = self.projection(p, plan, &scope, true)?;
+                    let r = self.projection(p, plan, &scope)?;
                     plan = r.plan;
                     scope = r.scope;
                 }
                 ast::Clause::Return(p) => {
-                    let r = self.projection(p, plan, &scope, false)?;
+                    let r = self.projection(p, plan, &scope)?;
                     plan = r.plan;
                     scope = r.scope;
                     columns = r.columns;

@@ -65,13 +65,12 @@ fn variable_of(e: &ast::Expr) -> Option<&str> {
 }
 
 impl Planner<'_> {
-    /// Plans a `WITH` (`is_with`) or `RETURN` over `plan`.
+    /// Plans a `WITH` or `RETURN` over `plan` (they plan alike).
     pub(crate) fn projection(
         &mut self,
         p: &ast::Projection,
         mut plan: PlanNode,
         scope: &Scope,
-        is_with: bool,
     ) -> Result<Projected> {
         // The explicit and `*` items as (expression, column name).
         let mut raw: Vec<(ast::Expr, String)> = Vec::new();
@@ -285,7 +284,6 @@ impl Planner<'_> {
                 plan = over(OpKind::Filter { predicate }, plan);
             }
         }
-        let _ = is_with;
         let columns = items.iter().map(|it| (it.name.clone(), it.slot)).collect();
         Ok(Projected {
             plan,

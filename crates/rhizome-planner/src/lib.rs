@@ -65,11 +65,16 @@ pub fn plan_statement_with(
     // Planning walks the plan tree recursively; it runs on its own thread
     // with a stack sized for the deepest plan allowed (`MAX_PLAN_DEPTH`), and
     // a panic (a planner bug) becomes an internal error, not a crash.
+    on_planner_thread(|| plan_on_this_thread(analyzed, ctx, rule_set))
+}
+
+/// Runs `f` on a thread with the planner's stack; a panic becomes an internal error.
+fn on_planner_thread<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("rhizome-planner".into())
             .stack_size(PLANNER_STACK_BYTES)
-            .spawn_scoped(scope, || plan_on_this_thread(analyzed, ctx, rule_set))
+            .spawn_scoped(scope, f)
             .map_err(|e| Error::internal(format!("cannot start the planner thread: {e}")))?;
         worker.join().unwrap_or_else(|_| {
             Err(Error::internal(
@@ -84,7 +89,7 @@ pub fn plan_statement_with(
 pub const MAX_PLAN_DEPTH: usize = 4_000;
 
 /// Stack of the planner thread: enough for [`MAX_PLAN_DEPTH`] in debug builds.
-const PLANNER_STACK_BYTES: usize = 256 << 20;
+const PLANNER_STACK_BYTES: usize = 64 << 20;
 
 /// Depth of a plan tree, without recursion.
 fn plan_depth(root: &PlanNode) -> usize {
@@ -173,6 +178,12 @@ fn plan_on_this_thread(
 /// followed by the result columns, then the plans of expression subqueries
 /// (`EXISTS`, `COUNT`, pattern comprehensions) in the order they appear.
 pub fn explain(planned: &PlannedStatement) -> String {
+    // Rendering recurses over the tree like planning does.
+    on_planner_thread(|| Ok(explain_on_this_thread(planned)))
+        .unwrap_or_else(|e| format!("(cannot render the plan: {e})\n"))
+}
+
+fn explain_on_this_thread(planned: &PlannedStatement) -> String {
     let mut out = render_plan(&planned.plan, &mut |_, _| String::new());
     let cols: Vec<&str> = planned
         .plan

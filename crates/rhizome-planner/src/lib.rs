@@ -13,7 +13,18 @@
 //! Planning is a pure function of the analysed statement and the
 //! [`PlannerContext`]: it never panics and reports constructs it cannot plan
 //! (writes, schema commands) as `SemanticError`s saying they are not
-//! supported yet.
+//! supported yet. Every plan passes [`validate::validate_plan`] (each slot
+//! read is bound below its reader) before it is returned.
+//!
+//! What is planned: `MATCH` / `OPTIONAL MATCH` (labels, property maps,
+//! `WHERE`, bound variables, cycles, disconnected parts, variable length,
+//! `shortestPath` / `allShortestPaths`, named paths, relationship
+//! uniqueness), `WITH` / `RETURN` (aliases, `*`, `DISTINCT`, aggregation,
+//! `ORDER BY`, `SKIP`, `LIMIT`, `WHERE`), `UNWIND`, `UNION [ALL]`,
+//! `CALL proc(...) [YIELD ...]`, `CALL { }`, and every expression
+//! (including `EXISTS { }`, `COUNT { }`, pattern predicates and
+//! comprehensions, list comprehensions, quantifiers, `reduce`, `CASE`, map
+//! projections).
 
 pub mod context;
 pub mod cost;

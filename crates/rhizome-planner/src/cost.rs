@@ -231,12 +231,16 @@ fn annotate_node(
                     IndexLookup::AnyOf(Expr::List(items)) => {
                         seek_rows(ctx, label, key) * items.len() as f64
                     }
+                    IndexLookup::AnyOf(Expr::Literal(Value::List(items))) => {
+                        seek_rows(ctx, label, key) * items.len() as f64
+                    }
                     IndexLookup::AnyOf(_) => seek_rows(ctx, label, key) * 10.0,
                     IndexLookup::Range(..) => n * RANGE_SELECTIVITY,
                 }
         }
         OpKind::NodeByIdSeek { ids, .. } => match ids {
             Expr::List(items) => input * items.len() as f64,
+            Expr::Literal(Value::List(items)) => input * items.len() as f64,
             _ => input,
         },
         OpKind::Expand {

@@ -355,3 +355,39 @@ fn shortest_path() {
         Columns: length(p)
         "#);
 }
+
+#[test]
+fn node_by_id_seek_and_projection_pruning() {
+    golden(
+        "MATCH (n) WHERE id(n) IN [1, 2] RETURN n",
+        r#"
+        NodeByIdSeek (n) WHERE id = [1, 2]  [est. 2 rows] [node_by_id_seek]
+        └─ Argument  [est. 1 rows]
+        Columns: n
+        "#,
+    );
+    golden(
+        "MATCH (p:Person) WITH p, p.name AS unused, p.age AS age RETURN p, age",
+        r#"
+        Projection p.age AS age  [est. 1000 rows] [prune_projections]
+        └─ LabelScan (p:Person)  [est. 1000 rows]
+           └─ Argument  [est. 1 rows]
+        Columns: p, age
+        "#,
+    );
+}
+
+#[test]
+fn top_k_computes_returned_expressions_after_the_cut() {
+    golden(
+        "MATCH (i:Item) RETURN i.name AS name, i.price * 2 AS double ORDER BY i.price DESC LIMIT 3",
+        r#"
+        Projection i.name AS name, (i.price * 2) AS double  [est. 3 rows]
+        └─ Top   anon_0 DESC LIMIT 3  [est. 3 rows] [push_down_limit]
+           └─ Projection i.price AS   anon_0  [est. 5000 rows]
+              └─ LabelScan (i:Item)  [est. 5000 rows]
+                 └─ Argument  [est. 1 rows]
+        Columns: name, double
+        "#,
+    );
+}

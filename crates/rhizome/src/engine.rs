@@ -2,20 +2,14 @@
 //!
 //! Every front end of the `rhizome` command (`query`, `shell`, `demo`) runs a
 //! statement through [`execute`] and formats the [`QueryResult`] it returns;
-//! none of them knows how a query is planned or run. The query engine plugs in
-//! behind [`execute`] without any change to the callers.
-//!
-//! Today `execute` runs the Cypher front end (parse and semantic analysis) so
-//! that syntax and semantic errors are reported with their positions, then
-//! stops with [`engine_not_built`]: Rhizome does not fake results.
+//! none of them knows how a query is parsed, planned or run. Behind
+//! [`execute`] is [`rhizome_engine::Engine`]: the Cypher front end (errors
+//! with positions), the planner and the parallel runtime.
 
-use rhizome_common::{Error, ErrorKind, Result, Value};
+use rhizome_common::{Result, Value};
 use rhizome_storage::Database;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
-
-/// Detail code of the error returned while the query engine is not built yet.
-pub const ENGINE_NOT_BUILT: &str = "EngineNotBuilt";
+use std::time::Duration;
 
 /// How a statement is run.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +77,9 @@ pub struct QueryResult {
     pub stats: QueryStats,
     /// Time from receiving the text to the last row.
     pub elapsed: Duration,
+    /// For `EXPLAIN`, the plan; for `PROFILE`, the plan annotated with
+    /// per-operator counters.
+    pub plan: Option<String>,
 }
 
 /// Runs one Cypher statement against `db` with parameters `params`.
@@ -95,22 +92,20 @@ pub fn execute(
     params: &BTreeMap<String, Value>,
     options: &ExecOptions,
 ) -> Result<QueryResult> {
-    let started = Instant::now();
-    // Parse and analyse: syntax and semantic errors come back positioned.
-    let statement = rhizome_cypher::compile(query)?;
-    // The query engine (planner + runtime) plugs in here; it receives the
-    // analysed statement, the database, the parameters and the options, and
-    // fills a QueryResult whose `elapsed` is measured from `started`.
-    let _ = (statement, db, params, options, started);
-    Err(engine_not_built())
-}
-
-/// The error every valid statement ends in until the query engine exists.
-pub fn engine_not_built() -> Error {
-    Error::new(
-        ErrorKind::QueryAborted,
-        "Cypher execution arrives with the query engine (not built yet); \
-         the statement was parsed and checked but cannot be run",
-    )
-    .with_code(ENGINE_NOT_BUILT)
+    let engine = rhizome_engine::Engine::new(db.clone());
+    let engine_options = rhizome_engine::QueryOptions {
+        threads: Some(options.threads),
+        timeout: options.timeout,
+        ..rhizome_engine::QueryOptions::default()
+    };
+    let result = engine.execute(query, params.clone(), &engine_options)?;
+    Ok(QueryResult {
+        columns: result.columns,
+        rows: result.rows,
+        // Statements that write are not supported by the engine yet, so
+        // there are no side effects to count.
+        stats: QueryStats::default(),
+        elapsed: result.elapsed,
+        plan: result.plan.or(result.profile.map(|p| p.text)),
+    })
 }

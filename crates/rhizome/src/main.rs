@@ -3,8 +3,7 @@
 //!
 //! Exit codes: 0 success; 1 a query, import or database error (printed to
 //! standard error as `<Classification>: <message>`); 2 a usage error (clap's
-//! convention) or a statement that needs the query engine, which is not built
-//! yet.
+//! convention).
 
 mod cli;
 mod commands;
@@ -33,8 +32,8 @@ pub enum Failure {
         /// The query the error's position refers to.
         source: Option<String>,
     },
-    /// The command already printed its errors; exit with this code.
-    Reported(u8),
+    /// The command already printed its errors.
+    Reported,
 }
 
 impl Failure {
@@ -56,38 +55,31 @@ impl From<Error> for Failure {
     }
 }
 
-/// The exit code of an error: 2 for statements the missing query engine
-/// cannot run (like a usage error: retrying cannot help), 1 otherwise.
-pub fn exit_code(error: &Error) -> u8 {
-    if error.code == Some(engine::ENGINE_NOT_BUILT) {
-        2
-    } else {
-        1
-    }
-}
+/// Exit code of a failed command (clap exits with 2 for usage errors).
+const FAILURE: u8 = 1;
 
-/// Prints `error` to standard error (with an excerpt of `source` when the
-/// error points into it) and returns its exit code.
-pub fn report(error: &Error, source: Option<&str>) -> u8 {
+/// Prints `error` to standard error, with an excerpt of `source` when the
+/// error points into it.
+pub fn report(error: &Error, source: Option<&str>) {
     let text = match (source, error.position, &error.source_name) {
         (Some(source), Some(_), None) => error.render_with_source(source),
         _ => error.to_string(),
     };
     eprintln!("{text}");
-    exit_code(error)
 }
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     match commands::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Reported(code)) => ExitCode::from(code),
+        Err(Failure::Reported) => ExitCode::from(FAILURE),
         Err(Failure::Error { error, source }) => {
             if format::is_broken_pipe(&error) {
                 // The reader went away (`rhizome query ... | head`): not an error.
                 return ExitCode::SUCCESS;
             }
-            ExitCode::from(report(&error, source.as_deref()))
+            report(&error, source.as_deref());
+            ExitCode::from(FAILURE)
         }
     }
 }

@@ -3,8 +3,7 @@
 //! Statements end with `;` and may span lines; lines starting with `:` are
 //! meta-commands. On a terminal the shell reads with line editing and history;
 //! otherwise it reads standard input to the end, runs every statement (a last
-//! one may omit its `;`), and exits with the code of the first failure (0 if
-//! none), so `echo 'MATCH (n) RETURN count(n);' | rhizome shell DB` works in
+//! one may omit its `;`), and exits with code 1 if any failed (0 if none), so `echo 'MATCH (n) RETURN count(n);' | rhizome shell DB` works in
 //! scripts. Results go to standard output, errors to standard error.
 
 use crate::engine::{self, ExecOptions};
@@ -49,8 +48,8 @@ pub struct Shell {
     options: ExecOptions,
     params: BTreeMap<String, Value>,
     buffer: StatementBuffer,
-    /// Exit code of the first failed statement or command.
-    first_failure: Option<u8>,
+    /// Whether a statement or command failed.
+    failed: bool,
 }
 
 impl Shell {
@@ -61,7 +60,7 @@ impl Shell {
             options,
             params: BTreeMap::new(),
             buffer: StatementBuffer::default(),
-            first_failure: None,
+            failed: false,
         }
     }
 
@@ -89,9 +88,10 @@ impl Shell {
     }
 
     fn finish(self) -> Result<(), Failure> {
-        match self.first_failure {
-            None => Ok(()),
-            Some(code) => Err(Failure::Reported(code)),
+        if self.failed {
+            Err(Failure::Reported)
+        } else {
+            Ok(())
         }
     }
 
@@ -151,8 +151,8 @@ impl Shell {
     }
 
     fn fail(&mut self, error: &Error, source: Option<&str>) {
-        let code = report(error, source);
-        self.first_failure.get_or_insert(code);
+        report(error, source);
+        self.failed = true;
     }
 
     /// Runs one statement and prints its table or its error.
@@ -217,16 +217,4 @@ fn print_out(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::exit_code;
-
-    #[test]
-    fn exit_code_of_engine_errors() {
-        assert_eq!(exit_code(&engine::engine_not_built()), 2);
-        assert_eq!(exit_code(&Error::internal("x")), 1);
-    }
 }

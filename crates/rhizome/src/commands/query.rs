@@ -2,7 +2,7 @@
 
 use crate::cli::QueryArgs;
 use crate::engine;
-use crate::format::{output_error, write_result};
+use crate::format::{output_error, write_result, OutputFormat};
 use crate::storage_view::{open_database, StorageView};
 use crate::Failure;
 use rhizome_common::{Error, Result};
@@ -19,6 +19,10 @@ pub fn run(args: QueryArgs) -> Result<(), Failure> {
     let result = engine::execute(&db, &query, &params, &options)
         .map_err(|e| Failure::in_query(e, &query))?;
     let snapshot = db.snapshot();
+    if let (Some(plan), false) = (&result.plan, args.format == OutputFormat::Table) {
+        // Keep machine-readable output clean: the plan goes to stderr.
+        eprintln!("{}", plan.trim_end());
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     write_result(&mut out, &result, args.format, &StorageView::new(&snapshot))?;
     out.flush().map_err(output_error)?;

@@ -8,10 +8,12 @@ use crate::graph::{GraphView, Properties};
 use rhizome_common::{PathValue, Result, Value};
 use std::fmt::Write;
 
-/// Renders `result` as a table followed by the footer line.
+/// Renders `result` as a table, then the plan of `EXPLAIN` / `PROFILE` if
+/// any, then the footer line. (`EXPLAIN` has no rows: only its plan shows.)
 pub fn render_table(result: &QueryResult, graph: &dyn GraphView) -> Result<String> {
     let mut out = String::new();
-    if !result.columns.is_empty() {
+    let only_plan = result.plan.is_some() && result.rows.is_empty();
+    if !result.columns.is_empty() && !only_plan {
         let cells = result
             .rows
             .iter()
@@ -22,6 +24,10 @@ pub fn render_table(result: &QueryResult, graph: &dyn GraphView) -> Result<Strin
             })
             .collect::<Result<Vec<_>>>()?;
         out = render_grid(&result.columns, &cells);
+    }
+    if let Some(plan) = &result.plan {
+        out.push_str(plan.trim_end());
+        out.push('\n');
     }
     out.push_str(&footer(result));
     out.push('\n');
@@ -310,10 +316,32 @@ mod tests {
                 ..QueryStats::default()
             },
             elapsed: Duration::from_millis(250),
+            plan: None,
         };
         assert_eq!(
             render_table(&result, &NoGraph).unwrap(),
             "1 row, 2 nodes created, 4 properties set, elapsed 250 ms\n"
+        );
+    }
+
+    #[test]
+    fn plans_print_before_the_footer() {
+        let explain = QueryResult {
+            columns: vec!["n".into()],
+            plan: Some("AllNodesScan n\n".into()),
+            ..QueryResult::default()
+        };
+        assert_eq!(
+            render_table(&explain, &NoGraph).unwrap(),
+            "AllNodesScan n\n0 rows, elapsed 0.00 ms\n"
+        );
+        let profile = QueryResult {
+            rows: vec![vec![Value::Int(1)]],
+            ..explain
+        };
+        assert_eq!(
+            render_table(&profile, &NoGraph).unwrap(),
+            "+---+\n| n |\n+---+\n| 1 |\n+---+\nAllNodesScan n\n1 row, elapsed 0.00 ms\n"
         );
     }
 

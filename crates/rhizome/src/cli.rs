@@ -14,8 +14,7 @@ use std::path::PathBuf;
     name = "rhizome",
     version,
     about = "Rhizome: a graph database that speaks Cypher",
-    after_help = "Exit codes: 0 success; 1 query, import or database error; 2 usage error, \
-                  or a statement that needs the query engine (not built yet).\n\
+    after_help = "Exit codes: 0 success; 1 query, import or database error; 2 usage error.\n\
                   Try `rhizome demo` for a ready-made example graph. Guide: docs/cli.md"
 )]
 pub struct Cli {

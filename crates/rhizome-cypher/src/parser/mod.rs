@@ -1,5 +1,5 @@
 //! The hand-written recursive-descent parser (with a Pratt parser for
-//! expressions in [`expressions`]).
+//! expressions in the `expressions` module).
 //!
 //! Guarantees: never panics, runs in time linear in the input (no
 //! backtracking; the only lookahead that looks far ahead uses a precomputed

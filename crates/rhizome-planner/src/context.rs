@@ -219,7 +219,8 @@ impl PlannerContext for Snapshot {
     fn has_index(&self, label: &str, key: &str) -> bool {
         let catalog = self.catalog();
         match (catalog.label_id(label), catalog.property_key_id(key)) {
-            (Some(l), Some(k)) => self.index(l, k).is_some(),
+            // The schema knows indexes created since the last checkpoint too.
+            (Some(l), Some(k)) => Snapshot::has_index(self, l, k),
             _ => false,
         }
     }

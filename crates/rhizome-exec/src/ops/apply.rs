@@ -10,6 +10,19 @@ use rhizome_common::Result;
 use rhizome_plan::OpKind;
 use std::sync::Arc;
 
+/// An inner row is the argument row overlaid with what the inner plan wrote:
+/// an inner plan that aggregates keeps only its own slots, but the outer
+/// variables stay bound after the subquery.
+fn overlay(argument: &Chunk, inner: Chunk) -> Chunk {
+    let mut out = argument.select(vec![0; inner.len()]);
+    for slot in 0..inner.width() {
+        if let Some(column) = inner.column(slot) {
+            out.set_column(slot, column.clone());
+        }
+    }
+    out
+}
+
 /// The apply family.
 pub struct Apply {
     node: Arc<CNode>,
@@ -50,13 +63,13 @@ impl Operator for Apply {
                         ctx.emit(row_chunk)?;
                     } else {
                         for c in chunks {
-                            ctx.emit(c)?;
+                            ctx.emit(overlay(&argument, c))?;
                         }
                     }
                 }
                 _ => {
-                    for c in run_inline(inner, argument, ctx.q, InlineLimit::All)? {
-                        ctx.emit(c)?;
+                    for c in run_inline(inner, argument.clone(), ctx.q, InlineLimit::All)? {
+                        ctx.emit(overlay(&argument, c))?;
                     }
                 }
             }

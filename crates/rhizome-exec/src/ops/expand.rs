@@ -77,6 +77,8 @@ pub(crate) fn skip_entry(
 /// constant time from the type's outgoing CSR: an outgoing list is a
 /// contiguous id range, an incoming entry's relationship ends at the node.
 struct ListMembership<'a> {
+    snap: &'a Snapshot,
+    rel_type: RelTypeId,
     base: u64,
     count: u64,
     out: Option<rhizome_storage::csr::Csr<'a>>,
@@ -89,6 +91,8 @@ impl<'a> ListMembership<'a> {
             .find(|(id, _, _)| *id == t)
             .map_or((0, 0), |(_, base, count)| (base, count));
         ListMembership {
+            snap,
+            rel_type: t,
             base,
             count,
             out: snap.csr(t, Direction::Outgoing),
@@ -97,7 +101,16 @@ impl<'a> ListMembership<'a> {
 
     #[inline]
     fn contains(&self, r: RelId, node: NodeId, d: Direction) -> bool {
-        let Some(out) = &self.out else { return false };
+        let Some(out) = &self.out else {
+            // The type changed since the last checkpoint: ask the snapshot.
+            return self.snap.relationship(r).is_some_and(|info| {
+                info.rel_type == self.rel_type
+                    && match d {
+                        Direction::Outgoing => info.start == node,
+                        Direction::Incoming => info.end == node,
+                    }
+            });
+        };
         if r < self.base || r >= self.base + self.count {
             return false;
         }
@@ -404,7 +417,9 @@ impl NumericRelFilter {
     fn count(&self, snap: &Snapshot, t: RelTypeId, adj: &Adjacency<'_>) -> Option<u64> {
         let Some(key) = self.key else { return Some(0) };
         let Some(column) = snap.rel_column(t, key) else {
-            return Some(0);
+            // No base column: no such key (nothing passes), or the type
+            // changed since the last checkpoint (count entry by entry).
+            return (!snap.rel_type_changed(t)).then_some(0);
         };
         if let Some(values) = column.dense_f64() {
             return Some(match adj.contiguous_rows() {

@@ -43,9 +43,8 @@ impl Scan {
         let snap = &ctx.q.snapshot;
         let c = &self.node.c;
         Ok(match &self.node.kind {
-            OpKind::AllNodesScan { .. } => {
-                Targets::Ranges(std::iter::once(0..snap.node_bound()).collect())
-            }
+            // Live nodes only: deleted ones leave holes in the id space.
+            OpKind::AllNodesScan { .. } => Targets::Ranges(snap.node_ranges().into_owned()),
             OpKind::LabelScan { .. } => match c.label {
                 Some(label) => Targets::Ranges(snap.label_range_slice(label).to_vec()),
                 None => Targets::List(Vec::new()),

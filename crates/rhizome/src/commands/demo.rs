@@ -16,6 +16,7 @@ use crate::Failure;
 use rhizome_common::{Error, ErrorKind, Result};
 use rhizome_import::{ImportOptions, InputGroup};
 use rhizome_storage::Database;
+use std::io::IsTerminal;
 use std::path::Path;
 
 /// The demo CSV files: (file name, contents).
@@ -46,6 +47,11 @@ const REL_GROUPS: [(&str, &str); 5] = [
     ("LIVES_IN", "lives_in.csv"),
 ];
 
+/// What a new user might type first.
+const TRY: &str = "Try :schema, then for instance
+  MATCH (p:Person)-[r:ACTED_IN]->(m:Movie) WHERE m.released < 2000
+  RETURN p.name, r.roles, m.title ORDER BY m.title LIMIT 10;";
+
 /// Runs `rhizome demo`.
 pub fn run(args: DemoArgs) -> Result<(), Failure> {
     let dir = match args.dir {
@@ -56,11 +62,14 @@ pub fn run(args: DemoArgs) -> Result<(), Failure> {
     let stats = db.statistics();
     eprintln!(
         "Rhizome demo graph in {}: {} nodes, {} relationships (movies, the people who made them, \
-         and users who rate them). Try :schema.",
+         and users who rate them).",
         dir.display(),
         stats.node_count,
         stats.relationship_count
     );
+    if std::io::stdin().is_terminal() {
+        eprintln!("{TRY}");
+    }
     Shell::new(db, super::exec_options(&args.exec)).run()
 }
 

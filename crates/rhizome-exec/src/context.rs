@@ -104,12 +104,18 @@ pub struct QueryContext {
     pub memory: MemoryBudget,
     /// Number of per-worker state slots sinks need (pool workers + one for inline runs).
     pub worker_slots: usize,
+    /// When the statement started (UTC seconds, nanoseconds): the one
+    /// "current time" every temporal function of the statement sees.
+    pub statement_time: (i64, u32),
 }
 
 impl QueryContext {
-    /// Entity access for the function library.
-    pub fn graph(&self) -> GraphAccess<'_> {
-        GraphAccess(&self.snapshot)
+    /// Entity access (and the statement clock) for the function library.
+    pub fn graph(&self) -> StatementGraph<'_> {
+        StatementGraph {
+            graph: GraphAccess(&self.snapshot),
+            time: self.statement_time,
+        }
     }
 
     /// Fails with the query's recorded error (or a cancellation error) if it was stopped.
@@ -126,6 +132,41 @@ impl QueryContext {
 
 /// [`EntityAccess`] over a snapshot.
 pub struct GraphAccess<'a>(pub &'a Snapshot);
+
+/// [`GraphAccess`] plus the statement's clock.
+pub struct StatementGraph<'a> {
+    graph: GraphAccess<'a>,
+    time: (i64, u32),
+}
+
+impl EntityAccess for StatementGraph<'_> {
+    fn node_labels(&self, node: NodeId) -> Result<Vec<String>> {
+        self.graph.node_labels(node)
+    }
+    fn node_properties(&self, node: NodeId) -> Result<BTreeMap<String, Value>> {
+        self.graph.node_properties(node)
+    }
+    fn rel_type(&self, rel: RelId) -> Result<String> {
+        self.graph.rel_type(rel)
+    }
+    fn rel_endpoints(&self, rel: RelId) -> Result<(NodeId, NodeId)> {
+        self.graph.rel_endpoints(rel)
+    }
+    fn rel_properties(&self, rel: RelId) -> Result<BTreeMap<String, Value>> {
+        self.graph.rel_properties(rel)
+    }
+    fn statement_time(&self) -> Option<(i64, u32)> {
+        Some(self.time)
+    }
+}
+
+/// The current time as (UTC seconds, nanoseconds).
+pub fn now_utc() -> (i64, u32) {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (d.as_secs() as i64, d.subsec_nanos())
+}
 
 fn missing(what: &str, id: u64) -> Error {
     Error::new(

@@ -148,6 +148,7 @@ pub fn execute(
         profile: options.profile.then(|| Profile::new(operator_count)),
         memory: MemoryBudget::new(options.memory_limit),
         worker_slots: pool.threads() + 1,
+        statement_time: context::now_utc(),
     });
     let outcome = pipeline::build(&root, &q, &scope.cancel, false)
         .and_then(|pipelines| pipeline::run_parallel(pipelines, Chunk::new(plan.width, 1), &q));

@@ -5,7 +5,9 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     if let Ok(ast) = rhizome_cypher::parse(text) {
         let printed = rhizome_cypher::printer::print_statement(&ast);
         let again = rhizome_cypher::parse(&printed).expect("printed statement must parse");

@@ -19,8 +19,13 @@ pub fn run(args: QueryArgs) -> Result<(), Failure> {
     let result = engine::execute(&db, &query, &params, &options)
         .map_err(|e| Failure::in_query(e, &query))?;
     let snapshot = db.snapshot();
-    if let (Some(plan), false) = (&result.plan, args.format == OutputFormat::Table) {
-        // Keep machine-readable output clean: the plan goes to stderr.
+    // The table shows the plan of EXPLAIN / PROFILE itself; JSON and CSV
+    // stay machine-readable, so the plan goes to stderr.
+    if let Some(plan) = result
+        .plan
+        .as_ref()
+        .filter(|_| args.format != OutputFormat::Table)
+    {
         eprintln!("{}", plan.trim_end());
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -556,11 +556,55 @@ struct CountCtx<'a, 'q> {
     row: usize,
     prefix: Vec<Step<'a>>,
     last: Step<'a>,
+    /// The counted hop as a raw outgoing CSR when it is one plain list
+    /// (one type, outgoing, no labels, no predicate, unchanged since the
+    /// checkpoint): (first relationship id of the type, CSR).
+    last_csr: Option<(u64, rhizome_storage::csr::Csr<'a>)>,
 }
 
-impl CountCtx<'_, '_> {
+impl<'a> CountCtx<'a, '_> {
+    fn plain_outgoing_csr(
+        snap: &'a Snapshot,
+        last: &Step<'a>,
+    ) -> Option<(u64, rhizome_storage::csr::Csr<'a>)> {
+        match last.walks.as_slice() {
+            [(t, Direction::Outgoing)]
+                if last.labels.is_empty()
+                    && last.predicate.is_none()
+                    && last.direction == ExpandDirection::Outgoing =>
+            {
+                Some((last.members[0].base, snap.csr(*t, Direction::Outgoing)?))
+            }
+            _ => None,
+        }
+    }
+
+    /// The counted hop over the raw CSR: the degree is the width of the
+    /// node's offset range, and an excluded relationship lies in the list
+    /// exactly when its position falls in that range.
+    #[inline]
+    fn count_last_csr(
+        base: u64,
+        csr: &rhizome_storage::csr::Csr<'_>,
+        source: NodeId,
+        excluded: &[RelId],
+    ) -> u64 {
+        let range = csr.positions(source);
+        let (lo, hi) = (base + range.start as u64, base + range.end as u64);
+        let mut count = hi - lo;
+        for &r in excluded {
+            if r >= lo && r < hi {
+                count -= 1;
+            }
+        }
+        count
+    }
+
     /// Matches of the counted hop from `source`, none of them in `excluded`.
     fn count_last(&self, source: NodeId, excluded: &[RelId]) -> Result<u64> {
+        if let Some((base, csr)) = &self.last_csr {
+            return Ok(Self::count_last_csr(*base, csr, source, excluded));
+        }
         let step = &self.last;
         let snap = self.snap;
         let mut count = 0u64;
@@ -637,6 +681,47 @@ impl CountCtx<'_, '_> {
         let step = &self.prefix[level];
         let snap = self.snap;
         let mut total = 0u64;
+        if let (true, Some((base, csr))) = (level + 1 == self.prefix.len(), &self.last_csr) {
+            // Last walked hop feeding a plain counted list: count inline.
+            for (w, &(t, d)) in step.walks.iter().enumerate() {
+                let adj = snap.adjacency(node, t, d);
+                for i in 0..adj.len() {
+                    let neighbour = adj.neighbours[i];
+                    if skip_entry(step.direction, d, node, neighbour)
+                        || (!step.labels.is_empty() && !has_labels(snap, neighbour, step.labels))
+                    {
+                        continue;
+                    }
+                    let r = adj.rel_id(i);
+                    if path.contains(&r) {
+                        continue;
+                    }
+                    if step.predicate.is_some()
+                        && !step.passes(
+                            &self.eval,
+                            self.input,
+                            self.row,
+                            snap,
+                            w,
+                            r,
+                            adj.property_row(i),
+                        )?
+                    {
+                        continue;
+                    }
+                    let range = csr.positions(neighbour);
+                    let (lo, hi) = (base + range.start as u64, base + range.end as u64);
+                    let mut count = hi - lo;
+                    for &x in path.iter().chain(std::iter::once(&r)) {
+                        if x >= lo && x < hi {
+                            count -= 1;
+                        }
+                    }
+                    total += count;
+                }
+            }
+            return Ok(total);
+        }
         for (w, &(t, d)) in step.walks.iter().enumerate() {
             let adj = snap.adjacency(node, t, d);
             for i in 0..adj.len() {
@@ -717,6 +802,7 @@ impl Operator for ExpandCount {
             &c.to_labels,
             rel_predicate.as_ref().map(|(s, _)| *s).zip(c.exprs.first()),
         );
+        let last_csr = CountCtx::plain_outgoing_csr(snap, &last);
         let mut cc = CountCtx {
             snap,
             eval: Evaluator::new(ctx.q),
@@ -724,6 +810,7 @@ impl Operator for ExpandCount {
             row: 0,
             prefix: hop_steps,
             last,
+            last_csr,
         };
         let heavy = !prefix.is_empty();
         let mut counts: Vec<Value> = Vec::with_capacity(input.len());

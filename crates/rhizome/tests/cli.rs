@@ -508,3 +508,30 @@ fn import_errors_name_file_and_line() {
     let bad_flag = rhizome(tmp.path(), &["import", path_str(&db), "--delimiter=ab"], "");
     bad_flag.assert_code(2);
 }
+
+#[test]
+fn bench_import_prints_one_line_per_import() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = rhizome(
+        tmp.path(),
+        &[
+            "bench",
+            "import",
+            "--persons",
+            "100",
+            "--items",
+            "10",
+            "--likes-per-person",
+            "2",
+            "--skip-ldbc",
+            "--threads",
+            "2",
+        ],
+        "",
+    );
+    run.assert_code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    assert!(lines[0].starts_with("import likes"), "{}", run.stdout);
+    assert!(lines[0].contains("310 rows"), "{}", run.stdout);
+}

@@ -47,8 +47,13 @@ pub struct RunOptions {
     pub filter: Option<String>,
     /// Where the named graphs live (default: `graphs/` beside the features directory).
     pub graphs_dir: Option<PathBuf>,
-    /// Longest time one query may run.
+    /// Longest time one query may run (the engine stops it).
     pub query_timeout: Duration,
+    /// Longest time one scenario may take before the runner gives up on it.
+    pub scenario_timeout: Duration,
+    /// Workers one query may use (default: the engine's default, so the TCK
+    /// exercises the parallel runtime as users get it).
+    pub query_threads: Option<usize>,
 }
 
 impl Default for RunOptions {
@@ -58,6 +63,8 @@ impl Default for RunOptions {
             filter: None,
             graphs_dir: None,
             query_timeout: Duration::from_secs(30),
+            scenario_timeout: Duration::from_secs(120),
+            query_threads: None,
         }
     }
 }
@@ -202,9 +209,46 @@ pub fn run(dir: &Path, options: &RunOptions) -> Report {
     }
 }
 
-/// Runs one scenario in its own temporary directory, turning panics into
-/// errored outcomes.
+/// Runs one scenario in its own temporary directory on a thread of its own,
+/// turning panics into errored outcomes. A scenario that runs longer than
+/// [`RunOptions::scenario_timeout`] is reported as errored and abandoned (its
+/// thread is left to finish on its own), so one stuck query cannot stop the run.
 fn run_isolated(
+    scenario: &rhizome_tck::Scenario,
+    graphs_dir: Option<&Path>,
+    options: &RunOptions,
+) -> Outcome {
+    let (send, receive) = std::sync::mpsc::channel();
+    let scenario = scenario.clone();
+    let graphs_dir = graphs_dir.map(Path::to_path_buf);
+    let thread_options = options.clone();
+    let spawned = std::thread::Builder::new()
+        .name("tck-scenario".into())
+        // As much stack as a main thread: deeply nested expressions recurse.
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let _ = send.send(run_guarded(
+                &scenario,
+                graphs_dir.as_deref(),
+                &thread_options,
+            ));
+        });
+    if let Err(e) = spawned {
+        return Outcome::Errored(format!("starting a scenario thread: {e}"));
+    }
+    match receive.recv_timeout(options.scenario_timeout) {
+        Ok(outcome) => outcome,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Outcome::Errored(format!(
+            "did not finish within {}s",
+            options.scenario_timeout.as_secs()
+        )),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            Outcome::Errored("the scenario thread ended without an outcome".into())
+        }
+    }
+}
+
+fn run_guarded(
     scenario: &rhizome_tck::Scenario,
     graphs_dir: Option<&Path>,
     options: &RunOptions,

@@ -121,7 +121,7 @@ pub(crate) fn run_scenario(
 impl Run<'_> {
     fn query_options(&self) -> QueryOptions {
         QueryOptions {
-            threads: Some(1),
+            threads: self.options.query_threads,
             timeout: Some(self.options.query_timeout),
             ..QueryOptions::default()
         }

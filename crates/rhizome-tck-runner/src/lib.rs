@@ -287,3 +287,35 @@ fn collect_features(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn categories_follow_the_tck_layout() {
+        assert_eq!(
+            category(Path::new("clauses/match/Match1.feature")),
+            "clauses/match"
+        );
+        assert_eq!(
+            category(Path::new("expressions/temporal/Temporal10.feature")),
+            "expressions/temporal"
+        );
+        assert_eq!(
+            category(Path::new(
+                "useCases/triadicSelection/TriadicSelection1.feature"
+            )),
+            "useCases"
+        );
+        assert_eq!(category(Path::new("Top.feature")), "(top)");
+    }
+
+    #[test]
+    fn the_default_features_directory_is_found_from_the_crate() {
+        if std::env::var_os(FEATURES_ENV).is_none() {
+            let dir = default_features_dir();
+            assert!(dir.ends_with("shared/tck/features"), "{}", dir.display());
+        }
+    }
+}

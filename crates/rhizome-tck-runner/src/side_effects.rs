@@ -3,9 +3,14 @@
 //! observable before and after a query.
 //!
 //! [`GraphState::capture`] reads those sets from a snapshot and
-//! [`SideEffects::between`] diffs two of them. When the engine reports
-//! update counters itself, they convert into the same [`SideEffects`]
-//! (build one field by field) and are checked by the same comparison.
+//! [`SideEffects::between`] diffs two of them; that diff is the TCK's
+//! definition and stays the authority. When the engine reports update
+//! counters with a result, build a [`SideEffects`] from them field by field
+//! and check it against the same expectation as a second opinion — but note
+//! that storage's `WriteCounters` count operations (`labels_added` per node,
+//! `properties_set` per assignment, creation included), while the TCK counts
+//! observable differences (distinct labels, changed property triples), so the
+//! two agree only for simple statements.
 
 use rhizome_common::{NodeId, RelId, Value};
 use rhizome_functions::display::format_value;

@@ -181,28 +181,6 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-/// Runs `query` `runs` times (after a warm-up) and returns the median time and the last result.
-fn time_query(
-    engine: &Engine,
-    query: &str,
-    params: &BTreeMap<String, Value>,
-    threads: Option<usize>,
-    runs: usize,
-) -> Result<(Duration, Vec<Vec<Value>>)> {
-    let options = QueryOptions {
-        threads,
-        ..QueryOptions::default()
-    };
-    let mut rows = engine.execute(query, params.clone(), &options)?.rows;
-    let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs.max(1) {
-        let start = Instant::now();
-        rows = engine.execute(query, params.clone(), &options)?.rows;
-        times.push(start.elapsed());
-    }
-    Ok((median(times), rows))
-}
-
 /// Share of worker time PROFILE attributes to operators; with
 /// `RHIZOME_BENCH_PROFILE` set, also prints the annotated plan.
 fn profile_share(
@@ -250,45 +228,58 @@ fn list_len(params: &BTreeMap<String, Value>) -> f64 {
     }
 }
 
+/// Times one query: each round runs it with one worker, with all workers,
+/// and the reference loop (if any) back to back, so all three see the same
+/// machine load; the medians over the rounds are reported.
 fn run_spec(engine: &Engine, spec: &Spec, runs: usize, out: &mut dyn Write) -> Result<BenchRow> {
     let workers = rhizome_exec::scheduler::WorkerPool::global().threads();
-    let (one, rows_one) = time_query(engine, &spec.query, &spec.params, Some(1), runs)?;
-    let (all, rows_all) = time_query(engine, &spec.query, &spec.params, None, runs)?;
+    let single = QueryOptions {
+        threads: Some(1),
+        ..QueryOptions::default()
+    };
+    let parallel = QueryOptions::default();
+    let timed = |options: &QueryOptions| -> Result<(Duration, Vec<Vec<Value>>)> {
+        let start = Instant::now();
+        let rows = engine
+            .execute(&spec.query, spec.params.clone(), options)?
+            .rows;
+        Ok((start.elapsed(), rows))
+    };
+    // Warm-up round (page cache, lazy initialisation), not counted.
+    let (_, rows_one) = timed(&single)?;
+    let (_, rows_all) = timed(&parallel)?;
     if rows_one.len() != rows_all.len() || (rows_one.len() == 1 && rows_one != rows_all) {
         return Err(Error::internal(format!(
             "{}: parallel and single-worker results differ",
             spec.name
         )));
     }
-    let reference = match &spec.reference {
-        Some(f) => {
-            let mut times = Vec::new();
-            let mut answer = 0;
-            for _ in 0..runs.max(1) + 1 {
-                let (t, a) = f();
-                times.push(t);
-                answer = a;
-            }
-            times.remove(0);
-            if answer != count_of(&rows_one) {
-                return Err(Error::internal(format!(
-                    "{}: the engine counted {} but the reference loop {answer}",
-                    spec.name,
-                    count_of(&rows_one)
-                )));
-            }
-            Some(median(times))
+    if let Some(f) = &spec.reference {
+        let (_, answer) = f();
+        if answer != count_of(&rows_one) {
+            return Err(Error::internal(format!(
+                "{}: the engine counted {} but the reference loop {answer}",
+                spec.name,
+                count_of(&rows_one)
+            )));
         }
-        None => None,
-    };
+    }
+    let (mut ones, mut alls, mut refs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs.max(1) {
+        ones.push(timed(&single)?.0);
+        alls.push(timed(&parallel)?.0);
+        if let Some(f) = &spec.reference {
+            refs.push(f().0);
+        }
+    }
     let row = BenchRow {
         name: spec.name.to_string(),
-        one,
-        all,
+        one: median(ones),
+        all: median(alls),
         workers,
         units: (spec.units)(&rows_one, &spec.params),
         unit: spec.unit,
-        reference,
+        reference: (!refs.is_empty()).then(|| median(refs)),
         attributed: profile_share(engine, &spec.query, &spec.params, out)?,
     };
     let _ = writeln!(out, "{}", row.render());

@@ -360,19 +360,30 @@ pub fn build(
         q.worker_slots,
         first_row_only.then(|| run_token.clone()),
     ));
-    build_chain(root, (None, sink), None, q, run_token, &mut pipelines)?;
+    build_chain(
+        root,
+        (None, sink),
+        false,
+        None,
+        q,
+        run_token,
+        &mut pipelines,
+    )?;
     Ok(pipelines)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_chain(
     node: &Arc<CNode>,
     sink: (Option<usize>, Arc<dyn Sink>),
+    ends_in_limit: bool,
     output: Option<Cell>,
     q: &QueryContext,
     run_token: &Arc<CancelToken>,
     pipelines: &mut Vec<Pipeline>,
 ) -> Result<()> {
     let token = run_token.child();
+    let mut has_skip = false;
     let mut stages: Vec<(usize, Arc<dyn Operator>)> = Vec::new();
     let mut current = node;
     let mut ordered = false;
@@ -388,6 +399,7 @@ fn build_chain(
                 build_chain(
                     &current.inputs[0],
                     (Some(current.id), breaker),
+                    matches!(current.kind, OpKind::Limit { .. }),
                     Some(cell.clone()),
                     q,
                     run_token,
@@ -406,6 +418,7 @@ fn build_chain(
                     build_chain(
                         branch,
                         (None, collect),
+                        false,
                         Some(cell.clone()),
                         q,
                         run_token,
@@ -427,6 +440,7 @@ fn build_chain(
                 build_chain(
                     &current.inputs[1],
                     (None, collect),
+                    false,
                     Some(cell.clone()),
                     q,
                     run_token,
@@ -445,6 +459,7 @@ fn build_chain(
                 build_chain(
                     &current.inputs[0],
                     (None, collect),
+                    false,
                     Some(cell.clone()),
                     q,
                     run_token,
@@ -461,12 +476,19 @@ fn build_chain(
                 current = &current.inputs[1];
             }
             _ => {
+                has_skip |= matches!(current.kind, OpKind::Skip { .. });
                 stages.push((current.id, ops::streaming_operator(current, q)?));
                 current = &current.inputs[0];
             }
         }
     };
     stages.reverse();
+    // Which rows a LIMIT keeps or a SKIP drops depends on arrival order; a
+    // list unwound or a sorted input has a meaningful order the query text
+    // implies, so such pipelines run in source order (one task, no splits).
+    if ends_in_limit || has_skip {
+        ordered = true;
+    }
     pipelines.push(Pipeline {
         stages,
         sink,

@@ -399,21 +399,6 @@ fn build_chain(
     let source = loop {
         match &current.kind {
             OpKind::Argument => break Source::Argument,
-            kind if matches!(kind, OpKind::Eager) || kind.is_update() => {
-                // Computed beforehand by the updating run (`crate::write`).
-                let rows = q
-                    .materialized
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&current.id)
-                    .ok_or_else(|| {
-                        Error::new(
-                            ErrorKind::Internal,
-                            format!("{} reached the read runtime unmaterialized", current.id),
-                        )
-                    })?;
-                break Source::Cell(Arc::new(Mutex::new(rows)));
-            }
             OpKind::Aggregate { .. }
             | OpKind::Sort { .. }
             | OpKind::Top { .. }

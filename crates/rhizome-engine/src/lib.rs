@@ -14,11 +14,16 @@ use rhizome_exec::procedures::{Procedure, Procedures};
 use rhizome_exec::scheduler::{CancelToken, WorkerPool};
 use rhizome_exec::{ExecOptions, ProfileReport};
 use rhizome_planner::{Dir, PlannerContext, ProcedureInfo};
-use rhizome_storage::{Database, Snapshot};
+use rhizome_storage::{Database, Snapshot, WriteTxn};
+
+pub use rhizome_storage::WriteCounters;
+
+mod transaction;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+pub use transaction::Transaction;
 
 pub use rhizome_exec::procedures;
 
@@ -50,6 +55,8 @@ pub struct QueryResult {
     pub plan: Option<String>,
     /// For `PROFILE`: the counters.
     pub profile: Option<ProfileReport>,
+    /// Side effects of an updating statement (all zero for a read-only one).
+    pub counters: WriteCounters,
 }
 
 /// A database opened for queries, with its procedures.
@@ -205,7 +212,22 @@ impl Engine {
                 elapsed: start.elapsed(),
                 plan: Some(rhizome_planner::explain(&planned)),
                 profile: None,
+                counters: WriteCounters::default(),
             });
+        }
+        if planned.plan.updating {
+            // Autocommit: one write transaction for the statement.
+            let mut txn = self.db.begin_write()?;
+            return match self.run_update(&planned, &mut txn, params, options, start) {
+                Ok(result) => {
+                    txn.commit()?;
+                    Ok(result)
+                }
+                Err(e) => {
+                    txn.rollback();
+                    Err(e)
+                }
+            };
         }
         let exec_options = ExecOptions {
             threads: options.threads,
@@ -223,6 +245,108 @@ impl Engine {
             elapsed: start.elapsed(),
             plan: None,
             profile: result.profile,
+            counters: WriteCounters::default(),
         })
+    }
+
+    fn exec_options(&self, options: &QueryOptions, profile: bool) -> ExecOptions {
+        ExecOptions {
+            threads: options.threads,
+            timeout: options.timeout,
+            memory_limit: options.memory_limit.unwrap_or(usize::MAX),
+            profile,
+            pool: options.pool.clone(),
+            procedures: self.procedures.clone(),
+            cancel: options.cancel.clone(),
+        }
+    }
+
+    /// Runs an updating plan in `txn`; the counters are the statement's own.
+    fn run_update(
+        &self,
+        planned: &rhizome_planner::PlannedStatement,
+        txn: &mut WriteTxn,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        start: Instant,
+    ) -> Result<QueryResult> {
+        let before = txn.counters();
+        let exec_options = self.exec_options(options, false);
+        let result =
+            rhizome_exec::write::execute_update(&planned.plan, txn, params, &exec_options)?;
+        Ok(QueryResult {
+            columns: result.columns,
+            rows: result.rows,
+            elapsed: start.elapsed(),
+            plan: None,
+            profile: None,
+            counters: counters_since(before, txn.counters()),
+        })
+    }
+
+    /// Plans `query` against `snapshot` and runs it: read-only statements on
+    /// the snapshot, updating ones in `txn` (used by [`Transaction`]).
+    fn execute_in(
+        &self,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        txn: &mut WriteTxn,
+    ) -> Result<QueryResult> {
+        let start = Instant::now();
+        let snapshot = txn.snapshot();
+        let planned = self.plan(query, &params, &snapshot)?;
+        if planned.explain {
+            return Ok(QueryResult {
+                columns: planned
+                    .plan
+                    .columns
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+                rows: Vec::new(),
+                elapsed: start.elapsed(),
+                plan: Some(rhizome_planner::explain(&planned)),
+                profile: None,
+                counters: WriteCounters::default(),
+            });
+        }
+        if planned.plan.updating {
+            return self.run_update(&planned, txn, params, options, start);
+        }
+        let exec_options = self.exec_options(options, planned.profile);
+        let result = rhizome_exec::execute(&planned.plan, snapshot, params, &exec_options)?;
+        Ok(QueryResult {
+            columns: result.columns,
+            rows: result.rows,
+            elapsed: start.elapsed(),
+            plan: None,
+            profile: result.profile,
+            counters: WriteCounters::default(),
+        })
+    }
+
+    /// Starts an explicit transaction: its statements see each other's
+    /// writes; nothing is visible to others until [`Transaction::commit`].
+    /// Waits for the single writer lock (`TransientError` on timeout).
+    pub fn begin(&self) -> Result<Transaction> {
+        Ok(Transaction::new(self.clone(), self.db.begin_write()?))
+    }
+}
+
+/// The counters of `after` minus those of `before`.
+fn counters_since(before: WriteCounters, after: WriteCounters) -> WriteCounters {
+    WriteCounters {
+        nodes_created: after.nodes_created - before.nodes_created,
+        nodes_deleted: after.nodes_deleted - before.nodes_deleted,
+        relationships_created: after.relationships_created - before.relationships_created,
+        relationships_deleted: after.relationships_deleted - before.relationships_deleted,
+        properties_set: after.properties_set - before.properties_set,
+        labels_added: after.labels_added - before.labels_added,
+        labels_removed: after.labels_removed - before.labels_removed,
+        indexes_added: after.indexes_added - before.indexes_added,
+        indexes_removed: after.indexes_removed - before.indexes_removed,
+        constraints_added: after.constraints_added - before.constraints_added,
+        constraints_removed: after.constraints_removed - before.constraints_removed,
     }
 }

@@ -8,9 +8,15 @@
 //!   expected rows, values printed as the openCypher TCK prints them; rows are
 //!   compared as a multiset unless `ordered`; the case ends at a blank line;
 //! - `error KIND [CODE]`, then the query: it must fail with that classification.
+//! - `dataset empty`: start from an empty database; the file is then a
+//!   script: every query runs once, in order, and may write (later cases see
+//!   earlier writes; a failed statement must change nothing).
+//! - after a query's rows, `counters name=value ...` checks the statement's
+//!   side-effect counters (`nodes_created`, `relationships_deleted`, ...);
+//!   counters not named must be zero.
 //!
-//! Every query runs with 1 worker and with all workers; both must give the
-//! expected result.
+//! Every query of a generated dataset runs with 1 worker and with all
+//! workers; both must give the expected result.
 
 use rhizome_common::Value;
 use rhizome_engine::{Engine, QueryOptions};
@@ -24,6 +30,10 @@ use std::path::{Path, PathBuf};
 fn open_dataset(spec: &[&str], work: &Path) -> Engine {
     let csv = work.join("csv");
     let db = work.join("db");
+    if spec == ["empty"] {
+        rhizome_storage::GraphBuilder::new().write(&db).unwrap();
+        return Engine::open(&db).unwrap();
+    }
     let options = match spec {
         ["chain", nodes, degree] => generate_chain(
             &csv,
@@ -72,6 +82,7 @@ enum Expect {
         header: String,
         rows: Vec<String>,
         ordered: bool,
+        counters: Option<String>,
     },
     Error {
         kind: String,
@@ -105,8 +116,13 @@ fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
                 let header = lines[i].trim_end().to_string();
                 i += 1;
                 let mut rows = Vec::new();
+                let mut counters = None;
                 while i < lines.len() && !lines[i].trim().is_empty() {
-                    rows.push(lines[i].trim_end().to_string());
+                    if let Some(c) = lines[i].trim_end().strip_prefix("counters") {
+                        counters = Some(c.trim().to_string());
+                    } else {
+                        rows.push(lines[i].trim_end().to_string());
+                    }
                     i += 1;
                 }
                 cases.push(Case {
@@ -116,6 +132,7 @@ fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
                         header,
                         rows,
                         ordered,
+                        counters,
                     },
                 });
             }
@@ -148,8 +165,10 @@ fn run_file(path: &Path) -> Vec<String> {
     let engine = open_dataset(&spec, work.path());
     let mut failures = Vec::new();
     let name = path.file_name().unwrap().to_string_lossy();
+    let script = spec == ["empty"];
+    let thread_counts: &[usize] = if script { &[1] } else { &[1, 2] };
     for case in &cases {
-        for threads in [1, 2] {
+        for &threads in thread_counts {
             let options = QueryOptions {
                 threads: Some(threads),
                 ..QueryOptions::default()
@@ -162,9 +181,18 @@ fn run_file(path: &Path) -> Vec<String> {
                         header,
                         rows,
                         ordered,
+                        counters,
                     },
                     Ok(result),
                 ) => {
+                    let got_counters = counters_text(&result.counters);
+                    if let Some(c) = counters {
+                        if &got_counters != c {
+                            failures.push(format!(
+                                "{at}: expected counters {c:?}, got {got_counters:?}"
+                            ));
+                        }
+                    }
                     let got_header = result.columns.join(" | ");
                     let mut got = render(&engine, &result.rows);
                     let mut want = rows.clone();
@@ -195,6 +223,24 @@ fn run_file(path: &Path) -> Vec<String> {
         }
     }
     failures
+}
+
+/// The non-zero counters as `name=value` words.
+fn counters_text(c: &rhizome_engine::WriteCounters) -> String {
+    [
+        ("nodes_created", c.nodes_created),
+        ("nodes_deleted", c.nodes_deleted),
+        ("relationships_created", c.relationships_created),
+        ("relationships_deleted", c.relationships_deleted),
+        ("properties_set", c.properties_set),
+        ("labels_added", c.labels_added),
+        ("labels_removed", c.labels_removed),
+    ]
+    .iter()
+    .filter(|(_, v)| *v > 0)
+    .map(|(n, v)| format!("{n}={v}"))
+    .collect::<Vec<_>>()
+    .join(" ")
 }
 
 #[test]

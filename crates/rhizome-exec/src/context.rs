@@ -1,14 +1,16 @@
 //! What every task of one query shares: the snapshot, the parameters, the
 //! scheduler scope, procedures, the memory budget and PROFILE counters.
 
+use crate::chunk::Chunk;
 use crate::procedures::Procedures;
 use crate::scheduler::QueryScope;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_functions::EntityAccess;
 use rhizome_storage::{GraphRead, Snapshot};
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Per-operator counters collected when a query runs under PROFILE.
 #[derive(Debug, Default)]
@@ -107,6 +109,10 @@ pub struct QueryContext {
     /// When the statement started (UTC seconds, nanoseconds): the one
     /// "current time" every temporal function of the statement sees.
     pub statement_time: (i64, u32),
+    /// Rows of barriers and write operators already computed by an updating
+    /// run (see [`crate::write`]), by operator id: a pipeline reaching one
+    /// of them takes its rows from here instead of running it.
+    pub materialized: Mutex<HashMap<usize, Vec<Chunk>>>,
 }
 
 impl QueryContext {

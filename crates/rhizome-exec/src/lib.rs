@@ -20,6 +20,7 @@ pub mod ops;
 pub mod pipeline;
 pub mod procedures;
 pub mod scheduler;
+pub mod write;
 
 use chunk::Chunk;
 use context::{MemoryBudget, Profile, QueryContext};
@@ -149,6 +150,7 @@ pub fn execute(
         memory: MemoryBudget::new(options.memory_limit),
         worker_slots: pool.threads() + 1,
         statement_time: context::now_utc(),
+        materialized: Default::default(),
     });
     let outcome = pipeline::build(&root, &q, &scope.cancel, false)
         .and_then(|pipelines| pipeline::run_parallel(pipelines, Chunk::new(plan.width, 1), &q));

@@ -177,7 +177,12 @@ impl<'a> TaskCtx<'a> {
                 if let (Some(profile), Some(start)) = (&shared.q.profile, start) {
                     let total = start.elapsed().as_nanos() as u64;
                     if let Some((id, _)) = shared.pipeline.stages.get(stage) {
-                        profile.record(*id, worker.worker, 0, total.saturating_sub(ctx.inner_nanos));
+                        profile.record(
+                            *id,
+                            worker.worker,
+                            0,
+                            total.saturating_sub(ctx.inner_nanos),
+                        );
                     }
                 }
             }
@@ -399,6 +404,21 @@ fn build_chain(
     let source = loop {
         match &current.kind {
             OpKind::Argument => break Source::Argument,
+            kind if matches!(kind, OpKind::Eager) || kind.is_update() => {
+                // Computed beforehand by the updating run (`crate::write`).
+                let rows = q
+                    .materialized
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&current.id)
+                    .ok_or_else(|| {
+                        Error::new(
+                            ErrorKind::Internal,
+                            format!("{} reached the read runtime unmaterialized", current.id),
+                        )
+                    })?;
+                break Source::Cell(Arc::new(Mutex::new(rows)));
+            }
             OpKind::Aggregate { .. }
             | OpKind::Sort { .. }
             | OpKind::Top { .. }

@@ -131,6 +131,7 @@ fn plan(root: PlanNode, width: usize, columns: &[(&str, Slot)], ordered: bool) -
         columns: columns.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
         slot_names: (0..width).map(|i| format!("s{i}")).collect(),
         ordered,
+        updating: false,
     }
 }
 

@@ -178,6 +178,14 @@ impl PlanNode {
             OpKind::Union { .. } => "Union",
             OpKind::ProcedureCall { .. } => "ProcedureCall",
             OpKind::ExpandCount { .. } => "ExpandCount",
+            OpKind::Eager => "Eager",
+            OpKind::Create { .. } => "Create",
+            OpKind::SetItems { .. } => "Set",
+            OpKind::RemoveItems { .. } => "Remove",
+            OpKind::Delete { detach: false, .. } => "Delete",
+            OpKind::Delete { detach: true, .. } => "DetachDelete",
+            OpKind::Merge { .. } => "Merge",
+            OpKind::Foreach { .. } => "Foreach",
         }
     }
 
@@ -345,6 +353,36 @@ impl PlanNode {
                     n(count_slot)
                 )
             }
+            OpKind::Eager => String::new(),
+            OpKind::Create { nodes, rels } => create_text(nodes, rels, names),
+            OpKind::SetItems { items } => set_text(items, names),
+            OpKind::RemoveItems { items } => items
+                .iter()
+                .map(|i| match i {
+                    RemoveItem::Property { entity, key } => format!("{}.{key}", e(entity)),
+                    RemoveItem::Labels { entity, labels } => {
+                        format!("{}{}", e(entity), labels_text(labels))
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            OpKind::Delete { exprs, .. } => exprs.iter().map(e).collect::<Vec<_>>().join(", "),
+            OpKind::Merge {
+                nodes,
+                rels,
+                on_create,
+                on_match,
+            } => {
+                let mut t = format!("create {}", create_text(nodes, rels, names));
+                if !on_create.is_empty() {
+                    t += &format!(" on create {}", set_text(on_create, names));
+                }
+                if !on_match.is_empty() {
+                    t += &format!(" on match {}", set_text(on_match, names));
+                }
+                t
+            }
+            OpKind::Foreach { variable, list } => format!("{} IN {}", n(variable), e(list)),
         };
         if detail.is_empty() {
             self.name().to_string()
@@ -352,6 +390,62 @@ impl PlanNode {
             format!("{} {detail}", self.name())
         }
     }
+}
+
+/// `(a:L {..}), (a)-[r:T]->(b)` for created entities.
+fn create_text(nodes: &[CreateNode], rels: &[CreateRel], names: &[String]) -> String {
+    let props = |p: &Option<Expr>| {
+        p.as_ref().map_or(String::new(), |x| {
+            format!(" {}", ExprDisplay { expr: x, names })
+        })
+    };
+    let mut parts: Vec<String> = nodes
+        .iter()
+        .map(|c| {
+            format!(
+                "({}{}{})",
+                slot_name(names, c.slot),
+                labels_text(&c.labels),
+                props(&c.properties)
+            )
+        })
+        .collect();
+    parts.extend(rels.iter().map(|r| {
+        format!(
+            "({})-[{}:{}{}]->({})",
+            slot_name(names, r.start),
+            slot_name(names, r.slot),
+            r.rel_type,
+            props(&r.properties),
+            slot_name(names, r.end)
+        )
+    }));
+    parts.join(", ")
+}
+
+/// `n.k = v, n += {..}, n:L` for assignments.
+fn set_text(items: &[SetItem], names: &[String]) -> String {
+    let e = |x: &Expr| ExprDisplay { expr: x, names }.to_string();
+    items
+        .iter()
+        .map(|i| match i {
+            SetItem::Property { entity, key, value } => {
+                format!("{}.{key} = {}", e(entity), e(value))
+            }
+            SetItem::Properties {
+                entity,
+                map,
+                replace,
+            } => format!(
+                "{} {} {}",
+                e(entity),
+                if *replace { "=" } else { "+=" },
+                e(map)
+            ),
+            SetItem::Labels { entity, labels } => format!("{}{}", e(entity), labels_text(labels)),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Renders the plan tree, one operator per line, with estimated rows and the
@@ -457,6 +551,7 @@ mod tests {
             columns: vec![],
             slot_names: vec!["p".into(), "r".into(), "i".into()],
             ordered: false,
+            updating: false,
         };
         let text = render_plan(&plan, &mut |_, _| String::new());
         assert_eq!(

@@ -35,6 +35,11 @@ pub struct Plan {
     pub slot_names: Vec<String>,
     /// Whether the result order is significant (the query ends in `ORDER BY`).
     pub ordered: bool,
+    /// Whether the plan writes (contains an updating operator). Such a plan
+    /// runs against one write transaction, its pipelines in order on one
+    /// task, and its reads see the transaction's writes at every
+    /// [`OpKind::Eager`] barrier.
+    pub updating: bool,
 }
 
 /// One operator with its inputs and the planner's row estimate.
@@ -409,6 +414,164 @@ pub enum OpKind {
         distinct_from: Vec<Slot>,
         /// Slot receiving the count for this row.
         count_slot: Slot,
+    },
+    /// Input. A barrier: every input row is produced (and every write below
+    /// done) before the first row leaves. Write operators sit between two
+    /// barriers, so reads before a write never see its effects and reads
+    /// after it see all of them.
+    Eager,
+    /// Input. For each row, in order, creates the nodes, then the
+    /// relationships, writing them to their slots. Updating.
+    Create {
+        /// Nodes created (unbound pattern nodes), in pattern order.
+        nodes: Vec<CreateNode>,
+        /// Relationships created, in pattern order.
+        rels: Vec<CreateRel>,
+    },
+    /// Input. For each row, applies the assignments in order (each sees the
+    /// previous ones). Updating.
+    SetItems {
+        /// The assignments.
+        items: Vec<SetItem>,
+    },
+    /// Input. For each row, removes properties and labels in order. Updating.
+    RemoveItems {
+        /// What is removed.
+        items: Vec<RemoveItem>,
+    },
+    /// Input. For each row deletes the entities (nodes, relationships, the
+    /// parts of paths; null is skipped; an entity deleted before by the same
+    /// statement is skipped). Relationships go first; a node deleted without
+    /// `detach` that still has relationships when the statement ends fails
+    /// the statement (`ConstraintVerificationFailed`). Updating.
+    Delete {
+        /// The entities.
+        exprs: Vec<Expr>,
+        /// `DETACH DELETE`.
+        detach: bool,
+    },
+    /// Inputs: [input, match]. For each input row, runs `match` (its
+    /// `Argument` yields the row) against the current state; if it produces
+    /// rows, applies `on_match` to each and emits them; otherwise creates
+    /// `nodes` and `rels` on the row, applies `on_create` and emits it. A
+    /// later row sees what earlier rows created. Updating.
+    Merge {
+        /// Nodes created when nothing matches.
+        nodes: Vec<CreateNode>,
+        /// Relationships created when nothing matches.
+        rels: Vec<CreateRel>,
+        /// `ON CREATE SET` assignments.
+        on_create: Vec<SetItem>,
+        /// `ON MATCH SET` assignments.
+        on_match: Vec<SetItem>,
+    },
+    /// Inputs: [input, body]. For each input row and each element of `list`
+    /// (null: none), runs the updating `body` with the element in
+    /// `variable`; emits the input row once. Updating.
+    Foreach {
+        /// Slot of the loop variable.
+        variable: Slot,
+        /// The list.
+        list: Expr,
+    },
+}
+
+impl OpKind {
+    /// Whether the operator writes to the graph.
+    pub fn is_update(&self) -> bool {
+        matches!(
+            self,
+            OpKind::Create { .. }
+                | OpKind::SetItems { .. }
+                | OpKind::RemoveItems { .. }
+                | OpKind::Delete { .. }
+                | OpKind::Merge { .. }
+                | OpKind::Foreach { .. }
+        )
+    }
+}
+
+impl PlanNode {
+    /// Whether this node or anything below it (inputs, not expressions) writes.
+    pub fn has_updates(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |n| found |= n.kind.is_update() || matches!(n.kind, OpKind::Eager));
+        found
+    }
+}
+
+/// A node made by [`OpKind::Create`] or [`OpKind::Merge`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateNode {
+    /// Slot receiving the new node.
+    pub slot: Slot,
+    /// Its labels.
+    pub labels: Vec<String>,
+    /// Its properties: a map expression (null entries are skipped).
+    pub properties: Option<Expr>,
+}
+
+/// A relationship made by [`OpKind::Create`] or [`OpKind::Merge`], after the nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateRel {
+    /// Slot receiving the new relationship.
+    pub slot: Slot,
+    /// Slot of the start node (bound or created by the same operator).
+    pub start: Slot,
+    /// Slot of the end node.
+    pub end: Slot,
+    /// The type.
+    pub rel_type: String,
+    /// Its properties: a map expression.
+    pub properties: Option<Expr>,
+}
+
+/// One assignment of [`OpKind::SetItems`] (and of `MERGE`'s actions).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetItem {
+    /// `entity.key = value` (null removes the property; a null entity is skipped).
+    Property {
+        /// The node or relationship.
+        entity: Expr,
+        /// The key.
+        key: String,
+        /// The value.
+        value: Expr,
+    },
+    /// `entity = map` (`replace`: all other properties are removed) or `entity += map`.
+    Properties {
+        /// The node or relationship.
+        entity: Expr,
+        /// A map, node or relationship whose properties are copied.
+        map: Expr,
+        /// `=` rather than `+=`.
+        replace: bool,
+    },
+    /// `entity:A:B`.
+    Labels {
+        /// The node.
+        entity: Expr,
+        /// Labels added.
+        labels: Vec<String>,
+    },
+}
+
+/// One item of [`OpKind::RemoveItems`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum RemoveItem {
+    /// `entity.key`.
+    Property {
+        /// The node or relationship.
+        entity: Expr,
+        /// The key.
+        key: String,
+    },
+    /// `entity:A:B`.
+    Labels {
+        /// The node.
+        entity: Expr,
+        /// Labels removed.
+        labels: Vec<String>,
     },
 }
 

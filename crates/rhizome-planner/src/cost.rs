@@ -332,6 +332,13 @@ fn annotate_node(
         }
         OpKind::Union { .. } => ins.iter().sum(),
         OpKind::ProcedureCall { .. } => input * 10.0,
+        OpKind::Eager
+        | OpKind::Create { .. }
+        | OpKind::SetItems { .. }
+        | OpKind::RemoveItems { .. }
+        | OpKind::Delete { .. }
+        | OpKind::Merge { .. }
+        | OpKind::Foreach { .. } => input,
     };
     node.estimated_rows = if rows.is_finite() { rows.max(0.0) } else { 0.0 };
 }

@@ -166,15 +166,21 @@ fn plan_on_this_thread(
         columns: columns.iter().map(|(_, s)| *s).collect(),
         slots: &mut slots,
     };
-    let mut root = rules::optimize_with(planned.plan, rule_set, &mut rule_ctx);
+    let mut root = if planned.plan.has_updates() {
+        rules::optimize_around_writes(planned.plan, rule_set, &mut rule_ctx)
+    } else {
+        rules::optimize_with(planned.plan, rule_set, &mut rule_ctx)
+    };
     cost::annotate(&mut root, ctx);
     let width = slots.width();
+    let updating = root.has_updates();
     let plan = Plan {
         root,
         width,
         columns,
         slot_names: slots.into_names(),
         ordered: planned.ordered,
+        updating,
     };
     validate::validate_plan(&plan)?;
     Ok(PlannedStatement {
@@ -212,6 +218,7 @@ fn explain_on_this_thread(planned: &PlannedStatement) -> String {
             columns: Vec::new(),
             slot_names: planned.plan.slot_names.clone(),
             ordered: false,
+            updating: false,
         };
         out.push_str(&format!("Subquery #{} ({kind}):\n", i + 1));
         for line in render_plan(&sub, &mut |_, _| String::new()).lines() {

@@ -5,7 +5,10 @@
 //! an expression (comprehension variables, slots written by a nested plan)
 //! are not reads of the enclosing row.
 
-use rhizome_plan::{Expr, MapProjectionItem, OpKind, PathStep, PlanNode, Slot, SubqueryKind};
+use rhizome_plan::{
+    CreateNode, CreateRel, Expr, MapProjectionItem, OpKind, PathStep, PlanNode, RemoveItem,
+    SetItem, Slot, SubqueryKind,
+};
 use std::collections::BTreeSet;
 
 /// Slots read by `e` from the row it is evaluated on.
@@ -130,6 +133,34 @@ pub fn op_reads(kind: &OpKind) -> BTreeSet<Slot> {
     let mut out = BTreeSet::new();
     let e = |x: &Expr, out: &mut BTreeSet<Slot>| add_expr_reads(x, out);
     match kind {
+        OpKind::Eager => {}
+        OpKind::Create { .. }
+        | OpKind::SetItems { .. }
+        | OpKind::RemoveItems { .. }
+        | OpKind::Delete { .. }
+        | OpKind::Merge { .. }
+        | OpKind::Foreach { .. } => {
+            let mut k = kind.clone();
+            for x in op_exprs_mut(&mut k) {
+                e(x, &mut out);
+            }
+            match kind {
+                OpKind::Create { rels, .. } | OpKind::Merge { rels, .. } => {
+                    let created = create_writes(kind);
+                    for r in rels {
+                        for s in [r.start, r.end] {
+                            if !created.contains(&s) {
+                                out.insert(s);
+                            }
+                        }
+                    }
+                }
+                OpKind::Foreach { variable, .. } => {
+                    out.remove(variable);
+                }
+                _ => {}
+            }
+        }
         OpKind::Argument
         | OpKind::AllNodesScan { .. }
         | OpKind::LabelScan { .. }
@@ -290,8 +321,43 @@ pub fn op_writes(kind: &OpKind) -> Vec<Slot> {
         OpKind::ProcedureCall { yields, .. } => yields.iter().map(|(_, s)| *s).collect(),
         OpKind::ExpandCount { count_slot, .. } => vec![*count_slot],
         OpKind::Union { slots, .. } => slots.clone(),
+        OpKind::Create { .. } | OpKind::Merge { .. } => create_writes(kind),
         _ => Vec::new(),
     }
+}
+
+/// Slots of the entities a `Create` or `Merge` makes.
+fn create_writes(kind: &OpKind) -> Vec<Slot> {
+    let parts = |nodes: &[CreateNode], rels: &[CreateRel]| {
+        nodes
+            .iter()
+            .map(|n| n.slot)
+            .chain(rels.iter().map(|r| r.slot))
+            .collect()
+    };
+    match kind {
+        OpKind::Create { nodes, rels } | OpKind::Merge { nodes, rels, .. } => parts(nodes, rels),
+        _ => Vec::new(),
+    }
+}
+
+/// Every expression of a list of assignments, mutably.
+fn set_items_exprs_mut(items: &mut [SetItem]) -> Vec<&mut Expr> {
+    let mut v = Vec::new();
+    for item in items {
+        match item {
+            SetItem::Property { entity, value, .. } => {
+                v.push(entity);
+                v.push(value);
+            }
+            SetItem::Properties { entity, map, .. } => {
+                v.push(entity);
+                v.push(map);
+            }
+            SetItem::Labels { entity, .. } => v.push(entity),
+        }
+    }
+    v
 }
 
 /// The slots a plan reads from the row its `Argument` yields (reads not
@@ -300,12 +366,19 @@ pub fn free_reads(node: &PlanNode) -> (BTreeSet<Slot>, BTreeSet<Slot>) {
     let sub: Vec<(BTreeSet<Slot>, BTreeSet<Slot>)> = node.inputs.iter().map(free_reads).collect();
     let empty = || (BTreeSet::new(), BTreeSet::new());
     let (mut free, input_avail, mut avail) = match &node.kind {
-        OpKind::Optional { .. } | OpKind::Apply | OpKind::SemiApply { .. } => {
+        OpKind::Optional { .. }
+        | OpKind::Apply
+        | OpKind::SemiApply { .. }
+        | OpKind::Merge { .. }
+        | OpKind::Foreach { .. } => {
             let (f0, a0) = sub.first().cloned().unwrap_or_else(empty);
-            let (f1, a1) = sub.get(1).cloned().unwrap_or_else(empty);
+            let (mut f1, a1) = sub.get(1).cloned().unwrap_or_else(empty);
+            if let OpKind::Foreach { variable, .. } = &node.kind {
+                f1.remove(variable);
+            }
             let mut free = f0;
             free.extend(f1.difference(&a0).copied());
-            let avail = if matches!(node.kind, OpKind::SemiApply { .. }) {
+            let avail = if matches!(node.kind, OpKind::SemiApply { .. } | OpKind::Foreach { .. }) {
                 a0.clone()
             } else {
                 a0.union(&a1).copied().collect()
@@ -390,6 +463,35 @@ pub fn op_exprs_mut(kind: &mut OpKind) -> Vec<&mut Expr> {
         OpKind::Skip { count } | OpKind::Limit { count } => vec![count],
         OpKind::Unwind { list, .. } => vec![list],
         OpKind::ProcedureCall { args, .. } => args.iter_mut().collect(),
+        OpKind::Create { nodes, rels } => nodes
+            .iter_mut()
+            .filter_map(|n| n.properties.as_mut())
+            .chain(rels.iter_mut().filter_map(|r| r.properties.as_mut()))
+            .collect(),
+        OpKind::Merge {
+            nodes,
+            rels,
+            on_create,
+            on_match,
+        } => {
+            let mut v: Vec<&mut Expr> = nodes
+                .iter_mut()
+                .filter_map(|n| n.properties.as_mut())
+                .chain(rels.iter_mut().filter_map(|r| r.properties.as_mut()))
+                .collect();
+            v.extend(set_items_exprs_mut(on_create));
+            v.extend(set_items_exprs_mut(on_match));
+            v
+        }
+        OpKind::SetItems { items } => set_items_exprs_mut(items),
+        OpKind::RemoveItems { items } => items
+            .iter_mut()
+            .map(|i| match i {
+                RemoveItem::Property { entity, .. } | RemoveItem::Labels { entity, .. } => entity,
+            })
+            .collect(),
+        OpKind::Delete { exprs, .. } => exprs.iter_mut().collect(),
+        OpKind::Foreach { list, .. } => vec![list],
         _ => Vec::new(),
     }
 }

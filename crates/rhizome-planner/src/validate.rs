@@ -43,13 +43,21 @@ fn check(node: &PlanNode, outer: &BTreeSet<Slot>, width: usize) -> Result<BTreeS
     };
     let (input_avail, mut out) = match &node.kind {
         OpKind::Argument => (outer.clone(), outer.clone()),
-        OpKind::Optional { .. } | OpKind::Apply | OpKind::SemiApply { .. } => {
+        OpKind::Optional { .. }
+        | OpKind::Apply
+        | OpKind::SemiApply { .. }
+        | OpKind::Merge { .. }
+        | OpKind::Foreach { .. } => {
             let left = inputs_ok(0)?;
+            let mut inner_outer = left.clone();
+            if let OpKind::Foreach { variable, .. } = &node.kind {
+                inner_outer.insert(*variable);
+            }
             let inner = match node.inputs.get(1) {
-                Some(n) => check(n, &left, width)?,
+                Some(n) => check(n, &inner_outer, width)?,
                 None => return Err(bug(format!("{} without an inner plan", node.name()))),
             };
-            let out = if matches!(node.kind, OpKind::SemiApply { .. }) {
+            let out = if matches!(node.kind, OpKind::SemiApply { .. } | OpKind::Foreach { .. }) {
                 left.clone()
             } else {
                 inner
@@ -180,6 +188,7 @@ mod tests {
             columns: vec![],
             slot_names: vec![],
             ordered: false,
+            updating: false,
         };
         assert!(validate_plan(&plan).is_err());
     }

@@ -58,12 +58,26 @@ fn many_clauses_and_unions_plan() {
 }
 
 #[test]
-fn writes_and_schema_commands_are_clear_errors() {
+fn updating_clauses_plan_as_updating() {
     for q in [
         "CREATE (n)",
         "MATCH (n) SET n.x = 1",
         "MATCH (n) DETACH DELETE n",
         "MERGE (n:A)",
+        "FOREACH (x IN [1] | CREATE ({x: x}))",
+        "CREATE (n) WITH n MATCH (m) RETURN m",
+    ] {
+        let analyzed = rhizome_cypher::compile(q).expect(q);
+        let planned = plan_statement(&analyzed, &EmptyContext).expect(q);
+        assert!(planned.plan.updating, "{q}");
+    }
+    let analyzed = rhizome_cypher::compile("MATCH (n) RETURN n").unwrap();
+    assert!(!plan_statement(&analyzed, &EmptyContext).unwrap().plan.updating);
+}
+
+#[test]
+fn schema_commands_and_updating_subqueries_are_clear_errors() {
+    for q in [
         "CREATE INDEX FOR (n:A) ON (n.x)",
         "MATCH (n) CALL { WITH n CREATE (m) } RETURN n",
     ] {

@@ -15,6 +15,7 @@ pub(crate) mod r#match;
 pub(crate) mod projection;
 pub(crate) mod subquery;
 pub(crate) mod union;
+pub(crate) mod update;
 
 use crate::context::PlannerContext;
 use crate::slots::Slots;
@@ -160,6 +161,19 @@ impl<'a> Planner<'a> {
         let mut ordered = false;
         let standalone_call = q.clauses.len() == 1;
         for clause in &q.clauses {
+            let updating = matches!(
+                clause,
+                ast::Clause::Create(_)
+                    | ast::Clause::Merge(_)
+                    | ast::Clause::Set(_)
+                    | ast::Clause::Remove(_)
+                    | ast::Clause::Delete(_)
+                    | ast::Clause::Foreach(_)
+            );
+            if !updating {
+                // Reads after a write see all of it: a barrier between them.
+                plan = Self::barrier(plan);
+            }
             match clause {
                 ast::Clause::Match(m) => {
                     let (p, s) = self.match_clause(m, plan, &scope)?;
@@ -195,12 +209,16 @@ impl<'a> Planner<'a> {
                     plan = p;
                     scope = s;
                 }
-                ast::Clause::Create(_) => return Err(unsupported("CREATE")),
-                ast::Clause::Merge(_) => return Err(unsupported("MERGE")),
-                ast::Clause::Set(_) => return Err(unsupported("SET")),
-                ast::Clause::Remove(_) => return Err(unsupported("REMOVE")),
-                ast::Clause::Delete(_) => return Err(unsupported("DELETE")),
-                ast::Clause::Foreach(_) => return Err(unsupported("FOREACH")),
+                ast::Clause::Create(_)
+                | ast::Clause::Merge(_)
+                | ast::Clause::Set(_)
+                | ast::Clause::Remove(_)
+                | ast::Clause::Delete(_)
+                | ast::Clause::Foreach(_) => {
+                    let (p, s) = self.update_clause(clause, plan, &scope)?;
+                    plan = p;
+                    scope = s;
+                }
             }
         }
         Ok(Planned {

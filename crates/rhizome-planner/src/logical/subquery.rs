@@ -55,6 +55,9 @@ impl Planner<'_> {
         scope: &Scope,
     ) -> Result<(PlanNode, Scope)> {
         let inner = self.query(&c.query, argument(), scope, true)?;
+        if inner.plan.has_updates() {
+            return Err(super::unsupported("CALL { } with updating clauses"));
+        }
         let mut out = scope.clone();
         for (name, slot) in &inner.columns {
             out.bind(name, *slot, super::VarKind::Value);

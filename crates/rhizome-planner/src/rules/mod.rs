@@ -101,6 +101,60 @@ pub fn optimize_with(
     root
 }
 
+/// Rules that only rewrite inside the subtree they are given and neither
+/// depend on what is read above it nor on statistics a write could falsify.
+const SAFE_AROUND_WRITES: &[&str] = &[
+    "fold_constants",
+    "push_down_filter",
+    "exists_to_semi_apply",
+    "node_by_id_seek",
+    "index_seek",
+    "optional_expand",
+    "rel_predicate_into_expand",
+];
+
+/// Optimizes an updating plan conservatively: only the maximal subtrees
+/// without writes or barriers are rewritten, each on its own, and only with
+/// the rules of `rules` that are local to a subtree (no rule moves an
+/// operator across a write, prunes slots a write reads, or relies on
+/// statistics the statement's own writes may change).
+pub fn optimize_around_writes(
+    root: PlanNode,
+    rules: &[Box<dyn OptimizerRule>],
+    ctx: &mut RuleContext<'_>,
+) -> PlanNode {
+    let safe: Vec<&dyn OptimizerRule> = rules
+        .iter()
+        .filter(|r| SAFE_AROUND_WRITES.contains(&r.name()))
+        .map(|r| r.as_ref())
+        .collect();
+    optimize_write_free(root, &safe, ctx)
+}
+
+fn optimize_write_free(
+    mut node: PlanNode,
+    rules: &[&dyn OptimizerRule],
+    ctx: &mut RuleContext<'_>,
+) -> PlanNode {
+    if !node.has_updates() {
+        for _ in 0..MAX_PASSES {
+            let before = node.clone();
+            for rule in rules {
+                node = rule.rewrite(node, ctx);
+            }
+            if node == before {
+                break;
+            }
+        }
+        return node;
+    }
+    node.inputs = std::mem::take(&mut node.inputs)
+        .into_iter()
+        .map(|i| optimize_write_free(i, rules, ctx))
+        .collect();
+    node
+}
+
 /// Applies [`all_rules`] to a fixed point.
 pub fn optimize(root: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode {
     optimize_with(root, &all_rules(), ctx)

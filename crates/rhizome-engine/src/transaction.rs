@@ -1,0 +1,73 @@
+//! Explicit transactions: several statements in one write transaction.
+
+use crate::{Engine, QueryOptions, QueryResult};
+use rhizome_common::{Error, ErrorKind, Result, Value};
+use rhizome_storage::{CommitInfo, WriteTxn};
+use std::collections::BTreeMap;
+
+/// An open write transaction of an [`Engine`] (from [`Engine::begin`]).
+///
+/// Statements run with [`Transaction::execute`] read the transaction's own
+/// writes; others see nothing of them until [`Transaction::commit`].
+/// Dropping it without committing rolls back. A statement that fails leaves
+/// the transaction unusable: every later call fails and only rollback (or
+/// drop) remains, so a partial statement is never committed.
+pub struct Transaction {
+    engine: Engine,
+    txn: Option<WriteTxn>,
+    failed: bool,
+}
+
+impl Transaction {
+    pub(crate) fn new(engine: Engine, txn: WriteTxn) -> Transaction {
+        Transaction {
+            engine,
+            txn: Some(txn),
+            failed: false,
+        }
+    }
+
+    fn usable(&mut self) -> Result<&mut WriteTxn> {
+        if self.failed {
+            return Err(Error::new(
+                ErrorKind::TransientError,
+                "the transaction failed earlier and can only be rolled back",
+            ));
+        }
+        self.txn
+            .as_mut()
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "the transaction is closed"))
+    }
+
+    /// Runs one statement inside the transaction.
+    pub fn execute(
+        &mut self,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+    ) -> Result<QueryResult> {
+        let engine = self.engine.clone();
+        let txn = self.usable()?;
+        let result = engine.execute_in(query, params, options, txn);
+        if result.is_err() {
+            self.failed = true;
+        }
+        result
+    }
+
+    /// Makes the transaction's writes durable and visible.
+    pub fn commit(mut self) -> Result<CommitInfo> {
+        self.usable()?;
+        match self.txn.take() {
+            Some(txn) => txn.commit(),
+            None => Err(Error::new(ErrorKind::Internal, "the transaction is closed")),
+        }
+    }
+
+    /// Discards the transaction's writes.
+    pub fn rollback(mut self) {
+        if let Some(txn) = self.txn.take() {
+            txn.rollback();
+        }
+    }
+}

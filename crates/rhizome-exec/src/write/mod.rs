@@ -1,0 +1,267 @@
+//! Running updating plans against one write transaction.
+//!
+//! An updating plan (`Plan::updating`) runs on the calling thread, one
+//! operator group after another, against one [`WriteTxn`]. The plan is cut at
+//! its *materialization points* — [`OpKind::Eager`] barriers and the write
+//! operators themselves:
+//!
+//! - a write operator first computes all of its input rows, then applies its
+//!   writes row by row, in order ([`apply`]);
+//! - a read segment (the operators between materialization points) runs on
+//!   the ordinary pipeline runtime, inline on this thread, over a snapshot
+//!   taken from the transaction *after* everything below it was written; the
+//!   materialization points it reaches are sources of their computed rows
+//!   (`QueryContext::materialized`).
+//!
+//! So reads before a write never see its effects and reads after it see all
+//! of them. The plan is compiled again for every segment, against the
+//! transaction's current catalog, so labels, types and keys created by
+//! earlier clauses resolve. Expressions of write operators are evaluated
+//! against a snapshot refreshed whenever the transaction changed, so every
+//! row sees the writes of the rows before it (`MERGE` finds what an earlier
+//! row created).
+
+mod apply;
+mod delete;
+
+use crate::chunk::{Chunk, RowBuilder};
+use crate::compile::{CNode, Compiler};
+use crate::context::{MemoryBudget, QueryContext};
+use crate::expr::{Evaluator, Row};
+use crate::pipeline::{run_inline, InlineLimit};
+use crate::scheduler::{QueryScope, ScopeOptions, WorkerPool};
+use crate::{ExecOptions, QueryResult};
+use rhizome_common::{Error, ErrorKind, NodeId, Result, Value};
+use rhizome_plan::{Expr, OpKind, Plan};
+use rhizome_storage::{Snapshot, WriteTxn};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Runs an updating plan in `txn` and returns its rows. Writes stay in
+/// `txn`; the caller commits or rolls back.
+pub fn execute_update(
+    plan: &Plan,
+    txn: &mut WriteTxn,
+    params: BTreeMap<String, Value>,
+    options: &ExecOptions,
+) -> Result<QueryResult> {
+    let start = Instant::now();
+    let pool = options
+        .pool
+        .clone()
+        .unwrap_or_else(|| WorkerPool::global().clone());
+    let scope = pool.open_scope(ScopeOptions {
+        max_parallel: 1,
+        deadline: options.timeout.map(|t| start + t),
+        parent: options.cancel.clone(),
+        ..ScopeOptions::default()
+    });
+    let mut run = UpdateRun {
+        plan,
+        txn,
+        params,
+        options,
+        scope: scope.clone(),
+        statement_time: crate::context::now_utc(),
+        current: None,
+        pending_deletes: Vec::new(),
+    };
+    let outcome = run
+        .root_rows()
+        .and_then(|rows| run.finish_deletes().map(|_| rows));
+    pool.close_scope(&scope);
+    let mut rows = outcome?;
+    if plan.columns.is_empty() {
+        // A statement without RETURN produces no rows.
+        rows.clear();
+    }
+    Ok(QueryResult {
+        columns: plan.columns.iter().map(|(n, _)| n.clone()).collect(),
+        rows: rows
+            .iter()
+            .map(|r| {
+                plan.columns
+                    .iter()
+                    .map(|(_, s)| r.get(*s).cloned().unwrap_or(Value::Null))
+                    .collect()
+            })
+            .collect(),
+        elapsed: start.elapsed(),
+        profile: None,
+    })
+}
+
+/// One row as values per slot.
+pub(crate) type Values = Vec<Value>;
+
+/// The state of one updating run.
+pub(crate) struct UpdateRun<'a> {
+    plan: &'a Plan,
+    pub(crate) txn: &'a mut WriteTxn,
+    params: BTreeMap<String, Value>,
+    options: &'a ExecOptions,
+    scope: Arc<QueryScope>,
+    statement_time: (i64, u32),
+    /// Query context over the transaction's state as of the last write
+    /// (`None` after a write: rebuilt on the next read).
+    current: Option<Arc<QueryContext>>,
+    /// Nodes deleted without `DETACH` that still had relationships: retried
+    /// when the statement ends.
+    pub(crate) pending_deletes: Vec<NodeId>,
+}
+
+/// The compiled node with operator id `id` in `root`'s tree.
+fn find(root: &Arc<CNode>, id: usize) -> Option<Arc<CNode>> {
+    if root.id == id {
+        return Some(root.clone());
+    }
+    root.inputs.iter().find_map(|i| find(i, id))
+}
+
+/// Whether rows of `kind` are computed by the updating run, not the pipelines.
+fn materialization_point(kind: &OpKind) -> bool {
+    matches!(kind, OpKind::Eager) || kind.is_update()
+}
+
+/// Materialization points reachable from `node` through inputs without crossing another.
+fn frontier(node: &CNode, out: &mut Vec<usize>) {
+    for input in &node.inputs {
+        if materialization_point(&input.kind) {
+            out.push(input.id);
+        } else {
+            frontier(input, out);
+        }
+    }
+}
+
+impl UpdateRun<'_> {
+    /// Marks the transaction changed: the next read takes a new snapshot.
+    pub(crate) fn wrote(&mut self) {
+        self.current = None;
+    }
+
+    /// A query context over the transaction's current state.
+    pub(crate) fn context(&mut self) -> Result<Arc<QueryContext>> {
+        self.scope_ok()?;
+        if let Some(q) = &self.current {
+            return Ok(q.clone());
+        }
+        let q = Arc::new(QueryContext {
+            snapshot: self.txn.snapshot(),
+            params: self.params.clone(),
+            scope: self.scope.clone(),
+            procedures: self.options.procedures.clone(),
+            profile: None,
+            memory: MemoryBudget::new(self.options.memory_limit),
+            worker_slots: 1,
+            statement_time: self.statement_time,
+            materialized: Default::default(),
+        });
+        self.current = Some(q.clone());
+        Ok(q)
+    }
+
+    fn scope_ok(&self) -> Result<()> {
+        if self.scope.is_cancelled() {
+            return Err(self.scope.take_error().unwrap_or_else(|| {
+                Error::new(ErrorKind::QueryAborted, "the query was cancelled")
+            }));
+        }
+        Ok(())
+    }
+
+    /// The plan compiled against `snapshot`.
+    fn compiled(&self, snapshot: &Snapshot) -> Arc<CNode> {
+        Compiler::new(snapshot).node(&self.plan.root)
+    }
+
+    /// The compiled operator `id` over the current state.
+    pub(crate) fn node(&mut self, id: usize) -> Result<(Arc<CNode>, Arc<QueryContext>)> {
+        let q = self.context()?;
+        let root = self.compiled(&q.snapshot);
+        let node = find(&root, id).ok_or_else(|| {
+            Error::new(ErrorKind::Internal, format!("no operator {id} in the plan"))
+        })?;
+        Ok((node, q))
+    }
+
+    /// Evaluates `e` on `row` over the current state.
+    pub(crate) fn eval(&mut self, e: &Expr, row: &[Value]) -> Result<Value> {
+        let q = self.context()?;
+        let compiled = Compiler::new(&q.snapshot).expr(e);
+        let chunk = Chunk::single_row(row);
+        Evaluator::new(&q).eval(&compiled, &Row::new(&chunk, 0))
+    }
+
+    fn root_rows(&mut self) -> Result<Vec<Values>> {
+        self.rows(0)
+    }
+
+    /// All rows of operator `id` (and everything below it done).
+    pub(crate) fn rows(&mut self, id: usize) -> Result<Vec<Values>> {
+        let (node, _) = self.node(id)?;
+        if matches!(node.kind, OpKind::Eager) {
+            return self.rows(node.inputs[0].id);
+        }
+        if node.kind.is_update() {
+            let input = self.rows(node.inputs[0].id)?;
+            return self.apply(&node, input);
+        }
+        let mut points = Vec::new();
+        frontier(&node, &mut points);
+        let mut computed = HashMap::new();
+        for p in points {
+            let rows = self.rows(p)?;
+            computed.insert(p, vec![self.chunk(&rows)]);
+        }
+        let (node, q) = self.node(id)?;
+        *q.materialized.lock().unwrap_or_else(|p| p.into_inner()) = computed;
+        let argument = Chunk::new(self.plan.width, 1);
+        let chunks = run_inline(&node, argument, &q, InlineLimit::All)?;
+        Ok(self.values(&chunks))
+    }
+
+    /// Rows of the read-only plan `id` started from `row` (the inner side of a `Merge`).
+    pub(crate) fn inner_rows(&mut self, id: usize, row: &[Value]) -> Result<Vec<Values>> {
+        let (node, q) = self.node(id)?;
+        let chunks = run_inline(&node, Chunk::single_row(row), &q, InlineLimit::All)?;
+        Ok(self.values(&chunks))
+    }
+
+    /// Rows of a write chain `id` (a `Foreach` body) started from `row`.
+    pub(crate) fn chain_rows(&mut self, id: usize, row: &[Value]) -> Result<Vec<Values>> {
+        let (node, _) = self.node(id)?;
+        match &node.kind {
+            OpKind::Argument => Ok(vec![row.to_vec()]),
+            OpKind::Eager => self.chain_rows(node.inputs[0].id, row),
+            kind if kind.is_update() => {
+                let input = self.chain_rows(node.inputs[0].id, row)?;
+                self.apply(&node, input)
+            }
+            _ => Err(Error::new(
+                ErrorKind::Internal,
+                format!("{:?} inside a FOREACH body", node.kind),
+            )),
+        }
+    }
+
+    fn chunk(&self, rows: &[Values]) -> Chunk {
+        let mut b = RowBuilder::new(self.plan.width);
+        for r in rows {
+            b.push_row(r.iter().cloned());
+        }
+        b.finish()
+    }
+
+    fn values(&self, chunks: &[Chunk]) -> Vec<Values> {
+        let width = self.plan.width;
+        let mut out = Vec::new();
+        for c in chunks {
+            for r in 0..c.len() {
+                out.push((0..width).map(|s| c.value(s, r)).collect());
+            }
+        }
+        out
+    }
+}

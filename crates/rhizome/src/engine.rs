@@ -46,23 +46,46 @@ pub struct QueryStats {
     pub labels_added: u64,
     /// Labels removed from nodes.
     pub labels_removed: u64,
+    /// Indexes created.
+    pub indexes_added: u64,
+    /// Indexes dropped.
+    pub indexes_removed: u64,
+    /// Constraints created.
+    pub constraints_added: u64,
+    /// Constraints dropped.
+    pub constraints_removed: u64,
 }
 
 impl QueryStats {
-    /// The non-zero counters as `(name, count)`, in a fixed order.
-    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+    /// The non-zero counters as `count name` (`1 node created`, `2 labels
+    /// added`), in a fixed order.
+    pub fn counters(&self) -> Vec<String> {
         [
-            ("nodes created", self.nodes_created),
-            ("nodes deleted", self.nodes_deleted),
-            ("relationships created", self.relationships_created),
-            ("relationships deleted", self.relationships_deleted),
-            ("properties set", self.properties_set),
-            ("labels added", self.labels_added),
-            ("labels removed", self.labels_removed),
+            (self.nodes_created, "node", "created"),
+            (self.nodes_deleted, "node", "deleted"),
+            (self.relationships_created, "relationship", "created"),
+            (self.relationships_deleted, "relationship", "deleted"),
+            (self.properties_set, "property", "set"),
+            (self.labels_added, "label", "added"),
+            (self.labels_removed, "label", "removed"),
+            (self.indexes_added, "index", "added"),
+            (self.indexes_removed, "index", "removed"),
+            (self.constraints_added, "constraint", "added"),
+            (self.constraints_removed, "constraint", "removed"),
         ]
         .into_iter()
-        .filter(|&(_, n)| n > 0)
+        .filter(|&(n, _, _)| n > 0)
+        .map(|(n, noun, verb)| format!("{n} {} {verb}", plural(noun, n)))
         .collect()
+    }
+}
+
+fn plural(noun: &str, n: u64) -> String {
+    match (noun, n) {
+        (_, 1) => noun.to_string(),
+        ("property", _) => "properties".to_string(),
+        ("index", _) => "indexes".to_string(),
+        _ => format!("{noun}s"),
     }
 }
 
@@ -102,9 +125,19 @@ pub fn execute(
     Ok(QueryResult {
         columns: result.columns,
         rows: result.rows,
-        // Statements that write are not supported by the engine yet, so
-        // there are no side effects to count.
-        stats: QueryStats::default(),
+        stats: QueryStats {
+            nodes_created: result.counters.nodes_created,
+            nodes_deleted: result.counters.nodes_deleted,
+            relationships_created: result.counters.relationships_created,
+            relationships_deleted: result.counters.relationships_deleted,
+            properties_set: result.counters.properties_set,
+            labels_added: result.counters.labels_added,
+            labels_removed: result.counters.labels_removed,
+            indexes_added: result.counters.indexes_added,
+            indexes_removed: result.counters.indexes_removed,
+            constraints_added: result.counters.constraints_added,
+            constraints_removed: result.counters.constraints_removed,
+        },
         elapsed: result.elapsed,
         plan: result.plan.or(result.profile.map(|p| p.text)),
     })

@@ -296,7 +296,7 @@ fn query_prints_csv() {
 }
 
 #[test]
-fn explain_prints_the_plan_and_unsupported_writes_fail() {
+fn explain_prints_the_plan_and_writes_report_counters() {
     let (tmp, db) = with_demo();
     let explain = "EXPLAIN MATCH (m:Movie) RETURN m.title";
     let run = rhizome(tmp.path(), &["query", path_str(&db), explain], "");
@@ -313,15 +313,35 @@ fn explain_prints_the_plan_and_unsupported_writes_fail() {
     assert!(json.stderr.contains("(m:Movie)"), "{}", json.stderr);
     let write = rhizome(
         tmp.path(),
-        &["query", path_str(&db), "CREATE (:Movie {title: 'X'})"],
+        &[
+            "query",
+            path_str(&db),
+            "CREATE (m:Movie {title: 'Dune'}) RETURN m.title",
+        ],
         "",
     );
-    write.assert_code(1);
+    write.assert_code(0);
     assert!(
-        write.stderr.contains("not supported yet"),
+        write
+            .stdout
+            .contains("1 row, 1 node created, 1 property set, 1 label added, elapsed "),
         "{}",
-        write.stderr
+        write.stdout
     );
+    // The write is durable: a new process sees it.
+    let read = rhizome(
+        tmp.path(),
+        &[
+            "query",
+            path_str(&db),
+            "--format",
+            "csv",
+            "MATCH (m:Movie {title: 'Dune'}) RETURN count(m) AS n",
+        ],
+        "",
+    );
+    read.assert_code(0);
+    assert_eq!(read.stdout, "n\n1\n");
 }
 
 #[test]

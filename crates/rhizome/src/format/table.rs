@@ -91,9 +91,7 @@ pub fn render_grid(columns: &[String], rows: &[Vec<Cell>]) -> String {
 fn footer(result: &QueryResult) -> String {
     let n = result.rows.len();
     let mut parts = vec![format!("{n} {}", if n == 1 { "row" } else { "rows" })];
-    for (name, count) in result.stats.counters() {
-        parts.push(format!("{count} {name}"));
-    }
+    parts.extend(result.stats.counters());
     parts.push(format!("elapsed {}", format_elapsed(result.elapsed)));
     parts.join(", ")
 }
@@ -313,6 +311,7 @@ mod tests {
             stats: QueryStats {
                 nodes_created: 2,
                 properties_set: 4,
+                labels_added: 1,
                 ..QueryStats::default()
             },
             elapsed: Duration::from_millis(250),
@@ -320,7 +319,7 @@ mod tests {
         };
         assert_eq!(
             render_table(&result, &NoGraph).unwrap(),
-            "1 row, 2 nodes created, 4 properties set, elapsed 250 ms\n"
+            "1 row, 2 nodes created, 4 properties set, 1 label added, elapsed 250 ms\n"
         );
     }
 

@@ -177,8 +177,18 @@ pub fn now_utc() -> (i64, u32) {
 fn missing(what: &str, id: u64) -> Error {
     Error::new(
         ErrorKind::EntityNotFound,
-        format!("{what} {id} does not exist"),
+        format!("{what} {id} does not exist (it was deleted)"),
     )
+    .with_code("DeletedEntityAccess")
+}
+
+/// The error for reading a property of an entity deleted by the statement.
+pub fn deleted_entity(entity: &Value) -> Error {
+    match entity {
+        Value::Relationship(id) => missing("relationship", *id),
+        Value::Node(id) => missing("node", *id),
+        _ => missing("entity", 0),
+    }
 }
 
 impl EntityAccess for GraphAccess<'_> {

@@ -93,15 +93,37 @@ impl<'q> Evaluator<'q> {
         }
     }
 
+    /// `value`, read as a property of `entity`; a null read from an entity
+    /// that no longer exists (deleted by this statement) is an error.
+    fn checked(&self, value: Value, entity: Value) -> Result<Value> {
+        if !value.is_null() {
+            return Ok(value);
+        }
+        let exists = match entity {
+            Value::Node(id) => self.q.snapshot.node_exists(id),
+            Value::Relationship(id) => self.q.snapshot.relationship(id).is_some(),
+            _ => true,
+        };
+        if exists {
+            Ok(value)
+        } else {
+            Err(crate::context::deleted_entity(&entity))
+        }
+    }
+
     fn property(&self, base: Value, key: &Key) -> Result<Value> {
         match base {
             Value::Null => Ok(Value::Null),
-            Value::Node(id) => Ok(key
-                .id
-                .map_or(Value::Null, |k| self.q.snapshot.node_property(id, k))),
-            Value::Relationship(id) => Ok(key
-                .id
-                .map_or(Value::Null, |k| self.q.snapshot.rel_property(id, k))),
+            Value::Node(id) => self.checked(
+                key.id
+                    .map_or(Value::Null, |k| self.q.snapshot.node_property(id, k)),
+                Value::Node(id),
+            ),
+            Value::Relationship(id) => self.checked(
+                key.id
+                    .map_or(Value::Null, |k| self.q.snapshot.rel_property(id, k)),
+                Value::Relationship(id),
+            ),
             other => ops::property(&other, &key.name, &self.q.graph()),
         }
     }
@@ -137,9 +159,10 @@ impl<'q> Evaluator<'q> {
                                 if node == NULL_ID {
                                     return Ok(Value::Null);
                                 }
-                                return Ok(key.id.map_or(Value::Null, |k| {
+                                let v = key.id.map_or(Value::Null, |k| {
                                     self.q.snapshot.node_property(node, k)
-                                }));
+                                });
+                                return self.checked(v, Value::Node(node));
                             }
                         } else {
                             return Ok(Value::Null);

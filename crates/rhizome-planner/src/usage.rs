@@ -146,13 +146,15 @@ pub fn op_reads(kind: &OpKind) -> BTreeSet<Slot> {
             }
             match kind {
                 OpKind::Create { rels, .. } | OpKind::Merge { rels, .. } => {
+                    // The operator's own entities (and `MERGE` actions on
+                    // them) are not reads of the input row.
                     let created = create_writes(kind);
                     for r in rels {
-                        for s in [r.start, r.end] {
-                            if !created.contains(&s) {
-                                out.insert(s);
-                            }
-                        }
+                        out.insert(r.start);
+                        out.insert(r.end);
+                    }
+                    for s in created {
+                        out.remove(&s);
                     }
                 }
                 OpKind::Foreach { variable, .. } => {

@@ -72,7 +72,12 @@ fn updating_clauses_plan_as_updating() {
         assert!(planned.plan.updating, "{q}");
     }
     let analyzed = rhizome_cypher::compile("MATCH (n) RETURN n").unwrap();
-    assert!(!plan_statement(&analyzed, &EmptyContext).unwrap().plan.updating);
+    assert!(
+        !plan_statement(&analyzed, &EmptyContext)
+            .unwrap()
+            .plan
+            .updating
+    );
 }
 
 #[test]

@@ -48,6 +48,7 @@ impl UpdateRun<'_> {
             } => {
                 let inner = node.inputs[1].id;
                 for mut row in rows {
+                    self.merge_properties_not_null(nodes, rels, &row)?;
                     let matched = self.inner_rows(inner, &row)?;
                     if matched.is_empty() {
                         self.create(nodes, rels, &mut row)?;
@@ -90,6 +91,31 @@ impl UpdateRun<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// `MERGE` cannot match or create a property with a null value.
+    fn merge_properties_not_null(
+        &mut self,
+        nodes: &[CreateNode],
+        rels: &[CreateRel],
+        row: &[Value],
+    ) -> Result<()> {
+        let maps = nodes
+            .iter()
+            .map(|n| &n.properties)
+            .chain(rels.iter().map(|r| &r.properties));
+        for map in maps.flatten() {
+            if let Value::Map(m) = self.eval(map, row)? {
+                if let Some((key, _)) = m.iter().find(|(_, v)| v.is_null()) {
+                    return Err(Error::new(
+                        ErrorKind::SemanticError,
+                        format!("cannot merge using a null property value for `{key}`"),
+                    )
+                    .with_code("MergeReadOwnWrites"));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The entries of a property map expression (nulls dropped).

@@ -391,3 +391,70 @@ fn top_k_computes_returned_expressions_after_the_cut() {
         "#,
     );
 }
+
+#[test]
+fn create_after_match_reuses_bound_nodes() {
+    golden(
+        "MATCH (a:Person {id: 1}), (b:Person {id: 2}) CREATE (a)-[r:KNOWS {since: 2024}]->(b) RETURN r",
+        r#"
+        Eager  [est. 1 rows]
+        └─ Create (a)-[r:KNOWS {since: 2024}]->(b)  [est. 1 rows]
+           └─ IndexSeek (b:Person {id = 2})  [est. 1 rows] [index_seek]
+              └─ IndexSeek (a:Person {id = 1})  [est. 1 rows] [index_seek]
+                 └─ Argument  [est. 1 rows]
+        Columns: r
+        "#,
+    );
+}
+
+#[test]
+fn reads_after_a_write_sit_behind_an_eager_barrier() {
+    golden(
+        "UNWIND range(1, 3) AS i CREATE (n:Tag {i: i}) WITH n MATCH (t:Tag) RETURN count(t) AS c",
+        r#"
+        Aggregate keys [], aggregates [Count(t) AS c]  [est. 1 rows]
+        └─ CartesianProduct  [est. 1000 rows]
+           ├─ Eager  [est. 10 rows]
+           │  └─ Create (n:Tag {i: i})  [est. 10 rows]
+           │     └─ Unwind range(1, 3) AS i  [est. 10 rows]
+           │        └─ Argument  [est. 1 rows]
+           └─ LabelScan (t:Tag)  [est. 100 rows]
+              └─ Argument  [est. 1 rows]
+        Columns: c
+        "#,
+    );
+}
+
+#[test]
+fn set_remove_delete() {
+    golden(
+        "MATCH (p:Person {id: 1}) SET p.seen = true, p:Seen, p += {n: 1} REMOVE p.old, p:New DETACH DELETE p",
+        r#"
+        DetachDelete p  [est. 1 rows]
+        └─ Remove p.old, p:New  [est. 1 rows]
+           └─ Set p.seen = true, p:Seen, p += {n: 1}  [est. 1 rows]
+              └─ IndexSeek (p:Person {id = 1})  [est. 1 rows] [index_seek]
+                 └─ Argument  [est. 1 rows]
+        Columns:
+        "#,
+    );
+}
+
+#[test]
+fn merge_with_actions_and_foreach() {
+    golden(
+        "MERGE (t:Tag {name: 'x'}) ON CREATE SET t.new = true ON MATCH SET t.hits = t.hits + 1 \
+         FOREACH (i IN [1, 2] | CREATE (:Item {price: i}))",
+        r#"
+        Foreach i IN [1, 2]  [est. 1 rows]
+        ├─ Merge create (t:Tag {name: 'x'}) on create t.new = true on match t.hits = (t.hits + 1)  [est. 1 rows]
+        │  ├─ Argument  [est. 1 rows]
+        │  └─ Filter (t.name = 'x')  [est. 10 rows]
+        │     └─ LabelScan (t:Tag)  [est. 100 rows]
+        │        └─ Argument  [est. 1 rows]
+        └─ Create (  anon_0:Item {price: i})  [est. 1 rows]
+           └─ Argument  [est. 1 rows]
+        Columns:
+        "#,
+    );
+}

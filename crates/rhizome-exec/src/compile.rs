@@ -235,12 +235,14 @@ impl<'a> Compiler<'a> {
         if names.is_empty() {
             Types::Any
         } else {
-            Types::Some(
-                names
-                    .iter()
-                    .filter_map(|n| self.catalog.rel_type_id(n))
-                    .collect(),
-            )
+            // `[:T|:T]` lists a type twice; each relationship matches once.
+            let mut ids: Vec<RelTypeId> = names
+                .iter()
+                .filter_map(|n| self.catalog.rel_type_id(n))
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            Types::Some(ids)
         }
     }
 

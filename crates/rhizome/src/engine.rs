@@ -89,6 +89,38 @@ fn plural(noun: &str, n: u64) -> String {
     }
 }
 
+/// Ctrl-C while a statement runs cancels that statement (the shell keeps
+/// running; `rhizome query` exits with the cancellation error). Outside a
+/// statement Ctrl-C keeps its usual meaning and ends the process.
+mod interrupt {
+    use rhizome_exec::scheduler::CancelToken;
+    use std::sync::{Arc, Mutex, Once};
+
+    static CURRENT: Mutex<Option<Arc<CancelToken>>> = Mutex::new(None);
+    static HANDLER: Once = Once::new();
+
+    /// A fresh token for the statement about to run, cancelled by Ctrl-C.
+    pub fn arm() -> Arc<CancelToken> {
+        HANDLER.call_once(|| {
+            // If the handler cannot be installed, Ctrl-C simply ends the process.
+            let _ = ctrlc::set_handler(|| {
+                match CURRENT.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                    Some(token) => token.cancel(),
+                    None => std::process::exit(130),
+                }
+            });
+        });
+        let token = CancelToken::root();
+        *CURRENT.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());
+        token
+    }
+
+    /// The statement finished: Ctrl-C goes back to ending the process.
+    pub fn disarm() {
+        *CURRENT.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
 /// The complete result of one statement.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct QueryResult {
@@ -116,12 +148,16 @@ pub fn execute(
     options: &ExecOptions,
 ) -> Result<QueryResult> {
     let engine = rhizome_engine::Engine::new(db.clone());
+    let cancel = interrupt::arm();
     let engine_options = rhizome_engine::QueryOptions {
         threads: Some(options.threads),
         timeout: options.timeout,
+        cancel: Some(cancel),
         ..rhizome_engine::QueryOptions::default()
     };
-    let result = engine.execute(query, params.clone(), &engine_options)?;
+    let result = engine.execute(query, params.clone(), &engine_options);
+    interrupt::disarm();
+    let result = result?;
     Ok(QueryResult {
         columns: result.columns,
         rows: result.rows,

@@ -555,3 +555,31 @@ fn bench_import_prints_one_line_per_import() {
     assert!(lines[0].starts_with("import likes"), "{}", run.stdout);
     assert!(lines[0].contains("310 rows"), "{}", run.stdout);
 }
+
+#[test]
+fn ctrl_c_cancels_the_running_query_not_the_process() {
+    let (tmp, db) = with_demo();
+    // Four-way product of all nodes: minutes of work, far more than the test waits.
+    let child = Command::new(env!("CARGO_BIN_EXE_rhizome"))
+        .args([
+            "query",
+            path_str(&db),
+            "MATCH (a), (b), (c), (d), (e) RETURN count(*) AS n",
+        ])
+        .env("XDG_DATA_HOME", tmp.path().join("data"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run rhizome");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let started = std::time::Instant::now();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+    let run = Run::from(child.wait_with_output().unwrap());
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    run.assert_code(1);
+    assert!(run.stderr.starts_with("QueryAborted"), "{}", run.stderr);
+}

@@ -29,7 +29,7 @@ Meta-commands:
   :stats                totals and degree statistics of the database
   :param NAME=JSON      set the parameter $NAME (e.g. :param name=\"Ada\")
   :params               list the parameters
-  :quit, :exit          leave the shell (Ctrl-D does too; Ctrl-C drops a pending statement)
+  :quit, :exit          leave the shell (Ctrl-D does too; Ctrl-C drops a pending statement or cancels a running one)
 Example:
   MATCH (u:User)-[r:RATED]->(m:Movie) WHERE r.stars = 5
   RETURN m.title, count(*) AS fans ORDER BY fans DESC LIMIT 5;

@@ -157,7 +157,14 @@ pub fn execute(
     pool.close_scope(&scope);
     let chunks = outcome?;
     let mut rows = Vec::new();
-    for c in &chunks {
+    // A statement without result columns (a standalone call of a void
+    // procedure) returns no rows, whatever rows it processed.
+    let result_chunks: &[Chunk] = if plan.columns.is_empty() {
+        &[]
+    } else {
+        &chunks
+    };
+    for c in result_chunks {
         for r in 0..c.len() {
             rows.push(
                 plan.columns

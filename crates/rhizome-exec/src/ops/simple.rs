@@ -138,21 +138,22 @@ impl Operator for Unwind {
     }
 }
 
-/// Evaluates a constant count (SKIP / LIMIT / Top) expression.
+/// Evaluates a constant count (SKIP / LIMIT / Top) expression. A value that
+/// is not a non-negative integer is a `SyntaxError` even at run time (as the
+/// openCypher TCK classifies it), with the detail code saying why.
 pub fn constant_count(q: &QueryContext, expr: &crate::compile::CExpr, what: &str) -> Result<u64> {
     let empty = Chunk::new(0, 1);
     let value = Evaluator::new(q).eval(expr, &Row::new(&empty, 0))?;
     match value {
         Value::Int(n) if n >= 0 => Ok(n as u64),
-        Value::Int(_) => Err(Error::new(
-            ErrorKind::ArgumentError,
-            format!("{what} must not be negative"),
+        Value::Int(n) => Err(Error::new(
+            ErrorKind::SyntaxError,
+            format!("{what} must be a non-negative integer, got {n}"),
         )
         .with_code("NegativeIntegerArgument")),
-        Value::Float(x) if x.fract() == 0.0 && x >= 0.0 => Ok(x as u64),
         other => Err(Error::new(
-            ErrorKind::ArgumentError,
-            format!("{what} expects a non-negative integer, got {other}"),
+            ErrorKind::SyntaxError,
+            format!("{what} must be a non-negative integer, got {other}"),
         )
         .with_code("InvalidArgumentType")),
     }
@@ -271,6 +272,20 @@ impl Operator for ProcedureCall {
             .with_code("ProcedureNotFound")
         })?;
         let outputs: Vec<String> = procedure.outputs.iter().map(|(n, _)| n.clone()).collect();
+        if outputs.is_empty() {
+            // A void procedure runs once per row and leaves the row as it is.
+            for row in 0..input.len() {
+                let args: Vec<Value> = self
+                    .node
+                    .c
+                    .exprs
+                    .iter()
+                    .map(|e| eval.eval(e, &Row::new(&input, row)))
+                    .collect::<Result<_>>()?;
+                ctx.q.procedures.call(ctx.q, name, &args)?;
+            }
+            return ctx.emit(input);
+        }
         let mut rows = Vec::new();
         let mut columns: Vec<Vec<Value>> = vec![Vec::new(); yields.len()];
         for row in 0..input.len() {

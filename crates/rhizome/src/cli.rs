@@ -40,6 +40,19 @@ pub enum Command {
     /// Run benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run the openCypher TCK (Gherkin features) and report what passes.
+    Tck(TckArgs),
+}
+
+/// `rhizome tck [DIR]`.
+#[derive(Debug, Args)]
+pub struct TckArgs {
+    /// The features directory (default: $RHIZOME_TCK_FEATURES, else
+    /// ../shared/tck/features from the repository root).
+    pub dir: Option<PathBuf>,
+    /// Only scenarios whose feature path or name contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
 }
 
 /// `--threads N`: worker threads, at least 1.
@@ -231,6 +244,25 @@ pub struct GenerateChainArgs {
 pub enum BenchCommand {
     /// Bulk import throughput on generated data.
     Import(BenchImportArgs),
+    /// The query suite: likes A1–A4 against reference loops, chain SQ1–SQ5.
+    Queries(BenchQueriesArgs),
+}
+
+/// `rhizome bench queries`.
+#[derive(Debug, Args)]
+pub struct BenchQueriesArgs {
+    /// Timed rounds per query.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Run only the `likes` or only the `chain` queries.
+    #[arg(long, value_parser = ["likes", "chain"])]
+    pub only: Option<String>,
+    /// Where generated databases are cached (default: $RHIZOME_BENCH_DATA or target/rhizome-bench-data).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Print each query's PROFILE.
+    #[arg(long)]
+    pub profile: bool,
 }
 
 /// `rhizome bench import`.

@@ -583,3 +583,21 @@ fn ctrl_c_cancels_the_running_query_not_the_process() {
     run.assert_code(1);
     assert!(run.stderr.starts_with("QueryAborted"), "{}", run.stderr);
 }
+
+#[test]
+fn tck_runs_a_feature_set_and_ends_with_the_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = rhizome(
+        tmp.path(),
+        &["tck", "--filter", "expressions/literals/Literals1"],
+        "",
+    );
+    run.assert_code(0);
+    let last = run.stdout.lines().last().unwrap_or_default();
+    let words: Vec<&str> = last.split_whitespace().collect();
+    assert!(
+        matches!(words.as_slice(), [_, "passed,", _, "failed"]) && words[0] != "0",
+        "last line: {last}\n{}",
+        run.stdout
+    );
+}

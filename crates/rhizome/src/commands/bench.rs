@@ -1,7 +1,7 @@
 //! `rhizome bench <target>`: runs a benchmark of a library and prints its
 //! result lines.
 
-use crate::cli::{BenchCommand, BenchImportArgs};
+use crate::cli::{BenchCommand, BenchImportArgs, BenchQueriesArgs};
 use crate::progress::ProgressDisplay;
 use crate::Failure;
 use rhizome_import::bench::{run_import_bench, BenchOptions};
@@ -11,7 +11,28 @@ use rhizome_import::LikesOptions;
 pub fn run(command: BenchCommand) -> Result<(), Failure> {
     match command {
         BenchCommand::Import(args) => import(args),
+        BenchCommand::Queries(args) => queries(args),
     }
+}
+
+fn queries(args: BenchQueriesArgs) -> Result<(), Failure> {
+    let mut options = rhizome_bench::QueryBenchOptions {
+        runs: args.runs,
+        ..rhizome_bench::QueryBenchOptions::default()
+    };
+    if let Some(dir) = args.data_dir {
+        options.data_dir = dir;
+    }
+    match args.only.as_deref() {
+        Some("likes") => options.run_chain = false,
+        Some("chain") => options.run_likes = false,
+        _ => {}
+    }
+    if args.profile {
+        std::env::set_var("RHIZOME_BENCH_PROFILE", "1");
+    }
+    rhizome_bench::run_query_bench(&options, &mut std::io::stdout())?;
+    Ok(())
 }
 
 fn import(args: BenchImportArgs) -> Result<(), Failure> {

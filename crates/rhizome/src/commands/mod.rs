@@ -6,6 +6,7 @@ mod demo;
 mod generate;
 mod import;
 mod query;
+mod tck;
 
 use crate::cli::{Command, ExecArgs};
 use crate::engine::ExecOptions;
@@ -23,6 +24,7 @@ pub fn run(command: Command) -> Result<(), Failure> {
         Command::Demo(args) => demo::run(args),
         Command::Generate(which) => generate::run(which),
         Command::Bench(which) => bench::run(which),
+        Command::Tck(args) => tck::run(args),
     }
 }
 

@@ -169,13 +169,13 @@ impl UpdateRun<'_> {
         match entity {
             Value::Null => return Ok(()),
             Value::Node(id) => {
-                if !self.context()?.snapshot.node_exists(*id) {
+                if !GraphRead::node_exists(&*self.txn, *id) {
                     return Ok(());
                 }
                 self.txn.set_node_property(*id, key, value)?
             }
             Value::Relationship(id) => {
-                if self.context()?.snapshot.relationship(*id).is_none() {
+                if GraphRead::relationship(&*self.txn, *id).is_none() {
                     return Ok(());
                 }
                 self.txn.set_rel_property(*id, key, value)?

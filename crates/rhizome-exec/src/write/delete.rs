@@ -54,13 +54,13 @@ impl UpdateRun<'_> {
             }
         }
         for rel in targets.rels {
-            if self.context()?.snapshot.relationship(rel).is_some() {
+            if GraphRead::relationship(&*self.txn, rel).is_some() {
                 self.txn.delete_relationship(rel)?;
                 self.wrote();
             }
         }
         for node in targets.nodes {
-            if !self.context()?.snapshot.node_exists(node) {
+            if !GraphRead::node_exists(&*self.txn, node) {
                 continue;
             }
             match self.txn.delete_node(node, detach) {
@@ -76,7 +76,7 @@ impl UpdateRun<'_> {
     /// `DELETE`; fails if one still has relationships.
     pub(crate) fn finish_deletes(&mut self) -> Result<()> {
         for node in std::mem::take(&mut self.pending_deletes) {
-            if self.context()?.snapshot.node_exists(node) {
+            if GraphRead::node_exists(&*self.txn, node) {
                 self.txn.delete_node(node, false)?;
                 self.wrote();
             }

@@ -148,6 +148,30 @@ pub fn execute(
     options: &ExecOptions,
 ) -> Result<QueryResult> {
     let engine = rhizome_engine::Engine::new(db.clone());
+    run(options, |engine_options| {
+        engine.execute(query, params.clone(), engine_options)
+    })
+}
+
+/// Runs one statement inside an open explicit transaction (`BEGIN` in the
+/// shell): it sees the transaction's earlier writes, and its own stay
+/// invisible to others until `COMMIT`.
+pub fn execute_in(
+    txn: &mut rhizome_engine::Transaction,
+    query: &str,
+    params: &BTreeMap<String, Value>,
+    options: &ExecOptions,
+) -> Result<QueryResult> {
+    run(options, |engine_options| {
+        txn.execute(query, params.clone(), engine_options)
+    })
+}
+
+/// Runs a statement with Ctrl-C armed to cancel it, and converts its result.
+fn run(
+    options: &ExecOptions,
+    statement: impl FnOnce(&rhizome_engine::QueryOptions) -> Result<rhizome_engine::QueryResult>,
+) -> Result<QueryResult> {
     let cancel = interrupt::arm();
     let engine_options = rhizome_engine::QueryOptions {
         threads: Some(options.threads),
@@ -155,7 +179,7 @@ pub fn execute(
         cancel: Some(cancel),
         ..rhizome_engine::QueryOptions::default()
     };
-    let result = engine.execute(query, params.clone(), &engine_options);
+    let result = statement(&engine_options);
     interrupt::disarm();
     let result = result?;
     Ok(QueryResult {

@@ -29,6 +29,7 @@ Meta-commands:
   :stats                totals and degree statistics of the database
   :param NAME=JSON      set the parameter $NAME (e.g. :param name=\"Ada\")
   :params               list the parameters
+  BEGIN; COMMIT; ROLLBACK;  an explicit transaction across statements
   :quit, :exit          leave the shell (Ctrl-D does too; Ctrl-C drops a pending statement or cancels a running one)
 Example:
   MATCH (u:User)-[r:RATED]->(m:Movie) WHERE r.stars = 5
@@ -50,6 +51,8 @@ pub struct Shell {
     buffer: StatementBuffer,
     /// Whether a statement or command failed.
     failed: bool,
+    /// The explicit transaction opened with `BEGIN`, if any.
+    txn: Option<rhizome_engine::Transaction>,
 }
 
 impl Shell {
@@ -61,6 +64,7 @@ impl Shell {
             params: BTreeMap::new(),
             buffer: StatementBuffer::default(),
             failed: false,
+            txn: None,
         }
     }
 
@@ -155,13 +159,67 @@ impl Shell {
         self.failed = true;
     }
 
+    /// `BEGIN`, `COMMIT` and `ROLLBACK`: explicit transactions of the session.
+    fn transaction_control(&mut self, text: &str) -> Option<Result<String, Error>> {
+        let word = text
+            .trim()
+            .trim_end_matches(';')
+            .trim()
+            .to_ascii_uppercase();
+        let already = || {
+            Error::new(
+                rhizome_common::ErrorKind::ArgumentError,
+                "a transaction is already open; COMMIT or ROLLBACK it first",
+            )
+        };
+        let none = || {
+            Error::new(
+                rhizome_common::ErrorKind::ArgumentError,
+                "no transaction is open; BEGIN one first",
+            )
+        };
+        Some(match word.as_str() {
+            "BEGIN" => match self.txn {
+                Some(_) => Err(already()),
+                None => rhizome_engine::Engine::new(self.db.clone())
+                    .begin()
+                    .map(|txn| {
+                        self.txn = Some(txn);
+                        "Transaction started.".to_string()
+                    }),
+            },
+            "COMMIT" => match self.txn.take() {
+                Some(txn) => txn.commit().map(|_| "Committed.".to_string()),
+                None => Err(none()),
+            },
+            "ROLLBACK" => match self.txn.take() {
+                Some(txn) => {
+                    txn.rollback();
+                    Ok("Rolled back.".to_string())
+                }
+                None => Err(none()),
+            },
+            _ => return None,
+        })
+    }
+
     /// Runs one statement and prints its table or its error.
     fn statement(&mut self, text: &str) {
-        let outcome =
-            engine::execute(&self.db, text, &self.params, &self.options).and_then(|result| {
-                let snapshot = self.db.snapshot();
-                render_table(&result, &StorageView::new(&snapshot))
-            });
+        if let Some(outcome) = self.transaction_control(text) {
+            match outcome {
+                Ok(message) => print_out(&format!("{message}\n")),
+                Err(error) => self.fail(&error, None),
+            }
+            return;
+        }
+        let result = match &mut self.txn {
+            Some(txn) => engine::execute_in(txn, text, &self.params, &self.options),
+            None => engine::execute(&self.db, text, &self.params, &self.options),
+        };
+        let outcome = result.and_then(|result| {
+            let snapshot = self.db.snapshot();
+            render_table(&result, &StorageView::new(&snapshot))
+        });
         match outcome {
             Ok(table) => print_out(&table),
             Err(error) => self.fail(&error, Some(text)),

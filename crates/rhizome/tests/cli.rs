@@ -601,3 +601,45 @@ fn tck_runs_a_feature_set_and_ends_with_the_counts() {
         run.stdout
     );
 }
+
+#[test]
+fn shell_transactions_commit_and_roll_back() {
+    let (tmp, db) = with_demo();
+    let script = "BEGIN;\nCREATE (:Scratch {x: 1});\nMATCH (n:Scratch) RETURN count(n) AS inside;\nROLLBACK;\n\
+                  MATCH (n:Scratch) RETURN count(n) AS after_rollback;\n\
+                  BEGIN;\nCREATE (:Scratch {x: 2});\nCOMMIT;\nMATCH (n:Scratch) RETURN n.x AS x;\nCOMMIT;\n";
+    let run = rhizome(tmp.path(), &["shell", path_str(&db)], script);
+    // The last COMMIT has no open transaction: the script reports one failure.
+    run.assert_code(1);
+    let out = &run.stdout;
+    let counts: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with('|'))
+        .collect();
+    assert!(out.contains("Transaction started."), "{out}");
+    assert!(
+        out.contains("Rolled back.") && out.contains("Committed."),
+        "{out}"
+    );
+    // inside = 1, after_rollback = 0, x = 2
+    let joined = counts.join("\n");
+    assert!(
+        joined.contains("| 1 ") || joined.contains("|      1 |"),
+        "{out}"
+    );
+    assert!(
+        run.stderr.contains("no transaction is open"),
+        "{}",
+        run.stderr
+    );
+    let after: Vec<&str> = out
+        .split("after_rollback")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take(4)
+        .collect();
+    assert!(after.iter().any(|l| l.contains(" 0 ")), "{out}");
+    let x: Vec<&str> = out.split("| x ").nth(1).unwrap().lines().take(4).collect();
+    assert!(x.iter().any(|l| l.contains(" 2 ")), "{out}");
+}

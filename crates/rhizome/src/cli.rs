@@ -42,6 +42,16 @@ pub enum Command {
     Bench(BenchCommand),
     /// Run the openCypher TCK (Gherkin features) and report what passes.
     Tck(TckArgs),
+    /// Verify a database's integrity (adjacency both ways, columns, indexes,
+    /// constraints, the write-ahead log) and report problems.
+    Check(CheckArgs),
+}
+
+/// `rhizome check <DB_DIR>`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The database directory.
+    pub db_dir: PathBuf,
 }
 
 /// `rhizome tck [DIR]`.

@@ -643,3 +643,27 @@ fn shell_transactions_commit_and_roll_back() {
     let x: Vec<&str> = out.split("| x ").nth(1).unwrap().lines().take(4).collect();
     assert!(x.iter().any(|l| l.contains(" 2 ")), "{out}");
 }
+
+#[test]
+fn check_reports_a_healthy_and_a_damaged_database() {
+    let (tmp, db) = with_demo();
+    let run = rhizome(tmp.path(), &["check", path_str(&db)], "");
+    run.assert_code(0);
+    assert!(run.stdout.contains("no problems found"), "{}", run.stdout);
+    // Truncate the segment: the damage is reported, not a crash.
+    let segment = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "rhz"))
+        .unwrap();
+    let len = std::fs::metadata(&segment).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&segment)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let run = rhizome(tmp.path(), &["check", path_str(&db)], "");
+    run.assert_code(1);
+    assert!(run.stderr.starts_with("CorruptDatabase"), "{}", run.stderr);
+}

@@ -25,6 +25,26 @@ pub fn run(command: Command) -> Result<(), Failure> {
         Command::Generate(which) => generate::run(which),
         Command::Bench(which) => bench::run(which),
         Command::Tck(args) => tck::run(args),
+        Command::Check(args) => {
+            let db = crate::storage_view::open_database(&args.db_dir)?;
+            let problems = db.check();
+            if problems.is_empty() {
+                println!("{}: no problems found", args.db_dir.display());
+                return Ok(());
+            }
+            for problem in &problems {
+                println!("problem: {problem}");
+            }
+            Err(rhizome_common::Error::new(
+                rhizome_common::ErrorKind::CorruptDatabase,
+                format!(
+                    "{} problem(s) found in {}",
+                    problems.len(),
+                    args.db_dir.display()
+                ),
+            )
+            .into())
+        }
     }
 }
 

@@ -386,6 +386,27 @@ pub fn build(
     Ok(pipelines)
 }
 
+/// Builds the pipelines of `node` with a collecting sink whose rows go to
+/// `cell` (union branches, the materialized side of joins and products).
+fn collect_into(
+    node: &Arc<CNode>,
+    cell: &Cell,
+    q: &QueryContext,
+    run_token: &Arc<CancelToken>,
+    pipelines: &mut Vec<Pipeline>,
+) -> Result<()> {
+    let collect: Arc<dyn Sink> = Arc::new(ops::sinks::CollectSink::new(q.worker_slots, None));
+    build_chain(
+        node,
+        (None, collect),
+        false,
+        Some(cell.clone()),
+        q,
+        run_token,
+        pipelines,
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_chain(
     node: &Arc<CNode>,
@@ -442,17 +463,7 @@ fn build_chain(
             OpKind::Union { distinct, slots } => {
                 let cell: Cell = Arc::default();
                 for branch in &current.inputs {
-                    let collect: Arc<dyn Sink> =
-                        Arc::new(ops::sinks::CollectSink::new(q.worker_slots, None));
-                    build_chain(
-                        branch,
-                        (None, collect),
-                        false,
-                        Some(cell.clone()),
-                        q,
-                        run_token,
-                        pipelines,
-                    )?;
+                    collect_into(branch, &cell, q, run_token, pipelines)?;
                 }
                 if *distinct {
                     stages.push((
@@ -464,17 +475,7 @@ fn build_chain(
             }
             OpKind::CartesianProduct => {
                 let cell: Cell = Arc::default();
-                let collect: Arc<dyn Sink> =
-                    Arc::new(ops::sinks::CollectSink::new(q.worker_slots, None));
-                build_chain(
-                    &current.inputs[1],
-                    (None, collect),
-                    false,
-                    Some(cell.clone()),
-                    q,
-                    run_token,
-                    pipelines,
-                )?;
+                collect_into(&current.inputs[1], &cell, q, run_token, pipelines)?;
                 stages.push((current.id, Arc::new(ops::join::Cartesian::new(cell))));
                 current = &current.inputs[0];
             }
@@ -483,17 +484,7 @@ fn build_chain(
                 probe_keys,
             } => {
                 let cell: Cell = Arc::default();
-                let collect: Arc<dyn Sink> =
-                    Arc::new(ops::sinks::CollectSink::new(q.worker_slots, None));
-                build_chain(
-                    &current.inputs[0],
-                    (None, collect),
-                    false,
-                    Some(cell.clone()),
-                    q,
-                    run_token,
-                    pipelines,
-                )?;
+                collect_into(&current.inputs[0], &cell, q, run_token, pipelines)?;
                 stages.push((
                     current.id,
                     Arc::new(ops::join::HashJoin::new(

@@ -709,15 +709,9 @@ impl<'a> CountCtx<'a, '_> {
                     {
                         continue;
                     }
-                    let range = csr.positions(neighbour);
-                    let (lo, hi) = (base + range.start as u64, base + range.end as u64);
-                    let mut count = hi - lo;
-                    for &x in path.iter().chain(std::iter::once(&r)) {
-                        if x >= lo && x < hi {
-                            count -= 1;
-                        }
-                    }
-                    total += count;
+                    path.push(r);
+                    total += Self::count_last_csr(*base, csr, neighbour, path);
+                    path.pop();
                 }
             }
             return Ok(total);

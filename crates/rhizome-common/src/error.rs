@@ -89,6 +89,10 @@ pub enum ErrorKind {
     /// (`LockAcquisitionTimeout` when another write transaction held the
     /// writer lock for longer than the timeout).
     TransientError,
+    /// A schema command conflicts with the schema: the name is taken, an
+    /// equivalent index exists, there is nothing of that name to drop, or
+    /// the index kind is not supported.
+    SchemaError,
     /// A bug in Rhizome: an invariant did not hold.
     Internal,
 }
@@ -112,6 +116,7 @@ impl ErrorKind {
             ErrorKind::IoError => "IoError",
             ErrorKind::CorruptDatabase => "CorruptDatabase",
             ErrorKind::TransientError => "TransientError",
+            ErrorKind::SchemaError => "SchemaError",
             ErrorKind::Internal => "InternalError",
         }
     }

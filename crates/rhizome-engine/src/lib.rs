@@ -7,7 +7,7 @@
 //! returns per-operator counters. The command line, the servers and the
 //! Python bindings all go through this one function.
 
-use rhizome_common::{Result, Value};
+use rhizome_common::{Error, ErrorKind, Result, Value};
 use rhizome_cypher::semantic::{ProcedureSignature, Type};
 use rhizome_cypher::AnalyzeOptions;
 use rhizome_exec::procedures::{Procedure, Procedures};
@@ -18,7 +18,9 @@ use rhizome_storage::{Database, Snapshot, WriteTxn};
 
 pub use rhizome_storage::WriteCounters;
 
+mod schema;
 mod transaction;
+use schema::SchemaCommand;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -63,7 +65,57 @@ pub struct QueryResult {
 #[derive(Clone)]
 pub struct Engine {
     db: Database,
+    /// Procedures of statements that do not hold the writer lock.
     procedures: Arc<Procedures>,
+    /// The same for statements that do (explicit transactions, updating
+    /// statements): `db.checkpoint()` fails at once there instead of
+    /// waiting for the lock its own transaction holds.
+    procedures_holding_writer: Arc<Procedures>,
+}
+
+/// `db.checkpoint()`: merges the delta layer into a new segment.
+fn checkpoint_procedure(db: Option<Database>) -> Procedure {
+    Procedure {
+        name: "db.checkpoint".into(),
+        inputs: vec![],
+        outputs: vec![
+            ("success".into(), "BOOLEAN".into()),
+            ("message".into(), "STRING".into()),
+        ],
+        body: Arc::new(move |_, _| {
+            let Some(db) = &db else {
+                return Err(Error::new(
+                    ErrorKind::ProcedureError,
+                    "db.checkpoint() cannot run inside a write transaction: \
+                     commit or roll back first",
+                )
+                .with_code("ProcedureCallFailed"));
+            };
+            let message = if db.checkpoint()? {
+                "checkpoint completed"
+            } else {
+                "nothing to checkpoint: no changes since the last checkpoint"
+            };
+            Ok(vec![vec![Value::Bool(true), Value::String(message.into())]])
+        }),
+    }
+}
+
+/// The result of `EXPLAIN`: the plan text and the columns, no rows.
+fn explained(planned: &rhizome_planner::PlannedStatement, start: Instant) -> QueryResult {
+    QueryResult {
+        columns: planned
+            .plan
+            .columns
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect(),
+        rows: Vec::new(),
+        elapsed: start.elapsed(),
+        plan: Some(rhizome_planner::explain(planned)),
+        profile: None,
+        counters: WriteCounters::default(),
+    }
 }
 
 /// Maps a procedure type name such as `INTEGER?` to the analyser's type.
@@ -128,9 +180,15 @@ impl Engine {
 
     /// An engine over an open database with the built-in procedures.
     pub fn new(db: Database) -> Engine {
+        let with = |checkpoint: Procedure| {
+            let mut procedures = Procedures::builtin();
+            procedures.register(checkpoint);
+            Arc::new(procedures)
+        };
         Engine {
+            procedures: with(checkpoint_procedure(Some(db.clone()))),
+            procedures_holding_writer: with(checkpoint_procedure(None)),
             db,
-            procedures: Arc::new(Procedures::builtin()),
         }
     }
 
@@ -141,23 +199,31 @@ impl Engine {
 
     /// Adds a procedure callable from queries run after this call.
     pub fn register_procedure(&mut self, procedure: Procedure) {
-        Arc::make_mut(&mut self.procedures).register(procedure);
+        Arc::make_mut(&mut self.procedures).register(procedure.clone());
+        Arc::make_mut(&mut self.procedures_holding_writer).register(procedure);
     }
 
     /// Parses, checks and plans `query` without running it; returns the plan text.
     pub fn explain(&self, query: &str, params: &BTreeMap<String, Value>) -> Result<String> {
         let snapshot = self.db.snapshot();
-        let planned = self.plan(query, params, &snapshot)?;
+        let statement = rhizome_cypher::parse(query)?;
+        if schema::classify(&statement)?.is_some() {
+            return Err(Error::new(
+                ErrorKind::SemanticError,
+                "a schema command has no query plan",
+            ));
+        }
+        let planned = self.plan(&statement, query, params, &snapshot)?;
         Ok(rhizome_planner::explain(&planned))
     }
 
     fn plan(
         &self,
+        statement: &rhizome_cypher::ast::Statement,
         query: &str,
         params: &BTreeMap<String, Value>,
         snapshot: &Snapshot,
     ) -> Result<rhizome_planner::PlannedStatement> {
-        let statement = rhizome_cypher::parse(query)?;
         let options = AnalyzeOptions {
             procedures: Some(
                 self.procedures
@@ -179,7 +245,7 @@ impl Engine {
             ),
             parameters: Some(params.keys().cloned().collect()),
         };
-        let analyzed = rhizome_cypher::analyze_with(&statement, query, &options)?;
+        let analyzed = rhizome_cypher::analyze_with(statement, query, &options)?;
         let context = Context {
             snapshot,
             procedures: &self.procedures,
@@ -198,46 +264,78 @@ impl Engine {
         options: &QueryOptions,
     ) -> Result<QueryResult> {
         let start = Instant::now();
+        let statement = rhizome_cypher::parse(query)?;
+        match schema::classify(&statement)? {
+            Some(SchemaCommand::Show) => {
+                return Ok(show_schema(&statement, &self.db.snapshot(), start))
+            }
+            Some(SchemaCommand::Change) => {
+                return self.autocommit(|txn| change_schema(&statement, txn, start))
+            }
+            None => {}
+        }
         let snapshot = self.db.snapshot();
-        let planned = self.plan(query, &params, &snapshot)?;
+        let planned = self.plan(&statement, query, &params, &snapshot)?;
         if planned.explain {
-            return Ok(QueryResult {
-                columns: planned
-                    .plan
-                    .columns
-                    .iter()
-                    .map(|(n, _)| n.clone())
-                    .collect(),
-                rows: Vec::new(),
-                elapsed: start.elapsed(),
-                plan: Some(rhizome_planner::explain(&planned)),
-                profile: None,
-                counters: WriteCounters::default(),
-            });
+            return Ok(explained(&planned, start));
         }
         if planned.plan.updating {
-            // Autocommit: one write transaction for the statement.
-            let mut txn = self.db.begin_write()?;
-            return match self.run_update(&planned, &mut txn, params, options, start) {
-                Ok(result) => {
-                    txn.commit()?;
-                    Ok(result)
-                }
-                Err(e) => {
-                    txn.rollback();
-                    Err(e)
-                }
-            };
+            return self.autocommit(|txn| self.run_update(&planned, txn, params, options, start));
         }
-        let exec_options = ExecOptions {
+        self.run_read(&planned, snapshot, params, options, false, start)
+    }
+
+    /// Runs `work` in a write transaction of its own: committed if it
+    /// succeeds, rolled back if it fails.
+    fn autocommit(
+        &self,
+        work: impl FnOnce(&mut WriteTxn) -> Result<QueryResult>,
+    ) -> Result<QueryResult> {
+        let mut txn = self.db.begin_write()?;
+        match work(&mut txn) {
+            Ok(result) => {
+                txn.commit()?;
+                Ok(result)
+            }
+            Err(e) => {
+                txn.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    fn exec_options(
+        &self,
+        options: &QueryOptions,
+        profile: bool,
+        holding_writer: bool,
+    ) -> ExecOptions {
+        ExecOptions {
             threads: options.threads,
             timeout: options.timeout,
             memory_limit: options.memory_limit.unwrap_or(usize::MAX),
-            profile: planned.profile,
+            profile,
             pool: options.pool.clone(),
-            procedures: self.procedures.clone(),
+            procedures: if holding_writer {
+                self.procedures_holding_writer.clone()
+            } else {
+                self.procedures.clone()
+            },
             cancel: options.cancel.clone(),
-        };
+        }
+    }
+
+    /// Runs a read-only plan on `snapshot`.
+    fn run_read(
+        &self,
+        planned: &rhizome_planner::PlannedStatement,
+        snapshot: Snapshot,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        holding_writer: bool,
+        start: Instant,
+    ) -> Result<QueryResult> {
+        let exec_options = self.exec_options(options, planned.profile, holding_writer);
         let result = rhizome_exec::execute(&planned.plan, snapshot, params, &exec_options)?;
         Ok(QueryResult {
             columns: result.columns,
@@ -247,18 +345,6 @@ impl Engine {
             profile: result.profile,
             counters: WriteCounters::default(),
         })
-    }
-
-    fn exec_options(&self, options: &QueryOptions, profile: bool) -> ExecOptions {
-        ExecOptions {
-            threads: options.threads,
-            timeout: options.timeout,
-            memory_limit: options.memory_limit.unwrap_or(usize::MAX),
-            profile,
-            pool: options.pool.clone(),
-            procedures: self.procedures.clone(),
-            cancel: options.cancel.clone(),
-        }
     }
 
     /// Runs an updating plan in `txn`; the counters are the statement's own.
@@ -271,7 +357,7 @@ impl Engine {
         start: Instant,
     ) -> Result<QueryResult> {
         let before = txn.counters();
-        let exec_options = self.exec_options(options, false);
+        let exec_options = self.exec_options(options, false, true);
         let result =
             rhizome_exec::write::execute_update(&planned.plan, txn, params, &exec_options)?;
         Ok(QueryResult {
@@ -294,36 +380,23 @@ impl Engine {
         txn: &mut WriteTxn,
     ) -> Result<QueryResult> {
         let start = Instant::now();
+        let statement = rhizome_cypher::parse(query)?;
+        match schema::classify(&statement)? {
+            Some(SchemaCommand::Show) => {
+                return Ok(show_schema(&statement, &txn.snapshot(), start))
+            }
+            Some(SchemaCommand::Change) => return change_schema(&statement, txn, start),
+            None => {}
+        }
         let snapshot = txn.snapshot();
-        let planned = self.plan(query, &params, &snapshot)?;
+        let planned = self.plan(&statement, query, &params, &snapshot)?;
         if planned.explain {
-            return Ok(QueryResult {
-                columns: planned
-                    .plan
-                    .columns
-                    .iter()
-                    .map(|(n, _)| n.clone())
-                    .collect(),
-                rows: Vec::new(),
-                elapsed: start.elapsed(),
-                plan: Some(rhizome_planner::explain(&planned)),
-                profile: None,
-                counters: WriteCounters::default(),
-            });
+            return Ok(explained(&planned, start));
         }
         if planned.plan.updating {
             return self.run_update(&planned, txn, params, options, start);
         }
-        let exec_options = self.exec_options(options, planned.profile);
-        let result = rhizome_exec::execute(&planned.plan, snapshot, params, &exec_options)?;
-        Ok(QueryResult {
-            columns: result.columns,
-            rows: result.rows,
-            elapsed: start.elapsed(),
-            plan: None,
-            profile: result.profile,
-            counters: WriteCounters::default(),
-        })
+        self.run_read(&planned, snapshot, params, options, true, start)
     }
 
     /// Starts an explicit transaction: its statements see each other's
@@ -331,6 +404,41 @@ impl Engine {
     /// Waits for the single writer lock (`TransientError` on timeout).
     pub fn begin(&self) -> Result<Transaction> {
         Ok(Transaction::new(self.clone(), self.db.begin_write()?))
+    }
+}
+
+/// Runs a changing schema command in `txn`; the counters say what changed.
+fn change_schema(
+    statement: &rhizome_cypher::ast::Statement,
+    txn: &mut WriteTxn,
+    start: Instant,
+) -> Result<QueryResult> {
+    let before = txn.counters();
+    schema::change(&statement.kind, txn)?;
+    Ok(QueryResult {
+        columns: Vec::new(),
+        rows: Vec::new(),
+        elapsed: start.elapsed(),
+        plan: None,
+        profile: None,
+        counters: counters_since(before, txn.counters()),
+    })
+}
+
+/// The result of `SHOW INDEXES` / `SHOW CONSTRAINTS` on `snapshot`.
+fn show_schema(
+    statement: &rhizome_cypher::ast::Statement,
+    snapshot: &Snapshot,
+    start: Instant,
+) -> QueryResult {
+    let (columns, rows) = schema::show(&statement.kind, snapshot);
+    QueryResult {
+        columns,
+        rows,
+        elapsed: start.elapsed(),
+        plan: None,
+        profile: None,
+        counters: WriteCounters::default(),
     }
 }
 

@@ -8,6 +8,8 @@
 //!   expected rows, values printed as the openCypher TCK prints them; rows are
 //!   compared as a multiset unless `ordered`; the case ends at a blank line;
 //! - `error KIND [CODE]`, then the query: it must fail with that classification.
+//! - `plan TEXT`, then the query: its `EXPLAIN` output must contain TEXT
+//!   (e.g. `plan IndexSeek` checks that an index is used).
 //! - `dataset empty`: start from an empty database; the file is then a
 //!   script: every query runs once, in order, and may write (later cases see
 //!   earlier writes; a failed statement must change nothing).
@@ -88,6 +90,9 @@ enum Expect {
         kind: String,
         code: Option<String>,
     },
+    Plan {
+        needle: String,
+    },
 }
 
 fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
@@ -136,6 +141,20 @@ fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
                     },
                 });
             }
+            "plan" => {
+                let mut query = Vec::new();
+                while i < lines.len() && !lines[i].trim().is_empty() {
+                    query.push(lines[i]);
+                    i += 1;
+                }
+                cases.push(Case {
+                    line: start,
+                    query: query.join("\n"),
+                    expect: Expect::Plan {
+                        needle: words[1..].join(" "),
+                    },
+                });
+            }
             "error" => {
                 let mut query = Vec::new();
                 while i < lines.len() && !lines[i].trim().is_empty() {
@@ -173,8 +192,16 @@ fn run_file(path: &Path) -> Vec<String> {
                 threads: Some(threads),
                 ..QueryOptions::default()
             };
-            let outcome = engine.execute(&case.query, BTreeMap::new(), &options);
             let at = format!("{name}:{} ({threads} thread(s))", case.line);
+            if let Expect::Plan { needle } = &case.expect {
+                match engine.explain(&case.query, &BTreeMap::new()) {
+                    Ok(plan) if plan.contains(needle.as_str()) => {}
+                    Ok(plan) => failures.push(format!("{at}: plan lacks {needle:?}:\n{plan}")),
+                    Err(e) => failures.push(format!("{at}: unexpected error {e}")),
+                }
+                continue;
+            }
+            let outcome = engine.execute(&case.query, BTreeMap::new(), &options);
             match (&case.expect, outcome) {
                 (
                     Expect::Rows {
@@ -219,6 +246,7 @@ fn run_file(path: &Path) -> Vec<String> {
                 (Expect::Error { kind, .. }, Ok(_)) => {
                     failures.push(format!("{at}: expected {kind}, query succeeded"))
                 }
+                (Expect::Plan { .. }, _) => unreachable!("plan cases are checked above"),
             }
         }
     }
@@ -235,6 +263,10 @@ fn counters_text(c: &rhizome_engine::WriteCounters) -> String {
         ("properties_set", c.properties_set),
         ("labels_added", c.labels_added),
         ("labels_removed", c.labels_removed),
+        ("indexes_added", c.indexes_added),
+        ("indexes_removed", c.indexes_removed),
+        ("constraints_added", c.constraints_added),
+        ("constraints_removed", c.constraints_removed),
     ]
     .iter()
     .filter(|(_, v)| *v > 0)

@@ -82,3 +82,65 @@ fn autocommit_waits_for_an_open_transaction_then_fails() {
         .unwrap();
     assert_eq!(count(&engine), Value::Int(1));
 }
+
+#[test]
+fn schema_changes_are_transactional() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = empty_engine(dir.path());
+    let options = QueryOptions::default();
+    let show = |engine: &Engine| {
+        engine
+            .execute("SHOW INDEXES", BTreeMap::new(), &options)
+            .unwrap()
+            .rows
+            .len()
+    };
+    let mut tx = engine.begin().unwrap();
+    tx.execute(
+        "CREATE INDEX t_v FOR (n:T) ON (n.v)",
+        BTreeMap::new(),
+        &options,
+    )
+    .unwrap();
+    let inside = tx
+        .execute("SHOW INDEXES", BTreeMap::new(), &options)
+        .unwrap();
+    assert_eq!(inside.rows.len(), 1, "the transaction sees its own index");
+    assert_eq!(show(&engine), 0, "others do not before commit");
+    // A checkpoint needs the writer lock this transaction holds: it fails
+    // at once instead of waiting.
+    let err = tx
+        .execute("CALL db.checkpoint()", BTreeMap::new(), &options)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ProcedureError, "{err}");
+    tx.rollback();
+    assert_eq!(show(&engine), 0, "a rolled-back index leaves nothing");
+
+    let mut tx = engine.begin().unwrap();
+    tx.execute(
+        "CREATE CONSTRAINT t_v FOR (n:T) REQUIRE n.v IS UNIQUE",
+        BTreeMap::new(),
+        &options,
+    )
+    .unwrap();
+    tx.execute("CREATE (:T {v: 1})", BTreeMap::new(), &options)
+        .unwrap();
+    tx.commit().unwrap();
+    let err = engine
+        .execute("CREATE (:T {v: 1})", BTreeMap::new(), &options)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ConstraintValidationFailed);
+    assert!(err.message.contains("= 1"), "names the value: {err}");
+    // Survives reopening (from the log) and a checkpoint.
+    drop(engine);
+    let engine = Engine::open(&dir.path().join("db")).unwrap();
+    assert_eq!(show(&engine), 1);
+    let r = engine
+        .execute("CALL db.checkpoint()", BTreeMap::new(), &options)
+        .unwrap();
+    assert_eq!(r.rows[0][0], Value::Bool(true));
+    let err = engine
+        .execute("CREATE (:T {v: 1})", BTreeMap::new(), &options)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ConstraintValidationFailed);
+}

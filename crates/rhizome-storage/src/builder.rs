@@ -251,7 +251,12 @@ impl GraphBuilder {
             ));
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-        self.write_files(dir, "segment-000001.rhz".to_string(), 1, Vec::new())
+        self.write_files(
+            dir,
+            "segment-000001.rhz".to_string(),
+            1,
+            crate::schema::Schema::default(),
+        )
     }
 
     /// A builder whose catalog starts as `catalog` (ids are kept).
@@ -269,7 +274,7 @@ impl GraphBuilder {
         dir: &Path,
         segment_name: String,
         generation: u64,
-        constraints: Vec<crate::schema::IndexDef>,
+        schema: crate::schema::Schema,
     ) -> Result<WriteSummary> {
         let mut w = SegmentWriter::create(&dir.join(&segment_name))?;
         let node_bound = self.next_node;
@@ -381,7 +386,8 @@ impl GraphBuilder {
             node_groups,
             rel_types,
             indexes,
-            constraints,
+            constraints: schema.constraints,
+            schema_names: schema.names,
             statistics: statistics.clone(),
         };
         // The segment's directory entry is durable before the manifest names it.

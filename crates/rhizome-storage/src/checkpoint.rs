@@ -150,7 +150,7 @@ pub(crate) fn write(dir: &Path, snap: &Snapshot, generation: u64) -> Result<()> 
         dir,
         format!("segment-{generation:06}.rhz"),
         generation,
-        schema.constraints.clone(),
+        schema.clone(),
     )?;
     Ok(())
 }

@@ -148,6 +148,7 @@ impl Store {
                 })
                 .collect(),
             constraints: self.manifest.constraints.clone(),
+            names: self.manifest.schema_names.clone(),
         }
     }
 

@@ -82,6 +82,9 @@ pub struct Manifest {
     /// Uniqueness constraints (each backed by one of `indexes`).
     #[serde(default)]
     pub constraints: Vec<crate::schema::IndexDef>,
+    /// Names given to indexes and constraints at creation.
+    #[serde(default)]
+    pub schema_names: Vec<crate::schema::SchemaName>,
     /// Statistics.
     pub statistics: Statistics,
 }

@@ -26,7 +26,7 @@ use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::database::Shared;
 use crate::delta::{set_prop, AdjList, Delta, IndexSet, IndexValue, NodeDelta, RelDelta};
 use crate::index::index_order;
-use crate::schema::IndexDef;
+use crate::schema::{IndexDef, Schema, SchemaName, SchemaObjectKind};
 use crate::snapshot::{Direction, GraphRead, NeighbourBatch, RelInfo, Snapshot};
 use crate::stats::Statistics;
 use crate::wal::Op;
@@ -569,7 +569,12 @@ impl TxnState {
             .collect()
     }
 
-    pub(crate) fn create_index(&mut self, label: &str, key: &str) -> Result<bool> {
+    pub(crate) fn create_index(
+        &mut self,
+        label: &str,
+        key: &str,
+        name: Option<&str>,
+    ) -> Result<bool> {
         let def = IndexDef {
             label: self.label_id(label),
             key: self.key_id(key),
@@ -577,6 +582,7 @@ impl TxnState {
         if self.snap.schema().indexes.contains(&def) {
             return Ok(false);
         }
+        self.check_name_free(name)?;
         let base = self.snap.store().index(def.label, def.key).is_some();
         let mut entries = imbl::OrdSet::new();
         if base {
@@ -595,14 +601,34 @@ impl TxnState {
             }
         }
         let d = self.delta();
-        Arc::make_mut(&mut d.schema).indexes.push(def);
+        let schema = Arc::make_mut(&mut d.schema);
+        schema.indexes.push(def);
+        add_name(schema, name, SchemaObjectKind::Index, def);
         d.index_sets.push(IndexSet { def, base, entries });
         self.counters.indexes_added += 1;
         self.record(Op::CreateIndex {
             label: label.to_string(),
             key: key.to_string(),
+            name: name.map(str::to_string),
         });
         Ok(true)
+    }
+
+    /// `SchemaError` if `name` already names an index or constraint.
+    fn check_name_free(&self, name: Option<&str>) -> Result<()> {
+        let Some(name) = name else { return Ok(()) };
+        match self.snap.schema().find(name, self.snap.catalog()) {
+            Some((kind, def)) => Err(Error::new(
+                ErrorKind::SchemaError,
+                format!(
+                    "the name `{name}` is taken by the {} on {}",
+                    kind.noun(),
+                    def.describe(self.snap.catalog())
+                ),
+            )
+            .with_code("SchemaNameTaken")),
+            None => Ok(()),
+        }
     }
 
     pub(crate) fn drop_index(&mut self, label: &str, key: &str) -> Result<bool> {
@@ -616,7 +642,7 @@ impl TxnState {
         }
         if self.snap.schema().constraints.contains(&def) {
             return Err(Error::new(
-                ErrorKind::ConstraintValidationFailed,
+                ErrorKind::SchemaError,
                 format!(
                     "the index on :{label}({key}) backs a uniqueness constraint; drop the constraint first"
                 ),
@@ -624,7 +650,9 @@ impl TxnState {
             .with_code("IndexDropFailed"));
         }
         let d = self.delta();
-        Arc::make_mut(&mut d.schema).indexes.retain(|x| *x != def);
+        let schema = Arc::make_mut(&mut d.schema);
+        schema.indexes.retain(|x| *x != def);
+        remove_name(schema, SchemaObjectKind::Index, def);
         d.index_sets.retain(|s| s.def != def);
         self.counters.indexes_removed += 1;
         self.record(Op::DropIndex {
@@ -634,7 +662,12 @@ impl TxnState {
         Ok(true)
     }
 
-    pub(crate) fn create_unique_constraint(&mut self, label: &str, key: &str) -> Result<bool> {
+    pub(crate) fn create_unique_constraint(
+        &mut self,
+        label: &str,
+        key: &str,
+        name: Option<&str>,
+    ) -> Result<bool> {
         let def = IndexDef {
             label: self.label_id(label),
             key: self.key_id(key),
@@ -642,6 +675,7 @@ impl TxnState {
         if self.snap.schema().constraints.contains(&def) {
             return Ok(false);
         }
+        self.check_name_free(name)?;
         let mut values = self.values_of(def.label, def.key);
         values.sort_by(|a, b| index_order(&a.0, &b.0).then(a.1.cmp(&b.1)));
         if let Some(w) = values
@@ -661,16 +695,17 @@ impl TxnState {
         // The index is created inside the constraint's log record.
         let ops = self.ops.len();
         let counters = self.counters;
-        self.create_index(label, key)?;
+        self.create_index(label, key, None)?;
         self.ops.truncate(ops);
         self.counters = counters;
-        Arc::make_mut(&mut self.delta().schema)
-            .constraints
-            .push(def);
+        let schema = Arc::make_mut(&mut self.delta().schema);
+        schema.constraints.push(def);
+        add_name(schema, name, SchemaObjectKind::Constraint, def);
         self.counters.constraints_added += 1;
         self.record(Op::CreateConstraint {
             label: label.to_string(),
             key: key.to_string(),
+            name: name.map(str::to_string),
         });
         Ok(true)
     }
@@ -684,9 +719,9 @@ impl TxnState {
         if !self.snap.schema().constraints.contains(&def) {
             return Ok(false);
         }
-        Arc::make_mut(&mut self.delta().schema)
-            .constraints
-            .retain(|x| *x != def);
+        let schema = Arc::make_mut(&mut self.delta().schema);
+        schema.constraints.retain(|x| *x != def);
+        remove_name(schema, SchemaObjectKind::Constraint, def);
         self.counters.constraints_removed += 1;
         self.record(Op::DropConstraint {
             label: label.to_string(),
@@ -727,11 +762,13 @@ impl TxnState {
             Op::RemoveLabel { node, label } => self.remove_label(*node, label).map(|_| ()),
             Op::DeleteRel { rel } => self.delete_relationship(*rel),
             Op::DeleteNode { node } => self.delete_node(*node, false),
-            Op::CreateIndex { label, key } => self.create_index(label, key).map(|_| ()),
-            Op::DropIndex { label, key } => self.drop_index(label, key).map(|_| ()),
-            Op::CreateConstraint { label, key } => {
-                self.create_unique_constraint(label, key).map(|_| ())
+            Op::CreateIndex { label, key, name } => {
+                self.create_index(label, key, name.as_deref()).map(|_| ())
             }
+            Op::DropIndex { label, key } => self.drop_index(label, key).map(|_| ()),
+            Op::CreateConstraint { label, key, name } => self
+                .create_unique_constraint(label, key, name.as_deref())
+                .map(|_| ()),
             Op::DropConstraint { label, key } => self.drop_constraint(label, key).map(|_| ()),
         }
     }
@@ -823,10 +860,11 @@ impl WriteTxn {
         self.state.delete_node(node, detach)
     }
 
-    /// Creates a property index on (label, key), filled from existing data;
-    /// `Ok(false)` if it exists.
-    pub fn create_index(&mut self, label: &str, key: &str) -> Result<bool> {
-        self.state.create_index(label, key)
+    /// Creates a property index on (label, key), filled from existing data,
+    /// called `name` if given (else `index_<Label>_<key>`); `Ok(false)` if it
+    /// exists. `SchemaError` if another index or constraint has that name.
+    pub fn create_index(&mut self, label: &str, key: &str, name: Option<&str>) -> Result<bool> {
+        self.state.create_index(label, key, name)
     }
 
     /// Drops the index on (label, key); `Ok(false)` if there is none. An
@@ -835,11 +873,17 @@ impl WriteTxn {
         self.state.drop_index(label, key)
     }
 
-    /// Creates a uniqueness constraint (and its index if missing); fails with
-    /// `ConstraintVerificationFailed` if existing nodes already share a value.
-    /// `Ok(false)` if it exists.
-    pub fn create_unique_constraint(&mut self, label: &str, key: &str) -> Result<bool> {
-        self.state.create_unique_constraint(label, key)
+    /// Creates a uniqueness constraint (and its index if missing), called
+    /// `name` if given (else `constraint_<Label>_<key>`); fails with
+    /// `ConstraintVerificationFailed` if existing nodes already share a value
+    /// and with `SchemaError` if the name is taken. `Ok(false)` if it exists.
+    pub fn create_unique_constraint(
+        &mut self,
+        label: &str,
+        key: &str,
+        name: Option<&str>,
+    ) -> Result<bool> {
+        self.state.create_unique_constraint(label, key, name)
     }
 
     /// Drops a uniqueness constraint (its index stays); `Ok(false)` if there is none.
@@ -917,4 +961,20 @@ impl GraphRead for WriteTxn {
     fn index_seek(&self, label: LabelId, key: PropertyKeyId, value: &Value) -> Option<Vec<NodeId>> {
         self.state.snap.index_seek(label, key, value)
     }
+}
+
+/// Records `name` (if given) for the object of `kind` on `def`.
+fn add_name(schema: &mut Schema, name: Option<&str>, kind: SchemaObjectKind, def: IndexDef) {
+    if let Some(name) = name {
+        schema.names.push(SchemaName {
+            name: name.to_string(),
+            kind,
+            def,
+        });
+    }
+}
+
+/// Forgets the given name of the object of `kind` on `def`.
+fn remove_name(schema: &mut Schema, kind: SchemaObjectKind, def: IndexDef) {
+    schema.names.retain(|n| !(n.kind == kind && n.def == def));
 }

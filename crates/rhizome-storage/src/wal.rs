@@ -100,6 +100,8 @@ pub enum Op {
         label: String,
         /// Key name.
         key: String,
+        /// The name given at creation, if any.
+        name: Option<String>,
     },
     /// `WriteTxn::drop_index`.
     DropIndex {
@@ -114,6 +116,8 @@ pub enum Op {
         label: String,
         /// Key name.
         key: String,
+        /// The name given at creation, if any.
+        name: Option<String>,
     },
     /// `WriteTxn::drop_constraint`.
     DropConstraint {
@@ -202,15 +206,27 @@ fn encode_op(out: &mut Vec<u8>, op: &Op) {
             out.push(8);
             put_varint(out, *node);
         }
-        Op::CreateIndex { label, key }
-        | Op::DropIndex { label, key }
-        | Op::CreateConstraint { label, key }
-        | Op::DropConstraint { label, key } => {
-            out.push(match op {
-                Op::CreateIndex { .. } => 9,
-                Op::DropIndex { .. } => 10,
-                Op::CreateConstraint { .. } => 11,
-                _ => 12,
+        Op::CreateIndex { label, key, name } | Op::CreateConstraint { label, key, name } => {
+            // Unnamed creations keep the short tags 9 and 11; named ones
+            // (13, 14) carry the name after the key.
+            let index = matches!(op, Op::CreateIndex { .. });
+            out.push(match (index, name.is_some()) {
+                (true, false) => 9,
+                (false, false) => 11,
+                (true, true) => 13,
+                (false, true) => 14,
+            });
+            put_str(out, label);
+            put_str(out, key);
+            if let Some(name) = name {
+                put_str(out, name);
+            }
+        }
+        Op::DropIndex { label, key } | Op::DropConstraint { label, key } => {
+            out.push(if matches!(op, Op::DropIndex { .. }) {
+                10
+            } else {
+                12
             });
             put_str(out, label);
             put_str(out, key);
@@ -317,12 +333,13 @@ impl<'a> Reader<'a> {
             8 => Op::DeleteNode {
                 node: self.varint()?,
             },
-            t @ 9..=12 => {
+            t @ 9..=14 => {
                 let (label, key) = (self.string()?, self.string()?);
+                let name = if t >= 13 { Some(self.string()?) } else { None };
                 match t {
-                    9 => Op::CreateIndex { label, key },
+                    9 | 13 => Op::CreateIndex { label, key, name },
                     10 => Op::DropIndex { label, key },
-                    11 => Op::CreateConstraint { label, key },
+                    11 | 14 => Op::CreateConstraint { label, key, name },
                     _ => Op::DropConstraint { label, key },
                 }
             }
@@ -527,6 +544,12 @@ mod tests {
             Op::CreateIndex {
                 label: "A".into(),
                 key: "k".into(),
+                name: None,
+            },
+            Op::CreateIndex {
+                label: "A".into(),
+                key: "k".into(),
+                name: Some("a_k".into()),
             },
             Op::DropIndex {
                 label: "A".into(),
@@ -535,6 +558,12 @@ mod tests {
             Op::CreateConstraint {
                 label: "A".into(),
                 key: "k".into(),
+                name: None,
+            },
+            Op::CreateConstraint {
+                label: "A".into(),
+                key: "k".into(),
+                name: Some("unique_a_k".into()),
             },
             Op::DropConstraint {
                 label: "A".into(),

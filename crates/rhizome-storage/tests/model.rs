@@ -133,7 +133,7 @@ fn run(seed: u64) {
         let mut txn = db.begin_write().unwrap();
         let mut m = model.clone();
         if round == 5 {
-            txn.create_index("A", "x").unwrap();
+            txn.create_index("A", "x", None).unwrap();
         }
         for _ in 0..rng.below(12) + 1 {
             let s = txn.snapshot();

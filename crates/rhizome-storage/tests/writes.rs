@@ -214,7 +214,7 @@ fn indexes_and_constraints() {
     let (_tmp, dir) = setup();
     let db = Database::open(&dir).unwrap();
     let mut txn = db.begin_write().unwrap();
-    assert!(txn.create_unique_constraint("Person", "id").unwrap());
+    assert!(txn.create_unique_constraint("Person", "id", None).unwrap());
     let err = txn
         .create_node(&["Person"], &[("id", Value::Int(12))])
         .unwrap_err();
@@ -244,7 +244,7 @@ fn indexes_and_constraints() {
     // A runtime index over existing data.
     txn.create_node(&["City"], &[("name", Value::from("b"))])
         .unwrap();
-    assert!(txn.create_index("City", "name").unwrap());
+    assert!(txn.create_index("City", "name", None).unwrap());
     let c = txn
         .create_node(&["City"], &[("name", Value::from("a"))])
         .unwrap();
@@ -273,15 +273,15 @@ fn indexes_and_constraints() {
     txn.create_node(&["Dup"], &[("k", Value::Int(1))]).unwrap();
     txn.create_node(&["Dup"], &[("k", Value::Float(1.0))])
         .unwrap();
-    let err = txn.create_unique_constraint("Dup", "k").unwrap_err();
+    let err = txn.create_unique_constraint("Dup", "k", None).unwrap_err();
     assert_eq!(err.kind, ErrorKind::ConstraintVerificationFailed);
     assert_eq!(
         txn.drop_index("Person", "id").unwrap_err().kind,
-        ErrorKind::ConstraintValidationFailed
+        ErrorKind::SchemaError
     );
     assert!(txn.drop_constraint("Person", "id").unwrap());
     assert!(txn.drop_index("Person", "id").unwrap());
-    assert!(txn.create_unique_constraint("City", "name").unwrap());
+    assert!(txn.create_unique_constraint("City", "name", None).unwrap());
     txn.commit().unwrap();
     assert!(db.check().is_empty(), "{:?}", db.check());
     let s = db.snapshot();
@@ -306,6 +306,67 @@ fn indexes_and_constraints() {
         ErrorKind::ConstraintValidationFailed
     );
     drop(txn);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+}
+
+#[test]
+fn schema_names_survive_recovery_and_checkpoint() {
+    use rhizome_storage::SchemaObjectKind::{Constraint, Index};
+    let (_tmp, dir) = setup();
+    let keep_log = DatabaseOptions {
+        checkpoint_on_close: false,
+        ..DatabaseOptions::default()
+    };
+    let db = Database::open_with(&dir, keep_log.clone()).unwrap();
+    let mut txn = db.begin_write().unwrap();
+    txn.create_node(&["City"], &[("name", Value::from("a"))])
+        .unwrap();
+    assert!(txn.create_index("City", "name", Some("city_name")).unwrap());
+    let err = txn
+        .create_unique_constraint("City", "zip", Some("city_name"))
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::SchemaError, "{err}");
+    assert!(txn
+        .create_unique_constraint("City", "zip", Some("unique_zip"))
+        .unwrap());
+    txn.commit().unwrap();
+    let names = |db: &Database| {
+        let s = db.snapshot();
+        let schema = s.schema();
+        let mut found: Vec<_> = [Index, Constraint]
+            .into_iter()
+            .flat_map(|kind| {
+                schema
+                    .objects(kind)
+                    .iter()
+                    .map(|d| schema.name_of(kind, *d, s.catalog()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let expected = vec![
+        "city_name".to_string(),
+        "index_City_zip".to_string(),
+        "index_Person_id".to_string(),
+        "unique_zip".to_string(),
+    ];
+    assert_eq!(names(&db), expected);
+    // From the log ...
+    drop(db);
+    let db = Database::open_with(&dir, keep_log).unwrap();
+    assert_eq!(names(&db), expected);
+    // ... and from the manifest after a checkpoint.
+    assert!(db.checkpoint().unwrap());
+    drop(db);
+    let db = Database::open(&dir).unwrap();
+    assert_eq!(names(&db), expected);
+    let mut txn = db.begin_write().unwrap();
+    assert!(txn.drop_constraint("City", "zip").unwrap());
+    txn.commit().unwrap();
+    let s = db.snapshot();
+    assert_eq!(s.schema().find("unique_zip", s.catalog()), None);
     assert!(db.check().is_empty(), "{:?}", db.check());
 }
 
@@ -491,7 +552,7 @@ fn checkpoint_and_reopen_keep_the_graph() {
         .unwrap();
     txn.delete_node(0, true).unwrap();
     txn.set_rel_property(1, "w", Value::Int(7)).unwrap();
-    txn.create_unique_constraint("X", "s").unwrap();
+    txn.create_unique_constraint("X", "s", None).unwrap();
     txn.commit().unwrap();
     let before = dump(&db.snapshot());
     let old = db.snapshot();

@@ -29,55 +29,29 @@ impl Default for ExecOptions {
     }
 }
 
-/// Side effects of a statement, as Cypher reports them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct QueryStats {
-    /// Nodes created.
-    pub nodes_created: u64,
-    /// Nodes deleted.
-    pub nodes_deleted: u64,
-    /// Relationships created.
-    pub relationships_created: u64,
-    /// Relationships deleted.
-    pub relationships_deleted: u64,
-    /// Properties set (including set to null, i.e. removed).
-    pub properties_set: u64,
-    /// Labels added to nodes.
-    pub labels_added: u64,
-    /// Labels removed from nodes.
-    pub labels_removed: u64,
-    /// Indexes created.
-    pub indexes_added: u64,
-    /// Indexes dropped.
-    pub indexes_removed: u64,
-    /// Constraints created.
-    pub constraints_added: u64,
-    /// Constraints dropped.
-    pub constraints_removed: u64,
-}
+/// Side effects of a statement, as Cypher reports them (the engine's counters).
+pub type QueryStats = rhizome_engine::WriteCounters;
 
-impl QueryStats {
-    /// The non-zero counters as `count name` (`1 node created`, `2 labels
-    /// added`), in a fixed order.
-    pub fn counters(&self) -> Vec<String> {
-        [
-            (self.nodes_created, "node", "created"),
-            (self.nodes_deleted, "node", "deleted"),
-            (self.relationships_created, "relationship", "created"),
-            (self.relationships_deleted, "relationship", "deleted"),
-            (self.properties_set, "property", "set"),
-            (self.labels_added, "label", "added"),
-            (self.labels_removed, "label", "removed"),
-            (self.indexes_added, "index", "added"),
-            (self.indexes_removed, "index", "removed"),
-            (self.constraints_added, "constraint", "added"),
-            (self.constraints_removed, "constraint", "removed"),
-        ]
-        .into_iter()
-        .filter(|&(n, _, _)| n > 0)
-        .map(|(n, noun, verb)| format!("{n} {} {verb}", plural(noun, n)))
-        .collect()
-    }
+/// The non-zero counters of `stats` as `count name` (`1 node created`,
+/// `2 labels added`), in a fixed order.
+pub fn counter_lines(stats: &QueryStats) -> Vec<String> {
+    [
+        (stats.nodes_created, "node", "created"),
+        (stats.nodes_deleted, "node", "deleted"),
+        (stats.relationships_created, "relationship", "created"),
+        (stats.relationships_deleted, "relationship", "deleted"),
+        (stats.properties_set, "property", "set"),
+        (stats.labels_added, "label", "added"),
+        (stats.labels_removed, "label", "removed"),
+        (stats.indexes_added, "index", "added"),
+        (stats.indexes_removed, "index", "removed"),
+        (stats.constraints_added, "constraint", "added"),
+        (stats.constraints_removed, "constraint", "removed"),
+    ]
+    .into_iter()
+    .filter(|&(n, _, _)| n > 0)
+    .map(|(n, noun, verb)| format!("{n} {} {verb}", plural(noun, n)))
+    .collect()
 }
 
 fn plural(noun: &str, n: u64) -> String {
@@ -185,19 +159,7 @@ fn run(
     Ok(QueryResult {
         columns: result.columns,
         rows: result.rows,
-        stats: QueryStats {
-            nodes_created: result.counters.nodes_created,
-            nodes_deleted: result.counters.nodes_deleted,
-            relationships_created: result.counters.relationships_created,
-            relationships_deleted: result.counters.relationships_deleted,
-            properties_set: result.counters.properties_set,
-            labels_added: result.counters.labels_added,
-            labels_removed: result.counters.labels_removed,
-            indexes_added: result.counters.indexes_added,
-            indexes_removed: result.counters.indexes_removed,
-            constraints_added: result.counters.constraints_added,
-            constraints_removed: result.counters.constraints_removed,
-        },
+        stats: result.counters,
         elapsed: result.elapsed,
         plan: result.plan.or(result.profile.map(|p| p.text)),
     })

@@ -91,7 +91,7 @@ pub fn render_grid(columns: &[String], rows: &[Vec<Cell>]) -> String {
 fn footer(result: &QueryResult) -> String {
     let n = result.rows.len();
     let mut parts = vec![format!("{n} {}", if n == 1 { "row" } else { "rows" })];
-    parts.extend(result.stats.counters());
+    parts.extend(crate::engine::counter_lines(&result.stats));
     parts.push(format!("elapsed {}", format_elapsed(result.elapsed)));
     parts.join(", ")
 }

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Bounded-time fuzz smoke for the Cypher front end (rhizome-cypher), for CI.
+# Bounded-time fuzz smoke of the parsers and decoders we wrote, for CI.
 #
 # 1. Always: the stable-Rust smoke test (mutated TCK queries through parser,
-#    analyser and printer round trip; deterministic, a few seconds).
+#    analyser and printer round trip; deterministic, a few seconds). The
+#    storage decoders have proptest garbage tests in `cargo test`.
 # 2. If `cargo +nightly fuzz` is available: each cargo-fuzz target for
-#    FUZZ_SECONDS seconds (default 30), seeded with every TCK query.
-#    libFuzzer exits non-zero on any crash, timeout or leak, failing the script.
+#    FUZZ_SECONDS seconds (default 30): the Cypher parser and compiler
+#    (seeded with every TCK query), the write-ahead log reader and the
+#    property value codec. libFuzzer exits non-zero on any crash, timeout or
+#    leak, failing the script.
 #
 # Usage: scripts/fuzz-smoke.sh            (FUZZ_SECONDS=30 by default)
 #        FUZZ_SECONDS=600 scripts/fuzz-smoke.sh
@@ -22,12 +25,14 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     exit 0
 fi
 
-fuzz="$root/crates/rhizome-cypher/fuzz"
 tck="${RHIZOME_TCK_DIR:-$root/../shared/tck}"
-for target in parse compile; do
+for spec in rhizome-cypher:parse rhizome-cypher:compile rhizome-storage:wal rhizome-storage:value; do
+    crate="${spec%%:*}"
+    target="${spec#*:}"
+    fuzz="$root/crates/$crate/fuzz"
     corpus="$fuzz/corpus/$target"
     mkdir -p "$corpus"
-    if [ -z "$(ls -A "$corpus")" ] && [ -d "$tck/features" ]; then
+    if [ "$crate" = rhizome-cypher ] && [ -z "$(ls -A "$corpus")" ] && [ -d "$tck/features" ]; then
         # Seed with the TCK's query doc strings, one file per query.
         n=0
         while IFS= read -r -d '' file; do
@@ -37,7 +42,7 @@ for target in parse compile; do
             n=$((n + 1))
         done < <(find "$tck/features" -name '*.feature' -print0)
     fi
-    echo "== cargo fuzz run $target for ${seconds}s"
+    echo "== cargo fuzz run $target ($crate) for ${seconds}s"
     (cd "$fuzz" && cargo +nightly fuzz run "$target" "$corpus" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1)
 done

@@ -599,4 +599,18 @@ mod tests {
         }
         assert_eq!(parse(b"junk").generation, None);
     }
+
+    proptest::proptest! {
+        /// Any payload in a correctly framed record (the checksum does not
+        /// hide the operation decoder) parses without panicking.
+        #[test]
+        fn framed_garbage_never_panics(payload in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..96)) {
+            let mut file = header(1);
+            file.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+            file.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+            file.extend_from_slice(&payload);
+            let parsed = parse(&file);
+            proptest::prop_assert!(parsed.valid_len <= file.len() as u64);
+        }
+    }
 }

@@ -77,9 +77,6 @@ fn def_of(snapshot: &Snapshot, label: &str, key: &str) -> Option<IndexDef> {
 /// Runs a changing schema command in `txn`. Existing objects and names are
 /// errors (`SchemaError`) unless `IF NOT EXISTS` / `IF EXISTS` was given.
 pub(crate) fn change(kind: &StatementKind, txn: &mut WriteTxn) -> Result<()> {
-    let snapshot = txn.snapshot();
-    let schema = snapshot.schema();
-    let catalog = snapshot.catalog();
     match kind {
         StatementKind::CreateIndex(spec) => {
             if spec.relationship {
@@ -89,24 +86,15 @@ pub(crate) fn change(kind: &StatementKind, txn: &mut WriteTxn) -> Result<()> {
                 ));
             }
             let key = single_key(&spec.properties, "indexes")?;
-            let label = spec.label.name.as_str();
             let name = spec.name.as_ref().map(|n| n.name.as_str());
-            let existing =
-                def_of(&snapshot, label, key).filter(|d| schema.has_index(d.label, d.key));
-            let taken = name.and_then(|n| schema.find(n, catalog));
-            if spec.if_not_exists && (existing.is_some() || taken.is_some()) {
-                return Ok(());
-            }
-            if let Some(def) = existing {
-                return Err(schema_error(
-                    "EquivalentSchemaRuleAlreadyExists",
-                    format!(
-                        "an index on :{label}({key}) already exists: `{}`",
-                        schema.name_of(SchemaObjectKind::Index, def, catalog)
-                    ),
-                ));
-            }
-            txn.create_index(label, key, name).map(|_| ())
+            create(
+                SchemaObjectKind::Index,
+                &spec.label.name,
+                key,
+                name,
+                spec.if_not_exists,
+                txn,
+            )
         }
         StatementKind::CreateConstraint(spec) => {
             if spec.kind != ConstraintKind::Unique {
@@ -116,24 +104,16 @@ pub(crate) fn change(kind: &StatementKind, txn: &mut WriteTxn) -> Result<()> {
                 ));
             }
             let key = single_key(&spec.properties, "uniqueness constraints")?;
-            let label = spec.label.name.as_str();
             let name = spec.name.as_ref().map(|n| n.name.as_str());
-            let existing =
-                def_of(&snapshot, label, key).filter(|d| schema.is_unique(d.label, d.key));
-            let taken = name.and_then(|n| schema.find(n, catalog));
-            if spec.if_not_exists && (existing.is_some() || taken.is_some()) {
-                return Ok(());
-            }
-            if let Some(def) = existing {
-                return Err(schema_error(
-                    "EquivalentSchemaRuleAlreadyExists",
-                    format!(
-                        "a uniqueness constraint on :{label}({key}) already exists: `{}`",
-                        schema.name_of(SchemaObjectKind::Constraint, def, catalog)
-                    ),
-                ));
-            }
-            txn.create_unique_constraint(label, key, name).map(|_| ())
+            let label = &spec.label.name;
+            create(
+                SchemaObjectKind::Constraint,
+                label,
+                key,
+                name,
+                spec.if_not_exists,
+                txn,
+            )
         }
         StatementKind::DropIndex(target) => drop(SchemaObjectKind::Index, target, txn),
         StatementKind::DropConstraint(target) => drop(SchemaObjectKind::Constraint, target, txn),
@@ -142,6 +122,40 @@ pub(crate) fn change(kind: &StatementKind, txn: &mut WriteTxn) -> Result<()> {
             "schema::change called with a statement that does not change the schema",
         )),
     }
+}
+
+/// `CREATE INDEX` / `CREATE CONSTRAINT` on (`label`, `key`).
+fn create(
+    kind: SchemaObjectKind,
+    label: &str,
+    key: &str,
+    name: Option<&str>,
+    if_not_exists: bool,
+    txn: &mut WriteTxn,
+) -> Result<()> {
+    let snapshot = txn.snapshot();
+    let schema = snapshot.schema();
+    let catalog = snapshot.catalog();
+    let existing = def_of(&snapshot, label, key).filter(|d| schema.objects(kind).contains(d));
+    let taken = name.and_then(|n| schema.find(n, catalog));
+    if if_not_exists && (existing.is_some() || taken.is_some()) {
+        return Ok(());
+    }
+    if let Some(def) = existing {
+        return Err(schema_error(
+            "EquivalentSchemaRuleAlreadyExists",
+            format!(
+                "the {} on :{label}({key}) already exists: `{}`",
+                kind.noun(),
+                schema.name_of(kind, def, catalog)
+            ),
+        ));
+    }
+    match kind {
+        SchemaObjectKind::Index => txn.create_index(label, key, name),
+        SchemaObjectKind::Constraint => txn.create_unique_constraint(label, key, name),
+    }
+    .map(|_| ())
 }
 
 /// `DROP INDEX` / `DROP CONSTRAINT` by name or by `ON :Label(key)`.

@@ -575,14 +575,9 @@ impl TxnState {
         key: &str,
         name: Option<&str>,
     ) -> Result<bool> {
-        let def = IndexDef {
-            label: self.label_id(label),
-            key: self.key_id(key),
-        };
-        if self.snap.schema().indexes.contains(&def) {
+        let Some(def) = self.new_schema_object(SchemaObjectKind::Index, label, key, name)? else {
             return Ok(false);
-        }
-        self.check_name_free(name)?;
+        };
         let base = self.snap.store().index(def.label, def.key).is_some();
         let mut entries = imbl::OrdSet::new();
         if base {
@@ -614,20 +609,36 @@ impl TxnState {
         Ok(true)
     }
 
-    /// `SchemaError` if `name` already names an index or constraint.
-    fn check_name_free(&self, name: Option<&str>) -> Result<()> {
-        let Some(name) = name else { return Ok(()) };
+    /// The (label, key) pair of an object of `kind` about to be created, or
+    /// `None` if it exists; `SchemaError` if `name` names another object.
+    fn new_schema_object(
+        &mut self,
+        kind: SchemaObjectKind,
+        label: &str,
+        key: &str,
+        name: Option<&str>,
+    ) -> Result<Option<IndexDef>> {
+        let def = IndexDef {
+            label: self.label_id(label),
+            key: self.key_id(key),
+        };
+        if self.snap.schema().objects(kind).contains(&def) {
+            return Ok(None);
+        }
+        let Some(name) = name else {
+            return Ok(Some(def));
+        };
         match self.snap.schema().find(name, self.snap.catalog()) {
-            Some((kind, def)) => Err(Error::new(
+            Some((holder, held)) => Err(Error::new(
                 ErrorKind::SchemaError,
                 format!(
                     "the name `{name}` is taken by the {} on {}",
-                    kind.noun(),
-                    def.describe(self.snap.catalog())
+                    holder.noun(),
+                    held.describe(self.snap.catalog())
                 ),
             )
             .with_code("SchemaNameTaken")),
-            None => Ok(()),
+            None => Ok(Some(def)),
         }
     }
 
@@ -668,14 +679,10 @@ impl TxnState {
         key: &str,
         name: Option<&str>,
     ) -> Result<bool> {
-        let def = IndexDef {
-            label: self.label_id(label),
-            key: self.key_id(key),
-        };
-        if self.snap.schema().constraints.contains(&def) {
+        let Some(def) = self.new_schema_object(SchemaObjectKind::Constraint, label, key, name)?
+        else {
             return Ok(false);
-        }
-        self.check_name_free(name)?;
+        };
         let mut values = self.values_of(def.label, def.key);
         values.sort_by(|a, b| index_order(&a.0, &b.0).then(a.1.cmp(&b.1)));
         if let Some(w) = values

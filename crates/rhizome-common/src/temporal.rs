@@ -10,11 +10,16 @@ use std::fmt;
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
 const SECONDS_PER_DAY: i64 = 86_400;
 
+/// The earliest year a Cypher date may have.
+pub const MIN_YEAR: i64 = -999_999_999;
+/// The latest year a Cypher date may have.
+pub const MAX_YEAR: i64 = 999_999_999;
+
 /// A calendar date (proleptic Gregorian), as days since 1970-01-01.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Date {
-    /// Days since 1970-01-01 (negative before).
-    pub days: i32,
+    /// Days since 1970-01-01 (negative before); years ±999,999,999 fit.
+    pub days: i64,
 }
 
 /// A time of day without time zone, as nanoseconds since midnight.
@@ -113,17 +118,21 @@ fn parse_fixed(s: &str, what: &str) -> Result<i64, String> {
 impl Date {
     /// A date from its calendar fields; `None` if the fields name no real day.
     pub fn from_ymd(year: i64, month: u32, day: u32) -> Option<Date> {
-        if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+        if !(1..=12).contains(&month)
+            || day == 0
+            || day > days_in_month(year, month)
+            || !(MIN_YEAR..=MAX_YEAR).contains(&year)
+        {
             return None;
         }
-        i32::try_from(days_from_civil(year, month, day))
-            .ok()
-            .map(|days| Date { days })
+        Some(Date {
+            days: days_from_civil(year, month, day),
+        })
     }
 
     /// The calendar fields (year, month, day).
     pub fn ymd(self) -> (i64, u32, u32) {
-        civil_from_days(self.days as i64)
+        civil_from_days(self.days)
     }
 
     /// Parses `YYYY-MM-DD` (the extended ISO 8601 form).
@@ -199,7 +208,7 @@ impl fmt::Display for LocalDateTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let days = self.seconds.div_euclid(SECONDS_PER_DAY);
         let secs = self.seconds.rem_euclid(SECONDS_PER_DAY);
-        write!(f, "{}T", Date { days: days as i32 })?;
+        write!(f, "{}T", Date { days })?;
         write_time_of_day(f, secs * NANOS_PER_SECOND + self.nanos as i64)
     }
 }
@@ -254,7 +263,7 @@ impl DateTime {
             }
             nanos_of_day = ((h * 60 + m) * 60 + s) * NANOS_PER_SECOND + frac_nanos;
         }
-        let local_seconds = date.days as i64 * SECONDS_PER_DAY + nanos_of_day / NANOS_PER_SECOND;
+        let local_seconds = date.days * SECONDS_PER_DAY + nanos_of_day / NANOS_PER_SECOND;
         Ok(DateTime {
             seconds: local_seconds - offset_seconds as i64,
             nanos: (nanos_of_day % NANOS_PER_SECOND) as u32,

@@ -93,7 +93,7 @@ pub fn encode(value: &Value, out: &mut Vec<u8>) {
         }
         Value::Date(d) => {
             out.push(DATE);
-            put_i64(out, d.days as i64);
+            put_i64(out, d.days);
         }
         Value::LocalTime(t) => {
             out.push(LOCAL_TIME);
@@ -217,7 +217,7 @@ impl<'a> Reader<'a> {
                 let rels = (0..r).map(|_| self.varint()).collect::<Result<_, _>>()?;
                 Value::Path(PathValue { nodes, rels })
             }
-            DATE => Value::Date(Date { days: self.i32()? }),
+            DATE => Value::Date(Date { days: self.i64()? }),
             LOCAL_TIME => Value::LocalTime(LocalTime { nanos: self.i64()? }),
             TIME => Value::Time(Time {
                 nanos: self.i64()?,
@@ -274,7 +274,7 @@ mod tests {
                 .prop_filter("NaN != NaN", |x| !x.is_nan())
                 .prop_map(Value::Float),
             ".*".prop_map(Value::String),
-            any::<i32>().prop_map(|d| Value::Date(Date { days: d })),
+            any::<i32>().prop_map(|d| Value::Date(Date { days: d as i64 })),
             (any::<i64>(), any::<i64>(), any::<i64>(), any::<i32>()).prop_map(|(m, d, s, n)| {
                 Value::Duration(Duration {
                     months: m,

@@ -70,12 +70,12 @@ mod tests {
 
     #[test]
     fn years_beyond_four_digits() {
-        let days = super::super::calendar::days(-1, 1, 1) as i32;
+        let days = super::super::calendar::days(-1, 1, 1);
         assert_eq!(
             format_temporal(&Value::Date(Date { days })).unwrap(),
             "-0001-01-01"
         );
-        let days = super::super::calendar::days(10_000, 1, 1) as i32;
+        let days = super::super::calendar::days(10_000, 1, 1);
         assert_eq!(
             format_temporal(&Value::Date(Date { days })).unwrap(),
             "+10000-01-01"

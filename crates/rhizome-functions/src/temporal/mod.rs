@@ -42,7 +42,7 @@ impl Parts {
     pub fn of(v: &Value) -> Option<Parts> {
         Some(match v {
             Value::Date(d) => Parts {
-                date: Some(d.days as i64),
+                date: Some(d.days),
                 time: None,
                 zone: None,
             },
@@ -96,7 +96,12 @@ fn out_of_range(what: &str) -> rhizome_common::Error {
 
 /// A `DATE` value from an epoch day.
 pub fn make_date(days: i64) -> Result<Value> {
-    let days = i32::try_from(days).map_err(|_| out_of_range("the date"))?;
+    let first = rhizome_common::temporal::days_from_civil(rhizome_common::temporal::MIN_YEAR, 1, 1);
+    let last =
+        rhizome_common::temporal::days_from_civil(rhizome_common::temporal::MAX_YEAR, 12, 31);
+    if !(first..=last).contains(&days) {
+        return Err(out_of_range("the date"));
+    }
     Ok(Value::Date(Date { days }))
 }
 

@@ -50,7 +50,7 @@ pub(crate) fn scalar_lanes(value: &Value) -> Option<(ScalarType, [i64; 4])> {
         Value::Int(i) => (ScalarType::Int, [*i, 0, 0, 0]),
         Value::Float(x) => (ScalarType::Float, [x.to_bits() as i64, 0, 0, 0]),
         Value::Bool(b) => (ScalarType::Bool, [*b as i64, 0, 0, 0]),
-        Value::Date(d) => (ScalarType::Date, [d.days as i64, 0, 0, 0]),
+        Value::Date(d) => (ScalarType::Date, [d.days, 0, 0, 0]),
         Value::LocalTime(t) => (ScalarType::LocalTime, [t.nanos, 0, 0, 0]),
         Value::Time(t) => (ScalarType::Time, [t.nanos, t.offset_seconds as i64, 0, 0]),
         Value::LocalDateTime(t) => (ScalarType::LocalDateTime, [t.seconds, t.nanos as i64, 0, 0]),
@@ -72,9 +72,7 @@ pub(crate) fn lanes_value(ty: ScalarType, lane: impl Fn(usize) -> i64) -> Value 
         ScalarType::Int => Value::Int(lane(0)),
         ScalarType::Float => Value::Float(f64::from_bits(lane(0) as u64)),
         ScalarType::Bool => Value::Bool(lane(0) != 0),
-        ScalarType::Date => Value::Date(Date {
-            days: lane(0) as i32,
-        }),
+        ScalarType::Date => Value::Date(Date { days: lane(0) }),
         ScalarType::LocalTime => Value::LocalTime(LocalTime { nanos: lane(0) }),
         ScalarType::Time => Value::Time(Time {
             nanos: lane(0),

@@ -142,8 +142,17 @@ impl<'a> Analyzer<'a> {
                 t
             }
             ExprKind::Unary(op, operand) => match op {
+                // The operand of NOT is a boolean position, so a pattern
+                // predicate is allowed there in any clause (Neo4j accepts
+                // `RETURN NOT (a)-[:KNOWS]-(b) AS stranger`).
                 UnaryOp::Not => {
-                    self.bool_operand(operand, ctx)?;
+                    self.bool_operand(
+                        operand,
+                        Ctx {
+                            predicate: true,
+                            ..ctx
+                        },
+                    )?;
                     Type::Boolean
                 }
                 UnaryOp::Neg | UnaryOp::Plus => {

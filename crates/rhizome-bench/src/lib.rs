@@ -1,5 +1,6 @@
-//! Query benchmarks of Rhizome (issue 4): the likes graph (A1–A4) and the
-//! chain graph of the parallel-Cypher thesis (SQ1–SQ5).
+//! Query benchmarks of Rhizome (issue 4): the likes graph (A1–A4), the
+//! chain graph of the parallel-Cypher thesis (SQ1–SQ5) and the LDBC SNB
+//! Interactive reads ([`ldbc`]).
 //!
 //! For each query: the median time over several runs with one worker and
 //! with all workers, throughput, the speedup between them, the share of
@@ -8,6 +9,7 @@
 //! distance to the machine's limit is visible. Datasets are generated and
 //! imported once into a cache directory and reused.
 
+pub mod ldbc;
 pub mod reference;
 
 use rhizome_common::{Error, Result, Value};

@@ -256,6 +256,37 @@ pub enum BenchCommand {
     Import(BenchImportArgs),
     /// The query suite: likes A1–A4 against reference loops, chain SQ1–SQ5.
     Queries(BenchQueriesArgs),
+    /// LDBC SNB Interactive reads IC1–IC14, IS1–IS7 on SF0.1: latency per query.
+    Ldbc(BenchLdbcArgs),
+}
+
+/// `rhizome bench ldbc`.
+#[derive(Debug, Args)]
+pub struct BenchLdbcArgs {
+    /// A directory of query files named like LDBC's reference implementation
+    /// (`interactive-complex-1.cypher` … `interactive-short-7.cypher`) to run
+    /// instead of Rhizome's own formulations.
+    #[arg(long, value_name = "DIR")]
+    pub queries: Option<PathBuf>,
+    /// The LDBC data set (default: `ldbc-sf0.1` under $RHIZOME_DATASETS or a
+    /// `shared/datasets` found above the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub dataset: Option<PathBuf>,
+    /// The data set's layout.
+    #[arg(long, default_value = "sf0.1", value_parser = ["sf0.1", "tiny"])]
+    pub layout: String,
+    /// Parameter sets per query.
+    #[arg(long, default_value_t = 5)]
+    pub sets: usize,
+    /// Timed runs per parameter set (after one warm-up run).
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Most workers per query (default: one per core).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<usize>,
+    /// Where the imported database is cached (default: $RHIZOME_BENCH_DATA or target/rhizome-bench-data).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 /// `rhizome bench queries`.

@@ -1,7 +1,7 @@
 //! `rhizome bench <target>`: runs a benchmark of a library and prints its
 //! result lines.
 
-use crate::cli::{BenchCommand, BenchImportArgs, BenchQueriesArgs};
+use crate::cli::{BenchCommand, BenchImportArgs, BenchLdbcArgs, BenchQueriesArgs};
 use crate::progress::ProgressDisplay;
 use crate::Failure;
 use rhizome_import::bench::{run_import_bench, BenchOptions};
@@ -12,7 +12,30 @@ pub fn run(command: BenchCommand) -> Result<(), Failure> {
     match command {
         BenchCommand::Import(args) => import(args),
         BenchCommand::Queries(args) => queries(args),
+        BenchCommand::Ldbc(args) => ldbc(args),
     }
+}
+
+fn ldbc(args: BenchLdbcArgs) -> Result<(), Failure> {
+    let layout = rhizome_import::LdbcLayout::parse(&args.layout)?;
+    let dataset = match args.dataset {
+        Some(dir) => dir,
+        None => rhizome_import::bench::find_datasets_dir()
+            .unwrap_or_default()
+            .join(layout.dir_name()),
+    };
+    let mut options = rhizome_bench::ldbc::LdbcBenchOptions::new(std::path::Path::new(""));
+    options.dataset = dataset;
+    options.layout = layout;
+    options.queries_dir = args.queries;
+    options.sets = args.sets;
+    options.runs = args.runs;
+    options.threads = args.threads;
+    if let Some(dir) = args.data_dir {
+        options.data_dir = dir;
+    }
+    rhizome_bench::ldbc::run_ldbc_bench(&options, &mut std::io::stdout())?;
+    Ok(())
 }
 
 fn queries(args: BenchQueriesArgs) -> Result<(), Failure> {

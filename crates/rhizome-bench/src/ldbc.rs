@@ -290,7 +290,7 @@ pub fn ldbc_parameters(engine: &Engine, n: usize) -> Result<BTreeMap<LdbcQuery, 
     );
     let countries = column(
         engine,
-        "MATCH (:Message)-[:IS_LOCATED_IN]->(c:Country) RETURN c.name AS name, count(*) AS n ORDER BY n DESC, name LIMIT 4",
+        "MATCH (:Message)-[:IS_LOCATED_IN]->(c:Country) RETURN c.name AS name, count(*) AS n ORDER BY n DESC, name LIMIT 6",
     )?;
     let employer_countries = column(
         engine,
@@ -370,8 +370,8 @@ pub fn ldbc_parameters(engine: &Engine, n: usize) -> Result<BTreeMap<LdbcQuery, 
                 ]),
                 LdbcQuery::Ic3 => params(&[
                     ("personId", person.clone()),
-                    ("countryXName", pick(&countries, i)),
-                    ("countryYName", pick(&countries, i + 1)),
+                    ("countryXName", pick(&countries, i + 1)),
+                    ("countryYName", pick(&countries, i + 2)),
                     ("startDate", Value::Int(start)),
                     ("endDate", Value::Int(month_later(month_later(start)))),
                 ]),
@@ -390,7 +390,7 @@ pub fn ldbc_parameters(engine: &Engine, n: usize) -> Result<BTreeMap<LdbcQuery, 
                 LdbcQuery::Ic7 | LdbcQuery::Ic8 => params(&[("personId", person.clone())]),
                 LdbcQuery::Ic10 => params(&[
                     ("personId", person.clone()),
-                    ("month", Value::Int(1 + (i as i64 * 5) % 12)),
+                    ("month", Value::Int(12 - (i as i64 * 5) % 12)),
                 ]),
                 LdbcQuery::Ic11 => params(&[
                     ("personId", person.clone()),

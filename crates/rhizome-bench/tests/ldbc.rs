@@ -410,7 +410,10 @@ fn string(x: &str) -> Value {
     Value::String(x.to_string())
 }
 
-/// The first `n` parameter rows of `interactive_{q}_param.txt`, as maps.
+/// The first `n` parameter rows of `interactive_{q}_param.txt`, as maps,
+/// then (the files hold only two or three rows) the first row again with
+/// the person replaced by every 16th person of the data set (for IC13 and
+/// IC14: pairs of them).
 fn substitution(dir: &Path, q: usize, n: usize) -> Vec<HashMap<String, String>> {
     let text = std::fs::read_to_string(
         dir.join(format!("substitution_parameters/interactive_{q}_param.txt")),
@@ -418,7 +421,7 @@ fn substitution(dir: &Path, q: usize, n: usize) -> Vec<HashMap<String, String>> 
     .unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split('|').collect();
-    lines
+    let mut sets: Vec<HashMap<String, String>> = lines
         .take(n)
         .map(|l| {
             header
@@ -427,7 +430,26 @@ fn substitution(dir: &Path, q: usize, n: usize) -> Vec<HashMap<String, String>> 
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         })
-        .collect()
+        .collect();
+    let others: Vec<String> = read(dir, "dynamic/person_0_0.csv")
+        .into_iter()
+        .step_by(16)
+        .map(|r| r[0].clone())
+        .collect();
+    let Some(first) = sets.first().cloned() else {
+        return sets;
+    };
+    for (i, person) in others.iter().enumerate() {
+        let mut set = first.clone();
+        if set.contains_key("personId") {
+            set.insert("personId".into(), person.clone());
+        } else {
+            set.insert("person1Id".into(), person.clone());
+            set.insert("person2Id".into(), others[(i + 1) % others.len()].clone());
+        }
+        sets.push(set);
+    }
+    sets
 }
 
 /// Civil date (month, day) of a Unix time in milliseconds, UTC.

@@ -16,7 +16,7 @@
 
 use rhizome_common::{Error, ErrorKind, Result, Value};
 use rhizome_engine::{Engine, QueryOptions};
-use rhizome_import::{import, ldbc_options, LdbcLayout, NoProgress};
+use rhizome_import::{import, ldbc_options, LdbcLayout, NoProgress, REFERENCE_PROPERTY_RENAMES};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -226,14 +226,27 @@ pub fn ldbc_engine(options: &LdbcBenchOptions) -> Result<Engine> {
                 format!("LDBC data set {} not found", options.dataset.display()),
             ));
         }
-        let _ = std::fs::remove_dir_all(&db);
-        import(
-            &db,
-            &ldbc_options(&options.dataset, options.layout),
-            &NoProgress,
-        )?;
+        return import_ldbc(&db, &options.dataset, options.layout);
     }
     Engine::open(&db)
+}
+
+/// Imports the LDBC data set in `dataset` into a new database `db` with the
+/// reference implementation's schema names (labels, types and, after
+/// [`REFERENCE_PROPERTY_RENAMES`], property keys), checkpoints and opens it.
+pub fn import_ldbc(db: &Path, dataset: &Path, layout: LdbcLayout) -> Result<Engine> {
+    let _ = std::fs::remove_dir_all(db);
+    import(db, &ldbc_options(dataset, layout), &NoProgress)?;
+    let engine = Engine::open(db)?;
+    for statement in REFERENCE_PROPERTY_RENAMES {
+        engine.execute(statement, BTreeMap::new(), &QueryOptions::default())?;
+    }
+    engine.execute(
+        "CALL db.checkpoint()",
+        BTreeMap::new(),
+        &QueryOptions::default(),
+    )?;
+    Ok(engine)
 }
 
 fn rows(engine: &Engine, query: &str, params: Params) -> Result<Vec<Vec<Value>>> {

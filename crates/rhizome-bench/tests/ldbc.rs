@@ -9,10 +9,10 @@
 //! `../shared/datasets/ldbc-tiny` beside the workspace; the test is skipped
 //! with a message when that directory is absent.
 
-use rhizome_bench::ldbc::{ldbc_query_text, LdbcQuery};
+use rhizome_bench::ldbc::{import_ldbc, ldbc_query_text, LdbcQuery};
 use rhizome_common::Value;
 use rhizome_engine::{Engine, QueryOptions};
-use rhizome_import::{import, ldbc_options, LdbcLayout, NoProgress};
+use rhizome_import::LdbcLayout;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
@@ -485,13 +485,9 @@ fn ldbc_tiny_reads_match_independent_answers() {
         return;
     }
     let db = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ldbc-tiny-reads");
-    let _ = std::fs::remove_dir_all(&db);
-    import(&db, &ldbc_options(&dir, LdbcLayout::Tiny), &NoProgress).unwrap();
+    let engine = import_ldbc(&db, &dir, LdbcLayout::Tiny).unwrap();
     let g = Graph::load(&dir);
-    let mut c = Checker {
-        engine: Engine::open(&db).unwrap(),
-        checked: 0,
-    };
+    let mut c = Checker { engine, checked: 0 };
     use LdbcQuery::*;
     const SETS: usize = 5;
 

@@ -32,7 +32,7 @@ mod relationships;
 pub mod report;
 
 pub use generate::{generate_chain, generate_likes, ChainOptions, LikesOptions};
-pub use ldbc::{ldbc_options, LdbcLayout};
+pub use ldbc::{ldbc_options, LdbcLayout, REFERENCE_PROPERTY_RENAMES};
 pub use options::{parse_delimiter, IdType, ImportOptions, InputGroup};
 pub use progress::{ImportProgress, NoProgress};
 pub use report::ImportReport;

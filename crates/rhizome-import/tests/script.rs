@@ -41,3 +41,17 @@ fn script_matches_ldbc_options() {
         );
     }
 }
+
+#[test]
+fn script_runs_the_reference_property_renames() {
+    let script = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/import-ldbc.sh"),
+    )
+    .unwrap();
+    for statement in rhizome_import::REFERENCE_PROPERTY_RENAMES {
+        assert!(
+            script.contains(&format!("'{statement}'")),
+            "scripts/import-ldbc.sh must run `{statement}` after the import"
+        );
+    }
+}

@@ -1,7 +1,8 @@
 //! `cargo bench -p rhizome-bench --bench queries`: the issue-4 query suite
 //! (likes A1–A4 with reference loops, chain SQ1–SQ5) at full size.
 //! Environment: `RHIZOME_BENCH_DATA` (dataset cache), `RHIZOME_BENCH_RUNS`,
-//! `RHIZOME_BENCH_ONLY=likes|chain`.
+//! `RHIZOME_BENCH_ONLY=likes|chain` or a comma-separated list of query names
+//! (`A3,SQ4`).
 
 fn main() {
     let mut options = rhizome_bench::QueryBenchOptions::default();
@@ -14,7 +15,12 @@ fn main() {
     match std::env::var("RHIZOME_BENCH_ONLY").as_deref() {
         Ok("likes") => options.run_chain = false,
         Ok("chain") => options.run_likes = false,
-        _ => {}
+        Ok(names) => {
+            options.only = names.split(',').map(|n| n.trim().to_string()).collect();
+            options.run_likes = options.only.iter().any(|n| n.starts_with(['A', 'a']));
+            options.run_chain = options.only.iter().any(|n| n.starts_with(['S', 's']));
+        }
+        Err(_) => {}
     }
     if let Err(e) = rhizome_bench::run_query_bench(&options, &mut std::io::stdout()) {
         eprintln!("{e}");

@@ -40,6 +40,8 @@ pub struct QueryBenchOptions {
     pub a1_lookups: usize,
     /// Item ids looked up by A2.
     pub a2_lookups: usize,
+    /// Run only the queries with these names (empty: all).
+    pub only: Vec<String>,
 }
 
 impl Default for QueryBenchOptions {
@@ -57,7 +59,15 @@ impl Default for QueryBenchOptions {
             run_chain: true,
             a1_lookups: 500_000,
             a2_lookups: 10_000,
+            only: Vec::new(),
         }
+    }
+}
+
+impl QueryBenchOptions {
+    /// Whether the query `name` is to run.
+    fn selects(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| o.eq_ignore_ascii_case(name))
     }
 }
 
@@ -359,7 +369,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
                 }),
             },
         ];
-        for spec in &specs {
+        for spec in specs.iter().filter(|s| options.selects(s.name)) {
             results.push(run_spec(&engine, spec, options.runs, out)?);
         }
     }
@@ -409,7 +419,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
                 reference: None,
             },
         ];
-        for spec in &specs {
+        for spec in specs.iter().filter(|s| options.selects(s.name)) {
             results.push(run_spec(&engine, spec, options.runs, out)?);
         }
     }

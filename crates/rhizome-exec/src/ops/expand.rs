@@ -351,6 +351,7 @@ impl Operator for ExpandInto {
 
 /// A relationship predicate `rel.key <op> number` evaluated on the property
 /// column directly, without building values.
+#[derive(Clone, Copy)]
 struct NumericRelFilter {
     key: Option<u32>,
     op: BinaryOp,
@@ -549,6 +550,105 @@ impl ExpandCount {
     }
 }
 
+/// A hop that is one relationship type's base CSR in one direction, with no
+/// label test and at most a numeric filter on a float property column: the
+/// counted walk reads it as plain arrays.
+struct PlainHop<'a> {
+    /// First relationship id of the type: the relationship at outgoing
+    /// position `p` is `base + p`, and `p` is its property row.
+    base: u64,
+    csr: rhizome_storage::csr::Csr<'a>,
+    filter: Option<(NumericRelFilter, &'a [f64])>,
+}
+
+impl<'a> PlainHop<'a> {
+    /// The step as a plain hop, if it is one (the type unchanged since the
+    /// checkpoint, so the base CSR is authoritative).
+    fn of(snap: &'a Snapshot, step: &Step<'a>) -> Option<PlainHop<'a>> {
+        let [(t, d)] = step.walks.as_slice() else {
+            return None;
+        };
+        if !step.labels.is_empty() || step.direction == ExpandDirection::Both {
+            return None;
+        }
+        let filter = match (step.predicate, step.numeric) {
+            (None, _) => None,
+            (Some(_), Some(f)) => Some((f, step.floats[0]?)),
+            (Some(_), None) => return None,
+        };
+        Some(PlainHop {
+            base: step.members[0].base,
+            csr: snap.csr(*t, *d)?,
+            filter,
+        })
+    }
+
+    /// Whether relationship `r` lies in outgoing positions `lo..hi` (as ids)
+    /// and passes the filter.
+    #[inline(always)]
+    fn counts(&self, r: RelId, lo: u64, hi: u64) -> bool {
+        r >= lo
+            && r < hi
+            && self
+                .filter
+                .is_none_or(|(f, w)| f.test(w[(r - self.base) as usize]))
+    }
+
+    /// The counted (outgoing) hop from `source`: the degree is the width of
+    /// the node's offset range (or the passing entries of the property column
+    /// slice beside it), less the excluded relationships and `extra` that lie
+    /// in that range and pass.
+    #[inline(always)]
+    fn count_from(&self, source: NodeId, excluded: &[RelId], extra: RelId) -> u64 {
+        let range = self.csr.positions(source);
+        let (lo, hi) = (self.base + range.start as u64, self.base + range.end as u64);
+        let mut count = match self.filter {
+            None => hi - lo,
+            Some((f, w)) => w[range].iter().filter(|&&x| f.test(x)).count() as u64,
+        };
+        for &r in excluded {
+            count -= self.counts(r, lo, hi) as u64;
+        }
+        count - self.counts(extra, lo, hi) as u64
+    }
+
+    /// The walked hop from `node` followed by the counted hop `last`: the sum
+    /// over the passing relationships `r` not in `path` of `last` counted
+    /// from `r`'s other end, without `path` and `r`.
+    fn walk_then_count(&self, last: &PlainHop<'_>, node: NodeId, path: &[RelId]) -> u64 {
+        let range = self.csr.positions(node);
+        let neighbours = &self.csr.all_neighbours()[range.clone()];
+        match self.csr.perm() {
+            None => neighbours
+                .iter()
+                .zip(range)
+                .map(|(&other, pos)| self.visit(last, pos, other, path))
+                .sum(),
+            Some(perm) => neighbours
+                .iter()
+                .zip(&perm[range])
+                .map(|(&other, &pos)| self.visit(last, pos as usize, other, path))
+                .sum(),
+        }
+    }
+
+    /// One entry of [`PlainHop::walk_then_count`]: the relationship at
+    /// outgoing position `pos`, leading to `other`.
+    #[inline(always)]
+    fn visit(&self, last: &PlainHop<'_>, pos: usize, other: NodeId, path: &[RelId]) -> u64 {
+        if let Some((f, w)) = self.filter {
+            if !f.test(w[pos]) {
+                return 0;
+            }
+        }
+        let r = self.base + pos as u64;
+        if path.contains(&r) {
+            return 0;
+        }
+        last.count_from(other, path, r)
+    }
+}
+
 struct CountCtx<'a, 'q> {
     snap: &'a Snapshot,
     eval: Evaluator<'q>,
@@ -556,54 +656,20 @@ struct CountCtx<'a, 'q> {
     row: usize,
     prefix: Vec<Step<'a>>,
     last: Step<'a>,
-    /// The counted hop as a raw outgoing CSR when it is one plain list
-    /// (one type, outgoing, no labels, no predicate, unchanged since the
-    /// checkpoint): (first relationship id of the type, CSR).
-    last_csr: Option<(u64, rhizome_storage::csr::Csr<'a>)>,
+    /// The counted hop as a plain outgoing CSR, if it is one.
+    last_csr: Option<PlainHop<'a>>,
+    /// The last walked hop as a plain CSR, if it is one and so is the counted hop.
+    walked_csr: Option<PlainHop<'a>>,
 }
 
 impl<'a> CountCtx<'a, '_> {
-    fn plain_outgoing_csr(
-        snap: &'a Snapshot,
-        last: &Step<'a>,
-    ) -> Option<(u64, rhizome_storage::csr::Csr<'a>)> {
-        match last.walks.as_slice() {
-            [(t, Direction::Outgoing)]
-                if last.labels.is_empty()
-                    && last.predicate.is_none()
-                    && last.direction == ExpandDirection::Outgoing =>
-            {
-                Some((last.members[0].base, snap.csr(*t, Direction::Outgoing)?))
-            }
-            _ => None,
-        }
-    }
-
-    /// The counted hop over the raw CSR: the degree is the width of the
-    /// node's offset range, and an excluded relationship lies in the list
-    /// exactly when its position falls in that range.
-    #[inline]
-    fn count_last_csr(
-        base: u64,
-        csr: &rhizome_storage::csr::Csr<'_>,
-        source: NodeId,
-        excluded: &[RelId],
-    ) -> u64 {
-        let range = csr.positions(source);
-        let (lo, hi) = (base + range.start as u64, base + range.end as u64);
-        let mut count = hi - lo;
-        for &r in excluded {
-            if r >= lo && r < hi {
-                count -= 1;
-            }
-        }
-        count
-    }
-
     /// Matches of the counted hop from `source`, none of them in `excluded`.
     fn count_last(&self, source: NodeId, excluded: &[RelId]) -> Result<u64> {
-        if let Some((base, csr)) = &self.last_csr {
-            return Ok(Self::count_last_csr(*base, csr, source, excluded));
+        if let Some(last) = &self.last_csr {
+            return Ok(match excluded.split_last() {
+                Some((&extra, rest)) => last.count_from(source, rest, extra),
+                None => last.count_from(source, &[], RelId::MAX),
+            });
         }
         let step = &self.last;
         let snap = self.snap;
@@ -681,7 +747,12 @@ impl<'a> CountCtx<'a, '_> {
         let step = &self.prefix[level];
         let snap = self.snap;
         let mut total = 0u64;
-        if let (true, Some((base, csr))) = (level + 1 == self.prefix.len(), &self.last_csr) {
+        if level + 1 == self.prefix.len() {
+            if let (Some(walked), Some(last)) = (&self.walked_csr, &self.last_csr) {
+                return Ok(walked.walk_then_count(last, node, path));
+            }
+        }
+        if let (true, Some(last)) = (level + 1 == self.prefix.len(), &self.last_csr) {
             // Last walked hop feeding a plain counted list: count inline.
             for (w, &(t, d)) in step.walks.iter().enumerate() {
                 let adj = snap.adjacency(node, t, d);
@@ -709,9 +780,7 @@ impl<'a> CountCtx<'a, '_> {
                     {
                         continue;
                     }
-                    path.push(r);
-                    total += Self::count_last_csr(*base, csr, neighbour, path);
-                    path.pop();
+                    total += last.count_from(neighbour, path, r);
                 }
             }
             return Ok(total);
@@ -796,7 +865,14 @@ impl Operator for ExpandCount {
             &c.to_labels,
             rel_predicate.as_ref().map(|(s, _)| *s).zip(c.exprs.first()),
         );
-        let last_csr = CountCtx::plain_outgoing_csr(snap, &last);
+        let last_csr = PlainHop::of(snap, &last).filter(|_| {
+            last.walks
+                .first()
+                .is_some_and(|w| w.1 == Direction::Outgoing)
+        });
+        let walked_csr = last_csr
+            .as_ref()
+            .and_then(|_| PlainHop::of(snap, hop_steps.last()?));
         let mut cc = CountCtx {
             snap,
             eval: Evaluator::new(ctx.q),
@@ -805,6 +881,7 @@ impl Operator for ExpandCount {
             prefix: hop_steps,
             last,
             last_csr,
+            walked_csr,
         };
         let heavy = !prefix.is_empty();
         let mut counts: Vec<Value> = Vec::with_capacity(input.len());

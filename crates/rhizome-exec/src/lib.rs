@@ -6,7 +6,8 @@
 //! 2. [`pipeline::build`] cuts it into pipelines at breakers;
 //! 3. the pipelines run one after another on the [`scheduler`]'s pool, each
 //!    source chunk a task, operators splitting work when workers are idle;
-//! 4. the result sink's chunks become rows.
+//! 4. the result sink turns the last pipeline's chunks into rows, on the
+//!    workers that produce them.
 //!
 //! Every worker reads the same immutable snapshot. Cancellation (timeout,
 //! caller, `LIMIT`) flows down the scope tree and stops queued and running
@@ -152,28 +153,18 @@ pub fn execute(
         statement_time: context::now_utc(),
         materialized: Default::default(),
     });
-    let outcome = pipeline::build(&root, &q, &scope.cancel, false)
-        .and_then(|pipelines| pipeline::run_parallel(pipelines, Chunk::new(plan.width, 1), &q));
-    pool.close_scope(&scope);
-    let chunks = outcome?;
-    let mut rows = Vec::new();
+    // The result rows are built by the workers as the last pipeline runs.
     // A statement without result columns (a standalone call of a void
     // procedure) returns no rows, whatever rows it processed.
-    let result_chunks: &[Chunk] = if plan.columns.is_empty() {
-        &[]
-    } else {
-        &chunks
-    };
-    for c in result_chunks {
-        for r in 0..c.len() {
-            rows.push(
-                plan.columns
-                    .iter()
-                    .map(|(_, slot)| c.value(*slot, r))
-                    .collect(),
-            );
-        }
-    }
+    let rows_sink = Arc::new(ops::sinks::RowsSink::new(
+        q.worker_slots,
+        plan.columns.iter().map(|(_, slot)| *slot).collect(),
+    ));
+    let outcome = pipeline::build_with_sink(&root, &q, &scope.cancel, rows_sink.clone())
+        .and_then(|pipelines| pipeline::run_parallel(pipelines, Chunk::new(plan.width, 1), &q));
+    pool.close_scope(&scope);
+    outcome?;
+    let rows = rows_sink.take_rows();
     let elapsed = start.elapsed();
     let profile = q.profile.as_ref().map(|p| {
         let operators: Vec<OperatorProfile> = p

@@ -43,6 +43,15 @@ pub trait Sink: Send + Sync {
     fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()>;
     /// Merges local states and returns the output chunks.
     fn finish(&self, q: &QueryContext) -> Result<Vec<Chunk>>;
+    /// Independent pieces of finishing work (such as sorting each worker's
+    /// rows) that run concurrently on the pool before [`Sink::finish`].
+    fn finish_parts(&self) -> usize {
+        0
+    }
+    /// Does piece `part` of the finishing work.
+    fn finish_part(&self, _part: usize) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A shared cell through which a pipeline hands its output to a later one.
@@ -81,6 +90,39 @@ struct SharedRun {
 }
 
 impl SharedRun {
+    /// Waits until every task counted in `outstanding` is done (the caller's
+    /// own count included), then rearms for the next wave of tasks.
+    fn wait(&self) {
+        self.task_done();
+        let mut done = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
+        while !*done {
+            done = self.done.1.wait(done).unwrap_or_else(|p| p.into_inner());
+        }
+        *done = false;
+        self.outstanding.store(1, Ordering::Release);
+    }
+
+    /// Runs the sink's finishing pieces as tasks and waits for them.
+    fn finish_parts(self: &Arc<SharedRun>) {
+        for part in 0..self.pipeline.sink.1.finish_parts() {
+            let run = self.clone();
+            run.outstanding.fetch_add(1, Ordering::AcqRel);
+            self.q.scope.spawn(Box::new(move |worker| {
+                let start = run.q.profile.as_ref().map(|_| Instant::now());
+                if let Err(e) = run.pipeline.sink.1.finish_part(part) {
+                    run.q.scope.fail(e);
+                }
+                if let (Some(profile), Some(start), Some(id)) =
+                    (&run.q.profile, start, run.pipeline.sink.0)
+                {
+                    profile.record(id, worker.worker, 0, start.elapsed().as_nanos() as u64);
+                }
+                run.task_done();
+            }));
+        }
+        self.wait();
+    }
+
     fn task_done(&self) {
         if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
             let mut done = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -297,12 +339,10 @@ pub fn run_parallel(
                 run.task_done();
             }));
         }
-        shared.task_done();
-        {
-            let mut done = shared.done.0.lock().unwrap_or_else(|p| p.into_inner());
-            while !*done {
-                done = shared.done.1.wait(done).unwrap_or_else(|p| p.into_inner());
-            }
+        shared.wait();
+        // A failure cancels the scope, so this skips failed runs.
+        if !q.scope.is_cancelled() {
+            shared.finish_parts();
         }
         if let Some(error) = q.scope.take_error() {
             return Err(error);
@@ -356,6 +396,9 @@ pub fn run_inline(
             }
             push_at(&pipeline, 0, chunk, &mut ctx)?;
         }
+        for part in 0..pipeline.sink.1.finish_parts() {
+            pipeline.sink.1.finish_part(part)?;
+        }
         result = finish(&pipeline, q)?;
     }
     Ok(result)
@@ -369,11 +412,21 @@ pub fn build(
     run_token: &Arc<CancelToken>,
     first_row_only: bool,
 ) -> Result<Vec<Pipeline>> {
-    let mut pipelines = Vec::new();
     let sink: Arc<dyn Sink> = Arc::new(ops::sinks::CollectSink::new(
         q.worker_slots,
         first_row_only.then(|| run_token.clone()),
     ));
+    build_with_sink(root, q, run_token, sink)
+}
+
+/// Cuts a compiled plan into pipelines whose last one ends in `sink`.
+pub fn build_with_sink(
+    root: &Arc<CNode>,
+    q: &QueryContext,
+    run_token: &Arc<CancelToken>,
+    sink: Arc<dyn Sink>,
+) -> Result<Vec<Pipeline>> {
+    let mut pipelines = Vec::new();
     build_chain(
         root,
         (None, sink),

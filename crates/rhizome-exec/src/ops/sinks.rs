@@ -11,7 +11,7 @@ use crate::scheduler::CancelToken;
 use rhizome_common::{Result, Value};
 use rhizome_functions::aggregate::{Accumulator, AggregateKind};
 use rhizome_functions::ops::{order, GroupKey};
-use rhizome_plan::{AggregateFunction, OpKind, SortKey};
+use rhizome_plan::{AggregateFunction, OpKind, Slot, SortKey};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
@@ -56,6 +56,68 @@ impl Sink for CollectSink {
             .iter()
             .flat_map(|l| std::mem::take(&mut *lock(l)))
             .collect())
+    }
+}
+
+/// The result sink of a query: turns each chunk into result rows (values
+/// in column order) on the worker that produced it, so building the rows is
+/// as parallel as the pipeline that ends here.
+pub struct RowsSink {
+    columns: Vec<Slot>,
+    locals: Vec<Mutex<Vec<Vec<Value>>>>,
+}
+
+impl RowsSink {
+    /// A sink for `slots` workers that keeps the values of `columns` (none:
+    /// no rows, as for a statement without result columns).
+    pub fn new(slots: usize, columns: Vec<Slot>) -> RowsSink {
+        RowsSink {
+            columns,
+            locals: (0..slots.max(1)).map(|_| Mutex::new(Vec::new())).collect(),
+        }
+    }
+
+    /// The collected rows, worker by worker (each in arrival order).
+    pub fn take_rows(&self) -> Vec<Vec<Value>> {
+        let mut locals: Vec<Vec<Vec<Value>>> = self
+            .locals
+            .iter()
+            .map(|l| std::mem::take(&mut *lock(l)))
+            .filter(|rows| !rows.is_empty())
+            .collect();
+        if locals.len() <= 1 {
+            // One worker's rows (a single-worker or ordered run): no copy.
+            return locals.pop().unwrap_or_default();
+        }
+        let mut rows = Vec::with_capacity(locals.iter().map(Vec::len).sum());
+        for local in &mut locals {
+            rows.append(local);
+        }
+        rows
+    }
+}
+
+impl Sink for RowsSink {
+    fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        if self.columns.is_empty() {
+            return Ok(());
+        }
+        ctx.q
+            .memory
+            .charge(chunk.len() * self.columns.len() * VALUE_BYTES)?;
+        let columns: Vec<_> = self.columns.iter().map(|&s| chunk.column(s)).collect();
+        let rows = (0..chunk.len()).map(|r| {
+            columns
+                .iter()
+                .map(|c| c.map_or(Value::Null, |c| c.value(r)))
+                .collect::<Vec<Value>>()
+        });
+        lock(&self.locals[ctx.worker % self.locals.len()]).extend(rows);
+        Ok(())
+    }
+
+    fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
+        Ok(Vec::new())
     }
 }
 
@@ -325,26 +387,76 @@ impl Sink for SortSink {
         Ok(())
     }
 
+    fn finish_parts(&self) -> usize {
+        self.locals.len()
+    }
+
+    /// Sorts one worker's rows (they arrived in sequence order, and the
+    /// sort is stable).
+    fn finish_part(&self, part: usize) -> Result<()> {
+        let rows = &mut lock(&self.locals[part]).0;
+        rows.sort_by(|a, b| compare_keys(&a.keys, &b.keys, &self.keys));
+        if let Some(limit) = self.limit {
+            rows.truncate(limit as usize);
+        }
+        Ok(())
+    }
+
     fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
-        let mut all: Vec<SortRow> = self
+        // Merge the workers' sorted runs pairwise.
+        let mut runs: Vec<Vec<SortRow>> = self
             .locals
             .iter()
-            .flat_map(|l| std::mem::take(&mut lock(l).0))
+            .map(|l| std::mem::take(&mut lock(l).0))
+            .filter(|run| !run.is_empty())
             .collect();
-        all.sort_by(|a, b| compare_keys(&a.keys, &b.keys, &self.keys).then(a.seq.cmp(&b.seq)));
+        while runs.len() > 1 {
+            let mut merged = Vec::with_capacity(runs.len().div_ceil(2));
+            let mut pairs = runs.into_iter();
+            while let Some(a) = pairs.next() {
+                merged.push(match pairs.next() {
+                    Some(b) => self.merge(a, b),
+                    None => a,
+                });
+            }
+            runs = merged;
+        }
+        let mut all = runs.pop().unwrap_or_default();
         if let Some(limit) = self.limit {
             all.truncate(limit as usize);
         }
         let width = all.iter().map(|r| r.values.len()).max().unwrap_or(0);
         let mut out = Vec::new();
-        for piece in all.chunks(CHUNK_SIZE) {
-            let mut builder = RowBuilder::new(width);
-            for r in piece {
-                builder.push_row(r.values.iter().cloned());
+        let mut builder = RowBuilder::new(width);
+        for r in all {
+            builder.push_row(r.values);
+            if builder.len() == CHUNK_SIZE {
+                out.push(std::mem::replace(&mut builder, RowBuilder::new(width)).finish());
             }
+        }
+        if !builder.is_empty() {
             out.push(builder.finish());
         }
         Ok(out)
+    }
+}
+
+impl SortSink {
+    /// Merges two sorted runs (ties in arrival order: worker, then sequence).
+    fn merge(&self, a: Vec<SortRow>, b: Vec<SortRow>) -> Vec<SortRow> {
+        let mut out = Vec::with_capacity(a.len() + b.len());
+        let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+            let order = compare_keys(&x.keys, &y.keys, &self.keys).then(x.seq.cmp(&y.seq));
+            out.extend(if order == Ordering::Greater {
+                b.next()
+            } else {
+                a.next()
+            });
+        }
+        out.extend(a);
+        out.extend(b);
+        out
     }
 }
 

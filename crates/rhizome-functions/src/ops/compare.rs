@@ -240,6 +240,10 @@ fn order_slices(x: &[Value], y: &[Value]) -> Ordering {
 /// components.
 pub fn order(a: &Value, b: &Value) -> Ordering {
     use Value::*;
+    // The common case of sort keys first.
+    if let (Int(x), Int(y)) = (a, b) {
+        return x.cmp(y);
+    }
     let (ra, rb) = (type_rank(a), type_rank(b));
     if ra != rb {
         return ra.cmp(&rb);

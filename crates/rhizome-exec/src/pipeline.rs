@@ -43,12 +43,20 @@ pub trait Sink: Send + Sync {
     fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()>;
     /// Merges local states and returns the output chunks.
     fn finish(&self, q: &QueryContext) -> Result<Vec<Chunk>>;
-    /// Independent pieces of finishing work (such as sorting each worker's
-    /// rows) that run concurrently on the pool before [`Sink::finish`].
+    /// Starts the next wave of finishing work that runs on the pool before
+    /// [`Sink::finish`] (such as sorting each worker's rows) and returns its
+    /// number of independent pieces; 0 when there is no more. Called by the
+    /// driver between waves, so it may do serial planning work.
     fn finish_parts(&self) -> usize {
         0
     }
-    /// Does piece `part` of the finishing work.
+    /// True if the sink puts its rows in the order of the source chunks they
+    /// came from ([`TaskCtx::source`]), so an ordered pipeline ending here
+    /// may run its source chunks as parallel tasks.
+    fn sequenced(&self) -> bool {
+        false
+    }
+    /// Does piece `part` of the current wave; pieces run concurrently.
     fn finish_part(&self, _part: usize) -> Result<()> {
         Ok(())
     }
@@ -77,6 +85,10 @@ pub struct Pipeline {
     pub output: Option<Cell>,
     /// Source chunks must be processed in order, one at a time.
     pub ordered: bool,
+    /// Ordered, but each source chunk may be a task of its own: the sink
+    /// restores the order of the source chunks, and no stage keeps state
+    /// across chunks.
+    pub sequenced: bool,
     /// Cancelled when the pipeline may stop early (a limit was reached).
     pub token: Arc<CancelToken>,
 }
@@ -102,9 +114,19 @@ impl SharedRun {
         self.outstanding.store(1, Ordering::Release);
     }
 
-    /// Runs the sink's finishing pieces as tasks and waits for them.
+    /// Runs the sink's waves of finishing pieces as tasks, waiting for each.
     fn finish_parts(self: &Arc<SharedRun>) {
-        for part in 0..self.pipeline.sink.1.finish_parts() {
+        loop {
+            let parts = self.pipeline.sink.1.finish_parts();
+            if parts == 0 || self.q.scope.is_cancelled() {
+                return;
+            }
+            self.finish_wave(parts);
+        }
+    }
+
+    fn finish_wave(self: &Arc<SharedRun>, parts: usize) {
+        for part in 0..parts {
             let run = self.clone();
             run.outstanding.fetch_add(1, Ordering::AcqRel);
             self.q.scope.spawn(Box::new(move |worker| {
@@ -141,6 +163,8 @@ pub struct TaskCtx<'a> {
     stage: usize,
     /// Worker index (for per-worker sink state).
     pub worker: usize,
+    /// Position of the task's source chunk in the pipeline's source.
+    pub source: usize,
     inner_nanos: u64,
 }
 
@@ -197,7 +221,7 @@ impl<'a> TaskCtx<'a> {
             return work(self);
         };
         let shared = shared.clone();
-        let stage = self.stage;
+        let (stage, source) = (self.stage, self.source);
         shared.outstanding.fetch_add(1, Ordering::AcqRel);
         let scope = shared.q.scope.clone();
         scope.spawn(Box::new(move |worker| {
@@ -208,6 +232,7 @@ impl<'a> TaskCtx<'a> {
                     shared: Some(&shared),
                     stage,
                     worker: worker.worker,
+                    source,
                     inner_nanos: 0,
                 };
                 let start = shared.q.profile.as_ref().map(|_| Instant::now());
@@ -303,19 +328,19 @@ pub fn run_parallel(
         q.check_cancelled()
             .map_err(|e| q.scope.take_error().unwrap_or(e))?;
         let chunks = source_chunks(&pipeline, &argument);
-        let ordered = pipeline.ordered;
+        let one_task = pipeline.ordered && !pipeline.sequenced;
         let shared = Arc::new(SharedRun {
             pipeline,
             q: q.clone(),
             outstanding: AtomicUsize::new(1),
             done: (Mutex::new(false), Condvar::new()),
         });
-        let tasks: Vec<Vec<Chunk>> = if ordered {
+        let tasks: Vec<Vec<Chunk>> = if one_task {
             vec![chunks]
         } else {
             chunks.into_iter().map(|c| vec![c]).collect()
         };
-        for batch in tasks {
+        for (source, batch) in tasks.into_iter().enumerate() {
             let run = shared.clone();
             run.outstanding.fetch_add(1, Ordering::AcqRel);
             q.scope.spawn(Box::new(move |worker| {
@@ -325,6 +350,7 @@ pub fn run_parallel(
                     shared: Some(&run),
                     stage: 0,
                     worker: worker.worker,
+                    source,
                     inner_nanos: 0,
                 };
                 for chunk in batch {
@@ -388,16 +414,24 @@ pub fn run_inline(
             shared: None,
             stage: 0,
             worker: 0,
+            source: 0,
             inner_nanos: 0,
         };
-        for chunk in chunks {
+        for (source, chunk) in chunks.into_iter().enumerate() {
             if pipeline.token.is_cancelled() {
                 break;
             }
+            ctx.source = source;
             push_at(&pipeline, 0, chunk, &mut ctx)?;
         }
-        for part in 0..pipeline.sink.1.finish_parts() {
-            pipeline.sink.1.finish_part(part)?;
+        loop {
+            let parts = pipeline.sink.1.finish_parts();
+            if parts == 0 {
+                break;
+            }
+            for part in 0..parts {
+                pipeline.sink.1.finish_part(part)?;
+            }
         }
         result = finish(&pipeline, q)?;
     }
@@ -475,6 +509,8 @@ fn build_chain(
     let mut stages: Vec<(usize, Arc<dyn Operator>)> = Vec::new();
     let mut current = node;
     let mut ordered = false;
+    // Every stage handles each chunk on its own (no state across chunks).
+    let mut chunk_local = true;
     let source = loop {
         match &current.kind {
             OpKind::Argument => break Source::Argument,
@@ -550,6 +586,10 @@ fn build_chain(
             }
             _ => {
                 has_skip |= matches!(current.kind, OpKind::Skip { .. });
+                chunk_local &= matches!(
+                    current.kind,
+                    OpKind::Project { .. } | OpKind::Filter { .. } | OpKind::Unwind { .. }
+                );
                 stages.push((current.id, ops::streaming_operator(current, q)?));
                 current = &current.inputs[0];
             }
@@ -559,10 +599,12 @@ fn build_chain(
     // Which rows a LIMIT keeps or a SKIP drops depends on arrival order; a
     // list unwound or a sorted input has a meaningful order the query text
     // implies, so such pipelines run in source order (one task, no splits).
+    let sequenced = ordered && chunk_local && !ends_in_limit && !has_skip && sink.1.sequenced();
     if ends_in_limit || has_skip {
         ordered = true;
     }
     pipelines.push(Pipeline {
+        sequenced,
         stages,
         sink,
         source,

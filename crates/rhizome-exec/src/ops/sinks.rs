@@ -64,7 +64,8 @@ impl Sink for CollectSink {
 /// as parallel as the pipeline that ends here.
 pub struct RowsSink {
     columns: Vec<Slot>,
-    locals: Vec<Mutex<Vec<Vec<Value>>>>,
+    /// Per worker: (source chunk, rows) in arrival order.
+    locals: Vec<Mutex<Vec<(usize, Vec<Vec<Value>>)>>>,
 }
 
 impl RowsSink {
@@ -77,21 +78,20 @@ impl RowsSink {
         }
     }
 
-    /// The collected rows, worker by worker (each in arrival order).
+    /// The collected rows in the order of their source chunks (rows of one
+    /// source chunk: worker by worker, each in arrival order).
     pub fn take_rows(&self) -> Vec<Vec<Value>> {
-        let mut locals: Vec<Vec<Vec<Value>>> = self
-            .locals
-            .iter()
-            .map(|l| std::mem::take(&mut *lock(l)))
-            .filter(|rows| !rows.is_empty())
-            .collect();
-        if locals.len() <= 1 {
-            // One worker's rows (a single-worker or ordered run): no copy.
-            return locals.pop().unwrap_or_default();
+        let mut pieces: Vec<(usize, Vec<Vec<Value>>)> = Vec::new();
+        for local in &self.locals {
+            pieces.append(&mut lock(local));
         }
-        let mut rows = Vec::with_capacity(locals.iter().map(Vec::len).sum());
-        for local in &mut locals {
-            rows.append(local);
+        if pieces.len() == 1 {
+            return pieces.pop().map(|(_, rows)| rows).unwrap_or_default();
+        }
+        pieces.sort_by_key(|(source, _)| *source);
+        let mut rows = Vec::with_capacity(pieces.iter().map(|(_, r)| r.len()).sum());
+        for (_, mut piece) in pieces {
+            rows.append(&mut piece);
         }
         rows
     }
@@ -106,14 +106,20 @@ impl Sink for RowsSink {
             .memory
             .charge(chunk.len() * self.columns.len() * VALUE_BYTES)?;
         let columns: Vec<_> = self.columns.iter().map(|&s| chunk.column(s)).collect();
-        let rows = (0..chunk.len()).map(|r| {
-            columns
-                .iter()
-                .map(|c| c.map_or(Value::Null, |c| c.value(r)))
-                .collect::<Vec<Value>>()
-        });
-        lock(&self.locals[ctx.worker % self.locals.len()]).extend(rows);
+        let rows = (0..chunk.len())
+            .map(|r| {
+                columns
+                    .iter()
+                    .map(|c| c.map_or(Value::Null, |c| c.value(r)))
+                    .collect::<Vec<Value>>()
+            })
+            .collect();
+        lock(&self.locals[ctx.worker % self.locals.len()]).push((ctx.source, rows));
         Ok(())
+    }
+
+    fn sequenced(&self) -> bool {
+        true
     }
 
     fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
@@ -325,18 +331,44 @@ fn compare_keys(a: &[Value], b: &[Value], keys: &[SortKey]) -> Ordering {
     Ordering::Equal
 }
 
+/// Up to two integer keys as a fixed array (`None` otherwise).
+fn int_keys(keys: &[Value]) -> Option<[i64; 2]> {
+    match keys {
+        [Value::Int(a)] => Some([*a, 0]),
+        [Value::Int(a), Value::Int(b)] => Some([*a, *b]),
+        _ => None,
+    }
+}
+
 /// A materialized row with its sort keys and arrival position.
 struct SortRow {
+    /// The keys, when there are at most two and all are integers: compared
+    /// without reaching into `keys` (which lies elsewhere in memory).
+    ints: Option<[i64; 2]>,
     keys: Vec<Value>,
     seq: (usize, u64),
     values: Vec<Value>,
 }
 
+/// Rows per part of a parallel merge, at least.
+const MERGE_PART_ROWS: usize = 4 * CHUNK_SIZE;
+
 /// Sort (and top-k, when `limit` is set): stable in arrival order per worker.
+///
+/// Finishing runs in two waves of pool tasks: each worker's rows are sorted
+/// on their own, then the sorted runs are cut at common splitter rows into
+/// parts that are merged (and turned into output chunks) independently; the
+/// output is the parts' chunks in order.
 pub struct SortSink {
     keys: Vec<SortKey>,
     limit: Option<u64>,
     locals: Vec<Mutex<(Vec<SortRow>, u64)>>,
+    /// Finishing waves started so far.
+    wave: AtomicU64,
+    /// Per merge part: its pieces of the sorted runs, then its output chunks.
+    parts: Mutex<Vec<(Vec<Vec<SortRow>>, Vec<Chunk>)>>,
+    /// Widest row (slots) of the input.
+    width: AtomicU64,
 }
 
 impl SortSink {
@@ -347,12 +379,86 @@ impl SortSink {
             locals: (0..slots.max(1))
                 .map(|_| Mutex::new((Vec::new(), 0)))
                 .collect(),
+            wave: AtomicU64::new(0),
+            parts: Mutex::new(Vec::new()),
+            width: AtomicU64::new(0),
         }
+    }
+
+    /// The order of the sort keys.
+    #[inline]
+    fn compare_rows(&self, a: &SortRow, b: &SortRow) -> Ordering {
+        let (Some(x), Some(y)) = (a.ints, b.ints) else {
+            return compare_keys(&a.keys, &b.keys, &self.keys);
+        };
+        for ((x, y), k) in x.iter().zip(&y).zip(&self.keys) {
+            let o = if k.descending { y.cmp(x) } else { x.cmp(y) };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// The total order of the sort: keys, then arrival (worker, sequence).
+    fn compare(&self, a: &SortRow, b: &SortRow) -> Ordering {
+        self.compare_rows(a, b).then(a.seq.cmp(&b.seq))
+    }
+
+    /// Takes the sorted runs and cuts them into merge parts at splitter rows
+    /// of the longest run; returns the number of parts.
+    fn plan_merge(&self) -> usize {
+        let runs: Vec<Vec<SortRow>> = self
+            .locals
+            .iter()
+            .map(|l| std::mem::take(&mut lock(l).0))
+            .filter(|run| !run.is_empty())
+            .collect();
+        let total: usize = runs.iter().map(Vec::len).sum();
+        let width = runs
+            .iter()
+            .flatten()
+            .map(|r| r.values.len())
+            .max()
+            .unwrap_or(0);
+        self.width.store(width as u64, AtomicOrdering::Relaxed);
+        // Top-k keeps few rows: one part.
+        let count = if self.limit.is_some() {
+            1
+        } else {
+            (total / MERGE_PART_ROWS).clamp(1, 2 * self.locals.len())
+        };
+        let mut parts: Vec<(Vec<Vec<SortRow>>, Vec<Chunk>)> =
+            (0..count).map(|_| (Vec::new(), Vec::new())).collect();
+        if let Some(longest) = (0..runs.len()).max_by_key(|&i| runs[i].len()) {
+            let pivots: Vec<&SortRow> = (1..count)
+                .map(|j| &runs[longest][j * runs[longest].len() / count])
+                .collect();
+            let cuts: Vec<Vec<usize>> = runs
+                .iter()
+                .map(|run| {
+                    pivots
+                        .iter()
+                        .map(|p| run.partition_point(|x| self.compare(x, p) == Ordering::Less))
+                        .collect()
+                })
+                .collect();
+            for (mut run, cuts) in runs.into_iter().zip(cuts) {
+                // Part j + 1 starts at cut j; split from the back.
+                for (j, &cut) in cuts.iter().enumerate().rev() {
+                    parts[j + 1].0.push(run.split_off(cut));
+                }
+                parts[0].0.push(run);
+            }
+        }
+        let n = parts.len();
+        *lock(&self.parts) = parts;
+        n
     }
 
     fn prune(&self, rows: &mut Vec<SortRow>) {
         if let Some(limit) = self.limit {
-            rows.sort_by(|a, b| compare_keys(&a.keys, &b.keys, &self.keys).then(a.seq.cmp(&b.seq)));
+            rows.sort_by(|a, b| self.compare(a, b));
             rows.truncate(limit as usize);
         }
     }
@@ -368,8 +474,10 @@ impl Sink for SortSink {
         let (rows, seq) = &mut *guard;
         for row in 0..chunk.len() {
             *seq += 1;
+            let keys: Vec<Value> = self.keys.iter().map(|k| chunk.value(k.slot, row)).collect();
             rows.push(SortRow {
-                keys: self.keys.iter().map(|k| chunk.value(k.slot, row)).collect(),
+                ints: int_keys(&keys),
+                keys,
                 seq: (worker, *seq),
                 values: chunk.row_values(row),
             });
@@ -387,48 +495,45 @@ impl Sink for SortSink {
         Ok(())
     }
 
+    /// First wave: sort each worker's rows; second wave: merge the parts.
     fn finish_parts(&self) -> usize {
-        self.locals.len()
-    }
-
-    /// Sorts one worker's rows (they arrived in sequence order, and the
-    /// sort is stable).
-    fn finish_part(&self, part: usize) -> Result<()> {
-        let rows = &mut lock(&self.locals[part]).0;
-        rows.sort_by(|a, b| compare_keys(&a.keys, &b.keys, &self.keys));
-        if let Some(limit) = self.limit {
-            rows.truncate(limit as usize);
+        match self.wave.fetch_add(1, AtomicOrdering::AcqRel) {
+            0 => self.locals.len(),
+            1 => self.plan_merge(),
+            _ => 0,
         }
-        Ok(())
     }
 
-    fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
-        // Merge the workers' sorted runs pairwise.
-        let mut runs: Vec<Vec<SortRow>> = self
-            .locals
-            .iter()
-            .map(|l| std::mem::take(&mut lock(l).0))
-            .filter(|run| !run.is_empty())
-            .collect();
-        while runs.len() > 1 {
-            let mut merged = Vec::with_capacity(runs.len().div_ceil(2));
-            let mut pairs = runs.into_iter();
+    fn finish_part(&self, part: usize) -> Result<()> {
+        if self.wave.load(AtomicOrdering::Acquire) == 1 {
+            // Each worker's rows arrived in sequence order; the sort is stable.
+            let rows = &mut lock(&self.locals[part]).0;
+            rows.sort_by(|a, b| self.compare_rows(a, b));
+            if let Some(limit) = self.limit {
+                rows.truncate(limit as usize);
+            }
+            return Ok(());
+        }
+        let mut pieces = std::mem::take(&mut lock(&self.parts)[part].0);
+        while pieces.len() > 1 {
+            let mut merged = Vec::with_capacity(pieces.len().div_ceil(2));
+            let mut pairs = pieces.into_iter();
             while let Some(a) = pairs.next() {
                 merged.push(match pairs.next() {
                     Some(b) => self.merge(a, b),
                     None => a,
                 });
             }
-            runs = merged;
+            pieces = merged;
         }
-        let mut all = runs.pop().unwrap_or_default();
+        let mut rows = pieces.pop().unwrap_or_default();
         if let Some(limit) = self.limit {
-            all.truncate(limit as usize);
+            rows.truncate(limit as usize);
         }
-        let width = all.iter().map(|r| r.values.len()).max().unwrap_or(0);
+        let width = self.width.load(AtomicOrdering::Relaxed) as usize;
         let mut out = Vec::new();
         let mut builder = RowBuilder::new(width);
-        for r in all {
+        for r in rows {
             builder.push_row(r.values);
             if builder.len() == CHUNK_SIZE {
                 out.push(std::mem::replace(&mut builder, RowBuilder::new(width)).finish());
@@ -437,7 +542,15 @@ impl Sink for SortSink {
         if !builder.is_empty() {
             out.push(builder.finish());
         }
-        Ok(out)
+        lock(&self.parts)[part].1 = out;
+        Ok(())
+    }
+
+    fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
+        Ok(std::mem::take(&mut *lock(&self.parts))
+            .into_iter()
+            .flat_map(|(_, chunks)| chunks)
+            .collect())
     }
 }
 
@@ -447,8 +560,7 @@ impl SortSink {
         let mut out = Vec::with_capacity(a.len() + b.len());
         let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
         while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-            let order = compare_keys(&x.keys, &y.keys, &self.keys).then(x.seq.cmp(&y.seq));
-            out.extend(if order == Ordering::Greater {
+            out.extend(if self.compare(x, y) == Ordering::Greater {
                 b.next()
             } else {
                 a.next()

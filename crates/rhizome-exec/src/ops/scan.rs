@@ -227,9 +227,48 @@ impl Operator for Scan {
                 chunk.set_column(out, Column::new(ColumnData::Nodes(std::mem::take(nodes))));
                 ctx.emit(chunk)
             };
+        // Equality seeks read the index slice directly: no list per row.
+        let equality_seek = match (&self.node.kind, self.node.c.label, self.node.c.key) {
+            (
+                OpKind::IndexSeek {
+                    lookup: IndexLookup::Equal(_),
+                    ..
+                },
+                Some(label),
+                Some(key),
+            ) => Some((label, key, Evaluator::new(ctx.q))),
+            _ => None,
+        };
         for row in 0..input.len() {
             if ctx.cancelled() {
                 return Ok(());
+            }
+            if let Some((label, key, eval)) = &equality_seek {
+                let value = eval.eval(&self.node.c.exprs[0], &Row::new(&input, row))?;
+                let snap = &ctx.q.snapshot;
+                let found = if value.is_null() {
+                    Some(std::borrow::Cow::Borrowed(&[][..]))
+                } else {
+                    snap.index_range(
+                        *label,
+                        *key,
+                        Bound::Included(&value),
+                        Bound::Included(&value),
+                    )
+                };
+                if let Some(mut found) = found {
+                    if !found.is_sorted() {
+                        found.to_mut().sort_unstable();
+                    }
+                    for &node in found.iter() {
+                        rows.push(row as u32);
+                        nodes.push(node);
+                        if rows.len() == CHUNK_SIZE {
+                            flush(&mut rows, &mut nodes, ctx)?;
+                        }
+                    }
+                    continue;
+                }
             }
             match self.targets(&input, row, ctx)? {
                 Targets::List(found) => {

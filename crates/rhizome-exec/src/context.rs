@@ -40,6 +40,13 @@ impl Profile {
         }
     }
 
+    /// Adds `nanos` to operator `id`'s time without counting an invocation.
+    pub fn add_time(&self, id: usize, nanos: u64) {
+        if let Some(s) = self.operators.get(id) {
+            s.nanos.fetch_add(nanos, Ordering::Relaxed);
+        }
+    }
+
     /// Records one invocation of operator `id` on `worker` producing `rows` in `nanos`.
     pub fn record(&self, id: usize, worker: usize, rows: u64, nanos: u64) {
         if let Some(s) = self.operators.get(id) {

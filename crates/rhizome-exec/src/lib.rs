@@ -160,8 +160,10 @@ pub fn execute(
         q.worker_slots,
         plan.columns.iter().map(|(_, slot)| *slot).collect(),
     ));
-    let outcome = pipeline::build_with_sink(&root, &q, &scope.cancel, rows_sink.clone())
-        .and_then(|pipelines| pipeline::run_parallel(pipelines, Chunk::new(plan.width, 1), &q));
+    // Its time is charged to the plan's root operator.
+    let outcome =
+        pipeline::build_with_sink(&root, &q, &scope.cancel, (Some(root.id), rows_sink.clone()))
+            .and_then(|pipelines| pipeline::run_parallel(pipelines, Chunk::new(plan.width, 1), &q));
     pool.close_scope(&scope);
     outcome?;
     let rows = rows_sink.take_rows();

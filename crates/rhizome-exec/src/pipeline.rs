@@ -287,8 +287,13 @@ fn push_at(pipe: &Pipeline, stage: usize, chunk: Chunk, ctx: &mut TaskCtx<'_>) -
         } else {
             Some(pipe.stages[stage].0)
         };
-        if let Some(id) = id {
-            profile.record(id, ctx.worker, 0, total.saturating_sub(ctx.inner_nanos));
+        let own = total.saturating_sub(ctx.inner_nanos);
+        if let (true, Some(id)) = (stage == pipe.stages.len() && pipe.output.is_none(), id) {
+            // The result sink, charged to the plan's root: time only (its
+            // chunks were counted where they were produced).
+            profile.add_time(id, own);
+        } else if let Some(id) = id {
+            profile.record(id, ctx.worker, 0, own);
         }
         ctx.inner_nanos = outer_inner + total;
     } else {
@@ -450,26 +455,19 @@ pub fn build(
         q.worker_slots,
         first_row_only.then(|| run_token.clone()),
     ));
-    build_with_sink(root, q, run_token, sink)
+    build_with_sink(root, q, run_token, (None, sink))
 }
 
-/// Cuts a compiled plan into pipelines whose last one ends in `sink`.
+/// Cuts a compiled plan into pipelines whose last one ends in `sink` (with
+/// the operator id PROFILE charges its time to, if any).
 pub fn build_with_sink(
     root: &Arc<CNode>,
     q: &QueryContext,
     run_token: &Arc<CancelToken>,
-    sink: Arc<dyn Sink>,
+    sink: (Option<usize>, Arc<dyn Sink>),
 ) -> Result<Vec<Pipeline>> {
     let mut pipelines = Vec::new();
-    build_chain(
-        root,
-        (None, sink),
-        false,
-        None,
-        q,
-        run_token,
-        &mut pipelines,
-    )?;
+    build_chain(root, sink, false, None, q, run_token, &mut pipelines)?;
     Ok(pipelines)
 }
 

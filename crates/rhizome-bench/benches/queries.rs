@@ -12,15 +12,8 @@ fn main() {
     {
         options.runs = runs;
     }
-    match std::env::var("RHIZOME_BENCH_ONLY").as_deref() {
-        Ok("likes") => options.run_chain = false,
-        Ok("chain") => options.run_likes = false,
-        Ok(names) => {
-            options.only = names.split(',').map(|n| n.trim().to_string()).collect();
-            options.run_likes = options.only.iter().any(|n| n.starts_with(['A', 'a']));
-            options.run_chain = options.only.iter().any(|n| n.starts_with(['S', 's']));
-        }
-        Err(_) => {}
+    if let Ok(only) = std::env::var("RHIZOME_BENCH_ONLY") {
+        options.select(&only);
     }
     if let Err(e) = rhizome_bench::run_query_bench(&options, &mut std::io::stdout()) {
         eprintln!("{e}");

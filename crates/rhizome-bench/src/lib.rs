@@ -65,6 +65,20 @@ impl Default for QueryBenchOptions {
 }
 
 impl QueryBenchOptions {
+    /// Restricts the run to `only`: `likes`, `chain`, or a comma-separated
+    /// list of query names (`A3,SQ4`).
+    pub fn select(&mut self, only: &str) {
+        match only {
+            "likes" => self.run_chain = false,
+            "chain" => self.run_likes = false,
+            names => {
+                self.only = names.split(',').map(|n| n.trim().to_string()).collect();
+                self.run_likes = self.only.iter().any(|n| n.starts_with(['A', 'a']));
+                self.run_chain = self.only.iter().any(|n| n.starts_with(['S', 's']));
+            }
+        }
+    }
+
     /// Whether the query `name` is to run.
     fn selects(&self, name: &str) -> bool {
         self.only.is_empty() || self.only.iter().any(|o| o.eq_ignore_ascii_case(name))

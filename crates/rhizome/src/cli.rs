@@ -295,8 +295,9 @@ pub struct BenchQueriesArgs {
     /// Timed rounds per query.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
-    /// Run only the `likes` or only the `chain` queries.
-    #[arg(long, value_parser = ["likes", "chain"])]
+    /// Run only the `likes` or only the `chain` queries, or the queries
+    /// named in a comma-separated list (`A3,SQ4`).
+    #[arg(long, value_name = "likes|chain|NAMES")]
     pub only: Option<String>,
     /// Where generated databases are cached (default: $RHIZOME_BENCH_DATA or target/rhizome-bench-data).
     #[arg(long, value_name = "DIR")]

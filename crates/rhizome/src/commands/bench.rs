@@ -46,10 +46,8 @@ fn queries(args: BenchQueriesArgs) -> Result<(), Failure> {
     if let Some(dir) = args.data_dir {
         options.data_dir = dir;
     }
-    match args.only.as_deref() {
-        Some("likes") => options.run_chain = false,
-        Some("chain") => options.run_likes = false,
-        _ => {}
+    if let Some(only) = &args.only {
+        options.select(only);
     }
     if args.profile {
         std::env::set_var("RHIZOME_BENCH_PROFILE", "1");

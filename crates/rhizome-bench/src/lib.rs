@@ -335,7 +335,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
         };
         let id = BTreeMap::from([("id".to_string(), Value::Int(start_person))]);
         let refs = reference::LikesReference::new(&snapshot)?;
-        let specs = vec![
+        let specs = [
             Spec {
                 name: "A1",
                 query: "UNWIND $ids AS id MATCH (p:Person {id: id})-[:LIKES]->(i) RETURN count(*)".into(),
@@ -390,7 +390,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
     if options.run_chain {
         let engine = chain_engine(options)?;
         let rows = |rows: &[Vec<Value>], _: &BTreeMap<String, Value>| rows.len() as f64;
-        let specs = vec![
+        let specs = [
             Spec {
                 name: "SQ1",
                 query: "MATCH (n) RETURN n".into(),

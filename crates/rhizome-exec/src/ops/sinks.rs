@@ -59,13 +59,16 @@ impl Sink for CollectSink {
     }
 }
 
+/// Result rows built from the chunks of one source chunk.
+type SourceRows = (usize, Vec<Vec<Value>>);
+
 /// The result sink of a query: turns each chunk into result rows (values
 /// in column order) on the worker that produced it, so building the rows is
 /// as parallel as the pipeline that ends here.
 pub struct RowsSink {
     columns: Vec<Slot>,
     /// Per worker: (source chunk, rows) in arrival order.
-    locals: Vec<Mutex<Vec<(usize, Vec<Vec<Value>>)>>>,
+    locals: Vec<Mutex<Vec<SourceRows>>>,
 }
 
 impl RowsSink {
@@ -81,7 +84,7 @@ impl RowsSink {
     /// The collected rows in the order of their source chunks (rows of one
     /// source chunk: worker by worker, each in arrival order).
     pub fn take_rows(&self) -> Vec<Vec<Value>> {
-        let mut pieces: Vec<(usize, Vec<Vec<Value>>)> = Vec::new();
+        let mut pieces: Vec<SourceRows> = Vec::new();
         for local in &self.locals {
             pieces.append(&mut lock(local));
         }
@@ -350,6 +353,10 @@ struct SortRow {
     values: Vec<Value>,
 }
 
+/// One part of a parallel merge: its pieces of the sorted runs, then its
+/// output chunks.
+type MergePart = (Vec<Vec<SortRow>>, Vec<Chunk>);
+
 /// Rows per part of a parallel merge, at least.
 const MERGE_PART_ROWS: usize = 4 * CHUNK_SIZE;
 
@@ -366,7 +373,7 @@ pub struct SortSink {
     /// Finishing waves started so far.
     wave: AtomicU64,
     /// Per merge part: its pieces of the sorted runs, then its output chunks.
-    parts: Mutex<Vec<(Vec<Vec<SortRow>>, Vec<Chunk>)>>,
+    parts: Mutex<Vec<MergePart>>,
     /// Widest row (slots) of the input.
     width: AtomicU64,
 }
@@ -428,8 +435,7 @@ impl SortSink {
         } else {
             (total / MERGE_PART_ROWS).clamp(1, 2 * self.locals.len())
         };
-        let mut parts: Vec<(Vec<Vec<SortRow>>, Vec<Chunk>)> =
-            (0..count).map(|_| (Vec::new(), Vec::new())).collect();
+        let mut parts: Vec<MergePart> = (0..count).map(|_| (Vec::new(), Vec::new())).collect();
         if let Some(longest) = (0..runs.len()).max_by_key(|&i| runs[i].len()) {
             let pivots: Vec<&SortRow> = (1..count)
                 .map(|j| &runs[longest][j * runs[longest].len() / count])

@@ -105,9 +105,8 @@ impl Sink for RowsSink {
         if self.columns.is_empty() {
             return Ok(());
         }
-        ctx.q
-            .memory
-            .charge(chunk.len() * self.columns.len() * VALUE_BYTES)?;
+        // Charged as the collecting sink charges chunks.
+        ctx.q.memory.charge(chunk.len() * chunk.width() * 8)?;
         let columns: Vec<_> = self.columns.iter().map(|&s| chunk.column(s)).collect();
         let rows = (0..chunk.len())
             .map(|r| {

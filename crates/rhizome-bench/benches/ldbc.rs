@@ -5,6 +5,10 @@
 //! per parameter set), `RHIZOME_LDBC_QUERIES` (a directory of query files
 //! named like LDBC's reference implementation, instead of Rhizome's own).
 
+/// The allocator of Rhizome's binaries (see `crates/rhizome/src/main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let Some(datasets) = rhizome_import::bench::find_datasets_dir() else {
         eprintln!("LDBC data sets not found: set RHIZOME_DATASETS");

@@ -4,6 +4,10 @@
 //! `RHIZOME_BENCH_ONLY=likes|chain` or a comma-separated list of query names
 //! (`A3,SQ4`).
 
+/// The allocator of Rhizome's binaries (see `crates/rhizome/src/main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let mut options = rhizome_bench::QueryBenchOptions::default();
     if let Some(runs) = std::env::var("RHIZOME_BENCH_RUNS")

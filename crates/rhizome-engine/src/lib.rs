@@ -357,7 +357,7 @@ impl Engine {
         start: Instant,
     ) -> Result<QueryResult> {
         let before = txn.counters();
-        let exec_options = self.exec_options(options, false, true);
+        let exec_options = self.exec_options(options, planned.profile, true);
         let result =
             rhizome_exec::write::execute_update(&planned.plan, txn, params, &exec_options)?;
         Ok(QueryResult {
@@ -365,7 +365,7 @@ impl Engine {
             rows: result.rows,
             elapsed: start.elapsed(),
             plan: None,
-            profile: None,
+            profile: result.profile,
             counters: counters_since(before, txn.counters()),
         })
     }

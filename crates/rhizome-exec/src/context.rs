@@ -101,14 +101,14 @@ impl MemoryBudget {
 pub struct QueryContext {
     /// The snapshot every worker reads.
     pub snapshot: Snapshot,
-    /// Query parameters.
-    pub params: BTreeMap<String, Value>,
+    /// Query parameters (shared: an updating run builds many contexts).
+    pub params: Arc<BTreeMap<String, Value>>,
     /// The query's scheduler scope (spawning, cancellation, deadline).
     pub scope: Arc<QueryScope>,
     /// Callable procedures.
     pub procedures: Arc<Procedures>,
-    /// PROFILE counters, when profiling.
-    pub profile: Option<Profile>,
+    /// PROFILE counters, when profiling (shared by the contexts of an updating run).
+    pub profile: Option<Arc<Profile>>,
     /// Memory budget of breakers.
     pub memory: MemoryBudget,
     /// Number of per-worker state slots sinks need (pool workers + one for inline runs).

@@ -144,10 +144,12 @@ pub fn execute(
     });
     let q = Arc::new(QueryContext {
         snapshot,
-        params,
+        params: Arc::new(params),
         scope: scope.clone(),
         procedures: options.procedures.clone(),
-        profile: options.profile.then(|| Profile::new(operator_count)),
+        profile: options
+            .profile
+            .then(|| Arc::new(Profile::new(operator_count))),
         memory: MemoryBudget::new(options.memory_limit),
         worker_slots: pool.threads() + 1,
         statement_time: context::now_utc(),
@@ -168,41 +170,52 @@ pub fn execute(
     outcome?;
     let rows = rows_sink.take_rows();
     let elapsed = start.elapsed();
-    let profile = q.profile.as_ref().map(|p| {
-        let operators: Vec<OperatorProfile> = p
-            .operators
-            .iter()
-            .enumerate()
-            .map(|(id, s)| OperatorProfile {
-                id,
-                rows: s.rows.load(Ordering::Relaxed),
-                time: Duration::from_nanos(s.nanos.load(Ordering::Relaxed)),
-                morsels: s.morsels.load(Ordering::Relaxed),
-                workers: s.workers.load(Ordering::Relaxed).count_ones(),
-            })
-            .collect();
-        let text = render_plan(plan, &mut |id, _| {
-            operators.get(id).map_or(String::new(), |o| {
-                format!(
-                    "rows={} time={:.3}ms morsels={} workers={}",
-                    o.rows,
-                    o.time.as_secs_f64() * 1e3,
-                    o.morsels,
-                    o.workers
-                )
-            })
-        });
-        ProfileReport {
-            operators,
-            wall: elapsed,
-            busy: scope.busy_time(),
-            text,
-        }
-    });
+    let profile = q
+        .profile
+        .as_ref()
+        .map(|p| profile_report(plan, p, elapsed, scope.busy_time()));
     Ok(QueryResult {
         columns: plan.columns.iter().map(|(n, _)| n.clone()).collect(),
         rows,
         elapsed,
         profile,
     })
+}
+
+/// The PROFILE report of `plan` from its counters.
+pub(crate) fn profile_report(
+    plan: &Plan,
+    profile: &Profile,
+    wall: Duration,
+    busy: Duration,
+) -> ProfileReport {
+    let operators: Vec<OperatorProfile> = profile
+        .operators
+        .iter()
+        .enumerate()
+        .map(|(id, s)| OperatorProfile {
+            id,
+            rows: s.rows.load(Ordering::Relaxed),
+            time: Duration::from_nanos(s.nanos.load(Ordering::Relaxed)),
+            morsels: s.morsels.load(Ordering::Relaxed),
+            workers: s.workers.load(Ordering::Relaxed).count_ones(),
+        })
+        .collect();
+    let text = render_plan(plan, &mut |id, _| {
+        operators.get(id).map_or(String::new(), |o| {
+            format!(
+                "rows={} time={:.3}ms morsels={} workers={}",
+                o.rows,
+                o.time.as_secs_f64() * 1e3,
+                o.morsels,
+                o.workers
+            )
+        })
+    });
+    ProfileReport {
+        operators,
+        wall,
+        busy,
+        text,
+    }
 }

@@ -808,6 +808,14 @@ impl WriteTxn {
         snap
     }
 
+    /// Like [`WriteTxn::snapshot`] but without packing: O(1), and reads of
+    /// the adjacency pages the transaction wrote to go through one vector
+    /// per node. For per-row evaluation between writes. Drop it before the
+    /// next write, or that write copies the pages the view shares.
+    pub fn view(&self) -> Snapshot {
+        self.state.snap.clone()
+    }
+
     /// Side effects so far.
     pub fn counters(&self) -> WriteCounters {
         self.state.counters

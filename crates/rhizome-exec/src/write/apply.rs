@@ -140,7 +140,7 @@ impl UpdateRun<'_> {
             let labels: Vec<&str> = n.labels.iter().map(String::as_str).collect();
             let props: Vec<(&str, Value)> =
                 props.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-            let id = self.txn.create_node(&labels, &props)?;
+            let id = self.writer().create_node(&labels, &props)?;
             self.wrote();
             row[n.slot] = Value::Node(id);
         }
@@ -156,7 +156,7 @@ impl UpdateRun<'_> {
             let props: Vec<(&str, Value)> =
                 props.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
             let id = self
-                .txn
+                .writer()
                 .create_relationship(*start, *end, &r.rel_type, &props)?;
             self.wrote();
             row[r.slot] = Value::Relationship(id);
@@ -172,13 +172,13 @@ impl UpdateRun<'_> {
                 if !GraphRead::node_exists(&*self.txn, *id) {
                     return Ok(());
                 }
-                self.txn.set_node_property(*id, key, value)?
+                self.writer().set_node_property(*id, key, value)?
             }
             Value::Relationship(id) => {
                 if GraphRead::relationship(&*self.txn, *id).is_none() {
                     return Ok(());
                 }
-                self.txn.set_rel_property(*id, key, value)?
+                self.writer().set_rel_property(*id, key, value)?
             }
             other => {
                 return Err(type_error(format!(
@@ -242,7 +242,7 @@ impl UpdateRun<'_> {
                     Value::Null => {}
                     Value::Node(id) => {
                         for l in labels {
-                            self.txn.add_label(id, l)?;
+                            self.writer().add_label(id, l)?;
                         }
                         self.wrote();
                     }
@@ -270,7 +270,7 @@ impl UpdateRun<'_> {
                     Value::Null => {}
                     Value::Node(id) => {
                         for l in labels {
-                            self.txn.remove_label(id, l)?;
+                            self.writer().remove_label(id, l)?;
                         }
                         self.wrote();
                     }

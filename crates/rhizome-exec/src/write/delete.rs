@@ -55,7 +55,7 @@ impl UpdateRun<'_> {
         }
         for rel in targets.rels {
             if GraphRead::relationship(&*self.txn, rel).is_some() {
-                self.txn.delete_relationship(rel)?;
+                self.writer().delete_relationship(rel)?;
                 self.wrote();
             }
         }
@@ -63,7 +63,7 @@ impl UpdateRun<'_> {
             if !GraphRead::node_exists(&*self.txn, node) {
                 continue;
             }
-            match self.txn.delete_node(node, detach) {
+            match self.writer().delete_node(node, detach) {
                 Ok(()) => self.wrote(),
                 Err(e) if !detach && connected(&e) => self.pending_deletes.push(node),
                 Err(e) => return Err(e),
@@ -77,7 +77,7 @@ impl UpdateRun<'_> {
     pub(crate) fn finish_deletes(&mut self) -> Result<()> {
         for node in std::mem::take(&mut self.pending_deletes) {
             if GraphRead::node_exists(&*self.txn, node) {
-                self.txn.delete_node(node, false)?;
+                self.writer().delete_node(node, false)?;
                 self.wrote();
             }
         }

@@ -26,7 +26,7 @@ mod delete;
 
 use crate::chunk::{Chunk, RowBuilder};
 use crate::compile::{CNode, Compiler};
-use crate::context::{MemoryBudget, QueryContext};
+use crate::context::{MemoryBudget, Profile, QueryContext};
 use crate::expr::{Evaluator, Row};
 use crate::pipeline::{run_inline, InlineLimit};
 use crate::scheduler::{QueryScope, ScopeOptions, WorkerPool};
@@ -57,10 +57,21 @@ pub fn execute_update(
         parent: options.cancel.clone(),
         ..ScopeOptions::default()
     });
+    let operator_count = if options.profile {
+        let snapshot = txn.view();
+        let mut compiler = Compiler::new(&snapshot);
+        compiler.node(&plan.root);
+        compiler.operator_count()
+    } else {
+        0
+    };
     let mut run = UpdateRun {
         plan,
         txn,
-        params,
+        params: Arc::new(params),
+        profile: options
+            .profile
+            .then(|| Arc::new(Profile::new(operator_count))),
         options,
         scope: scope.clone(),
         statement_time: crate::context::now_utc(),
@@ -71,6 +82,7 @@ pub fn execute_update(
         .root_rows()
         .and_then(|rows| run.finish_deletes().map(|_| rows));
     pool.close_scope(&scope);
+    let profile = run.profile.take();
     let mut rows = outcome?;
     if plan.columns.is_empty() {
         // A statement without RETURN produces no rows.
@@ -88,7 +100,11 @@ pub fn execute_update(
             })
             .collect(),
         elapsed: start.elapsed(),
-        profile: None,
+        profile: profile.map(|p| {
+            // Everything ran on this thread: worker time is wall time.
+            let wall = start.elapsed();
+            crate::profile_report(plan, &p, wall, wall)
+        }),
     })
 }
 
@@ -99,7 +115,9 @@ pub(crate) type Values = Vec<Value>;
 pub(crate) struct UpdateRun<'a> {
     plan: &'a Plan,
     pub(crate) txn: &'a mut WriteTxn,
-    params: BTreeMap<String, Value>,
+    params: Arc<BTreeMap<String, Value>>,
+    /// PROFILE counters shared by every context of the run.
+    profile: Option<Arc<Profile>>,
     options: &'a ExecOptions,
     scope: Arc<QueryScope>,
     statement_time: (i64, u32),
@@ -109,6 +127,18 @@ pub(crate) struct UpdateRun<'a> {
     /// Nodes deleted without `DETACH` that still had relationships: retried
     /// when the statement ends.
     pub(crate) pending_deletes: Vec<NodeId>,
+}
+
+/// The worker index PROFILE shows for work run on the calling thread.
+const INLINE_WORKER: usize = 0;
+
+/// Nanoseconds recorded so far by all operators.
+fn total_nanos(profile: &Profile) -> u64 {
+    profile
+        .operators
+        .iter()
+        .map(|o| o.nanos.load(std::sync::atomic::Ordering::Relaxed))
+        .sum()
 }
 
 /// The compiled node with operator id `id` in `root`'s tree.
@@ -141,6 +171,14 @@ impl UpdateRun<'_> {
         self.current = None;
     }
 
+    /// The transaction, for a write. Drops the current read context first,
+    /// so the pages the write changes are not shared with it and are
+    /// changed in place instead of copied.
+    pub(crate) fn writer(&mut self) -> &mut WriteTxn {
+        self.current = None;
+        self.txn
+    }
+
     /// A query context over the transaction's current state.
     pub(crate) fn context(&mut self) -> Result<Arc<QueryContext>> {
         self.scope_ok()?;
@@ -148,11 +186,11 @@ impl UpdateRun<'_> {
             return Ok(q.clone());
         }
         let q = Arc::new(QueryContext {
-            snapshot: self.txn.snapshot(),
+            snapshot: self.txn.view(),
             params: self.params.clone(),
             scope: self.scope.clone(),
             procedures: self.options.procedures.clone(),
-            profile: None,
+            profile: self.profile.clone(),
             memory: MemoryBudget::new(self.options.memory_limit),
             worker_slots: 1,
             statement_time: self.statement_time,
@@ -202,11 +240,13 @@ impl UpdateRun<'_> {
     pub(crate) fn rows(&mut self, id: usize) -> Result<Vec<Values>> {
         let (node, _) = self.node(id)?;
         if matches!(node.kind, OpKind::Eager) {
-            return self.rows(node.inputs[0].id);
+            let rows = self.rows(node.inputs[0].id)?;
+            self.record(id, rows.len(), 0);
+            return Ok(rows);
         }
         if node.kind.is_update() {
             let input = self.rows(node.inputs[0].id)?;
-            return self.apply(&node, input);
+            return self.apply_profiled(&node, input);
         }
         let mut points = Vec::new();
         frontier(&node, &mut points);
@@ -237,12 +277,34 @@ impl UpdateRun<'_> {
             OpKind::Eager => self.chain_rows(node.inputs[0].id, row),
             kind if kind.is_update() => {
                 let input = self.chain_rows(node.inputs[0].id, row)?;
-                self.apply(&node, input)
+                self.apply_profiled(&node, input)
             }
             _ => Err(Error::new(
                 ErrorKind::Internal,
                 format!("{:?} inside a FOREACH body", node.kind),
             )),
+        }
+    }
+
+    /// [`UpdateRun::apply`], recording the operator's rows and exclusive
+    /// time (minus what operators it ran inside recorded) when profiling.
+    fn apply_profiled(&mut self, node: &CNode, input: Vec<Values>) -> Result<Vec<Values>> {
+        let Some(profile) = self.profile.clone() else {
+            return self.apply(node, input);
+        };
+        let inner_before = total_nanos(&profile);
+        let start = Instant::now();
+        let out = self.apply(node, input)?;
+        let inner = total_nanos(&profile).saturating_sub(inner_before);
+        let own = (start.elapsed().as_nanos() as u64).saturating_sub(inner);
+        self.record(node.id, out.len(), own);
+        Ok(out)
+    }
+
+    /// Adds `rows` and `nanos` to operator `id`'s PROFILE counters.
+    fn record(&self, id: usize, rows: usize, nanos: u64) {
+        if let Some(p) = &self.profile {
+            p.record(id, INLINE_WORKER, rows as u64, nanos);
         }
     }
 

@@ -11,6 +11,7 @@
 
 pub mod ldbc;
 pub mod reference;
+pub mod writes;
 
 use rhizome_common::{Error, Result, Value};
 use rhizome_engine::{Engine, QueryOptions};
@@ -151,13 +152,13 @@ impl BenchRow {
     }
 }
 
-/// Opens the cached database `name`, creating it with `make` (which writes
-/// import-ready CSV into its directory) if it is not there yet.
-fn cached(
+/// The directory of the cached database `name`, created with `make` (which
+/// writes import-ready CSV into its directory) if it is not there yet.
+fn cached_dir(
     data_dir: &Path,
     name: &str,
     make: impl FnOnce(&Path) -> Result<rhizome_import::ImportOptions>,
-) -> Result<Engine> {
+) -> Result<PathBuf> {
     let db = data_dir.join(name).join("db");
     if !db.join("manifest.json").exists() {
         let csv = data_dir.join(name).join("csv");
@@ -168,25 +169,41 @@ fn cached(
         import(&db, &options, &NoProgress)?;
         let _ = std::fs::remove_dir_all(&csv);
     }
-    Engine::open(&db)
+    Ok(db)
 }
 
-/// The likes graph database, created if needed.
-pub fn likes_engine(options: &QueryBenchOptions) -> Result<Engine> {
-    let l = &options.likes;
+/// The directory of the likes graph database cached in `data_dir`, created if needed.
+pub fn likes_db(data_dir: &Path, l: &LikesOptions) -> Result<PathBuf> {
     let name = format!(
         "likes-{}-{}-{}-{}",
         l.persons, l.items, l.likes_per_person, l.seed
     );
-    cached(&options.data_dir, &name, |csv| generate_likes(csv, l))
+    cached_dir(data_dir, &name, |csv| generate_likes(csv, l))
+}
+
+/// The likes graph database, created if needed.
+pub fn likes_engine(options: &QueryBenchOptions) -> Result<Engine> {
+    Engine::open(&likes_db(&options.data_dir, &options.likes)?)
 }
 
 /// The chain graph database, created if needed.
 pub fn chain_engine(options: &QueryBenchOptions) -> Result<Engine> {
     let c = &options.chain;
     let name = format!("chain-{}-{}", c.nodes, c.degree);
-    cached(&options.data_dir, &name, |csv| generate_chain(csv, c))
+    Engine::open(&cached_dir(&options.data_dir, &name, |csv| {
+        generate_chain(csv, c)
+    })?)
 }
+
+/// A1 of the likes suite: many person lookups, each counting its likes.
+pub const A1: &str = "UNWIND $ids AS id MATCH (p:Person {id: id})-[:LIKES]->(i) RETURN count(*)";
+/// A2: many item lookups, each counting its likers.
+pub const A2: &str = "UNWIND $ids AS id MATCH (i:Item {id: id})<-[:LIKES]-(p) RETURN count(*)";
+/// A3: three hops from one person (`$id`), counted.
+pub const A3: &str = "MATCH (p:Person {id: $id})-[:LIKES]->(:Item)<-[:LIKES]-(:Person)-[:LIKES]->(j:Item) RETURN count(*)";
+/// A4: A3 with a relationship-property filter on every hop.
+pub const A4: &str = "MATCH (p:Person {id: $id})-[r1:LIKES]->(:Item)<-[r2:LIKES]-(:Person)-[r3:LIKES]->(j:Item) \
+                      WHERE r1.weight > -1.0 AND r2.weight > -1.0 AND r3.weight > -1.0 RETURN count(*)";
 
 /// Deterministic ids in `0..bound` (SplitMix64).
 pub fn random_ids(count: usize, bound: u64, seed: u64) -> Vec<i64> {
@@ -202,7 +219,7 @@ pub fn random_ids(count: usize, bound: u64, seed: u64) -> Vec<i64> {
         .collect()
 }
 
-fn median(mut times: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[times.len() / 2]
 }
@@ -240,7 +257,7 @@ struct Spec {
     reference: Option<Box<dyn Fn() -> (Duration, i64)>>,
 }
 
-fn count_of(rows: &[Vec<Value>]) -> i64 {
+pub(crate) fn count_of(rows: &[Vec<Value>]) -> i64 {
     match rows.first().and_then(|r| r.first()) {
         Some(Value::Int(n)) => *n,
         _ => -1,
@@ -338,7 +355,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
         let specs = [
             Spec {
                 name: "A1",
-                query: "UNWIND $ids AS id MATCH (p:Person {id: id})-[:LIKES]->(i) RETURN count(*)".into(),
+                query: A1.into(),
                 params: ids(&persons),
                 unit: "lookups",
                 units: |_, p| list_len(p),
@@ -349,7 +366,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
             },
             Spec {
                 name: "A2",
-                query: "UNWIND $ids AS id MATCH (i:Item {id: id})<-[:LIKES]-(p) RETURN count(*)".into(),
+                query: A2.into(),
                 params: ids(&items),
                 unit: "lookups",
                 units: |_, p| list_len(p),
@@ -360,7 +377,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
             },
             Spec {
                 name: "A3",
-                query: "MATCH (p:Person {id: $id})-[:LIKES]->(:Item)<-[:LIKES]-(:Person)-[:LIKES]->(j:Item) RETURN count(*)".into(),
+                query: A3.into(),
                 params: id.clone(),
                 unit: "paths",
                 units: |rows, _| count_of(rows) as f64,
@@ -371,9 +388,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
             },
             Spec {
                 name: "A4",
-                query: "MATCH (p:Person {id: $id})-[r1:LIKES]->(:Item)<-[r2:LIKES]-(:Person)-[r3:LIKES]->(j:Item) \
-                        WHERE r1.weight > -1.0 AND r2.weight > -1.0 AND r3.weight > -1.0 RETURN count(*)"
-                    .into(),
+                query: A4.into(),
                 params: id,
                 unit: "paths",
                 units: |rows, _| count_of(rows) as f64,

@@ -1,0 +1,501 @@
+//! Write benchmarks (issue 5): bulk `UNWIND $rows AS r CREATE …` in rows
+//! per second, durable single-row transactions per second, and the likes
+//! queries A1–A4 over base + a large uncheckpointed delta against the same
+//! queries after a checkpoint.
+//!
+//! Every phase works on copies under `<data dir>/writes-work`, so the cached
+//! likes database of the query suite stays untouched. The delta read
+//! comparison uses two databases with the same content: the one the writes
+//! went to (base + delta, never checkpointed) and a copy of it that was
+//! reopened (replaying its log) and checkpointed. Rounds alternate between
+//! the two, so both see the same machine load.
+
+use crate::{count_of, likes_db, median, random_ids, A1, A2, A3, A4};
+use rhizome_common::{Error, Result, Value};
+use rhizome_engine::{Engine, QueryOptions};
+use rhizome_import::LikesOptions;
+use rhizome_storage::{Database, DatabaseOptions, GraphBuilder};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What the write benchmark runs.
+#[derive(Debug, Clone)]
+pub struct WriteBenchOptions {
+    /// Where generated databases are cached and the work copies live.
+    pub data_dir: PathBuf,
+    /// Timed rounds per read query and database (after one warm-up round).
+    pub runs: usize,
+    /// The base likes graph (the real generator, imported).
+    pub likes: LikesOptions,
+    /// Nodes created by the bulk node phase.
+    pub bulk_nodes: usize,
+    /// Rows per `$rows` batch (one transaction each).
+    pub batch: usize,
+    /// Durable single-row transactions.
+    pub single: usize,
+    /// New persons written to the likes graph, per base person.
+    pub new_person_share: f64,
+    /// Every `extra_every`-th base person gets `likes_per_person` more likes.
+    pub extra_every: u64,
+    /// Person ids looked up by A1.
+    pub a1_lookups: usize,
+    /// Item ids looked up by A2.
+    pub a2_lookups: usize,
+    /// Workers per read query (`None`: all).
+    pub threads: Option<usize>,
+}
+
+impl Default for WriteBenchOptions {
+    /// 1M bulk nodes in batches of 10k, 500 single-row transactions, the
+    /// default likes graph (100k persons, 2k items, 10M likes) plus 10% new
+    /// persons with their likes and 5% more likes of existing persons.
+    fn default() -> WriteBenchOptions {
+        WriteBenchOptions {
+            data_dir: crate::default_data_dir(),
+            runs: 5,
+            likes: LikesOptions::default(),
+            bulk_nodes: 1_000_000,
+            batch: 10_000,
+            single: 500,
+            new_person_share: 0.10,
+            extra_every: 20,
+            a1_lookups: 100_000,
+            a2_lookups: 10_000,
+            threads: Some(1),
+        }
+    }
+}
+
+/// The figures of one run.
+#[derive(Debug, Clone, Default)]
+pub struct WriteBenchReport {
+    /// Bulk node creation, rows per second (statements and commits).
+    pub bulk_nodes_per_sec: f64,
+    /// Bulk relationship creation between indexed nodes, rows per second.
+    pub bulk_rels_per_sec: f64,
+    /// Durable single-row autocommit transactions per second.
+    pub single_tx_per_sec: f64,
+    /// Relationships of the likes graph the writes added, as a share of the base's.
+    pub delta_share: f64,
+    /// A1–A4 on base + delta and after a checkpoint.
+    pub reads: Vec<ReadRow>,
+}
+
+/// One read query on both databases.
+#[derive(Debug, Clone)]
+pub struct ReadRow {
+    /// A1 … A4.
+    pub name: &'static str,
+    /// Median over base + delta.
+    pub delta: Duration,
+    /// Median after the checkpoint.
+    pub checkpointed: Duration,
+    /// The count both returned.
+    pub answer: i64,
+}
+
+impl ReadRow {
+    /// Time on the delta over time after the checkpoint (target: ≤ 2).
+    pub fn ratio(&self) -> f64 {
+        self.delta.as_secs_f64() / self.checkpointed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Time spent in statements and in commits of a batched load.
+#[derive(Debug, Clone, Copy, Default)]
+struct LoadTime {
+    rows: usize,
+    statements: Duration,
+    commits: Duration,
+}
+
+impl LoadTime {
+    fn total(&self) -> Duration {
+        self.statements + self.commits
+    }
+
+    fn rate(&self) -> f64 {
+        self.rows as f64 / self.total().as_secs_f64().max(1e-9)
+    }
+
+    fn render(&self, what: &str, batch: usize) -> String {
+        format!(
+            "{what}: {} rows in batches of {batch}: {:.2} s = {:.0} rows/s (statements {:.2} s, commits incl. fsync {:.2} s)",
+            self.rows,
+            self.total().as_secs_f64(),
+            self.rate(),
+            self.statements.as_secs_f64(),
+            self.commits.as_secs_f64()
+        )
+    }
+}
+
+/// Opens `dir` without automatic checkpoints, so the delta stays a delta.
+fn open_without_checkpoints(dir: &Path) -> Result<Engine> {
+    let options = DatabaseOptions {
+        checkpoint_wal_bytes: u64::MAX,
+        checkpoint_on_close: false,
+        ..DatabaseOptions::default()
+    };
+    Ok(Engine::new(Database::open_with(dir, options)?))
+}
+
+/// An empty work directory `name` under the data directory.
+fn work_dir(options: &WriteBenchOptions, name: &str) -> Result<PathBuf> {
+    let dir = options.data_dir.join("writes-work").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
+    Ok(dir)
+}
+
+/// Copies the files of database directory `from` into `to` (created).
+fn copy_db(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(|e| Error::io(to.display(), e))?;
+    let entries = std::fs::read_dir(from).map_err(|e| Error::io(from.display(), e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(from.display(), e))?;
+        if entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+            let target = to.join(entry.file_name());
+            std::fs::copy(entry.path(), &target).map_err(|e| Error::io(target.display(), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `query` once per batch of `rows` (as `$rows`), each batch in its own
+/// transaction; statement and commit time are measured apart.
+fn load(
+    engine: &Engine,
+    query: &str,
+    rows: usize,
+    batch: usize,
+    mut row: impl FnMut(usize) -> Value,
+) -> Result<LoadTime> {
+    let mut time = LoadTime::default();
+    let mut start = 0;
+    while start < rows {
+        let end = (start + batch.max(1)).min(rows);
+        let list = Value::List((start..end).map(&mut row).collect());
+        let params = BTreeMap::from([("rows".to_string(), list)]);
+        let mut tx = engine.begin()?;
+        let t = Instant::now();
+        tx.execute(query, params, &QueryOptions::default())?;
+        let t_commit = Instant::now();
+        time.statements += t_commit - t;
+        tx.commit()?;
+        time.commits += t_commit.elapsed();
+        time.rows += end - start;
+        start = end;
+    }
+    Ok(time)
+}
+
+/// A map value from `(key, value)` pairs.
+fn map<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Map(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+/// Runs the benchmark, printing each result line to `out` as it completes.
+pub fn run_write_bench(
+    options: &WriteBenchOptions,
+    out: &mut dyn Write,
+) -> Result<WriteBenchReport> {
+    let mut report = WriteBenchReport::default();
+    let _ = writeln!(
+        out,
+        "writes benchmark ({} cores; figures of one run, compare them as ratios)",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    bulk_and_single(options, out, &mut report)?;
+    delta_reads(options, out, &mut report)?;
+    Ok(report)
+}
+
+/// Bulk node creation and durable single-row transactions on an empty database.
+fn bulk_and_single(
+    options: &WriteBenchOptions,
+    out: &mut dyn Write,
+    report: &mut WriteBenchReport,
+) -> Result<()> {
+    let dir = work_dir(options, "bulk")?.join("db");
+    GraphBuilder::new().write(&dir)?;
+    let engine = open_without_checkpoints(&dir)?;
+    let nodes = load(
+        &engine,
+        "UNWIND $rows AS r CREATE (:Person {id: r.id, name: r.name, score: r.score})",
+        options.bulk_nodes,
+        options.batch,
+        |i| {
+            map([
+                ("id", Value::Int(i as i64)),
+                ("name", Value::String(format!("person-{i}"))),
+                ("score", Value::Float((i % 1000) as f64 / 10.0)),
+            ])
+        },
+    )?;
+    report.bulk_nodes_per_sec = nodes.rate();
+    let _ = writeln!(
+        out,
+        "{}",
+        nodes.render(
+            "bulk UNWIND $rows AS r CREATE (:Person {id, name, score})",
+            options.batch
+        )
+    );
+
+    let query = "CREATE (:Single {i: $i})";
+    let start = Instant::now();
+    for i in 0..options.single {
+        let params = BTreeMap::from([("i".to_string(), Value::Int(i as i64))]);
+        engine.execute(query, params, &QueryOptions::default())?;
+    }
+    let elapsed = start.elapsed().as_secs_f64().max(1e-9);
+    report.single_tx_per_sec = options.single as f64 / elapsed;
+    let _ = writeln!(
+        out,
+        "single-row autocommit `{query}`, durable commit: {} transactions in {elapsed:.2} s = {:.0} tx/s ({:.2} ms each)",
+        options.single,
+        report.single_tx_per_sec,
+        elapsed * 1e3 / options.single.max(1) as f64
+    );
+    let _ = writeln!(
+        out,
+        "  baseline on the same disk: 64-byte append + fdatasync = {:.0} /s",
+        fsync_rate(&dir, options.single)?
+    );
+    drop(engine);
+    let _ = std::fs::remove_dir_all(dir.parent().unwrap_or(&dir));
+    Ok(())
+}
+
+/// Appends and syncs `n` small records to a scratch file in `dir`: the
+/// disk's limit for durable commits.
+fn fsync_rate(dir: &Path, n: usize) -> Result<f64> {
+    let path = dir.join("fsync-baseline");
+    let mut f = std::fs::File::create(&path).map_err(|e| Error::io(path.display(), e))?;
+    let start = Instant::now();
+    for _ in 0..n {
+        f.write_all(&[7u8; 64])
+            .and_then(|_| f.sync_data())
+            .map_err(|e| Error::io(path.display(), e))?;
+    }
+    let rate = n as f64 / start.elapsed().as_secs_f64().max(1e-9);
+    let _ = std::fs::remove_file(&path);
+    Ok(rate)
+}
+
+/// Writes persons and likes to a copy of the likes graph, then compares
+/// A1–A4 on base + delta with the same queries after a checkpoint.
+fn delta_reads(
+    options: &WriteBenchOptions,
+    out: &mut dyn Write,
+    report: &mut WriteBenchReport,
+) -> Result<()> {
+    let l = &options.likes;
+    let base = likes_db(&options.data_dir, l)?;
+    let work = work_dir(options, "likes")?;
+    let delta_dir = work.join("delta");
+    copy_db(&base, &delta_dir)?;
+    let delta = open_without_checkpoints(&delta_dir)?;
+
+    // New persons, then their likes and extra likes of every k-th base person.
+    let new_persons = (l.persons as f64 * options.new_person_share) as u64;
+    let persons = load(
+        &delta,
+        "UNWIND $rows AS r CREATE (:Person {id: r.id})",
+        new_persons as usize,
+        options.batch,
+        |i| map([("id", Value::Int((l.persons + i as u64) as i64))]),
+    )?;
+    let _ = writeln!(
+        out,
+        "{}",
+        persons.render("likes graph: new persons CREATE (:Person {id})", options.batch)
+    );
+    let every = options.extra_every.max(1);
+    let mut likers: Vec<i64> = (l.persons..l.persons + new_persons)
+        .chain((0..l.persons).step_by(every as usize))
+        .map(|p| p as i64)
+        .collect();
+    likers.sort_unstable();
+    let per = l.likes_per_person as usize;
+    let total = likers.len() * per;
+    let items = random_ids(total, l.items.max(1), 11);
+    let weights = random_ids(total, 10_000, 12);
+    let likes = load(
+        &delta,
+        "UNWIND $rows AS r MATCH (a:Person {id: r.a}), (b:Item {id: r.b}) CREATE (a)-[:LIKES {weight: r.w}]->(b)",
+        total,
+        options.batch,
+        |i| {
+            map([
+                ("a", Value::Int(likers[i / per.max(1)])),
+                ("b", Value::Int(items[i])),
+                ("w", Value::Float(weights[i] as f64 / 1000.0)),
+            ])
+        },
+    )?;
+    report.bulk_rels_per_sec = likes.rate();
+    let _ = writeln!(
+        out,
+        "{}",
+        likes.render(
+            "bulk UNWIND $rows AS r MATCH (a:Person {id: r.a}), (b:Item {id: r.b}) CREATE (a)-[:LIKES {weight: r.w}]->(b)",
+            options.batch
+        )
+    );
+    let base_likes = l.persons * l.likes_per_person;
+    report.delta_share = total as f64 / base_likes.max(1) as f64;
+    let _ = writeln!(
+        out,
+        "delta: {new_persons} new persons, {total} new LIKES = {:.1}% of the base's {base_likes} (not checkpointed)",
+        report.delta_share * 100.0
+    );
+
+    // The same content, checkpointed: a copy reopened (log replay) and checkpointed.
+    let ckpt_dir = work.join("checkpointed");
+    copy_db(&delta_dir, &ckpt_dir)?;
+    let t = Instant::now();
+    let checkpointed = open_without_checkpoints(&ckpt_dir)?;
+    let replay = t.elapsed();
+    let t = Instant::now();
+    checkpointed.database().checkpoint()?;
+    let _ = writeln!(
+        out,
+        "reopen with log replay {:.2} s, checkpoint {:.2} s",
+        replay.as_secs_f64(),
+        t.elapsed().as_secs_f64()
+    );
+
+    report.reads = compare_reads(options, &delta, &checkpointed, new_persons, out)?;
+    drop((delta, checkpointed));
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+/// Times A1–A4 on both databases, alternating rounds.
+fn compare_reads(
+    options: &WriteBenchOptions,
+    delta: &Engine,
+    checkpointed: &Engine,
+    new_persons: u64,
+    out: &mut dyn Write,
+) -> Result<Vec<ReadRow>> {
+    let l = &options.likes;
+    let ids = |v: Vec<i64>| {
+        BTreeMap::from([(
+            "ids".to_string(),
+            Value::List(v.into_iter().map(Value::Int).collect()),
+        )])
+    };
+    // A3/A4 start at a base person whose likes changed in the delta.
+    let every = options.extra_every.max(1);
+    let start = random_ids(1, (l.persons / every).max(1), 3)[0] * every as i64;
+    let id = BTreeMap::from([("id".to_string(), Value::Int(start))]);
+    let queries = [
+        (
+            "A1",
+            A1,
+            ids(random_ids(options.a1_lookups, l.persons + new_persons, 1)),
+        ),
+        ("A2", A2, ids(random_ids(options.a2_lookups, l.items, 2))),
+        ("A3", A3, id.clone()),
+        ("A4", A4, id),
+    ];
+    let query_options = QueryOptions {
+        threads: options.threads,
+        ..QueryOptions::default()
+    };
+    let workers = options.threads.map_or("all".to_string(), |t| t.to_string());
+    let _ = writeln!(
+        out,
+        "likes reads ({workers} worker(s); A1 {} lookups, A2 {} lookups, A3/A4 from person {start}):",
+        options.a1_lookups, options.a2_lookups
+    );
+    let _ = writeln!(
+        out,
+        "query  base+delta   checkpointed   delta/checkpointed (target <= 2.00)"
+    );
+    let mut rows = Vec::new();
+    for (name, query, params) in queries {
+        let timed = |engine: &Engine| -> Result<(Duration, i64)> {
+            let t = Instant::now();
+            let result = engine.execute(query, params.clone(), &query_options)?;
+            Ok((t.elapsed(), count_of(&result.rows)))
+        };
+        let (_, a) = timed(delta)?;
+        let (_, b) = timed(checkpointed)?;
+        if a != b {
+            return Err(Error::internal(format!(
+                "{name}: {a} on base + delta but {b} after the checkpoint"
+            )));
+        }
+        let (mut on_delta, mut after) = (Vec::new(), Vec::new());
+        for _ in 0..options.runs.max(1) {
+            on_delta.push(timed(delta)?.0);
+            after.push(timed(checkpointed)?.0);
+        }
+        let row = ReadRow {
+            name,
+            delta: median(on_delta),
+            checkpointed: median(after),
+            answer: a,
+        };
+        let _ = writeln!(
+            out,
+            "{:<4} {:>10.2} ms {:>12.2} ms   {:>5.2}x {}   (count {})",
+            row.name,
+            row.delta.as_secs_f64() * 1e3,
+            row.checkpointed.as_secs_f64() * 1e3,
+            row.ratio(),
+            if row.ratio() <= 2.0 { "ok" } else { "OVER" },
+            row.answer
+        );
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tiny_run_agrees_on_both_databases() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = WriteBenchOptions {
+            data_dir: dir.path().to_path_buf(),
+            runs: 1,
+            likes: LikesOptions {
+                persons: 200,
+                items: 20,
+                likes_per_person: 5,
+                seed: 7,
+            },
+            bulk_nodes: 500,
+            batch: 128,
+            single: 3,
+            new_person_share: 0.1,
+            extra_every: 10,
+            a1_lookups: 50,
+            a2_lookups: 10,
+            threads: None,
+        };
+        let mut out = Vec::new();
+        let report = run_write_bench(&options, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(report.reads.len(), 4, "{text}");
+        // 20 new persons and 20 base persons, 5 likes each, over 1000 base likes.
+        assert!((report.delta_share - 0.2).abs() < 1e-9, "{text}");
+        // A1 counts the likes of looked-up persons: never zero here.
+        assert!(report.reads[0].answer > 0, "{text}");
+        assert!(text.contains("delta/checkpointed"), "{text}");
+    }
+}

@@ -317,7 +317,10 @@ fn delta_reads(
     let _ = writeln!(
         out,
         "{}",
-        persons.render("likes graph: new persons CREATE (:Person {id})", options.batch)
+        persons.render(
+            "likes graph: new persons CREATE (:Person {id})",
+            options.batch
+        )
     );
     let every = options.extra_every.max(1);
     let mut likers: Vec<i64> = (l.persons..l.persons + new_persons)
@@ -430,6 +433,15 @@ fn compare_reads(
             let result = engine.execute(query, params.clone(), &query_options)?;
             Ok((t.elapsed(), count_of(&result.rows)))
         };
+        if std::env::var_os("RHIZOME_BENCH_PROFILE").is_some() {
+            for (label, engine) in [("base + delta", delta), ("checkpointed", checkpointed)] {
+                let profiled = format!("PROFILE {query}");
+                let result = engine.execute(&profiled, params.clone(), &query_options)?;
+                if let Some(p) = result.profile {
+                    let _ = writeln!(out, "{name} on {label}:\n{}", p.text);
+                }
+            }
+        }
         let (_, a) = timed(delta)?;
         let (_, b) = timed(checkpointed)?;
         if a != b {

@@ -37,6 +37,7 @@ use crate::schema::{IndexDef, Schema};
 use crate::stats::Statistics;
 use rhizome_common::{NodeId, RelId, Value};
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
@@ -446,6 +447,16 @@ pub(crate) struct Delta {
     pub(crate) deleted_nodes: imbl::OrdSet<NodeId>,
     /// Lazily computed ranges of existing node ids.
     pub(crate) node_ranges_cache: OnceLock<Vec<Range<NodeId>>>,
+    /// Lazily computed runs `(type, first id, count)` of relationships
+    /// created since the checkpoint.
+    pub(crate) rel_runs_cache: OnceLock<Vec<(RelTypeId, RelId, u64)>>,
+    /// Relationship count change per (source label, type, target label),
+    /// from the endpoints' labels when each relationship was created or
+    /// deleted. Exact unless `triples_inexact`.
+    pub(crate) triple_diff: Arc<BTreeMap<(LabelId, RelTypeId, LabelId), i64>>,
+    /// Set once a node with relationships gained or lost a label: the
+    /// triple counts of changed types are then no longer known.
+    pub(crate) triples_inexact: bool,
 }
 
 impl Clone for Delta {
@@ -472,6 +483,9 @@ impl Clone for Delta {
             stats_cache: OnceLock::new(),
             deleted_nodes: self.deleted_nodes.clone(),
             node_ranges_cache: OnceLock::new(),
+            rel_runs_cache: OnceLock::new(),
+            triple_diff: self.triple_diff.clone(),
+            triples_inexact: self.triples_inexact,
         }
     }
 }
@@ -516,6 +530,9 @@ impl Delta {
             stats_cache: OnceLock::new(),
             deleted_nodes: imbl::OrdSet::new(),
             node_ranges_cache: OnceLock::new(),
+            rel_runs_cache: OnceLock::new(),
+            triple_diff: Arc::default(),
+            triples_inexact: false,
         }
     }
 
@@ -529,6 +546,44 @@ impl Delta {
     pub(crate) fn pack(&mut self) {
         for maps in &mut self.adj {
             maps.iter_mut().for_each(AdjMap::pack);
+        }
+    }
+
+    /// Runs `(type, first id, count)` of consecutive relationships of one
+    /// type created since the checkpoint (computed once per version).
+    pub(crate) fn rel_runs(&self) -> &[(RelTypeId, RelId, u64)] {
+        if self.is_empty() {
+            return &[];
+        }
+        self.rel_runs_cache.get_or_init(|| {
+            let mut runs: Vec<(RelTypeId, RelId, u64)> = Vec::new();
+            for (id, r) in self.rels.iter().filter(|(_, r)| r.created) {
+                match runs.last_mut() {
+                    Some((t, first, n)) if *t == r.rel_type && *first + *n == id => *n += 1,
+                    _ => runs.push((r.rel_type, id, 1)),
+                }
+            }
+            runs
+        })
+    }
+
+    /// Adds `by` to the triple counts of a relationship of type `t` from a
+    /// node labelled `source` to one labelled `target`.
+    pub(crate) fn count_triples(
+        &mut self,
+        source: &[LabelId],
+        t: RelTypeId,
+        target: &[LabelId],
+        by: i64,
+    ) {
+        if source.is_empty() || target.is_empty() {
+            return;
+        }
+        let map = Arc::make_mut(&mut self.triple_diff);
+        for &s in source {
+            for &e in target {
+                *map.entry((s, t, e)).or_insert(0) += by;
+            }
         }
     }
 

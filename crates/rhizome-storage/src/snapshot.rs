@@ -657,16 +657,109 @@ impl Snapshot {
             .iter()
             .flatten()
             .map(|r| (r.rel_type, r.base, r.count));
-        let mut runs: Vec<(RelTypeId, RelId, u64)> = Vec::new();
+        base.chain(self.delta.rel_runs().iter().copied())
+    }
+}
+
+/// A numeric relationship property read without building values, for
+/// filters over a type that changed since the last checkpoint: the base
+/// column (rows as [`Adjacency::property_row`]) with the delta's values in
+/// front of it. From [`Snapshot::rel_floats`].
+#[derive(Debug, Clone, Copy)]
+pub struct RelFloats<'a> {
+    /// The base column as plain floats, when it is one.
+    dense: Option<&'a [f64]>,
+    column: Option<&'a ColumnView<'a>>,
+    delta: &'a Delta,
+    key: PropertyKeyId,
+}
+
+impl RelFloats<'_> {
+    /// The value of relationship `rel` (property row `row`) as a float;
+    /// `None` if absent or not a number.
+    #[inline]
+    pub fn get(&self, rel: RelId, row: u64) -> Option<f64> {
+        if let Some(r) = self.delta.rels.get(rel) {
+            return match get_prop(&r.props, self.key) {
+                Some(Value::Float(x)) => Some(*x),
+                Some(Value::Int(i)) => Some(*i as f64),
+                Some(_) => None,
+                None if r.created || r.deleted => None,
+                None => self.base(row),
+            };
+        }
+        self.base(row)
+    }
+
+    #[inline]
+    fn base(&self, row: u64) -> Option<f64> {
+        if let Some(values) = self.dense {
+            return values.get(row as usize).copied();
+        }
+        match self.column?.get(row) {
+            Value::Float(x) => Some(x),
+            Value::Int(i) => Some(i as f64),
+            _ => None,
+        }
+    }
+}
+
+/// Delta-aware reads for operators that otherwise use the raw base arrays.
+impl Snapshot {
+    /// True if relationship `rel` is in the `dir` list of `node` for
+    /// `rel_type`, in constant time also when the type changed since the
+    /// last checkpoint: a relationship the delta knows is checked there;
+    /// any other is a live base relationship, whose endpoints the base CSR
+    /// still gives.
+    #[inline]
+    pub fn rel_in_list(
+        &self,
+        rel: RelId,
+        node: NodeId,
+        rel_type: RelTypeId,
+        dir: Direction,
+    ) -> bool {
         if !self.delta.is_empty() {
-            for (id, r) in self.delta.rels.iter().filter(|(_, r)| r.created) {
-                match runs.last_mut() {
-                    Some((t, first, n)) if *t == r.rel_type && *first + *n == id => *n += 1,
-                    _ => runs.push((r.rel_type, id, 1)),
-                }
+            if let Some(r) = self.delta.rels.get(rel) {
+                return !r.deleted
+                    && r.rel_type == rel_type
+                    && match dir {
+                        Direction::Outgoing => r.start == node,
+                        Direction::Incoming => r.end == node,
+                    };
             }
         }
-        base.chain(runs)
+        let Some(view) = self.store.rel_view(rel_type) else {
+            return false;
+        };
+        if rel < view.base || rel >= view.base + view.count {
+            return false;
+        }
+        let p = (rel - view.base) as usize;
+        match dir {
+            Direction::Outgoing => view.outgoing.positions(node).contains(&p),
+            Direction::Incoming => view.outgoing.all_neighbours().get(p) == Some(&node),
+        }
+    }
+
+    /// A float reader of relationship property `key` of `rel_type` when the
+    /// type changed since the last checkpoint ([`Snapshot::rel_column`] is
+    /// `None` then); `None` if the type did not change.
+    pub fn rel_floats(&self, rel_type: RelTypeId, key: PropertyKeyId) -> Option<RelFloats<'_>> {
+        if !self.rel_type_changed(rel_type) {
+            return None;
+        }
+        let column = self
+            .store
+            .rel_view(rel_type)
+            .and_then(|v| v.columns.get(key as usize))
+            .and_then(|c| c.as_ref());
+        Some(RelFloats {
+            dense: column.and_then(|c| c.dense_f64()),
+            column,
+            delta: &self.delta,
+            key,
+        })
     }
 }
 
@@ -694,15 +787,38 @@ impl GraphRead for Snapshot {
                 t.count = (t.count as i64 + diff).max(0) as u64;
             }
             // Triple counts are only kept where they are still exact (the
-            // planner infers labels from them): drop those of changed types
-            // and of labels some base node lost.
+            // planner infers labels from them): the relationships created
+            // and deleted since the checkpoint are counted with their
+            // endpoints' labels; once a node with relationships changed
+            // labels, those of changed types are dropped, and so are those of
+            // labels some base node lost.
             let lost = |l: LabelId| {
                 d.label_changes
                     .get(l as usize)
                     .is_some_and(|c| !c.removed.is_empty())
             };
-            s.triples
-                .retain(|x| !d.type_touched(x.rel_type) && !lost(x.source) && !lost(x.target));
+            if d.triples_inexact {
+                s.triples.retain(|x| !d.type_touched(x.rel_type));
+            } else {
+                for (&(source, rel_type, target), &diff) in d.triple_diff.iter() {
+                    match s
+                        .triples
+                        .iter_mut()
+                        .find(|x| (x.source, x.rel_type, x.target) == (source, rel_type, target))
+                    {
+                        Some(x) => x.count = (x.count as i64 + diff).max(0) as u64,
+                        None if diff > 0 => s.triples.push(crate::stats::TripleCount {
+                            source,
+                            rel_type,
+                            target,
+                            count: diff as u64,
+                        }),
+                        None => {}
+                    }
+                }
+                s.triples.retain(|x| x.count > 0);
+            }
+            s.triples.retain(|x| !lost(x.source) && !lost(x.target));
             Arc::new(s)
         })
     }

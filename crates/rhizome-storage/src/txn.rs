@@ -118,7 +118,32 @@ impl TxnState {
         d.label_cache = Default::default();
         d.stats_cache = Default::default();
         d.node_ranges_cache = Default::default();
+        d.rel_runs_cache = Default::default();
         d
+    }
+
+    /// Counts a relationship created (`by` = 1) or deleted (-1) in the
+    /// triple statistics, with its endpoints' current labels.
+    fn count_triples(&mut self, start: NodeId, t: RelTypeId, end: NodeId, by: i64) {
+        let source = self.snap.node_labels(start).to_vec();
+        let target = self.snap.node_labels(end).to_vec();
+        self.delta().count_triples(&source, t, &target, by);
+    }
+
+    /// A label of `node` changes: if it has relationships, the triple
+    /// counts of their types are no longer exact.
+    fn labels_changing(&mut self, node: NodeId) {
+        if self.snap.delta().triples_inexact {
+            return;
+        }
+        let connected = (0..self.snap.catalog().rel_types.len() as RelTypeId).any(|t| {
+            [Direction::Outgoing, Direction::Incoming]
+                .into_iter()
+                .any(|dir| !self.snap.adjacency(node, t, dir).is_empty())
+        });
+        if connected {
+            self.delta().triples_inexact = true;
+        }
     }
 
     fn catalog_mut(&mut self) -> &mut Catalog {
@@ -357,6 +382,7 @@ impl TxnState {
         });
         self.adj_list(t, Direction::Outgoing, start).insert(end, id);
         self.adj_list(t, Direction::Incoming, end).insert(start, id);
+        self.count_triples(start, t, end, 1);
         self.counters.relationships_created += 1;
         self.counters.properties_set += n_props;
         self.record(Op::CreateRel {
@@ -447,6 +473,7 @@ impl TxnState {
             let v = self.snap.node_property(node, k);
             self.check_unique(l, k, &v, Some(node))?;
         }
+        self.labels_changing(node);
         let before = self.index_values(node);
         let d = self.node_delta(node);
         if let Err(at) = d.labels.binary_search(&l) {
@@ -471,6 +498,7 @@ impl TxnState {
         if !self.snap.has_label(node, l) {
             return Ok(false);
         }
+        self.labels_changing(node);
         let before = self.index_values(node);
         let d = self.node_delta(node);
         d.labels.retain(|&x| x != l);
@@ -490,6 +518,7 @@ impl TxnState {
             .snap
             .relationship(rel)
             .ok_or_else(|| not_found("relationship", rel))?;
+        self.count_triples(info.start, info.rel_type, info.end, -1);
         let d = self.rel_delta(rel, info);
         d.deleted = true;
         d.props.clear();

@@ -258,6 +258,9 @@ pub enum BenchCommand {
     Queries(BenchQueriesArgs),
     /// LDBC SNB Interactive reads IC1–IC14, IS1–IS7 on SF0.1: latency per query.
     Ldbc(BenchLdbcArgs),
+    /// Writes: bulk UNWIND CREATE, durable single-row transactions, likes
+    /// reads on base + delta against after a checkpoint.
+    Writes(BenchWritesArgs),
 }
 
 /// `rhizome bench ldbc`.
@@ -285,6 +288,41 @@ pub struct BenchLdbcArgs {
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
     /// Where the imported database is cached (default: $RHIZOME_BENCH_DATA or target/rhizome-bench-data).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+/// `rhizome bench writes`.
+#[derive(Debug, Args)]
+pub struct BenchWritesArgs {
+    /// Timed rounds per read query and database.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Nodes created by the bulk node phase.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows: usize,
+    /// Rows per `$rows` batch (one transaction each).
+    #[arg(long, default_value_t = 10_000)]
+    pub batch: usize,
+    /// Durable single-row transactions.
+    #[arg(long, default_value_t = 500)]
+    pub single: usize,
+    /// Persons of the base likes graph.
+    #[arg(long, default_value_t = 100_000)]
+    pub persons: u64,
+    /// Items of the base likes graph.
+    #[arg(long, default_value_t = 2_000)]
+    pub items: u64,
+    /// LIKES per person of the base likes graph.
+    #[arg(long, default_value_t = 100)]
+    pub likes_per_person: u64,
+    /// Workers per read query (default: 1, the steadiest on a shared machine; 0 = all).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Print each read query's PROFILE on both databases.
+    #[arg(long)]
+    pub profile: bool,
+    /// Where generated databases are cached (default: $RHIZOME_BENCH_DATA or target/rhizome-bench-data).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 }

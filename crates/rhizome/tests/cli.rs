@@ -557,6 +557,48 @@ fn bench_import_prints_one_line_per_import() {
 }
 
 #[test]
+fn bench_writes_prints_rates_and_delta_ratios() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let run = rhizome(
+        tmp.path(),
+        &[
+            "bench",
+            "writes",
+            "--rows",
+            "300",
+            "--batch",
+            "100",
+            "--single",
+            "2",
+            "--persons",
+            "100",
+            "--items",
+            "10",
+            "--likes-per-person",
+            "3",
+            "--runs",
+            "1",
+            "--data-dir",
+            path_str(&data),
+        ],
+        "",
+    );
+    run.assert_code(0);
+    assert!(run.stdout.contains("rows/s"), "{}", run.stdout);
+    assert!(run.stdout.contains("tx/s"), "{}", run.stdout);
+    for query in ["A1", "A2", "A3", "A4"] {
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.starts_with(query) && l.contains('x')),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
 fn ctrl_c_cancels_the_running_query_not_the_process() {
     let (tmp, db) = with_demo();
     // Four-way product of all nodes: minutes of work, far more than the test waits.

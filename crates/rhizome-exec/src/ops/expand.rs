@@ -103,13 +103,7 @@ impl<'a> ListMembership<'a> {
     fn contains(&self, r: RelId, node: NodeId, d: Direction) -> bool {
         let Some(out) = &self.out else {
             // The type changed since the last checkpoint: ask the snapshot.
-            return self.snap.relationship(r).is_some_and(|info| {
-                info.rel_type == self.rel_type
-                    && match d {
-                        Direction::Outgoing => info.start == node,
-                        Direction::Incoming => info.end == node,
-                    }
-            });
+            return self.snap.rel_in_list(r, node, self.rel_type, d);
         };
         if r < self.base || r >= self.base + self.count {
             return false;
@@ -456,6 +450,9 @@ struct Step<'a> {
     numeric: Option<NumericRelFilter>,
     /// Per walk: the numeric filter's property column as plain floats, if it is one.
     floats: Vec<Option<&'a [f64]>>,
+    /// Per walk, when its type changed since the last checkpoint: the
+    /// filter's property as floats over base + delta.
+    delta_floats: Vec<Option<rhizome_storage::RelFloats<'a>>>,
 }
 
 impl<'a> Step<'a> {
@@ -475,7 +472,12 @@ impl<'a> Step<'a> {
                 snap.rel_column(t, key)?.dense_f64()
             })
             .collect();
+        let delta_floats = walks
+            .iter()
+            .map(|&(t, _)| snap.rel_floats(t, numeric.as_ref()?.key?))
+            .collect();
         Step {
+            delta_floats,
             members: walks
                 .iter()
                 .map(|&(t, _)| ListMembership::new(snap, t))
@@ -496,6 +498,9 @@ impl<'a> Step<'a> {
         let f = self.numeric.as_ref()?;
         if let Some(values) = self.floats[w] {
             return values.get(row as usize).copied();
+        }
+        if let Some(values) = &self.delta_floats[w] {
+            return values.get(r, row);
         }
         match snap.rel_property(r, f.key?) {
             Value::Float(x) => Some(x),

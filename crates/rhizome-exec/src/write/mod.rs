@@ -77,6 +77,7 @@ pub fn execute_update(
         statement_time: crate::context::now_utc(),
         current: None,
         pending_deletes: Vec::new(),
+        argument: None,
     };
     let outcome = run
         .root_rows()
@@ -127,6 +128,9 @@ pub(crate) struct UpdateRun<'a> {
     /// Nodes deleted without `DETACH` that still had relationships: retried
     /// when the statement ends.
     pub(crate) pending_deletes: Vec<NodeId>,
+    /// The row `Argument` yields (the outer row inside an updating
+    /// `CALL { }`); `None` at the top: one empty row.
+    argument: Option<Values>,
 }
 
 /// The worker index PROFILE shows for work run on the calling thread.
@@ -149,15 +153,25 @@ fn find(root: &Arc<CNode>, id: usize) -> Option<Arc<CNode>> {
     root.inputs.iter().find_map(|i| find(i, id))
 }
 
-/// Whether rows of `kind` are computed by the updating run, not the pipelines.
-fn materialization_point(kind: &OpKind) -> bool {
-    matches!(kind, OpKind::Eager) || kind.is_update()
+/// Whether `node` or an operator below it writes.
+fn writes(node: &CNode) -> bool {
+    node.kind.is_update() || node.inputs.iter().any(|i| writes(i))
+}
+
+/// Whether `node` is a `CALL { }` whose body writes.
+fn updating_apply(node: &CNode) -> bool {
+    matches!(node.kind, OpKind::Apply) && node.inputs.get(1).is_some_and(|b| writes(b))
+}
+
+/// Whether rows of `node` are computed by the updating run, not the pipelines.
+fn materialization_point(node: &CNode) -> bool {
+    matches!(node.kind, OpKind::Eager) || node.kind.is_update() || updating_apply(node)
 }
 
 /// Materialization points reachable from `node` through inputs without crossing another.
 fn frontier(node: &CNode, out: &mut Vec<usize>) {
     for input in &node.inputs {
-        if materialization_point(&input.kind) {
+        if materialization_point(input) {
             out.push(input.id);
         } else {
             frontier(input, out);
@@ -248,6 +262,12 @@ impl UpdateRun<'_> {
             let input = self.rows(node.inputs[0].id)?;
             return self.apply_profiled(&node, input);
         }
+        if updating_apply(&node) {
+            let outer = self.rows(node.inputs[0].id)?;
+            let out = self.call_subquery(&node, outer)?;
+            self.record(id, out.len(), 0);
+            return Ok(out);
+        }
         let mut points = Vec::new();
         frontier(&node, &mut points);
         let mut computed = HashMap::new();
@@ -257,9 +277,45 @@ impl UpdateRun<'_> {
         }
         let (node, q) = self.node(id)?;
         *q.materialized.lock().unwrap_or_else(|p| p.into_inner()) = computed;
-        let argument = Chunk::new(self.plan.width, 1);
+        let argument = match &self.argument {
+            Some(row) => Chunk::single_row(row),
+            None => Chunk::new(self.plan.width, 1),
+        };
         let chunks = run_inline(&node, argument, &q, InlineLimit::All)?;
         Ok(self.values(&chunks))
+    }
+
+    /// An updating `CALL { }`: runs the body once per outer row, in order
+    /// (each run sees the writes of the runs before it). A unit body (no
+    /// `RETURN`; the planner puts an `Eager` on top of it) passes the outer
+    /// row through once;
+    /// otherwise each body row is the outer row overlaid with the body's
+    /// values.
+    fn call_subquery(&mut self, node: &CNode, outer: Vec<Values>) -> Result<Vec<Values>> {
+        let body = &node.inputs[1];
+        let unit = matches!(body.kind, OpKind::Eager);
+        let mut out = Vec::with_capacity(outer.len());
+        for row in outer {
+            let saved = self.argument.replace(row.clone());
+            let inner = self.rows(body.id);
+            self.argument = saved;
+            let inner = inner?;
+            if unit {
+                out.push(row);
+                continue;
+            }
+            for mut r in inner {
+                for (slot, v) in r.iter_mut().enumerate() {
+                    if v.is_null() {
+                        if let Some(outer_value) = row.get(slot) {
+                            *v = outer_value.clone();
+                        }
+                    }
+                }
+                out.push(r);
+            }
+        }
+        Ok(out)
     }
 
     /// Rows of the read-only plan `id` started from `row` (the inner side of a `Merge`).

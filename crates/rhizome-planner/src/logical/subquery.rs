@@ -48,6 +48,14 @@ impl Planner<'_> {
     }
 
     /// `CALL { }`: `Apply` of the body to every row; the body's columns join the scope.
+    ///
+    /// A body with updating clauses runs once per input row, in order, each
+    /// run seeing the writes of the runs before it (the updating runtime
+    /// applies it row by row); the `Apply` then acts as a write, so an
+    /// `Eager` barrier sits above it and later reads see all its writes. A
+    /// body without `RETURN` (a *unit* subquery) passes every input row
+    /// through once; its plan is marked by an `Eager` on top (a returning
+    /// body ends in its projection).
     pub(crate) fn call_subquery(
         &mut self,
         c: &ast::CallSubquery,
@@ -55,15 +63,26 @@ impl Planner<'_> {
         scope: &Scope,
     ) -> Result<(PlanNode, Scope)> {
         let inner = self.query(&c.query, argument(), scope, true)?;
-        if inner.plan.has_updates() {
-            return Err(super::unsupported("CALL { } with updating clauses"));
+        let updating = inner.plan.has_updates();
+        if updating && !c.query.unions.is_empty() {
+            return Err(super::unsupported("UNION inside an updating CALL { }"));
         }
         let mut out = scope.clone();
         for (name, slot) in &inner.columns {
             out.bind(name, *slot, super::VarKind::Value);
         }
+        let body = if updating && inner.columns.is_empty() {
+            super::over(OpKind::Eager, inner.plan)
+        } else {
+            inner.plan
+        };
+        let apply = PlanNode::new(OpKind::Apply, vec![plan, body], 0.0);
         Ok((
-            PlanNode::new(OpKind::Apply, vec![plan, inner.plan], 0.0),
+            if updating {
+                super::over(OpKind::Eager, apply)
+            } else {
+                apply
+            },
             out,
         ))
     }

@@ -1,7 +1,9 @@
 //! `rhizome bench <target>`: runs a benchmark of a library and prints its
 //! result lines.
 
-use crate::cli::{BenchCommand, BenchImportArgs, BenchLdbcArgs, BenchQueriesArgs};
+use crate::cli::{
+    BenchCommand, BenchImportArgs, BenchLdbcArgs, BenchQueriesArgs, BenchWritesArgs,
+};
 use crate::progress::ProgressDisplay;
 use crate::Failure;
 use rhizome_import::bench::{run_import_bench, BenchOptions};
@@ -13,6 +15,7 @@ pub fn run(command: BenchCommand) -> Result<(), Failure> {
         BenchCommand::Import(args) => import(args),
         BenchCommand::Queries(args) => queries(args),
         BenchCommand::Ldbc(args) => ldbc(args),
+        BenchCommand::Writes(args) => writes(args),
     }
 }
 
@@ -35,6 +38,30 @@ fn ldbc(args: BenchLdbcArgs) -> Result<(), Failure> {
         options.data_dir = dir;
     }
     rhizome_bench::ldbc::run_ldbc_bench(&options, &mut std::io::stdout())?;
+    Ok(())
+}
+
+fn writes(args: BenchWritesArgs) -> Result<(), Failure> {
+    let defaults = rhizome_bench::writes::WriteBenchOptions::default();
+    let options = rhizome_bench::writes::WriteBenchOptions {
+        data_dir: args.data_dir.unwrap_or(defaults.data_dir.clone()),
+        runs: args.runs,
+        likes: LikesOptions {
+            persons: args.persons,
+            items: args.items,
+            likes_per_person: args.likes_per_person,
+            ..LikesOptions::default()
+        },
+        bulk_nodes: args.rows,
+        batch: args.batch,
+        single: args.single,
+        threads: (args.threads > 0).then_some(args.threads),
+        ..defaults
+    };
+    if args.profile {
+        std::env::set_var("RHIZOME_BENCH_PROFILE", "1");
+    }
+    rhizome_bench::writes::run_write_bench(&options, &mut std::io::stdout())?;
     Ok(())
 }
 

@@ -55,7 +55,7 @@ impl Planner<'_> {
     /// `Eager` barrier sits above it and later reads see all its writes. A
     /// body without `RETURN` (a *unit* subquery) passes every input row
     /// through once; its plan is marked by an `Eager` on top (a returning
-    /// body ends in its projection).
+    /// body never ends in one).
     pub(crate) fn call_subquery(
         &mut self,
         c: &ast::CallSubquery,
@@ -71,10 +71,15 @@ impl Planner<'_> {
         for (name, slot) in &inner.columns {
             out.bind(name, *slot, super::VarKind::Value);
         }
-        let body = if updating && inner.columns.is_empty() {
-            super::over(OpKind::Eager, inner.plan)
-        } else {
-            inner.plan
+        let body = match (updating, inner.columns.is_empty()) {
+            (true, true) => super::over(OpKind::Eager, inner.plan),
+            // A returning body whose RETURN projected nothing new ends in
+            // the barrier before it: an empty projection keeps it apart
+            // from the unit marker.
+            (true, false) if matches!(inner.plan.kind, OpKind::Eager) => {
+                super::over(OpKind::Project { items: Vec::new() }, inner.plan)
+            }
+            _ => inner.plan,
         };
         let apply = PlanNode::new(OpKind::Apply, vec![plan, body], 0.0);
         Ok((

@@ -226,11 +226,15 @@ impl EntityAccess for GraphAccess<'_> {
     }
 
     fn rel_type(&self, rel: RelId) -> Result<String> {
-        let info = self
-            .0
-            .relationship(rel)
-            .ok_or_else(|| missing("relationship", rel))?;
-        Ok(self.0.catalog().rel_type_name(info.rel_type).to_string())
+        // A relationship deleted by the statement keeps its type.
+        let t = match self.0.relationship(rel) {
+            Some(info) => info.rel_type,
+            None => self
+                .0
+                .deleted_rel_type(rel)
+                .ok_or_else(|| missing("relationship", rel))?,
+        };
+        Ok(self.0.catalog().rel_type_name(t).to_string())
     }
 
     fn rel_endpoints(&self, rel: RelId) -> Result<(NodeId, NodeId)> {

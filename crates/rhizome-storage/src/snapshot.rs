@@ -706,6 +706,19 @@ impl RelFloats<'_> {
 
 /// Delta-aware reads for operators that otherwise use the raw base arrays.
 impl Snapshot {
+    /// The type of a relationship deleted since the last checkpoint (its
+    /// record stays in the delta): Cypher still answers `type(r)` for a
+    /// relationship the statement deleted. `None` for any other id.
+    pub fn deleted_rel_type(&self, rel: RelId) -> Option<RelTypeId> {
+        if self.delta.is_empty() {
+            return None;
+        }
+        self.delta
+            .rels
+            .get(rel)
+            .and_then(|r| r.deleted.then_some(r.rel_type))
+    }
+
     /// True if relationship `rel` is in the `dir` list of `node` for
     /// `rel_type`, in constant time also when the type changed since the
     /// last checkpoint: a relationship the delta knows is checked there;

@@ -45,8 +45,6 @@ pub use catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 pub use database::{Database, DatabaseOptions};
 pub use io::{FaultyIo, StdIo, StorageIo, WalFile};
 pub use schema::{IndexDef, Schema, SchemaName, SchemaObjectKind};
-pub use snapshot::{
-    Adjacency, Direction, GraphRead, NeighbourBatch, RelFloats, RelInfo, Snapshot,
-};
+pub use snapshot::{Adjacency, Direction, GraphRead, NeighbourBatch, RelFloats, RelInfo, Snapshot};
 pub use stats::Statistics;
 pub use txn::{CommitInfo, WriteCounters, WriteTxn};

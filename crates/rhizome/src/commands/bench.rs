@@ -1,9 +1,7 @@
 //! `rhizome bench <target>`: runs a benchmark of a library and prints its
 //! result lines.
 
-use crate::cli::{
-    BenchCommand, BenchImportArgs, BenchLdbcArgs, BenchQueriesArgs, BenchWritesArgs,
-};
+use crate::cli::{BenchCommand, BenchImportArgs, BenchLdbcArgs, BenchQueriesArgs, BenchWritesArgs};
 use crate::progress::ProgressDisplay;
 use crate::Failure;
 use rhizome_import::bench::{run_import_bench, BenchOptions};

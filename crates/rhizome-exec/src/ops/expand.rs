@@ -752,43 +752,14 @@ impl<'a> CountCtx<'a, '_> {
         let step = &self.prefix[level];
         let snap = self.snap;
         let mut total = 0u64;
-        if level + 1 == self.prefix.len() {
-            if let (Some(walked), Some(last)) = (&self.walked_csr, &self.last_csr) {
-                return Ok(walked.walk_then_count(last, node, path));
-            }
-        }
-        if let (true, Some(last)) = (level + 1 == self.prefix.len(), &self.last_csr) {
-            // Last walked hop feeding a plain counted list: count inline.
-            for (w, &(t, d)) in step.walks.iter().enumerate() {
-                let adj = snap.adjacency(node, t, d);
-                for i in 0..adj.len() {
-                    let neighbour = adj.neighbours[i];
-                    if skip_entry(step.direction, d, node, neighbour)
-                        || (!step.labels.is_empty() && !has_labels(snap, neighbour, step.labels))
-                    {
-                        continue;
-                    }
-                    let r = adj.rel_id(i);
-                    if path.contains(&r) {
-                        continue;
-                    }
-                    if step.predicate.is_some()
-                        && !step.passes(
-                            &self.eval,
-                            self.input,
-                            self.row,
-                            snap,
-                            w,
-                            r,
-                            adj.property_row(i),
-                        )?
-                    {
-                        continue;
-                    }
-                    total += last.count_from(neighbour, path, r);
-                }
-            }
-            return Ok(total);
+        // Last walked hop feeding a plain counted list: count it inline (as
+        // two array loops when the walked hop is a plain CSR too).
+        let inline_last = self
+            .last_csr
+            .as_ref()
+            .filter(|_| level + 1 == self.prefix.len());
+        if let (Some(walked), Some(last)) = (&self.walked_csr, inline_last) {
+            return Ok(walked.walk_then_count(last, node, path));
         }
         for (w, &(t, d)) in step.walks.iter().enumerate() {
             let adj = snap.adjacency(node, t, d);
@@ -815,10 +786,15 @@ impl<'a> CountCtx<'a, '_> {
                 )? {
                     continue;
                 }
-                path.push(r);
-                let n = self.walk(level + 1, neighbour, path);
-                path.pop();
-                total += n?;
+                total += match inline_last {
+                    Some(last) => last.count_from(neighbour, path, r),
+                    None => {
+                        path.push(r);
+                        let n = self.walk(level + 1, neighbour, path);
+                        path.pop();
+                        n?
+                    }
+                };
             }
         }
         Ok(total)

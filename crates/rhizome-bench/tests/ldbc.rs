@@ -819,32 +819,22 @@ fn ldbc_tiny_reads_match_independent_answers() {
             .map(|&(o, d)| {
                 let f = g.person(o);
                 let strings = |v: &[String]| list(&v.iter().map(|x| s(x)).collect::<Vec<_>>());
-                let unis: Vec<String> = g
-                    .study_at
-                    .get(&o)
-                    .into_iter()
-                    .flatten()
-                    .map(|&(u, y)| {
-                        list(&[
-                            s(&g.org_name[&u]),
-                            y.to_string(),
-                            s(&g.place_name[&g.org_place[&u]]),
-                        ])
-                    })
-                    .collect();
-                let jobs: Vec<String> = g
-                    .work_at
-                    .get(&o)
-                    .into_iter()
-                    .flatten()
-                    .map(|&(u, y)| {
-                        list(&[
-                            s(&g.org_name[&u]),
-                            y.to_string(),
-                            s(&g.place_name[&g.org_place[&u]]),
-                        ])
-                    })
-                    .collect();
+                // [organisation name, year, city] of each study or job.
+                let entries = |of: &HashMap<Id, Vec<(Id, i64)>>| -> Vec<String> {
+                    of.get(&o)
+                        .into_iter()
+                        .flatten()
+                        .map(|&(u, y)| {
+                            list(&[
+                                s(&g.org_name[&u]),
+                                y.to_string(),
+                                s(&g.place_name[&g.org_place[&u]]),
+                            ])
+                        })
+                        .collect()
+                };
+                let unis = entries(&g.study_at);
+                let jobs = entries(&g.work_at);
                 vec![
                     o.to_string(),
                     s(&f.last),

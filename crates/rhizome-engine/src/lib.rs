@@ -263,26 +263,55 @@ impl Engine {
         params: BTreeMap<String, Value>,
         options: &QueryOptions,
     ) -> Result<QueryResult> {
+        self.run_statement(query, params, options, None)
+    }
+
+    /// Runs one statement: in `txn` if given (an explicit transaction; the
+    /// statement reads its writes), else read-only on a fresh snapshot or,
+    /// if it writes, in a transaction of its own.
+    fn run_statement(
+        &self,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        txn: Option<&mut WriteTxn>,
+    ) -> Result<QueryResult> {
         let start = Instant::now();
         let statement = rhizome_cypher::parse(query)?;
+        let snapshot = match &txn {
+            Some(txn) => txn.snapshot(),
+            None => self.db.snapshot(),
+        };
         match schema::classify(&statement)? {
-            Some(SchemaCommand::Show) => {
-                return Ok(show_schema(&statement, &self.db.snapshot(), start))
-            }
+            Some(SchemaCommand::Show) => return Ok(show_schema(&statement, &snapshot, start)),
             Some(SchemaCommand::Change) => {
-                return self.autocommit(|txn| change_schema(&statement, txn, start))
+                return self.write(txn, |txn| change_schema(&statement, txn, start))
             }
             None => {}
         }
-        let snapshot = self.db.snapshot();
         let planned = self.plan(&statement, query, &params, &snapshot)?;
         if planned.explain {
             return Ok(explained(&planned, start));
         }
         if planned.plan.updating {
-            return self.autocommit(|txn| self.run_update(&planned, txn, params, options, start));
+            return self.write(txn, |txn| {
+                self.run_update(&planned, txn, params, options, start)
+            });
         }
-        self.run_read(&planned, snapshot, params, options, false, start)
+        let holding_writer = txn.is_some();
+        self.run_read(&planned, snapshot, params, options, holding_writer, start)
+    }
+
+    /// Runs `work` in `txn`, or in an autocommit transaction if there is none.
+    fn write(
+        &self,
+        txn: Option<&mut WriteTxn>,
+        work: impl FnOnce(&mut WriteTxn) -> Result<QueryResult>,
+    ) -> Result<QueryResult> {
+        match txn {
+            Some(txn) => work(txn),
+            None => self.autocommit(work),
+        }
     }
 
     /// Runs `work` in a write transaction of its own: committed if it
@@ -368,35 +397,6 @@ impl Engine {
             profile: result.profile,
             counters: counters_since(before, txn.counters()),
         })
-    }
-
-    /// Plans `query` against `snapshot` and runs it: read-only statements on
-    /// the snapshot, updating ones in `txn` (used by [`Transaction`]).
-    fn execute_in(
-        &self,
-        query: &str,
-        params: BTreeMap<String, Value>,
-        options: &QueryOptions,
-        txn: &mut WriteTxn,
-    ) -> Result<QueryResult> {
-        let start = Instant::now();
-        let statement = rhizome_cypher::parse(query)?;
-        match schema::classify(&statement)? {
-            Some(SchemaCommand::Show) => {
-                return Ok(show_schema(&statement, &txn.snapshot(), start))
-            }
-            Some(SchemaCommand::Change) => return change_schema(&statement, txn, start),
-            None => {}
-        }
-        let snapshot = txn.snapshot();
-        let planned = self.plan(&statement, query, &params, &snapshot)?;
-        if planned.explain {
-            return Ok(explained(&planned, start));
-        }
-        if planned.plan.updating {
-            return self.run_update(&planned, txn, params, options, start);
-        }
-        self.run_read(&planned, snapshot, params, options, true, start)
     }
 
     /// Starts an explicit transaction: its statements see each other's

@@ -379,7 +379,11 @@ fn delta_reads(
 
     report.reads = compare_reads(options, &delta, &checkpointed, new_persons, out)?;
     drop((delta, checkpointed));
-    let _ = std::fs::remove_dir_all(&work);
+    // RHIZOME_BENCH_KEEP leaves both databases in place for inspection
+    // (`rhizome query`, `perf`).
+    if std::env::var_os("RHIZOME_BENCH_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
     Ok(())
 }
 

@@ -40,39 +40,109 @@ fn count(engine: &Engine, query: &str, threads: usize) -> i64 {
     }
 }
 
+/// Count shapes: (pattern, a variable whose `.id` the materialized count reads).
+const SHAPES: [(&str, &str); 9] = [
+    (
+        "MATCH (p:Person {id: 7})-[:LIKES]->(:Item)<-[:LIKES]-(:Person)-[:LIKES]->(j:Item)",
+        "j",
+    ),
+    (
+        "MATCH (p:Person {id: 7})-[r1:LIKES]->(:Item)<-[r2:LIKES]-(:Person)-[r3:LIKES]->(j:Item) \
+         WHERE r1.weight > -1.0 AND r2.weight > -1.0 AND r3.weight > -1.0",
+        "j",
+    ),
+    (
+        "MATCH (p:Person {id: 7})-[r1:LIKES]->(:Item)<-[r2:LIKES]-(:Person)-[r3:LIKES]->(j:Item) \
+         WHERE r2.weight > 5.0 AND r3.weight < 3.5",
+        "j",
+    ),
+    (
+        "MATCH (p:Person {id: 7})-[:LIKES]->(i)<-[:LIKES]-(o)-[:LIKES]->(j)",
+        "j",
+    ),
+    (
+        "MATCH (p:Person {id: 7})-[:LIKES]-(i)-[:LIKES]-(o)-[:LIKES]-(j)",
+        "j",
+    ),
+    (
+        "MATCH (x:Person)-[:LIKES]->(:Item)<-[:LIKES]-(:Person {id: 3})",
+        "x",
+    ),
+    (
+        "MATCH (i:Item {id: 3})<-[:LIKES]-(o)-[:LIKES]->(j)<-[r:LIKES]-(x) WHERE r.weight >= 2",
+        "x",
+    ),
+    (
+        "MATCH (p:Person {id: 7})-[r:LIKES]->(i) WHERE r.weight < 4",
+        "i",
+    ),
+    (
+        "MATCH (p:Person)-[:LIKES]->(i:Item {id: 5})<-[:LIKES]-(o)",
+        "o",
+    ),
+];
+
+/// Every shape: the fused count equals the materialized one, with 1 and 2 workers.
+fn check_shapes(engine: &Engine, what: &str) {
+    for (shape, var) in SHAPES {
+        let fused = format!("{shape} RETURN count(*)");
+        let plan = engine.explain(&fused, &BTreeMap::new()).unwrap();
+        assert!(plan.contains("ExpandCount"), "{what}: {plan}");
+        let materialized = count(engine, &format!("{shape} RETURN count({var}.id)"), 2);
+        assert!(materialized > 0, "{what}: {shape}");
+        assert_eq!(
+            count(engine, &fused, 1),
+            materialized,
+            "{what}: {shape}\n{plan}"
+        );
+        assert_eq!(
+            count(engine, &fused, 2),
+            materialized,
+            "{what}: {shape}\n{plan}"
+        );
+    }
+}
+
 #[test]
 fn fused_counts_equal_materialized_counts() {
     let (_dir, engine) = engine();
-    let shapes = [
-        ("MATCH (p:Person {id: 7})-[:LIKES]->(:Item)<-[:LIKES]-(:Person)-[:LIKES]->(j:Item)", "j"),
-        (
-            "MATCH (p:Person {id: 7})-[r1:LIKES]->(:Item)<-[r2:LIKES]-(:Person)-[r3:LIKES]->(j:Item) \
-             WHERE r1.weight > -1.0 AND r2.weight > -1.0 AND r3.weight > -1.0",
-            "j",
-        ),
-        (
-            "MATCH (p:Person {id: 7})-[r1:LIKES]->(:Item)<-[r2:LIKES]-(:Person)-[r3:LIKES]->(j:Item) \
-             WHERE r2.weight > 5.0 AND r3.weight < 3.5",
-            "j",
-        ),
-        ("MATCH (p:Person {id: 7})-[:LIKES]->(i)<-[:LIKES]-(o)-[:LIKES]->(j)", "j"),
-        ("MATCH (p:Person {id: 7})-[:LIKES]-(i)-[:LIKES]-(o)-[:LIKES]-(j)", "j"),
-        ("MATCH (x:Person)-[:LIKES]->(:Item)<-[:LIKES]-(:Person {id: 3})", "x"),
-    ];
-    for (shape, var) in shapes {
-        let fused = format!("{shape} RETURN count(*)");
-        let plan = engine.explain(&fused, &BTreeMap::new()).unwrap();
-        assert!(plan.contains("ExpandCount"), "{plan}");
-        let materialized = count(&engine, &format!("{shape} RETURN count({var}.id)"), 2);
-        assert!(materialized > 0, "{shape}");
-        assert_eq!(count(&engine, &fused, 1), materialized, "{shape}\n{plan}");
-        assert_eq!(count(&engine, &fused, 2), materialized, "{shape}\n{plan}");
-    }
+    check_shapes(&engine, "base");
     let a3 = engine
         .explain(
-            &format!("{} RETURN count(*)", shapes[0].0),
+            &format!("{} RETURN count(*)", SHAPES[0].0),
             &BTreeMap::new(),
         )
         .unwrap();
     assert!(a3.contains("fuse_count_hops"), "{a3}");
+}
+
+/// The same over a delta that creates persons and relationships (numeric,
+/// string and missing weights), rewrites and removes base weights and
+/// deletes relationships, then again after a checkpoint.
+#[test]
+fn fused_counts_over_a_delta_equal_materialized_counts() {
+    let (_dir, engine) = engine();
+    let run = |q: &str| {
+        engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap()
+    };
+    run("UNWIND range(1000, 1019) AS i CREATE (:Person {id: i})");
+    run(
+        "MATCH (p:Person), (i:Item) WHERE p.id >= 1000 AND (p.id + i.id) % 4 = 0 \
+         CREATE (p)-[:LIKES {weight: toFloat(i.id % 9)}]->(i)",
+    );
+    run(
+        "MATCH (p:Person), (i:Item) WHERE p.id IN [3, 7, 11] AND i.id % 5 = 1 \
+         CREATE (p)-[:LIKES {weight: i.id % 7}]->(i)",
+    );
+    run("MATCH (p:Person {id: 1003}), (i:Item {id: 3}) CREATE (p)-[:LIKES {weight: 'high'}]->(i)");
+    run("MATCH (p:Person {id: 1005}), (i:Item {id: 3}) CREATE (p)-[:LIKES]->(i)");
+    run("MATCH (p:Person)-[r:LIKES]->(i:Item) WHERE p.id % 13 = 2 SET r.weight = 8.5");
+    run("MATCH (p:Person)-[r:LIKES]->(i:Item) WHERE p.id % 17 = 4 SET r.weight = 'x'");
+    run("MATCH (p:Person)-[r:LIKES]->(i:Item) WHERE p.id % 19 = 6 REMOVE r.weight");
+    run("MATCH (p:Person)-[r:LIKES]->(i:Item) WHERE (p.id + i.id) % 23 = 0 DELETE r");
+    check_shapes(&engine, "base + delta");
+    engine.database().checkpoint().unwrap();
+    check_shapes(&engine, "checkpointed");
 }

@@ -33,6 +33,7 @@
 
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::index::index_order;
+use crate::numbers::NumberPages;
 use crate::schema::{IndexDef, Schema};
 use crate::stats::Statistics;
 use rhizome_common::{NodeId, RelId, Value};
@@ -423,6 +424,9 @@ pub(crate) struct Delta {
     pub(crate) rels: PagedMap<RelDelta>,
     /// Per relationship type: `[outgoing, incoming]` lists.
     pub(crate) adj: Vec<[AdjMap; 2]>,
+    /// Per property key: numeric relationship values written since the
+    /// checkpoint (what traversal filters read; see [`crate::numbers`]).
+    pub(crate) rel_numbers: Vec<NumberPages>,
     /// Per relationship type: true if any relationship of it changed.
     pub(crate) types_touched: Vec<bool>,
     /// Indexes and constraints.
@@ -471,6 +475,7 @@ impl Clone for Delta {
             nodes: self.nodes.clone(),
             rels: self.rels.clone(),
             adj: self.adj.clone(),
+            rel_numbers: self.rel_numbers.clone(),
             types_touched: self.types_touched.clone(),
             schema: self.schema.clone(),
             index_sets: self.index_sets.clone(),
@@ -518,6 +523,7 @@ impl Delta {
             nodes: PagedMap::default(),
             rels: PagedMap::default(),
             adj: Vec::new(),
+            rel_numbers: Vec::new(),
             types_touched: Vec::new(),
             schema: Arc::new(schema),
             index_sets,
@@ -604,6 +610,15 @@ impl Delta {
             .get(rel_type as usize)?
             .get(usize::from(!outgoing))?
             .get(node)
+    }
+
+    /// Records relationship `rel`'s new value of `key` for numeric reads.
+    pub(crate) fn note_rel_value(&mut self, rel: RelId, key: PropertyKeyId, value: Option<&Value>) {
+        let k = key as usize;
+        if self.rel_numbers.len() <= k {
+            self.rel_numbers.resize_with(k + 1, NumberPages::default);
+        }
+        self.rel_numbers[k].set(rel, value);
     }
 
     /// True if relationships of the type changed.

@@ -203,7 +203,7 @@ pub trait GraphRead: Send + Sync {
 
 /// Base-only reads (the state of the last checkpoint).
 impl Store {
-    fn rel_view(&self, rel_type: RelTypeId) -> Option<&RelView> {
+    pub(crate) fn rel_view(&self, rel_type: RelTypeId) -> Option<&RelView> {
         self.rels.get(rel_type as usize).and_then(|r| r.as_ref())
     }
 
@@ -497,8 +497,45 @@ impl Snapshot {
                 index.range(lower, upper, &|n| self.store.node_property(n, key)),
             ));
         }
+        if let (Bound::Included(a), Bound::Included(b)) = (lower, upper) {
+            if std::ptr::eq(a, b) || a == b {
+                return self.delta_index_equal(label, key, a).map(Cow::Owned);
+            }
+        }
         self.delta_index_range(label, key, lower, upper)
             .map(|v| Cow::Owned(v.into_iter().map(|(_, n)| n).collect()))
+    }
+
+    /// Base entries of untouched nodes and the delta's entries equal to
+    /// `value`, in node order: the seek of one value, without reading the
+    /// values of the nodes found.
+    fn delta_index_equal(
+        &self,
+        label: LabelId,
+        key: PropertyKeyId,
+        value: &Value,
+    ) -> Option<Vec<NodeId>> {
+        let def = IndexDef { label, key };
+        let set = self.delta.index_sets.iter().find(|s| s.def == def)?;
+        let mut out = Vec::new();
+        if set.base {
+            if let Some(index) = self.store.index(label, key) {
+                let value_of = |n| self.store.node_property(n, key);
+                let found = index.range(Bound::Included(value), Bound::Included(value), &value_of);
+                out.extend(found.iter().copied().filter(|&n| !self.touched(n)));
+            }
+        }
+        let from_base = out.len();
+        let probe = IndexValue(value.clone());
+        let bounds = (
+            Bound::Included((probe.clone(), 0)),
+            Bound::Included((probe, NodeId::MAX)),
+        );
+        out.extend(set.entries.range(bounds).map(|(_, n)| *n));
+        if from_base > 0 && out.len() > from_base {
+            out.sort_unstable();
+        }
+        Some(out)
     }
 
     /// Base entries of untouched nodes merged with the delta's entries, in value order.
@@ -661,49 +698,6 @@ impl Snapshot {
     }
 }
 
-/// A numeric relationship property read without building values, for
-/// filters over a type that changed since the last checkpoint: the base
-/// column (rows as [`Adjacency::property_row`]) with the delta's values in
-/// front of it. From [`Snapshot::rel_floats`].
-#[derive(Debug, Clone, Copy)]
-pub struct RelFloats<'a> {
-    /// The base column as plain floats, when it is one.
-    dense: Option<&'a [f64]>,
-    column: Option<&'a ColumnView<'a>>,
-    delta: &'a Delta,
-    key: PropertyKeyId,
-}
-
-impl RelFloats<'_> {
-    /// The value of relationship `rel` (property row `row`) as a float;
-    /// `None` if absent or not a number.
-    #[inline]
-    pub fn get(&self, rel: RelId, row: u64) -> Option<f64> {
-        if let Some(r) = self.delta.rels.get(rel) {
-            return match get_prop(&r.props, self.key) {
-                Some(Value::Float(x)) => Some(*x),
-                Some(Value::Int(i)) => Some(*i as f64),
-                Some(_) => None,
-                None if r.created || r.deleted => None,
-                None => self.base(row),
-            };
-        }
-        self.base(row)
-    }
-
-    #[inline]
-    fn base(&self, row: u64) -> Option<f64> {
-        if let Some(values) = self.dense {
-            return values.get(row as usize).copied();
-        }
-        match self.column?.get(row) {
-            Value::Float(x) => Some(x),
-            Value::Int(i) => Some(i as f64),
-            _ => None,
-        }
-    }
-}
-
 /// Delta-aware reads for operators that otherwise use the raw base arrays.
 impl Snapshot {
     /// The type of a relationship deleted since the last checkpoint (its
@@ -717,62 +711,6 @@ impl Snapshot {
             .rels
             .get(rel)
             .and_then(|r| r.deleted.then_some(r.rel_type))
-    }
-
-    /// True if relationship `rel` is in the `dir` list of `node` for
-    /// `rel_type`, in constant time also when the type changed since the
-    /// last checkpoint: a relationship the delta knows is checked there;
-    /// any other is a live base relationship, whose endpoints the base CSR
-    /// still gives.
-    #[inline]
-    pub fn rel_in_list(
-        &self,
-        rel: RelId,
-        node: NodeId,
-        rel_type: RelTypeId,
-        dir: Direction,
-    ) -> bool {
-        if !self.delta.is_empty() {
-            if let Some(r) = self.delta.rels.get(rel) {
-                return !r.deleted
-                    && r.rel_type == rel_type
-                    && match dir {
-                        Direction::Outgoing => r.start == node,
-                        Direction::Incoming => r.end == node,
-                    };
-            }
-        }
-        let Some(view) = self.store.rel_view(rel_type) else {
-            return false;
-        };
-        if rel < view.base || rel >= view.base + view.count {
-            return false;
-        }
-        let p = (rel - view.base) as usize;
-        match dir {
-            Direction::Outgoing => view.outgoing.positions(node).contains(&p),
-            Direction::Incoming => view.outgoing.all_neighbours().get(p) == Some(&node),
-        }
-    }
-
-    /// A float reader of relationship property `key` of `rel_type` when the
-    /// type changed since the last checkpoint ([`Snapshot::rel_column`] is
-    /// `None` then); `None` if the type did not change.
-    pub fn rel_floats(&self, rel_type: RelTypeId, key: PropertyKeyId) -> Option<RelFloats<'_>> {
-        if !self.rel_type_changed(rel_type) {
-            return None;
-        }
-        let column = self
-            .store
-            .rel_view(rel_type)
-            .and_then(|v| v.columns.get(key as usize))
-            .and_then(|c| c.as_ref());
-        Some(RelFloats {
-            dense: column.and_then(|c| c.dense_f64()),
-            column,
-            delta: &self.delta,
-            key,
-        })
     }
 }
 

@@ -372,6 +372,9 @@ impl TxnState {
         d.rel_diff += 1;
         d.touch_type(t);
         d.type_diff[t as usize] += 1;
+        for (key, value) in &key_props {
+            d.note_rel_value(id, *key, Some(value));
+        }
         d.rels.entry(id, || RelDelta {
             created: true,
             deleted: false,
@@ -439,7 +442,9 @@ impl TxnState {
         if value.is_null() && self.snap.rel_property(rel, k).is_null() {
             return Ok(());
         }
-        self.delta().touch_type(info.rel_type);
+        let delta = self.delta();
+        delta.touch_type(info.rel_type);
+        delta.note_rel_value(rel, k, Some(&value));
         let d = self.rel_delta(rel, info);
         if d.created && value.is_null() {
             d.props.retain(|p| p.0 != k);

@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod expand;
+pub mod expand_count;
 pub mod join;
 pub mod scan;
 pub mod shortest;
@@ -26,7 +27,7 @@ pub fn streaming_operator(node: &Arc<CNode>, q: &QueryContext) -> Result<Arc<dyn
         | OpKind::NodeByIdSeek { .. } => Arc::new(scan::Scan::new(node.clone())),
         OpKind::Expand { .. } => Arc::new(expand::Expand::new(node.clone())),
         OpKind::ExpandInto { .. } => Arc::new(expand::ExpandInto::new(node.clone())),
-        OpKind::ExpandCount { .. } => Arc::new(expand::ExpandCount::new(node.clone())),
+        OpKind::ExpandCount { .. } => Arc::new(expand_count::ExpandCount::new(node.clone())),
         OpKind::VarExpand { .. } => Arc::new(varexpand::VarExpand::new(node.clone())),
         OpKind::ShortestPath { .. } => Arc::new(shortest::ShortestPath::new(node.clone())),
         OpKind::Filter { .. } => Arc::new(simple::Filter::new(node.clone())),

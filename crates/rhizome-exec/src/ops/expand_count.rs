@@ -1,0 +1,673 @@
+//! `ExpandCount`: counts what an `Expand` of a pattern's last hop would
+//! produce, walking the hops before it without producing rows.
+//!
+//! Relationship uniqueness is kept by subtracting, from each counted list,
+//! the relationships the row and the walk already used. The walk knows the
+//! endpoints of the relationships it walked, so testing those against a
+//! list is a comparison; relationships bound by the input row are tested
+//! with [`ListMembership`].
+//!
+//! A hop that is one relationship type in one direction, with no label test
+//! and at most a numeric filter, is a [`PlainHop`]: read as array loops over
+//! the base CSR, or over the node's list in the delta when its relationships
+//! changed since the last checkpoint, so counting over a large delta stays
+//! close to counting after a checkpoint.
+
+use super::expand::{excluded_rels, has_labels, maybe_split, skip_entry, walks};
+use crate::chunk::{Chunk, Column, ColumnData, NULL_ID};
+use crate::compile::{CExpr, CNode, Types};
+use crate::expr::{Evaluator, Row};
+use crate::pipeline::{Operator, TaskCtx};
+use rhizome_common::{NodeId, RelId, Result, Value};
+use rhizome_plan::{BinaryOp, ExpandDirection, OpKind, Slot};
+use rhizome_storage::{Direction, LabelId, RelFloats, RelTypeId, Snapshot, TypeLists};
+use std::cell::Cell;
+use std::sync::Arc;
+
+/// Answers "is relationship `r` in the `d`-list of `node` for type `t`" in
+/// constant time from the type's outgoing CSR: an outgoing list is a
+/// contiguous id range, an incoming entry's relationship ends at the node.
+struct ListMembership<'a> {
+    snap: &'a Snapshot,
+    rel_type: RelTypeId,
+    base: u64,
+    count: u64,
+    out: Option<rhizome_storage::csr::Csr<'a>>,
+}
+
+impl<'a> ListMembership<'a> {
+    fn new(snap: &'a Snapshot, t: RelTypeId) -> ListMembership<'a> {
+        let (base, count) = snap
+            .rel_type_ranges()
+            .find(|(id, _, _)| *id == t)
+            .map_or((0, 0), |(_, base, count)| (base, count));
+        ListMembership {
+            snap,
+            rel_type: t,
+            base,
+            count,
+            out: snap.csr(t, Direction::Outgoing),
+        }
+    }
+
+    #[inline]
+    fn contains(&self, r: RelId, node: NodeId, d: Direction) -> bool {
+        let Some(out) = &self.out else {
+            // The type changed since the last checkpoint: ask the snapshot.
+            return self.snap.rel_in_list(r, node, self.rel_type, d);
+        };
+        if r < self.base || r >= self.base + self.count {
+            return false;
+        }
+        let p = (r - self.base) as usize;
+        match d {
+            Direction::Outgoing => out.positions(node).contains(&p),
+            Direction::Incoming => out.all_neighbours().get(p) == Some(&node),
+        }
+    }
+}
+
+/// A relationship the walk must not use again.
+#[derive(Debug, Clone, Copy)]
+enum Used {
+    /// Bound by the input row.
+    Bound(RelId),
+    /// Walked by this operator, so its type and endpoints are known.
+    Walked {
+        rel: RelId,
+        rel_type: RelTypeId,
+        start: NodeId,
+        end: NodeId,
+    },
+}
+
+impl Used {
+    /// The relationship `rel` of type `t`, walked in direction `d` from `from` to `to`.
+    #[inline(always)]
+    fn walked(rel: RelId, t: RelTypeId, d: Direction, from: NodeId, to: NodeId) -> Used {
+        let (start, end) = match d {
+            Direction::Outgoing => (from, to),
+            Direction::Incoming => (to, from),
+        };
+        Used::Walked {
+            rel,
+            rel_type: t,
+            start,
+            end,
+        }
+    }
+
+    #[inline(always)]
+    fn rel(&self) -> RelId {
+        match *self {
+            Used::Bound(rel) | Used::Walked { rel, .. } => rel,
+        }
+    }
+
+    /// True if it is in `node`'s `d`-list of type `t` (`members` answers for bound ones).
+    #[inline(always)]
+    fn in_list(&self, node: NodeId, t: RelTypeId, d: Direction, members: &ListMembership) -> bool {
+        match *self {
+            Used::Bound(rel) => members.contains(rel, node, d),
+            Used::Walked {
+                rel_type,
+                start,
+                end,
+                ..
+            } => {
+                rel_type == t
+                    && match d {
+                        Direction::Outgoing => start == node,
+                        Direction::Incoming => end == node,
+                    }
+            }
+        }
+    }
+}
+
+/// True if `path` holds relationship `r`.
+#[inline(always)]
+fn uses(path: &[Used], r: RelId) -> bool {
+    path.iter().any(|u| u.rel() == r)
+}
+
+/// A relationship predicate `rel.key <op> number` evaluated on the property
+/// values directly, without building values.
+#[derive(Clone, Copy)]
+struct NumericRelFilter {
+    key: Option<u32>,
+    op: BinaryOp,
+    value: f64,
+}
+
+impl NumericRelFilter {
+    fn recognise(rel_slot: Slot, e: &CExpr) -> Option<NumericRelFilter> {
+        let CExpr::Binary(op, a, b) = e else {
+            return None;
+        };
+        let number = |e: &CExpr| match e {
+            CExpr::Literal(Value::Int(i)) => Some(*i as f64),
+            CExpr::Literal(Value::Float(x)) => Some(*x),
+            _ => None,
+        };
+        let property = |e: &CExpr| match e {
+            CExpr::Property(base, key) if matches!(**base, CExpr::Slot(s) if s == rel_slot) => {
+                Some(key.id)
+            }
+            _ => None,
+        };
+        let flip = |op: BinaryOp| match op {
+            BinaryOp::Lt => BinaryOp::Gt,
+            BinaryOp::Gt => BinaryOp::Lt,
+            BinaryOp::Le => BinaryOp::Ge,
+            BinaryOp::Ge => BinaryOp::Le,
+            other => other,
+        };
+        if !matches!(
+            op,
+            BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
+        ) {
+            return None;
+        }
+        match (property(a), number(b), property(b), number(a)) {
+            (Some(key), Some(value), _, _) => Some(NumericRelFilter {
+                key,
+                op: *op,
+                value,
+            }),
+            (_, _, Some(key), Some(value)) => Some(NumericRelFilter {
+                key,
+                op: flip(*op),
+                value,
+            }),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn test(&self, x: f64) -> bool {
+        match self.op {
+            BinaryOp::Lt => x < self.value,
+            BinaryOp::Gt => x > self.value,
+            BinaryOp::Le => x <= self.value,
+            BinaryOp::Ge => x >= self.value,
+            BinaryOp::Eq => x == self.value,
+            _ => x != self.value,
+        }
+    }
+}
+
+/// One walk step of an `ExpandCount`: a hop's (type, direction) pairs,
+/// labels, relationship predicate, and the list-membership helpers.
+struct Step<'a> {
+    walks: Vec<(RelTypeId, Direction)>,
+    members: Vec<ListMembership<'a>>,
+    direction: ExpandDirection,
+    labels: &'a [Option<LabelId>],
+    predicate: Option<(Slot, &'a CExpr)>,
+    numeric: Option<NumericRelFilter>,
+    /// Per walk: the numeric filter's property as floats (`None` if the
+    /// property key does not exist, so nothing passes).
+    floats: Vec<Option<RelFloats<'a>>>,
+}
+
+impl<'a> Step<'a> {
+    fn new(
+        snap: &'a Snapshot,
+        types: &Types,
+        direction: ExpandDirection,
+        labels: &'a [Option<LabelId>],
+        predicate: Option<(Slot, &'a CExpr)>,
+    ) -> Step<'a> {
+        let walks = walks(snap, types, direction);
+        let numeric = predicate.and_then(|(slot, e)| NumericRelFilter::recognise(slot, e));
+        let floats = walks
+            .iter()
+            .map(|&(t, _)| Some(snap.rel_floats(t, numeric.as_ref()?.key?)))
+            .collect();
+        Step {
+            members: walks
+                .iter()
+                .map(|&(t, _)| ListMembership::new(snap, t))
+                .collect(),
+            walks,
+            direction,
+            labels,
+            numeric,
+            floats,
+            predicate,
+        }
+    }
+
+    /// True if relationship `r` of walk `w` passes the numeric filter.
+    #[inline]
+    fn passes_numeric(&self, f: &NumericRelFilter, w: usize, r: RelId) -> bool {
+        self.floats[w]
+            .as_ref()
+            .and_then(|v| v.get(r))
+            .is_some_and(|x| f.test(x))
+    }
+
+    /// Whether relationship `r` of walk `w` passes the predicate.
+    #[inline]
+    fn passes(
+        &self,
+        eval: &Evaluator<'_>,
+        input: &Chunk,
+        row: usize,
+        w: usize,
+        r: RelId,
+    ) -> Result<bool> {
+        let Some((slot, e)) = self.predicate else {
+            return Ok(true);
+        };
+        if let Some(f) = &self.numeric {
+            return Ok(self.passes_numeric(f, w, r));
+        }
+        let locals = [(slot, Value::Relationship(r))];
+        eval.predicate(
+            e,
+            &Row {
+                chunk: input,
+                row,
+                locals: &locals,
+            },
+        )
+    }
+}
+
+/// Counts what an `Expand` of the last hop would have produced, after
+/// walking the hops of its prefix without producing rows.
+pub struct ExpandCount {
+    node: Arc<CNode>,
+}
+
+impl ExpandCount {
+    /// The operator for an `ExpandCount` node.
+    pub fn new(node: Arc<CNode>) -> ExpandCount {
+        ExpandCount { node }
+    }
+}
+
+/// A hop that is one relationship type in one direction, with no label test
+/// and at most a numeric filter on a property stored as plain floats: the
+/// counted walk reads it as array loops over the base CSR, or over the
+/// node's list in the delta when its relationships changed.
+struct PlainHop<'a> {
+    rel_type: RelTypeId,
+    dir: Direction,
+    lists: TypeLists<'a>,
+    filter: Option<(NumericRelFilter, RelFloats<'a>)>,
+    members: &'a ListMembership<'a>,
+    /// Filtered counts of changed lists, by node (direct-mapped): a changed
+    /// list is filtered entry by entry, not as a column slice, and the walk
+    /// counts the same node's list once per path that reaches it.
+    changed_counts: Box<[Cell<(NodeId, u64)>]>,
+}
+
+/// Entries of [`PlainHop::changed_counts`] (a power of two).
+const CHANGED_COUNTS: usize = 4096;
+
+impl<'a> PlainHop<'a> {
+    /// The step as a plain hop, if it is one.
+    fn of(snap: &'a Snapshot, step: &'a Step<'a>) -> Option<PlainHop<'a>> {
+        let [(t, d)] = step.walks.as_slice() else {
+            return None;
+        };
+        if !step.labels.is_empty() || step.direction == ExpandDirection::Both {
+            return None;
+        }
+        let filter = match (step.predicate, step.numeric) {
+            (None, _) => None,
+            (Some(_), Some(f)) => Some((f, step.floats[0].filter(RelFloats::is_dense)?)),
+            (Some(_), None) => return None,
+        };
+        let lists = snap.type_lists(*t, *d)?;
+        let memo = filter.is_some() && snap.rel_type_changed(*t);
+        Some(PlainHop {
+            rel_type: *t,
+            dir: *d,
+            lists,
+            filter,
+            members: &step.members[0],
+            changed_counts: (0..if memo { CHANGED_COUNTS } else { 0 })
+                .map(|_| Cell::new((NULL_ID, 0)))
+                .collect(),
+        })
+    }
+
+    /// True if relationship `r` passes the filter.
+    #[inline(always)]
+    fn passes(&self, r: RelId) -> bool {
+        self.filter
+            .as_ref()
+            .is_none_or(|(f, v)| v.get(r).is_some_and(|x| f.test(x)))
+    }
+
+    /// The counted hop from `source`: the passing entries of its list, less
+    /// the relationships of `used` and `extra` that are in it and pass.
+    #[inline(always)]
+    fn count_from(&self, source: NodeId, used: &[Used], extra: Option<Used>) -> u64 {
+        let mut count = match self.lists.changed_list(source) {
+            Some((_, rels)) => match &self.filter {
+                None => rels.len() as u64,
+                Some((f, v)) => {
+                    let slot = &self.changed_counts[source as usize & (CHANGED_COUNTS - 1)];
+                    match slot.get() {
+                        (node, n) if node == source => n,
+                        _ => {
+                            let n = rels
+                                .iter()
+                                .filter(|&&r| v.get(r).is_some_and(|x| f.test(x)))
+                                .count() as u64;
+                            slot.set((source, n));
+                            n
+                        }
+                    }
+                }
+            },
+            None => self.count_base(source),
+        };
+        for u in used.iter().chain(extra.as_ref()) {
+            if u.in_list(source, self.rel_type, self.dir, self.members) && self.passes(u.rel()) {
+                count = count.saturating_sub(1);
+            }
+        }
+        count
+    }
+
+    /// The passing entries of `source`'s base list (its relationships did
+    /// not change since the last checkpoint).
+    #[inline(always)]
+    fn count_base(&self, source: NodeId) -> u64 {
+        let csr = self.lists.csr();
+        let range = csr.positions(source);
+        let Some((f, v)) = &self.filter else {
+            return range.len() as u64;
+        };
+        let first = self.lists.first();
+        match csr.perm() {
+            None => match v.base_slice(range.clone()) {
+                Some(values) => values.iter().filter(|&&x| f.test(x)).count() as u64,
+                None => range
+                    .filter(|&p| v.get(first + p as u64).is_some_and(|x| f.test(x)))
+                    .count() as u64,
+            },
+            Some(perm) => perm[range]
+                .iter()
+                .filter(|&&p| v.get(first + p).is_some_and(|x| f.test(x)))
+                .count() as u64,
+        }
+    }
+
+    /// The walked hop from `node` followed by the counted hop `last`: the sum
+    /// over the passing relationships `r` not in `path` of `last` counted
+    /// from `r`'s other end, without `path` and `r`.
+    fn walk_then_count(&self, last: &PlainHop<'_>, node: NodeId, path: &[Used]) -> u64 {
+        if let Some((neighbours, rels)) = self.lists.changed_list(node) {
+            return neighbours
+                .iter()
+                .zip(rels)
+                .map(|(&other, &r)| self.visit(last, r, node, other, path))
+                .sum();
+        }
+        let csr = self.lists.csr();
+        let range = csr.positions(node);
+        let neighbours = &csr.all_neighbours()[range.clone()];
+        let first = self.lists.first();
+        match csr.perm() {
+            None => neighbours
+                .iter()
+                .zip(range)
+                .map(|(&other, p)| self.visit(last, first + p as u64, node, other, path))
+                .sum(),
+            Some(perm) => neighbours
+                .iter()
+                .zip(&perm[range])
+                .map(|(&other, &p)| self.visit(last, first + p, node, other, path))
+                .sum(),
+        }
+    }
+
+    /// One entry of [`PlainHop::walk_then_count`]: relationship `r` from
+    /// `node` to `other`.
+    #[inline(always)]
+    fn visit(
+        &self,
+        last: &PlainHop<'_>,
+        r: RelId,
+        node: NodeId,
+        other: NodeId,
+        path: &[Used],
+    ) -> u64 {
+        if !self.passes(r) || uses(path, r) {
+            return 0;
+        }
+        let walked = Used::walked(r, self.rel_type, self.dir, node, other);
+        last.count_from(other, path, Some(walked))
+    }
+}
+
+struct CountCtx<'a, 'q> {
+    snap: &'a Snapshot,
+    eval: Evaluator<'q>,
+    input: &'a Chunk,
+    row: usize,
+    prefix: &'a [Step<'a>],
+    last: &'a Step<'a>,
+    /// The counted hop as a plain hop, if it is one.
+    last_plain: Option<PlainHop<'a>>,
+    /// The last walked hop as a plain hop, if it is one and so is the counted hop.
+    walked_plain: Option<PlainHop<'a>>,
+}
+
+impl<'a> CountCtx<'a, '_> {
+    /// Matches of the counted hop from `source`, none of them in `excluded`.
+    fn count_last(&self, source: NodeId, excluded: &[Used]) -> Result<u64> {
+        if let Some(last) = &self.last_plain {
+            return Ok(last.count_from(source, excluded, None));
+        }
+        let step = self.last;
+        let snap = self.snap;
+        let mut count = 0u64;
+        for (w, &(t, d)) in step.walks.iter().enumerate() {
+            let adj = snap.adjacency(source, t, d);
+            let members = &step.members[w];
+            let plain_list = step.labels.is_empty() && step.direction != ExpandDirection::Both;
+            if plain_list && step.predicate.is_none() {
+                // Degree minus the excluded relationships that lie in this list.
+                count += adj.len() as u64;
+                for u in excluded {
+                    if u.in_list(source, t, d, members) {
+                        count -= 1;
+                    }
+                }
+                continue;
+            }
+            if let (true, Some(f)) = (plain_list, &step.numeric) {
+                let Some(values) = &step.floats[w] else {
+                    continue; // no such property: nothing passes
+                };
+                count += match adj
+                    .contiguous_rows()
+                    .and_then(|rows| values.base_slice(rows))
+                {
+                    Some(slice) => slice.iter().filter(|&&x| f.test(x)).count() as u64,
+                    None => (0..adj.len())
+                        .filter(|&i| values.get(adj.rel_id(i)).is_some_and(|x| f.test(x)))
+                        .count() as u64,
+                };
+                for u in excluded {
+                    if u.in_list(source, t, d, members) && step.passes_numeric(f, w, u.rel()) {
+                        count -= 1;
+                    }
+                }
+                continue;
+            }
+            for i in 0..adj.len() {
+                let neighbour = adj.neighbours[i];
+                if skip_entry(step.direction, d, source, neighbour) {
+                    continue;
+                }
+                if !step.labels.is_empty() && !has_labels(snap, neighbour, step.labels) {
+                    continue;
+                }
+                let r = adj.rel_id(i);
+                if uses(excluded, r) {
+                    continue;
+                }
+                if step.passes(&self.eval, self.input, self.row, w, r)? {
+                    count += 1;
+                }
+            }
+        }
+        Ok(count)
+    }
+
+    /// Walks prefix hops `level..` from `node`; `path` holds the excluded
+    /// relationships plus those of the walk so far.
+    fn walk(&self, level: usize, node: NodeId, path: &mut Vec<Used>) -> Result<u64> {
+        if level == self.prefix.len() {
+            return self.count_last(node, path);
+        }
+        let step = &self.prefix[level];
+        let snap = self.snap;
+        let mut total = 0u64;
+        // Last walked hop feeding a plain counted hop: count it inline (as
+        // two array loops when the walked hop is a plain hop too).
+        let inline_last = self
+            .last_plain
+            .as_ref()
+            .filter(|_| level + 1 == self.prefix.len());
+        if let (Some(walked), Some(last)) = (&self.walked_plain, inline_last) {
+            return Ok(walked.walk_then_count(last, node, path));
+        }
+        for (w, &(t, d)) in step.walks.iter().enumerate() {
+            let adj = snap.adjacency(node, t, d);
+            for i in 0..adj.len() {
+                let neighbour = adj.neighbours[i];
+                if skip_entry(step.direction, d, node, neighbour) {
+                    continue;
+                }
+                if !step.labels.is_empty() && !has_labels(snap, neighbour, step.labels) {
+                    continue;
+                }
+                let r = adj.rel_id(i);
+                if uses(path, r) {
+                    continue;
+                }
+                if !step.passes(&self.eval, self.input, self.row, w, r)? {
+                    continue;
+                }
+                let walked = Used::walked(r, t, d, node, neighbour);
+                total += match inline_last {
+                    Some(last) => last.count_from(neighbour, path, Some(walked)),
+                    None => {
+                        path.push(walked);
+                        let n = self.walk(level + 1, neighbour, path);
+                        path.pop();
+                        n?
+                    }
+                };
+            }
+        }
+        Ok(total)
+    }
+}
+
+impl Operator for ExpandCount {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        let OpKind::ExpandCount {
+            from,
+            prefix,
+            direction,
+            distinct_from,
+            count_slot,
+            rel_predicate,
+            ..
+        } = &self.node.kind
+        else {
+            unreachable!("ExpandCount built for an ExpandCount node");
+        };
+        let snap = &ctx.q.snapshot;
+        let c = &self.node.c;
+        if prefix.len() != c.hops.len() {
+            return Err(rhizome_common::Error::internal(
+                "ExpandCount prefix was not compiled",
+            ));
+        }
+        let types = c.types.as_ref().expect("compiled types");
+        let hop_steps: Vec<Step<'_>> = prefix
+            .iter()
+            .zip(&c.hops)
+            .map(|(hop, ch)| {
+                Step::new(
+                    snap,
+                    &ch.types,
+                    hop.direction,
+                    &ch.to_labels,
+                    hop.rel_predicate
+                        .as_ref()
+                        .map(|(s, _)| *s)
+                        .zip(ch.predicate.as_ref()),
+                )
+            })
+            .collect();
+        let last = Step::new(
+            snap,
+            types,
+            *direction,
+            &c.to_labels,
+            rel_predicate.as_ref().map(|(s, _)| *s).zip(c.exprs.first()),
+        );
+        let last_plain = PlainHop::of(snap, &last);
+        let walked_plain = last_plain
+            .as_ref()
+            .and_then(|_| PlainHop::of(snap, hop_steps.last()?));
+        let mut cc = CountCtx {
+            snap,
+            eval: Evaluator::new(ctx.q),
+            input: &input,
+            row: 0,
+            prefix: &hop_steps,
+            last: &last,
+            last_plain,
+            walked_plain,
+        };
+        let heavy = !prefix.is_empty();
+        let mut counts: Vec<Value> = Vec::with_capacity(input.len());
+        let (mut bound, mut path) = (Vec::new(), Vec::new());
+        let from_column = input.column(*from).cloned();
+        let mut end = input.len();
+        let mut row = 0;
+        while row < end {
+            if heavy || row % 256 == 0 {
+                if ctx.cancelled() {
+                    return Ok(());
+                }
+                end = maybe_split(&input, row + 1, end, ctx)?;
+            }
+            let source = from_column
+                .as_ref()
+                .and_then(|c| c.node(row))
+                .unwrap_or(NULL_ID);
+            let mut count = 0u64;
+            if source != NULL_ID {
+                excluded_rels(&input, row, distinct_from, &mut bound);
+                path.clear();
+                path.extend(bound.iter().map(|&r| Used::Bound(r)));
+                cc.row = row;
+                count = cc.walk(0, source, &mut path)?;
+            }
+            counts.push(Value::Int(count as i64));
+            row += 1;
+        }
+        let mut chunk = if end == input.len() {
+            input
+        } else {
+            input.select((0..end as u32).collect())
+        };
+        chunk.set_column(*count_slot, Column::new(ColumnData::Values(counts)));
+        ctx.emit(chunk)
+    }
+}

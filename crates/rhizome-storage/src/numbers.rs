@@ -1,0 +1,115 @@
+//! Numeric relationship properties written since the last checkpoint, kept
+//! as dense pages of floats per property key.
+//!
+//! Filters such as `r.weight > 0.5` run once per relationship a traversal
+//! visits. Reading a changed relationship's value from its change record
+//! ([`crate::delta::RelDelta`]) costs several dependent pointer loads; these
+//! pages answer it with one page lookup, and relationships created together
+//! (consecutive ids) share a page, so a node's new relationships are read
+//! like a base column slice. Pages are persistent: a commit copies only the
+//! pages it writes, like the rest of the delta.
+
+use rhizome_common::{RelId, Value};
+use std::sync::Arc;
+
+const PAGE_BITS: u32 = 10;
+const PAGE: usize = 1 << PAGE_BITS;
+const MASK: u64 = PAGE as u64 - 1;
+
+/// Slot value: not written since the checkpoint (read the base column).
+const UNSET: u64 = 0x7ff8_dead_0000_0001;
+/// Slot value: written, and not a number (absent, removed or another type).
+const ABSENT: u64 = 0x7ff8_dead_0000_0002;
+
+/// What the pages know of one relationship's property.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Written {
+    /// Not written since the checkpoint: the base column has the value.
+    Unset,
+    /// Written, and not a number.
+    Absent,
+    /// Written as this number (integers as floats).
+    Number(f64),
+}
+
+/// One property key's numeric values of relationships written since the
+/// checkpoint, by relationship id.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NumberPages {
+    pages: Arc<Vec<Option<Arc<Vec<u64>>>>>,
+}
+
+impl NumberPages {
+    /// Records the value relationship `rel` now has (`None`: none).
+    pub(crate) fn set(&mut self, rel: RelId, value: Option<&Value>) {
+        let bits = match value {
+            Some(Value::Float(x)) if x.is_nan() => f64::NAN.to_bits(),
+            Some(Value::Float(x)) => x.to_bits(),
+            Some(Value::Int(i)) => (*i as f64).to_bits(),
+            _ => ABSENT,
+        };
+        let p = (rel >> PAGE_BITS) as usize;
+        let pages = Arc::make_mut(&mut self.pages);
+        if pages.len() <= p {
+            pages.resize(p + 1, None);
+        }
+        let page = Arc::make_mut(pages[p].get_or_insert_with(|| Arc::new(vec![UNSET; PAGE])));
+        page[(rel & MASK) as usize] = bits;
+    }
+
+    /// What is known of relationship `rel`.
+    #[inline(always)]
+    pub(crate) fn get(&self, rel: RelId) -> Written {
+        let Some(Some(page)) = self.pages.get((rel >> PAGE_BITS) as usize) else {
+            return Written::Unset;
+        };
+        match page[(rel & MASK) as usize] {
+            UNSET => Written::Unset,
+            ABSENT => Written::Absent,
+            bits => Written::Number(f64::from_bits(bits)),
+        }
+    }
+
+    /// True if no relationship with an id in `ids` was written (checked per
+    /// page, so it may say false for an unwritten range that shares a page
+    /// with a written one).
+    #[inline]
+    pub(crate) fn untouched(&self, ids: std::ops::Range<RelId>) -> bool {
+        if ids.is_empty() {
+            return true;
+        }
+        let (first, last) = (ids.start >> PAGE_BITS, (ids.end - 1) >> PAGE_BITS);
+        (first..=last).all(|p| !matches!(self.pages.get(p as usize), Some(Some(_))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_tell_unset_absent_and_numbers_apart() {
+        let mut pages = NumberPages::default();
+        assert_eq!(pages.get(5), Written::Unset);
+        pages.set(5, Some(&Value::Float(0.25)));
+        pages.set(6, Some(&Value::Int(-3)));
+        pages.set(7, Some(&Value::String("x".into())));
+        pages.set(8, None);
+        let old = pages.clone();
+        pages.set(5, Some(&Value::Float(f64::NAN)));
+        assert_eq!(
+            old.get(5),
+            Written::Number(0.25),
+            "earlier versions keep their pages"
+        );
+        assert!(matches!(pages.get(5), Written::Number(x) if x.is_nan()));
+        assert_eq!(pages.get(6), Written::Number(-3.0));
+        assert_eq!(pages.get(7), Written::Absent);
+        assert_eq!(pages.get(8), Written::Absent);
+        assert_eq!(pages.get(9), Written::Unset);
+        assert_eq!(pages.get(5000), Written::Unset);
+        assert!(!pages.untouched(0..10));
+        assert!(pages.untouched(1024..5000));
+        assert!(pages.untouched(3..3));
+    }
+}

@@ -1,0 +1,206 @@
+//! Readers for the hot loops of traversals, resolved once per operator so
+//! that reading over base + delta costs one page lookup on top of the base
+//! path: [`TypeLists`] (one relationship type's lists in one direction) and
+//! [`RelFloats`] (one numeric relationship property).
+
+use crate::catalog::{PropertyKeyId, RelTypeId};
+use crate::column::ColumnView;
+use crate::csr::Csr;
+use crate::delta::AdjMap;
+use crate::numbers::{NumberPages, Written};
+use crate::snapshot::{Direction, Snapshot};
+use rhizome_common::{NodeId, RelId, Value};
+use std::ops::Range;
+
+/// The lists of one relationship type in one direction over base + delta.
+///
+/// A node whose relationships of the type changed since the last checkpoint
+/// has its complete list in the delta ([`TypeLists::changed_list`]); every
+/// other node's list is its slice of the base CSR ([`TypeLists::csr`]), all
+/// of whose relationships are live and unchanged in their endpoints.
+#[derive(Debug, Clone, Copy)]
+pub struct TypeLists<'a> {
+    csr: Csr<'a>,
+    first: RelId,
+    count: u64,
+    changed: Option<&'a AdjMap>,
+}
+
+impl<'a> TypeLists<'a> {
+    /// The base CSR of the type in this direction.
+    #[inline]
+    pub fn csr(&self) -> &Csr<'a> {
+        &self.csr
+    }
+
+    /// First base relationship id of the type: the relationship at outgoing
+    /// position `p` of the base CSR is `first + p`, and `p` is its property row.
+    #[inline]
+    pub fn first(&self) -> RelId {
+        self.first
+    }
+
+    /// The base relationship ids of the type.
+    #[inline]
+    pub fn base_ids(&self) -> Range<RelId> {
+        self.first..self.first + self.count
+    }
+
+    /// The node's complete list (neighbours, relationship ids; sorted by
+    /// neighbour) if its relationships of the type changed since the last
+    /// checkpoint; `None` means the base CSR slice is the list.
+    #[inline]
+    pub fn changed_list(&self, node: NodeId) -> Option<(&'a [NodeId], &'a [RelId])> {
+        self.changed?.get(node)
+    }
+}
+
+/// A numeric relationship property of one type read as floats without
+/// building values: the base column, with the values written since the last
+/// checkpoint in front of it. From [`Snapshot::rel_floats`].
+#[derive(Debug, Clone, Copy)]
+pub struct RelFloats<'a> {
+    /// The base column as plain floats, when it is one.
+    dense: Option<&'a [f64]>,
+    column: Option<&'a ColumnView<'a>>,
+    first: RelId,
+    count: u64,
+    written: Option<&'a NumberPages>,
+}
+
+impl<'a> RelFloats<'a> {
+    /// The value of live relationship `rel` of the type as a float; `None`
+    /// if absent or not a number.
+    #[inline(always)]
+    pub fn get(&self, rel: RelId) -> Option<f64> {
+        if let Some(written) = self.written {
+            match written.get(rel) {
+                Written::Number(x) => return Some(x),
+                Written::Absent => return None,
+                Written::Unset => {}
+            }
+        }
+        let row = rel.wrapping_sub(self.first);
+        if row >= self.count {
+            return None;
+        }
+        if let Some(values) = self.dense {
+            return values.get(row as usize).copied();
+        }
+        self.column_value(row)
+    }
+
+    #[inline(never)]
+    fn column_value(&self, row: u64) -> Option<f64> {
+        match self.column?.get(row) {
+            Value::Float(x) => Some(x),
+            Value::Int(i) => Some(i as f64),
+            _ => None,
+        }
+    }
+
+    /// The base values of property rows `rows` as a plain float slice, if the
+    /// column is one and no relationship of those rows was written since the
+    /// last checkpoint.
+    #[inline]
+    pub fn base_slice(&self, rows: Range<usize>) -> Option<&'a [f64]> {
+        let values = self.dense?.get(rows.clone())?;
+        let ids = self.first + rows.start as u64..self.first + rows.end as u64;
+        self.written
+            .is_none_or(|w| w.untouched(ids))
+            .then_some(values)
+    }
+
+    /// True if the base column is plain floats.
+    #[inline]
+    pub fn is_dense(&self) -> bool {
+        self.dense.is_some()
+    }
+}
+
+/// Traversal readers.
+impl Snapshot {
+    /// The lists of `rel_type` in direction `dir`, if the type has base
+    /// relationships (a type created since the last checkpoint has none:
+    /// read it through [`Snapshot::adjacency`]).
+    pub fn type_lists(&self, rel_type: RelTypeId, dir: Direction) -> Option<TypeLists<'_>> {
+        let view = self.store().rel_view(rel_type)?;
+        let changed = if self.rel_type_changed(rel_type) {
+            self.delta()
+                .adj
+                .get(rel_type as usize)
+                .map(|maps| &maps[usize::from(dir == Direction::Incoming)])
+        } else {
+            None
+        };
+        Some(TypeLists {
+            csr: match dir {
+                Direction::Outgoing => view.outgoing,
+                Direction::Incoming => view.incoming,
+            },
+            first: view.base,
+            count: view.count,
+            changed,
+        })
+    }
+
+    /// Property `key` of `rel_type`'s relationships as floats, over base +
+    /// delta.
+    pub fn rel_floats(&self, rel_type: RelTypeId, key: PropertyKeyId) -> RelFloats<'_> {
+        let view = self.store().rel_view(rel_type);
+        let column = view
+            .and_then(|v| v.columns.get(key as usize))
+            .and_then(|c| c.as_ref());
+        let written = if self.is_base_only() {
+            None
+        } else {
+            self.delta().rel_numbers.get(key as usize)
+        };
+        RelFloats {
+            dense: column.and_then(|c| c.dense_f64()),
+            column,
+            first: view.map_or(0, |v| v.base),
+            count: view.map_or(0, |v| v.count),
+            written,
+        }
+    }
+}
+
+/// Membership tests.
+impl Snapshot {
+    /// True if relationship `rel` is in the `dir` list of `node` for
+    /// `rel_type`, in constant time also when the type changed since the
+    /// last checkpoint: a relationship the delta knows is checked there;
+    /// any other is a live base relationship, whose endpoints the base CSR
+    /// still gives.
+    #[inline]
+    pub fn rel_in_list(
+        &self,
+        rel: RelId,
+        node: NodeId,
+        rel_type: RelTypeId,
+        dir: Direction,
+    ) -> bool {
+        if !self.is_base_only() {
+            if let Some(r) = self.delta().rels.get(rel) {
+                return !r.deleted
+                    && r.rel_type == rel_type
+                    && match dir {
+                        Direction::Outgoing => r.start == node,
+                        Direction::Incoming => r.end == node,
+                    };
+            }
+        }
+        let Some(view) = self.store().rel_view(rel_type) else {
+            return false;
+        };
+        if rel < view.base || rel >= view.base + view.count {
+            return false;
+        }
+        let p = (rel - view.base) as usize;
+        match dir {
+            Direction::Outgoing => view.outgoing.positions(node).contains(&p),
+            Direction::Incoming => view.outgoing.all_neighbours().get(p) == Some(&node),
+        }
+    }
+}

@@ -403,6 +403,52 @@ pub(crate) struct IndexSet {
     pub(crate) base: bool,
     /// Entries of touched nodes (all entries when `base` is false).
     pub(crate) entries: imbl::OrdSet<(IndexValue, NodeId)>,
+    /// The lowest and highest value ever entered since the checkpoint (a
+    /// zone map: removals do not shrink it). A seek of a value outside it
+    /// skips the ordered set: with new nodes taking new key values, most
+    /// seeks of base nodes never search the delta.
+    span: Option<(IndexValue, IndexValue)>,
+}
+
+impl IndexSet {
+    /// No entries yet.
+    pub(crate) fn new(def: IndexDef, base: bool) -> IndexSet {
+        IndexSet {
+            def,
+            base,
+            entries: imbl::OrdSet::new(),
+            span: None,
+        }
+    }
+
+    /// Adds the entry (`value`, `node`).
+    pub(crate) fn insert(&mut self, value: Value, node: NodeId) {
+        let value = IndexValue(value);
+        match &mut self.span {
+            None => self.span = Some((value.clone(), value.clone())),
+            Some((lo, hi)) => {
+                if value < *lo {
+                    *lo = value.clone();
+                } else if value > *hi {
+                    *hi = value.clone();
+                }
+            }
+        }
+        self.entries.insert((value, node));
+    }
+
+    /// Removes the entry (`value`, `node`) if present.
+    pub(crate) fn remove(&mut self, value: Value, node: NodeId) {
+        self.entries.remove(&(IndexValue(value), node));
+    }
+
+    /// False if no entry can have a value equal to `value`.
+    #[inline]
+    pub(crate) fn may_hold(&self, value: &Value) -> bool {
+        self.span.as_ref().is_some_and(|(lo, hi)| {
+            index_order(value, &lo.0).is_ge() && index_order(value, &hi.0).is_le()
+        })
+    }
 }
 
 /// One version of the changes since the last checkpoint (see the module docs).
@@ -507,11 +553,7 @@ impl Delta {
         let index_sets = schema
             .indexes
             .iter()
-            .map(|&def| IndexSet {
-                def,
-                base: base_indexes.contains(&def),
-                entries: imbl::OrdSet::new(),
-            })
+            .map(|&def| IndexSet::new(def, base_indexes.contains(&def)))
             .collect();
         Delta {
             changed: false,

@@ -499,7 +499,7 @@ impl Snapshot {
         }
         if let (Bound::Included(a), Bound::Included(b)) = (lower, upper) {
             if std::ptr::eq(a, b) || a == b {
-                return self.delta_index_equal(label, key, a).map(Cow::Owned);
+                return self.delta_index_equal(label, key, a);
             }
         }
         self.delta_index_range(label, key, lower, upper)
@@ -508,34 +508,40 @@ impl Snapshot {
 
     /// Base entries of untouched nodes and the delta's entries equal to
     /// `value`, in node order: the seek of one value, without reading the
-    /// values of the nodes found.
+    /// values of the nodes found, and borrowed from the base index when the
+    /// delta changes nothing about the value.
     fn delta_index_equal(
         &self,
         label: LabelId,
         key: PropertyKeyId,
         value: &Value,
-    ) -> Option<Vec<NodeId>> {
+    ) -> Option<Cow<'_, [NodeId]>> {
         let def = IndexDef { label, key };
         let set = self.delta.index_sets.iter().find(|s| s.def == def)?;
-        let mut out = Vec::new();
-        if set.base {
-            if let Some(index) = self.store.index(label, key) {
-                let value_of = |n| self.store.node_property(n, key);
-                let found = index.range(Bound::Included(value), Bound::Included(value), &value_of);
-                out.extend(found.iter().copied().filter(|&n| !self.touched(n)));
-            }
+        let found = match self.store.index(label, key).filter(|_| set.base) {
+            Some(index) => index.range(Bound::Included(value), Bound::Included(value), &|n| {
+                self.store.node_property(n, key)
+            }),
+            None => &[],
+        };
+        let in_delta = set.may_hold(value);
+        if !in_delta && found.iter().all(|&n| !self.touched(n)) {
+            return Some(Cow::Borrowed(found));
         }
+        let mut out: Vec<NodeId> = found.iter().copied().filter(|&n| !self.touched(n)).collect();
         let from_base = out.len();
-        let probe = IndexValue(value.clone());
-        let bounds = (
-            Bound::Included((probe.clone(), 0)),
-            Bound::Included((probe, NodeId::MAX)),
-        );
-        out.extend(set.entries.range(bounds).map(|(_, n)| *n));
+        if in_delta {
+            let probe = IndexValue(value.clone());
+            let bounds = (
+                Bound::Included((probe.clone(), 0)),
+                Bound::Included((probe, NodeId::MAX)),
+            );
+            out.extend(set.entries.range(bounds).map(|(_, n)| *n));
+        }
         if from_base > 0 && out.len() > from_base {
             out.sort_unstable();
         }
-        Some(out)
+        Some(Cow::Owned(out))
     }
 
     /// Base entries of untouched nodes merged with the delta's entries, in value order.

@@ -24,7 +24,7 @@
 
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::database::Shared;
-use crate::delta::{set_prop, AdjList, Delta, IndexSet, IndexValue, NodeDelta, RelDelta};
+use crate::delta::{set_prop, AdjList, Delta, IndexSet, NodeDelta, RelDelta};
 use crate::index::index_order;
 use crate::schema::{IndexDef, Schema, SchemaName, SchemaObjectKind};
 use crate::snapshot::{Direction, GraphRead, NeighbourBatch, RelInfo, Snapshot};
@@ -202,10 +202,10 @@ impl TxnState {
         for ((set, b), a) in sets.iter_mut().zip(before).zip(after) {
             if b != a {
                 if let Some(b) = b {
-                    set.entries.remove(&(IndexValue(b), node));
+                    set.remove(b, node);
                 }
                 if let Some(a) = a {
-                    set.entries.insert((IndexValue(a), node));
+                    set.insert(a, node);
                 }
             }
         }
@@ -225,7 +225,7 @@ impl TxnState {
             });
             for (set, v) in d.index_sets.iter_mut().zip(entries) {
                 if let Some(v) = v {
-                    set.entries.insert((IndexValue(v), node));
+                    set.insert(v, node);
                 }
             }
         }
@@ -613,27 +613,27 @@ impl TxnState {
             return Ok(false);
         };
         let base = self.snap.store().index(def.label, def.key).is_some();
-        let mut entries = imbl::OrdSet::new();
+        let mut set = IndexSet::new(def, base);
         if base {
             // Untouched nodes are answered by the base index.
             for (n, d) in self.snap.delta().nodes.iter() {
                 if !d.deleted && d.labels.binary_search(&def.label).is_ok() {
                     let v = self.snap.node_property(n, def.key);
                     if !v.is_null() {
-                        entries.insert((IndexValue(v), n));
+                        set.insert(v, n);
                     }
                 }
             }
         } else {
             for (v, n) in self.values_of(def.label, def.key) {
-                entries.insert((IndexValue(v), n));
+                set.insert(v, n);
             }
         }
         let d = self.delta();
         let schema = Arc::make_mut(&mut d.schema);
         schema.indexes.push(def);
         add_name(schema, name, SchemaObjectKind::Index, def);
-        d.index_sets.push(IndexSet { def, base, entries });
+        d.index_sets.push(set);
         self.counters.indexes_added += 1;
         self.record(Op::CreateIndex {
             label: label.to_string(),

@@ -5,11 +5,13 @@
 //! other crate can depend on this one without cycles.
 
 pub mod error;
+pub mod hash;
 pub mod ids;
 pub mod temporal;
 pub mod value;
 
 pub use error::{Error, ErrorKind, Position, Result};
+pub use hash::{IdBuildHasher, IdHasher};
 pub use ids::{NodeId, RelId};
 pub use temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
 pub use value::{PathValue, Value};

@@ -34,9 +34,21 @@ pub(crate) enum Written {
 
 /// One property key's numeric values of relationships written since the
 /// checkpoint, by relationship id.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct NumberPages {
     pages: Arc<Vec<Option<Arc<Vec<u64>>>>>,
+    /// The lowest id written: reads below it (base relationships, when
+    /// only new ones were written) skip the page vector.
+    low: RelId,
+}
+
+impl Default for NumberPages {
+    fn default() -> Self {
+        NumberPages {
+            pages: Arc::default(),
+            low: RelId::MAX,
+        }
+    }
 }
 
 impl NumberPages {
@@ -48,6 +60,7 @@ impl NumberPages {
             Some(Value::Int(i)) => (*i as f64).to_bits(),
             _ => ABSENT,
         };
+        self.low = self.low.min(rel);
         let p = (rel >> PAGE_BITS) as usize;
         let pages = Arc::make_mut(&mut self.pages);
         if pages.len() <= p {
@@ -60,6 +73,9 @@ impl NumberPages {
     /// What is known of relationship `rel`.
     #[inline(always)]
     pub(crate) fn get(&self, rel: RelId) -> Written {
+        if rel < self.low {
+            return Written::Unset;
+        }
         let Some(Some(page)) = self.pages.get((rel >> PAGE_BITS) as usize) else {
             return Written::Unset;
         };
@@ -75,7 +91,7 @@ impl NumberPages {
     /// with a written one).
     #[inline]
     pub(crate) fn untouched(&self, ids: std::ops::Range<RelId>) -> bool {
-        if ids.is_empty() {
+        if ids.is_empty() || ids.end <= self.low {
             return true;
         }
         let (first, last) = (ids.start >> PAGE_BITS, (ids.end - 1) >> PAGE_BITS);

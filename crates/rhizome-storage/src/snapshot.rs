@@ -528,7 +528,11 @@ impl Snapshot {
         if !in_delta && found.iter().all(|&n| !self.touched(n)) {
             return Some(Cow::Borrowed(found));
         }
-        let mut out: Vec<NodeId> = found.iter().copied().filter(|&n| !self.touched(n)).collect();
+        let mut out: Vec<NodeId> = found
+            .iter()
+            .copied()
+            .filter(|&n| !self.touched(n))
+            .collect();
         let from_base = out.len();
         if in_delta {
             let probe = IndexValue(value.clone());

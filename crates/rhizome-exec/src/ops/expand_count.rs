@@ -18,10 +18,12 @@ use crate::chunk::{Chunk, Column, ColumnData, NULL_ID};
 use crate::compile::{CExpr, CNode, Types};
 use crate::expr::{Evaluator, Row};
 use crate::pipeline::{Operator, TaskCtx};
+use rhizome_common::IdBuildHasher;
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::{BinaryOp, ExpandDirection, OpKind, Slot};
 use rhizome_storage::{Direction, LabelId, RelFloats, RelTypeId, Snapshot, TypeLists};
-use std::cell::Cell;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Answers "is relationship `r` in the `d`-list of `node` for type `t`" in
@@ -299,18 +301,16 @@ struct PlainHop<'a> {
     lists: TypeLists<'a>,
     filter: Option<(NumericRelFilter, RelFloats<'a>)>,
     members: &'a ListMembership<'a>,
-    /// Filtered counts of changed lists, by node (direct-mapped): a changed
-    /// list is filtered entry by entry, not as a column slice, and the walk
-    /// counts the same node's list once per path that reaches it.
-    changed_counts: Box<[Cell<(NodeId, u64)>]>,
+    /// Filtered counts of changed lists by node, when the hop is counted
+    /// after a walk: a changed list is filtered entry by entry, not as a
+    /// column slice, and the walk reaches the same node once per path.
+    changed_counts: Option<RefCell<HashMap<NodeId, u64, IdBuildHasher>>>,
 }
 
-/// Entries of [`PlainHop::changed_counts`] (a power of two).
-const CHANGED_COUNTS: usize = 4096;
-
 impl<'a> PlainHop<'a> {
-    /// The step as a plain hop, if it is one.
-    fn of(snap: &'a Snapshot, step: &'a Step<'a>) -> Option<PlainHop<'a>> {
+    /// The step as a plain hop, if it is one; `after_walk` if it is counted
+    /// after walked hops (see [`PlainHop::changed_counts`]).
+    fn of(snap: &'a Snapshot, step: &'a Step<'a>, after_walk: bool) -> Option<PlainHop<'a>> {
         let [(t, d)] = step.walks.as_slice() else {
             return None;
         };
@@ -323,16 +323,14 @@ impl<'a> PlainHop<'a> {
             (Some(_), None) => return None,
         };
         let lists = snap.type_lists(*t, *d)?;
-        let memo = filter.is_some() && snap.rel_type_changed(*t);
+        let memo = after_walk && filter.is_some() && snap.rel_type_changed(*t);
         Some(PlainHop {
             rel_type: *t,
             dir: *d,
             lists,
             filter,
             members: &step.members[0],
-            changed_counts: (0..if memo { CHANGED_COUNTS } else { 0 })
-                .map(|_| Cell::new((NULL_ID, 0)))
-                .collect(),
+            changed_counts: memo.then(RefCell::default),
         })
     }
 
@@ -352,17 +350,14 @@ impl<'a> PlainHop<'a> {
             Some((_, rels)) => match &self.filter {
                 None => rels.len() as u64,
                 Some((f, v)) => {
-                    let slot = &self.changed_counts[source as usize & (CHANGED_COUNTS - 1)];
-                    match slot.get() {
-                        (node, n) if node == source => n,
-                        _ => {
-                            let n = rels
-                                .iter()
-                                .filter(|&&r| v.get(r).is_some_and(|x| f.test(x)))
-                                .count() as u64;
-                            slot.set((source, n));
-                            n
-                        }
+                    let count = || {
+                        rels.iter()
+                            .filter(|&&r| v.get(r).is_some_and(|x| f.test(x)))
+                            .count() as u64
+                    };
+                    match &self.changed_counts {
+                        Some(memo) => *memo.borrow_mut().entry(source).or_insert_with(count),
+                        None => count(),
                     }
                 }
             },
@@ -620,10 +615,10 @@ impl Operator for ExpandCount {
             &c.to_labels,
             rel_predicate.as_ref().map(|(s, _)| *s).zip(c.exprs.first()),
         );
-        let last_plain = PlainHop::of(snap, &last);
+        let last_plain = PlainHop::of(snap, &last, !hop_steps.is_empty());
         let walked_plain = last_plain
             .as_ref()
-            .and_then(|_| PlainHop::of(snap, hop_steps.last()?));
+            .and_then(|_| PlainHop::of(snap, hop_steps.last()?, hop_steps.len() > 1));
         let mut cc = CountCtx {
             snap,
             eval: Evaluator::new(ctx.q),

@@ -197,6 +197,9 @@ enum AdjSlot {
     Empty,
     Loose(Arc<Vec<Option<AdjList>>>),
     Packed {
+        /// Bit `i` says node `i` has a list: most lookups (nodes without
+        /// one) read this inline word and nothing else.
+        present: [u64; PAGE / 64],
         /// `PAGE + 1` offsets; bit 31 of `offsets[i]` says node `i` has a list.
         offsets: Arc<[u32]>,
         neighbours: Arc<[NodeId]>,
@@ -210,10 +213,12 @@ impl AdjSlot {
         let total: usize = loose.iter().flatten().map(|l| l.neighbours.len()).sum();
         let mut neighbours = Vec::with_capacity(total);
         let mut rels = Vec::with_capacity(total);
-        for slot in loose {
+        let mut present = [0u64; PAGE / 64];
+        for (i, slot) in loose.iter().enumerate() {
             let start = neighbours.len() as u32;
             match slot {
                 Some(l) => {
+                    present[i / 64] |= 1 << (i % 64);
                     offsets.push(start | PRESENT);
                     neighbours.extend_from_slice(&l.neighbours);
                     rels.extend_from_slice(&l.rels);
@@ -223,6 +228,7 @@ impl AdjSlot {
         }
         offsets.push(neighbours.len() as u32);
         AdjSlot::Packed {
+            present,
             offsets: offsets.into(),
             neighbours: neighbours.into(),
             rels: rels.into(),
@@ -237,6 +243,7 @@ impl AdjSlot {
                 offsets,
                 neighbours,
                 rels,
+                ..
             } => (0..PAGE)
                 .map(|i| {
                     (offsets[i] & PRESENT != 0).then(|| {
@@ -264,19 +271,20 @@ pub(crate) struct AdjMap {
 
 impl AdjMap {
     /// The list of `node` (neighbours, relationship ids), if the delta has one.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&self, node: NodeId) -> Option<(&[NodeId], &[RelId])> {
         let i = (node & MASK) as usize;
         match self.pages.get((node >> PAGE_BITS) as usize)? {
             AdjSlot::Packed {
+                present,
                 offsets,
                 neighbours,
                 rels,
             } => {
-                let a = offsets[i];
-                if a & PRESENT == 0 {
+                if present[i / 64] & (1 << (i % 64)) == 0 {
                     return None;
                 }
+                let a = offsets[i];
                 let (a, b) = (
                     (a & !PRESENT) as usize,
                     (offsets[i + 1] & !PRESENT) as usize,

@@ -21,7 +21,7 @@ use crate::pipeline::{Operator, TaskCtx};
 use rhizome_common::IdBuildHasher;
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::{BinaryOp, ExpandDirection, OpKind, Slot};
-use rhizome_storage::{Direction, LabelId, RelFloats, RelTypeId, Snapshot, TypeLists};
+use rhizome_storage::{Direction, GraphRead, LabelId, RelFloats, RelTypeId, Snapshot, TypeLists};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -72,9 +72,10 @@ impl<'a> ListMembership<'a> {
 /// A relationship the walk must not use again.
 #[derive(Debug, Clone, Copy)]
 enum Used {
-    /// Bound by the input row.
+    /// Bound by the input row, endpoints not looked up.
     Bound(RelId),
-    /// Walked by this operator, so its type and endpoints are known.
+    /// Walked by this operator (or bound by the input row and looked up),
+    /// so its type and endpoints are known.
     Walked {
         rel: RelId,
         rel_type: RelTypeId,
@@ -500,23 +501,37 @@ impl<'a> CountCtx<'a, '_> {
                 continue;
             }
             for i in 0..adj.len() {
-                let neighbour = adj.neighbours[i];
-                if skip_entry(step.direction, d, source, neighbour) {
-                    continue;
-                }
-                if !step.labels.is_empty() && !has_labels(snap, neighbour, step.labels) {
-                    continue;
-                }
-                let r = adj.rel_id(i);
-                if uses(excluded, r) {
-                    continue;
-                }
-                if step.passes(&self.eval, self.input, self.row, w, r)? {
+                let (neighbour, r) = (adj.neighbours[i], adj.rel_id(i));
+                if self.matches(step, w, d, source, neighbour, r, excluded)? {
                     count += 1;
                 }
             }
         }
         Ok(count)
+    }
+
+    /// Whether entry (`neighbour`, `r`) of `node`'s list of walk `w` (direction
+    /// `d`) of `step` is a match: not an undirected self-loop seen twice,
+    /// labels and predicate hold, `r` not in `used`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn matches(
+        &self,
+        step: &Step<'_>,
+        w: usize,
+        d: Direction,
+        node: NodeId,
+        neighbour: NodeId,
+        r: RelId,
+        used: &[Used],
+    ) -> Result<bool> {
+        if skip_entry(step.direction, d, node, neighbour)
+            || (!step.labels.is_empty() && !has_labels(self.snap, neighbour, step.labels))
+            || uses(used, r)
+        {
+            return Ok(false);
+        }
+        step.passes(&self.eval, self.input, self.row, w, r)
     }
 
     /// Walks prefix hops `level..` from `node`; `path` holds the excluded
@@ -540,18 +555,8 @@ impl<'a> CountCtx<'a, '_> {
         for (w, &(t, d)) in step.walks.iter().enumerate() {
             let adj = snap.adjacency(node, t, d);
             for i in 0..adj.len() {
-                let neighbour = adj.neighbours[i];
-                if skip_entry(step.direction, d, node, neighbour) {
-                    continue;
-                }
-                if !step.labels.is_empty() && !has_labels(snap, neighbour, step.labels) {
-                    continue;
-                }
-                let r = adj.rel_id(i);
-                if uses(path, r) {
-                    continue;
-                }
-                if !step.passes(&self.eval, self.input, self.row, w, r)? {
+                let (neighbour, r) = (adj.neighbours[i], adj.rel_id(i));
+                if !self.matches(step, w, d, node, neighbour, r, path)? {
                     continue;
                 }
                 let walked = Used::walked(r, t, d, node, neighbour);
@@ -650,7 +655,17 @@ impl Operator for ExpandCount {
             if source != NULL_ID {
                 excluded_rels(&input, row, distinct_from, &mut bound);
                 path.clear();
-                path.extend(bound.iter().map(|&r| Used::Bound(r)));
+                path.extend(bound.iter().map(|&r| match snap.relationship(r) {
+                    // A walk tests them once per list it counts: look the
+                    // endpoints up once per row instead.
+                    Some(info) if heavy => Used::Walked {
+                        rel: r,
+                        rel_type: info.rel_type,
+                        start: info.start,
+                        end: info.end,
+                    },
+                    _ => Used::Bound(r),
+                }));
                 cc.row = row;
                 count = cc.walk(0, source, &mut path)?;
             }

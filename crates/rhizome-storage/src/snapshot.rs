@@ -535,12 +535,16 @@ impl Snapshot {
             .collect();
         let from_base = out.len();
         if in_delta {
-            let probe = IndexValue(value.clone());
-            let bounds = (
-                Bound::Included((probe.clone(), 0)),
-                Bound::Included((probe, NodeId::MAX)),
-            );
-            out.extend(set.entries.range(bounds).map(|(_, n)| *n));
+            // Seek by seek (no iterator state to allocate): usually one hit.
+            let mut key = (IndexValue(value.clone()), 0);
+            while let Some((v, n)) = set.entries.get_next(&key) {
+                if *v != key.0 {
+                    break;
+                }
+                out.push(*n);
+                let Some(next) = n.checked_add(1) else { break };
+                key.1 = next;
+            }
         }
         if from_base > 0 && out.len() > from_base {
             out.sort_unstable();

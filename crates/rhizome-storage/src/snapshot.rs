@@ -918,10 +918,7 @@ impl GraphRead for Snapshot {
                 .seek(value, &|n| self.store.node_property(n, key))
                 .to_vec()
         } else {
-            self.delta_index_range(label, key, Bound::Included(value), Bound::Included(value))?
-                .into_iter()
-                .map(|(_, n)| n)
-                .collect()
+            self.delta_index_equal(label, key, value)?.into_owned()
         };
         nodes.sort_unstable();
         Some(nodes)

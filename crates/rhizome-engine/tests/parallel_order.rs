@@ -4,6 +4,9 @@
 
 use rhizome_common::Value;
 use rhizome_engine::{Engine, QueryOptions};
+use rhizome_exec::scheduler::WorkerPool;
+use rhizome_import::generate::{generate_likes, LikesOptions};
+use rhizome_import::{import, NoProgress};
 use std::collections::BTreeMap;
 
 fn rows(engine: &Engine, query: &str, threads: usize) -> Vec<Vec<Value>> {
@@ -51,4 +54,119 @@ fn parallel_results_equal_single_worker_results() {
         sorted(rows(&engine, query, 2)),
         sorted(rows(&engine, query, 1))
     );
+}
+
+/// Rows of `query` with `params` on `pool`, using at most `threads` workers.
+fn rows_on(
+    engine: &Engine,
+    pool: &WorkerPool,
+    query: &str,
+    params: &BTreeMap<String, Value>,
+    threads: usize,
+) -> Vec<Vec<Value>> {
+    let options = QueryOptions {
+        threads: Some(threads),
+        pool: Some(pool.clone()),
+        ..QueryOptions::default()
+    };
+    engine
+        .execute(query, params.clone(), &options)
+        .unwrap_or_else(|e| panic!("{query}: {e}"))
+        .rows
+}
+
+/// `(morsels, workers)` of the first `Unwind` line of a PROFILE text.
+fn unwind_profile(text: &str) -> (u64, u64) {
+    let line = text
+        .lines()
+        .find(|l| l.contains("Unwind"))
+        .unwrap_or_else(|| panic!("no Unwind in\n{text}"));
+    let field = |name: &str| -> u64 {
+        let at = line
+            .find(name)
+            .unwrap_or_else(|| panic!("{name} in {line}"))
+            + name.len();
+        line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {line}"))
+    };
+    (field("morsels="), field("workers="))
+}
+
+#[test]
+fn a_large_unwound_parameter_is_split_over_workers_with_the_same_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, db) = (dir.path().join("csv"), dir.path().join("db"));
+    let options = generate_likes(
+        &csv,
+        &LikesOptions {
+            persons: 2000,
+            items: 50,
+            likes_per_person: 3,
+            seed: 5,
+        },
+    )
+    .unwrap();
+    import(&db, &options, &NoProgress).unwrap();
+    let engine = Engine::open(&db).unwrap();
+    let pool = WorkerPool::new(2);
+    // Ids spread over (and beyond) the persons, with nulls and a string.
+    let mut ids: Vec<Value> = (0..40_000i64)
+        .map(|i| Value::Int(i * 7919 % 2100))
+        .collect();
+    ids[17] = Value::Null;
+    ids[30_000] = Value::String("not an id".into());
+    let params = BTreeMap::from([("ids".to_string(), Value::List(ids.clone()))]);
+    let sorted = |mut r: Vec<Vec<Value>>| {
+        r.sort_by_key(|row| format!("{row:?}"));
+        r
+    };
+    let unordered = [
+        "UNWIND $ids AS id MATCH (p:Person {id: id})-[:LIKES]->(i) RETURN count(*)",
+        "UNWIND $ids AS id MATCH (p:Person {id: id})-[:LIKES]->(i) RETURN id, i.id",
+        "UNWIND $ids AS id RETURN id",
+        "UNWIND [0, 1] AS k UNWIND $ids AS id RETURN k, id",
+    ];
+    for query in unordered {
+        let one = sorted(rows_on(&engine, &pool, query, &params, 1));
+        assert!(!one.is_empty(), "{query}");
+        for _ in 0..3 {
+            assert_eq!(
+                sorted(rows_on(&engine, &pool, query, &params, 2)),
+                one,
+                "{query}"
+            );
+        }
+    }
+    // Where the list's order decides which rows are kept, it is kept.
+    let first: Vec<Vec<Value>> = ids[..5000].iter().map(|v| vec![v.clone()]).collect();
+    let after: Vec<Vec<Value>> = ids[3..].iter().map(|v| vec![v.clone()]).collect();
+    for threads in [1, 2] {
+        let limit = "UNWIND $ids AS id RETURN id LIMIT 5000";
+        assert_eq!(rows_on(&engine, &pool, limit, &params, threads), first);
+        let skip = "UNWIND $ids AS id WITH id SKIP 3 RETURN id";
+        assert_eq!(rows_on(&engine, &pool, skip, &params, threads), after);
+    }
+    // PROFILE shows the unwind's work on both workers (the second worker is
+    // idle when the query starts, so the first split happens at once; a few
+    // tries in case the machine is busy).
+    let profile =
+        "PROFILE UNWIND $ids AS id MATCH (p:Person {id: id})-[:LIKES]->(i) RETURN count(*)";
+    let options = QueryOptions {
+        threads: Some(2),
+        pool: Some(pool.clone()),
+        ..QueryOptions::default()
+    };
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let result = engine.execute(profile, params.clone(), &options).unwrap();
+        let (morsels, workers) = unwind_profile(&result.profile.unwrap().text);
+        if morsels > 1 && workers == 2 {
+            return;
+        }
+        seen.push((morsels, workers));
+    }
+    panic!("Unwind ran as (morsels, workers) {seen:?}");
 }

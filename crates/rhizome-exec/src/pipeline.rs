@@ -9,7 +9,7 @@
 //! Pipelines run one after another in dependency order; inside one, every
 //! source chunk is a task on the worker pool, and operators split their
 //! remaining work into new tasks at their own stage when workers are idle
-//! ([`TaskCtx::can_split`], [`TaskCtx::spawn`]), so even a query that starts
+//! ([`TaskCtx::split_off`]), so even a query that starts
 //! at one node fans out over all workers.
 //!
 //! The same pipelines run *inline* (on the current thread, without the pool)
@@ -23,6 +23,7 @@ use crate::ops;
 use crate::scheduler::CancelToken;
 use rhizome_common::{Error, ErrorKind, Result};
 use rhizome_plan::OpKind;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -184,15 +185,6 @@ impl<'a> TaskCtx<'a> {
         push_at(pipe, self.stage + 1, chunk, self)
     }
 
-    /// Pushes a chunk to the next stage, on another worker when one is idle
-    /// (operators that produce many chunks from one input use it to fan out).
-    pub fn emit_shared(&mut self, chunk: Chunk) -> Result<()> {
-        if self.can_split() {
-            return self.spawn(move |ctx| ctx.emit(chunk));
-        }
-        self.emit(chunk)
-    }
-
     /// True if the pipeline (or the query) was stopped; operators check it
     /// between chunks and in long loops.
     #[inline]
@@ -256,6 +248,31 @@ impl<'a> TaskCtx<'a> {
             shared.task_done();
         }));
         Ok(())
+    }
+
+    /// Hands the second half of the work `next..end` still to do to a new
+    /// task at the current stage when that helps now ([`TaskCtx::can_split`])
+    /// and at least `min` (and 2) items remain; returns the end of the part
+    /// the calling task keeps. `part` makes the new task's work for the half
+    /// it takes over. Operators call it between pieces of work, so one big
+    /// input (a start node's neighbours, a long unwound list) is cut in
+    /// halves for as long as workers are idle.
+    pub fn split_off<W>(
+        &mut self,
+        next: usize,
+        end: usize,
+        min: usize,
+        part: impl FnOnce(Range<usize>) -> W,
+    ) -> Result<usize>
+    where
+        W: FnOnce(&mut TaskCtx<'_>) -> Result<()> + Send + 'static,
+    {
+        if end.saturating_sub(next) < min.max(2) || !self.can_split() {
+            return Ok(end);
+        }
+        let mid = next + (end - next) / 2;
+        self.spawn(part(mid..end))?;
+        Ok(mid)
     }
 
     /// Pushes `chunk` into the current stage again (used to hand a split off).

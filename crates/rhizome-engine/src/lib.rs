@@ -6,6 +6,11 @@
 //! pool. `EXPLAIN` returns the plan without running it; `PROFILE` runs it and
 //! returns per-operator counters. The command line, the servers and the
 //! Python bindings all go through this one function.
+//!
+//! Plans are cached by statement text and parameter names (never values)
+//! and used again for as long as the planner's questions about the data get
+//! the same answers (see `plan_cache`): a repeated statement skips parsing,
+//! analysis and planning, and a new index is used at once.
 
 use rhizome_common::{Error, ErrorKind, Result, Value};
 use rhizome_cypher::semantic::{ProcedureSignature, Type};
@@ -18,8 +23,11 @@ use rhizome_storage::{Database, Snapshot, WriteTxn};
 
 pub use rhizome_storage::WriteCounters;
 
+mod plan_cache;
 mod schema;
 mod transaction;
+pub use plan_cache::PlanCacheStats;
+use plan_cache::{PlanCache, Recording};
 use schema::SchemaCommand;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -71,6 +79,16 @@ pub struct Engine {
     /// statements): `db.checkpoint()` fails at once there instead of
     /// waiting for the lock its own transaction holds.
     procedures_holding_writer: Arc<Procedures>,
+    /// Plans of statements run before (for these procedures).
+    plans: Arc<PlanCache>,
+}
+
+/// A statement ready to run.
+enum Prepared {
+    /// A schema command (not planned).
+    Schema(rhizome_cypher::ast::Statement, SchemaCommand),
+    /// A planned statement, possibly from the plan cache.
+    Plan(Arc<rhizome_planner::PlannedStatement>),
 }
 
 /// `db.checkpoint()`: merges the delta layer into a new segment.
@@ -189,6 +207,7 @@ impl Engine {
             procedures: with(checkpoint_procedure(Some(db.clone()))),
             procedures_holding_writer: with(checkpoint_procedure(None)),
             db,
+            plans: Arc::default(),
         }
     }
 
@@ -197,32 +216,64 @@ impl Engine {
         &self.db
     }
 
-    /// Adds a procedure callable from queries run after this call.
+    /// Adds a procedure callable from queries run after this call. Plans
+    /// made before are not used by this engine any more (they were checked
+    /// against the old procedures).
     pub fn register_procedure(&mut self, procedure: Procedure) {
         Arc::make_mut(&mut self.procedures).register(procedure.clone());
         Arc::make_mut(&mut self.procedures_holding_writer).register(procedure);
+        self.plans = Arc::default();
+    }
+
+    /// Counters of the plan cache (shared by this engine's clones).
+    pub fn plan_cache_stats(&self) -> PlanCacheStats {
+        self.plans.stats()
     }
 
     /// Parses, checks and plans `query` without running it; returns the plan text.
     pub fn explain(&self, query: &str, params: &BTreeMap<String, Value>) -> Result<String> {
-        let snapshot = self.db.snapshot();
-        let statement = rhizome_cypher::parse(query)?;
-        if schema::classify(&statement)?.is_some() {
-            return Err(Error::new(
+        match self.prepare(query, params, &self.db.snapshot())? {
+            Prepared::Plan(planned) => Ok(rhizome_planner::explain(&planned)),
+            Prepared::Schema(..) => Err(Error::new(
                 ErrorKind::SemanticError,
                 "a schema command has no query plan",
-            ));
+            )),
         }
-        let planned = self.plan(&statement, query, params, &snapshot)?;
-        Ok(rhizome_planner::explain(&planned))
     }
 
+    /// The cached plan of `query` if it still holds for `snapshot`, else
+    /// the statement parsed and (unless it is a schema command) planned and
+    /// cached.
+    fn prepare(
+        &self,
+        query: &str,
+        params: &BTreeMap<String, Value>,
+        snapshot: &Snapshot,
+    ) -> Result<Prepared> {
+        let context = Context {
+            snapshot,
+            procedures: &self.procedures,
+        };
+        if let Some(planned) = self.plans.get(query, params, &context) {
+            return Ok(Prepared::Plan(planned));
+        }
+        let statement = rhizome_cypher::parse(query)?;
+        if let Some(command) = schema::classify(&statement)? {
+            return Ok(Prepared::Schema(statement, command));
+        }
+        let recording = Recording::new(&context);
+        let planned = Arc::new(self.plan(&statement, query, params, &recording)?);
+        self.plans.insert(query, params, recording, planned.clone());
+        Ok(Prepared::Plan(planned))
+    }
+
+    /// Analyses and plans a parsed statement, asking `context` about the data.
     fn plan(
         &self,
         statement: &rhizome_cypher::ast::Statement,
         query: &str,
         params: &BTreeMap<String, Value>,
-        snapshot: &Snapshot,
+        context: &dyn PlannerContext,
     ) -> Result<rhizome_planner::PlannedStatement> {
         let options = AnalyzeOptions {
             procedures: Some(
@@ -246,11 +297,7 @@ impl Engine {
             parameters: Some(params.keys().cloned().collect()),
         };
         let analyzed = rhizome_cypher::analyze_with(statement, query, &options)?;
-        let context = Context {
-            snapshot,
-            procedures: &self.procedures,
-        };
-        rhizome_planner::plan_statement(&analyzed, &context)
+        rhizome_planner::plan_statement(&analyzed, context)
     }
 
     /// Runs one statement with `params`.
@@ -277,19 +324,19 @@ impl Engine {
         txn: Option<&mut WriteTxn>,
     ) -> Result<QueryResult> {
         let start = Instant::now();
-        let statement = rhizome_cypher::parse(query)?;
         let snapshot = match &txn {
             Some(txn) => txn.snapshot(),
             None => self.db.snapshot(),
         };
-        match schema::classify(&statement)? {
-            Some(SchemaCommand::Show) => return Ok(show_schema(&statement, &snapshot, start)),
-            Some(SchemaCommand::Change) => {
+        let planned = match self.prepare(query, &params, &snapshot)? {
+            Prepared::Plan(planned) => planned,
+            Prepared::Schema(statement, SchemaCommand::Show) => {
+                return Ok(show_schema(&statement, &snapshot, start))
+            }
+            Prepared::Schema(statement, SchemaCommand::Change) => {
                 return self.write(txn, |txn| change_schema(&statement, txn, start))
             }
-            None => {}
-        }
-        let planned = self.plan(&statement, query, &params, &snapshot)?;
+        };
         if planned.explain {
             return Ok(explained(&planned, start));
         }

@@ -149,9 +149,10 @@ fn a_large_unwound_parameter_is_split_over_workers_with_the_same_results() {
         let skip = "UNWIND $ids AS id WITH id SKIP 3 RETURN id";
         assert_eq!(rows_on(&engine, &pool, skip, &params, threads), after);
     }
-    // PROFILE shows the unwind's work on both workers (the second worker is
-    // idle when the query starts, so the first split happens at once; a few
-    // tries in case the machine is busy).
+    // PROFILE shows the unwind's work on more than one thread (the workers
+    // are idle when the query starts, so the first split happens at once; a
+    // few tries in case the machine is busy). The thread waiting for the
+    // query runs tasks too, so up to 3 distinct threads may show.
     let profile =
         "PROFILE UNWIND $ids AS id MATCH (p:Person {id: id})-[:LIKES]->(i) RETURN count(*)";
     let options = QueryOptions {
@@ -163,7 +164,7 @@ fn a_large_unwound_parameter_is_split_over_workers_with_the_same_results() {
     for _ in 0..5 {
         let result = engine.execute(profile, params.clone(), &options).unwrap();
         let (morsels, workers) = unwind_profile(&result.profile.unwrap().text);
-        if morsels > 1 && workers == 2 {
+        if morsels > 1 && workers >= 2 {
             return;
         }
         seen.push((morsels, workers));

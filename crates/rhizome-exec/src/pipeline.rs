@@ -20,7 +20,7 @@ use crate::chunk::Chunk;
 use crate::compile::CNode;
 use crate::context::QueryContext;
 use crate::ops;
-use crate::scheduler::CancelToken;
+use crate::scheduler::{CancelToken, Task};
 use rhizome_common::{Error, ErrorKind, Result};
 use rhizome_plan::OpKind;
 use std::ops::Range;
@@ -106,6 +106,8 @@ impl SharedRun {
     /// Waits until every task counted in `outstanding` is done (the caller's
     /// own count included), then rearms for the next wave of tasks.
     fn wait(&self) {
+        // Rather than sleep while tasks wait for a worker, run them here.
+        self.q.scope.help();
         self.task_done();
         let mut done = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
         while !*done {
@@ -362,10 +364,11 @@ pub fn run_parallel(
         } else {
             chunks.into_iter().map(|c| vec![c]).collect()
         };
+        let mut first = None;
         for (source, batch) in tasks.into_iter().enumerate() {
             let run = shared.clone();
             run.outstanding.fetch_add(1, Ordering::AcqRel);
-            q.scope.spawn(Box::new(move |worker| {
+            let task: Task = Box::new(move |worker| {
                 let mut ctx = TaskCtx {
                     q: &run.q,
                     pipe: &run.pipeline,
@@ -385,7 +388,16 @@ pub fn run_parallel(
                     }
                 }
                 run.task_done();
-            }));
+            });
+            // The waiting thread starts the first source chunk itself (the
+            // others are queued first, for the workers).
+            match first {
+                None => first = Some(task),
+                Some(_) => q.scope.spawn(task),
+            }
+        }
+        if let Some(task) = first {
+            q.scope.run_here(task);
         }
         shared.wait();
         // A failure cancels the scope, so this skips failed runs.

@@ -15,6 +15,13 @@
 //! siblings, while cancelling a parent (timeout, `LIMIT` reached, user
 //! cancel) stops everything below it.
 //!
+//! The thread that waits for a query is not idle either: it runs the
+//! query's first task itself and, before it sleeps, any of the query's
+//! queued tasks ([`QueryScope::run_here`], [`QueryScope::help`]), within the
+//! query's cap on workers. A small query then runs without waking a worker
+//! and without putting its caller to sleep; larger ones still fan out to
+//! the pool as their operators split.
+//!
 //! Threading rules: [`QueryScope::spawn`] may be called from any thread; the
 //! morsel path (spawn, pick, run) takes no lock while workers are busy — the
 //! only mutex guards sleeping, and is touched only when some worker is idle.
@@ -145,6 +152,60 @@ impl QueryScope {
         Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
     }
 
+    /// Runs `task` on the calling thread (the thread that waits for the
+    /// query) if the query may use one more worker now, else queues it.
+    /// Starting a query's first task this way spares it a worker's wake-up.
+    pub fn run_here(&self, task: Task) {
+        if self.try_reserve() {
+            self.run_reserved(task, self.pool.threads);
+        } else {
+            self.spawn(task);
+        }
+    }
+
+    /// Runs this query's queued tasks on the calling thread for as long as
+    /// there are some and the query may use one more worker; called by the
+    /// thread that would otherwise wait for them.
+    pub fn help(&self) {
+        while self.pending.load(Ordering::SeqCst) > 0 && self.try_reserve() {
+            match self.take() {
+                Some(task) => self.run_reserved(task, self.pool.threads),
+                None => {
+                    self.running.fetch_sub(1, Ordering::AcqRel);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// One queued task, if any.
+    fn take(&self) -> Option<Task> {
+        loop {
+            match self.queue.steal() {
+                Steal::Success(task) => {
+                    self.pending.fetch_sub(1, Ordering::SeqCst);
+                    return Some(task);
+                }
+                Steal::Retry => continue,
+                Steal::Empty => return None,
+            }
+        }
+    }
+
+    /// Runs a task for which a running slot was reserved, as `worker`, and
+    /// charges its time to the query.
+    fn run_reserved(&self, task: Task, worker: usize) {
+        let start = Instant::now();
+        task(&WorkerContext { worker });
+        let nanos = start.elapsed().as_nanos() as u64;
+        self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.vtime.fetch_add(
+            nanos.saturating_mul(100) / self.weight.max(1),
+            Ordering::Relaxed,
+        );
+        self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
     fn try_reserve(&self) -> bool {
         let mut running = self.running.load(Ordering::Relaxed);
         loop {
@@ -190,7 +251,8 @@ impl Default for ScopeOptions {
 
 /// What a task learns about the worker running it.
 pub struct WorkerContext {
-    /// Index of the worker, `0..pool threads` (an inline run uses `threads`).
+    /// Index of the worker, `0..pool threads`; `threads` is the thread that
+    /// waits for the query ([`QueryScope::run_here`], [`QueryScope::help`]).
     pub worker: usize,
 }
 
@@ -223,15 +285,8 @@ impl PoolInner {
             if !scope.try_reserve() {
                 continue;
             }
-            loop {
-                match scope.queue.steal() {
-                    Steal::Success(task) => {
-                        scope.pending.fetch_sub(1, Ordering::SeqCst);
-                        return Some((scope.clone(), task));
-                    }
-                    Steal::Retry => continue,
-                    Steal::Empty => break,
-                }
+            if let Some(task) = scope.take() {
+                return Some((scope.clone(), task));
             }
             scope.running.fetch_sub(1, Ordering::AcqRel);
         }
@@ -239,33 +294,16 @@ impl PoolInner {
     }
 
     fn worker_loop(self: Arc<PoolInner>, worker: usize) {
-        let ctx = WorkerContext { worker };
         loop {
             if let Some((scope, task)) = self.pick() {
-                let start = Instant::now();
-                task(&ctx);
-                let nanos = start.elapsed().as_nanos() as u64;
-                scope.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
-                scope.vtime.fetch_add(
-                    nanos.saturating_mul(100) / scope.weight.max(1),
-                    Ordering::Relaxed,
-                );
-                scope.running.fetch_sub(1, Ordering::AcqRel);
+                scope.run_reserved(task, worker);
                 continue;
             }
             self.idle.fetch_add(1, Ordering::SeqCst);
             let seen = *self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
             if let Some((scope, task)) = self.pick() {
                 self.idle.fetch_sub(1, Ordering::SeqCst);
-                let start = Instant::now();
-                task(&ctx);
-                let nanos = start.elapsed().as_nanos() as u64;
-                scope.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
-                scope.vtime.fetch_add(
-                    nanos.saturating_mul(100) / scope.weight.max(1),
-                    Ordering::Relaxed,
-                );
-                scope.running.fetch_sub(1, Ordering::AcqRel);
+                scope.run_reserved(task, worker);
                 continue;
             }
             let guard = self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -425,6 +463,37 @@ mod tests {
             rx.recv_timeout(Duration::from_secs(5)).unwrap();
         }
         assert_eq!(peak.load(Ordering::SeqCst), 1);
+        pool.close_scope(&scope);
+    }
+
+    #[test]
+    fn the_waiting_thread_runs_tasks_within_the_cap() {
+        let pool = WorkerPool::new(1);
+        let scope = pool.open_scope(ScopeOptions {
+            max_parallel: 1,
+            ..ScopeOptions::default()
+        });
+        // Nothing runs: the task runs here, as worker `threads`.
+        let (tx, rx) = mpsc::channel();
+        let here = std::thread::current().id();
+        scope.run_here(Box::new(move |w| {
+            tx.send((w.worker, std::thread::current().id())).unwrap()
+        }));
+        assert_eq!(rx.try_recv().unwrap(), (1, here));
+        // The only slot is taken by a task on the worker: queued, not run here.
+        let (release, released) = mpsc::channel::<()>();
+        let (started, has_started) = mpsc::channel();
+        scope.spawn(Box::new(move |_| {
+            started.send(()).unwrap();
+            released.recv().unwrap();
+        }));
+        has_started.recv_timeout(Duration::from_secs(5)).unwrap();
+        let (tx, rx) = mpsc::channel();
+        scope.run_here(Box::new(move |w| tx.send(w.worker).unwrap()));
+        scope.help();
+        assert!(rx.try_recv().is_err());
+        release.send(()).unwrap();
+        rx.recv_timeout(Duration::from_secs(5)).unwrap();
         pool.close_scope(&scope);
     }
 

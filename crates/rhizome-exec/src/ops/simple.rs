@@ -207,11 +207,13 @@ impl Operator for Unwind {
             rows: Vec::new(),
             values: Vec::new(),
         };
+        // The same list for every row, if it is in place.
+        let in_place = list_in_place(expr, q);
         for row in 0..input.len() {
-            if ctx.cancelled() {
+            if row % 64 == 0 && ctx.cancelled() {
                 return Ok(());
             }
-            if let Some(list) = list_in_place(expr, q) {
+            if let Some(list) = in_place {
                 if list.len() > CHUNK_SIZE {
                     unwound.flush(&input, *out, ctx)?;
                     unwind_long(&self.node, None, list, (&input, row), 0..list.len(), ctx)?;

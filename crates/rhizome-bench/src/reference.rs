@@ -113,12 +113,18 @@ impl LikesReference {
                 continue;
             }
             let i = out.all_neighbours()[p1];
-            for q in inc.positions(i) {
+            let range = inc.positions(i);
+            let others = &inc.all_neighbours()[range.clone()];
+            for (k, q) in range.enumerate() {
+                // The other ends are scattered: start loading their offsets early.
+                if let Some(&ahead) = others.get(k + 8) {
+                    out.prefetch(ahead);
+                }
                 let p2 = perm[q] as usize;
                 if p2 == p1 || !passes(p2) {
                     continue;
                 }
-                let o = inc.all_neighbours()[q];
+                let o = others[k];
                 let range = out.positions(o);
                 let mut c = if weighted {
                     weights[range].iter().filter(|&&w| w > -1.0).count() as i64

@@ -176,6 +176,24 @@ impl<'a> Csr<'a> {
         }
     }
 
+    /// Asks the CPU to start loading `node`'s offsets, for a loop that will
+    /// call [`Csr::positions`] on it a few iterations later. Only a hint: it
+    /// reads nothing and does nothing for nodes outside the range.
+    #[inline(always)]
+    pub fn prefetch(&self, node: NodeId) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let k = node.wrapping_sub(self.lo) as usize;
+            if k < self.offsets.len() {
+                let entry = self.offsets[k..].as_ptr().cast::<i8>();
+                // SAFETY: a prefetch only hints the cache; `entry` points into `offsets`.
+                unsafe { std::arch::x86_64::_mm_prefetch(entry, std::arch::x86_64::_MM_HINT_T0) };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = node;
+    }
+
     /// The neighbours of `node`, sorted by id.
     #[inline]
     pub fn neighbours(&self, node: NodeId) -> &'a [NodeId] {

@@ -46,6 +46,13 @@ impl<'a> TypeLists<'a> {
         self.first..self.first + self.count
     }
 
+    /// True if no list of the type changed since the last checkpoint, so
+    /// every list is a base CSR slice.
+    #[inline]
+    pub fn all_base(&self) -> bool {
+        self.changed.is_none()
+    }
+
     /// The node's complete list (neighbours, relationship ids; sorted by
     /// neighbour) if its relationships of the type changed since the last
     /// checkpoint; `None` means the base CSR slice is the list.

@@ -411,6 +411,12 @@ impl<'a> PlainHop<'a> {
         let range = csr.positions(node);
         let neighbours = &csr.all_neighbours()[range.clone()];
         let first = self.lists.first();
+        if let Some(degrees) = DegreeSums::of(self, last, node, path) {
+            return match csr.perm() {
+                None => degrees.sum(neighbours, range.map(|p| first + p as u64)),
+                Some(perm) => degrees.sum(neighbours, perm[range].iter().map(|&p| first + p)),
+            };
+        }
         match csr.perm() {
             None => neighbours
                 .iter()
@@ -441,6 +447,97 @@ impl<'a> PlainHop<'a> {
         }
         let walked = Used::walked(r, self.rel_type, self.dir, node, other);
         last.count_from(other, path, Some(walked))
+    }
+}
+
+/// The common case of [`PlainHop::walk_then_count`] as one tight loop:
+/// neither hop is filtered, the counted hop's lists are all base CSR slices
+/// and the path's relationships have known endpoints. Each walked entry then
+/// counts the other end's degree, less the path relationships anchored at
+/// that end and the walked relationship itself when it lies in the counted
+/// list; the degrees' offsets are prefetched a few entries ahead, since the
+/// other ends are scattered over the graph.
+struct DegreeSums<'a> {
+    counted: rhizome_storage::csr::Csr<'a>,
+    node: NodeId,
+    /// Relationships the walk must not use: those of the path.
+    path_rels: [RelId; DegreeSums::MAX_PATH],
+    /// Nodes whose counted list holds a path relationship, once per relationship.
+    anchors: [NodeId; DegreeSums::MAX_PATH],
+    len: usize,
+    /// The walked relationship lies in the counted list of its other end
+    /// always (`walked_always`) or only when it is a self-loop (`walked_on_loop`).
+    walked_always: bool,
+    walked_on_loop: bool,
+}
+
+impl<'a> DegreeSums<'a> {
+    const MAX_PATH: usize = 4;
+    /// How many entries ahead the offsets are prefetched.
+    const AHEAD: usize = 8;
+
+    fn of(
+        walked: &PlainHop<'_>,
+        last: &PlainHop<'a>,
+        node: NodeId,
+        path: &[Used],
+    ) -> Option<DegreeSums<'a>> {
+        if walked.filter.is_some()
+            || last.filter.is_some()
+            || !last.lists.all_base()
+            || path.len() > Self::MAX_PATH
+        {
+            return None;
+        }
+        let mut sums = DegreeSums {
+            counted: *last.lists.csr(),
+            node,
+            path_rels: [NULL_ID; Self::MAX_PATH],
+            anchors: [NULL_ID; Self::MAX_PATH],
+            len: path.len(),
+            walked_always: walked.rel_type == last.rel_type && walked.dir != last.dir,
+            walked_on_loop: walked.rel_type == last.rel_type && walked.dir == last.dir,
+        };
+        for (i, u) in path.iter().enumerate() {
+            let Used::Walked {
+                rel,
+                rel_type,
+                start,
+                end,
+            } = *u
+            else {
+                return None;
+            };
+            sums.path_rels[i] = rel;
+            if rel_type == last.rel_type {
+                sums.anchors[i] = match last.dir {
+                    Direction::Outgoing => start,
+                    Direction::Incoming => end,
+                };
+            }
+        }
+        Some(sums)
+    }
+
+    /// The sum over the walked entries (`others[i]`, `rels[i]`).
+    #[inline(always)]
+    fn sum(&self, others: &[NodeId], rels: impl Iterator<Item = RelId>) -> u64 {
+        let path_rels = &self.path_rels[..self.len];
+        let anchors = &self.anchors[..self.len];
+        let mut total = 0u64;
+        for (i, (&other, r)) in others.iter().zip(rels).enumerate() {
+            if let Some(&ahead) = others.get(i + Self::AHEAD) {
+                self.counted.prefetch(ahead);
+            }
+            if path_rels.contains(&r) {
+                continue;
+            }
+            let walked_in_list = self.walked_always || (self.walked_on_loop && other == self.node);
+            let in_list =
+                u64::from(walked_in_list) + anchors.iter().filter(|&&a| a == other).count() as u64;
+            total += (self.counted.positions(other).len() as u64).saturating_sub(in_list);
+        }
+        total
     }
 }
 

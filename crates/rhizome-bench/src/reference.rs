@@ -85,7 +85,8 @@ impl LikesReference {
     /// A3 (and A4 with `weighted`: every relationship's weight > -1.0): the
     /// relationship-unique paths `(p)-[r1]->(i)<-[r2]-(o)-[r3]->(j)`, counted
     /// as Σ over r1 of Σ over r2 ≠ r1 of (outdeg(o) − 1 − [o = p]), with the
-    /// degrees counting only passing relationships when weighted.
+    /// degrees counting only passing relationships when weighted (each
+    /// node's passing degree computed once, as the engine does).
     pub fn a3(&self, person_id: i64, weighted: bool) -> (Duration, i64) {
         let start = Instant::now();
         let out = self
@@ -107,6 +108,16 @@ impl LikesReference {
             return (start.elapsed(), 0);
         };
         let _ = self.item;
+        // Passing out-degrees by node, each computed once: a walk reaches
+        // the same person once per item they share with `p`.
+        let mut passing = vec![
+            u32::MAX;
+            if weighted {
+                out.node_range().end as usize
+            } else {
+                0
+            }
+        ];
         let mut count = 0i64;
         for p1 in out.positions(p) {
             if !passes(p1) {
@@ -127,7 +138,11 @@ impl LikesReference {
                 let o = others[k];
                 let range = out.positions(o);
                 let mut c = if weighted {
-                    weights[range].iter().filter(|&&w| w > -1.0).count() as i64
+                    let slot = &mut passing[o as usize];
+                    if *slot == u32::MAX {
+                        *slot = weights[range].iter().filter(|&&w| w > -1.0).count() as u32;
+                    }
+                    *slot as i64
                 } else {
                     range.len() as i64
                 };

@@ -174,6 +174,7 @@ fn fused_counts_over_loops_and_parallel_relationships() {
         "MATCH (a:N), (b:N) WHERE a.id % 7 = 0 AND b.id = (a.id + 1) % 30 \
          CREATE (a)-[:R]->(b), (a)-[:R]->(b)",
     );
+    run("MATCH (a:N)-[r:R]->(b:N) SET r.w = (a.id + b.id) % 3");
     let arrows = ["-[:R]->", "<-[:R]-"];
     let mut shapes = Vec::new();
     for first in arrows {
@@ -181,6 +182,13 @@ fn fused_counts_over_loops_and_parallel_relationships() {
             for third in arrows {
                 shapes.push(format!("(a:N {{id: 5}}){first}(){second}(){third}(x)"));
                 shapes.push(format!("(a:N){first}(){second}(){third}(x)"));
+                let named = |arrow: &str, name: &str| arrow.replace("[:R]", &format!("[{name}:R]"));
+                shapes.push(format!(
+                    "(a:N {{id: 5}}){}(){}(){}(x) WHERE r1.w <> 1 AND r2.w <> 1 AND r3.w <> 1",
+                    named(first, "r1"),
+                    named(second, "r2"),
+                    named(third, "r3")
+                ));
                 for fourth in arrows {
                     shapes.push(format!(
                         "(a:N {{id: 10}}){first}(){second}(){third}(){fourth}(x)"

@@ -18,13 +18,12 @@ use crate::chunk::{Chunk, Column, ColumnData, NULL_ID};
 use crate::compile::{CExpr, CNode, Types};
 use crate::expr::{Evaluator, Row};
 use crate::pipeline::{Operator, TaskCtx};
-use rhizome_common::IdBuildHasher;
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::{BinaryOp, ExpandDirection, OpKind, Slot};
 use rhizome_storage::{Direction, GraphRead, LabelId, RelFloats, RelTypeId, Snapshot, TypeLists};
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Answers "is relationship `r` in the `d`-list of `node` for type `t`" in
 /// constant time from the type's outgoing CSR: an outgoing list is a
@@ -283,12 +282,92 @@ impl<'a> Step<'a> {
 /// walking the hops of its prefix without producing rows.
 pub struct ExpandCount {
     node: Arc<CNode>,
+    /// Filtered counts of the counted hop's lists, shared by the tasks of
+    /// this run (see [`CountMemo`]); made when a task has walked enough
+    /// entries to pay for it ([`MemoSource`]).
+    memo: OnceLock<Option<CountMemo>>,
 }
 
 impl ExpandCount {
     /// The operator for an `ExpandCount` node.
     pub fn new(node: Arc<CNode>) -> ExpandCount {
-        ExpandCount { node }
+        ExpandCount {
+            node,
+            memo: OnceLock::new(),
+        }
+    }
+}
+
+/// How many passing relationships each node's counted list holds, filled in
+/// as the walk reaches the nodes and shared by all tasks of one run of the
+/// operator. A counted hop with a filter reads a column slice per list, and
+/// a walk reaches the same node once per path through it (A4: five times on
+/// average), so each list is filtered once instead. Slots hold count + 1, 0
+/// for not yet known; racing tasks store the same value, so relaxed atomics
+/// suffice. Dense by node id, and so only made for graphs of at most
+/// [`CountMemo::MAX_NODES`] nodes; untouched pages of it are never mapped.
+/// Where a filtered counted hop gets its [`CountMemo`]: the operator's,
+/// made once this task has walked as many entries as one sixteenth of the
+/// node ids, so that a short walk (an inner run per outer row) never pays
+/// for zeroing a memo the size of the graph.
+struct MemoSource<'a> {
+    cell: &'a OnceLock<Option<CountMemo>>,
+    node_bound: NodeId,
+    walked: Cell<u64>,
+}
+
+struct CountMemo {
+    slots: Box<[AtomicU32]>,
+}
+
+impl CountMemo {
+    const MAX_NODES: u64 = 1 << 26;
+
+    /// A memo for node ids `0..node_bound`, if that is not too many.
+    fn new(node_bound: NodeId) -> Option<CountMemo> {
+        if node_bound > Self::MAX_NODES {
+            return None;
+        }
+        let zeroed = vec![0u32; node_bound as usize].into_boxed_slice();
+        // SAFETY: `AtomicU32` has the size, alignment and bit validity of
+        // `u32`, so a boxed slice of one is a boxed slice of the other.
+        let slots = unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU32]) };
+        Some(CountMemo { slots })
+    }
+
+    /// Starts loading `node`'s slot into the cache.
+    #[inline(always)]
+    fn prefetch(&self, node: NodeId) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(slot) = self.slots.get(node as usize) {
+            // SAFETY: a prefetch only hints the cache; the pointer is to a slot.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(
+                    slot.as_ptr().cast::<i8>(),
+                    std::arch::x86_64::_MM_HINT_T0,
+                )
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = node;
+    }
+
+    /// The count for `node`, computed by `count` the first time.
+    #[inline(always)]
+    fn get_or_count(&self, node: NodeId, count: impl FnOnce() -> u64) -> u64 {
+        let Some(slot) = self.slots.get(node as usize) else {
+            return count();
+        };
+        match slot.load(Ordering::Relaxed) {
+            0 => {
+                let n = count();
+                if n < u64::from(u32::MAX) {
+                    slot.store(n as u32 + 1, Ordering::Relaxed);
+                }
+                n
+            }
+            known => u64::from(known - 1),
+        }
     }
 }
 
@@ -302,16 +381,15 @@ struct PlainHop<'a> {
     lists: TypeLists<'a>,
     filter: Option<(NumericRelFilter, RelFloats<'a>)>,
     members: &'a ListMembership<'a>,
-    /// Filtered counts of changed lists by node, when the hop is counted
-    /// after a walk: a changed list is filtered entry by entry, not as a
-    /// column slice, and the walk reaches the same node once per path.
-    changed_counts: Option<RefCell<HashMap<NodeId, u64, IdBuildHasher>>>,
+    /// Filtered list counts already known, when the hop is filtered and
+    /// counted after a walk (from `memo_source`, once it pays).
+    memo: Cell<Option<&'a CountMemo>>,
+    memo_source: Option<MemoSource<'a>>,
 }
 
 impl<'a> PlainHop<'a> {
-    /// The step as a plain hop, if it is one; `after_walk` if it is counted
-    /// after walked hops (see [`PlainHop::changed_counts`]).
-    fn of(snap: &'a Snapshot, step: &'a Step<'a>, after_walk: bool) -> Option<PlainHop<'a>> {
+    /// The step as a plain hop, if it is one.
+    fn of(snap: &'a Snapshot, step: &'a Step<'a>) -> Option<PlainHop<'a>> {
         let [(t, d)] = step.walks.as_slice() else {
             return None;
         };
@@ -324,14 +402,14 @@ impl<'a> PlainHop<'a> {
             (Some(_), None) => return None,
         };
         let lists = snap.type_lists(*t, *d)?;
-        let memo = after_walk && filter.is_some() && snap.rel_type_changed(*t);
         Some(PlainHop {
             rel_type: *t,
             dir: *d,
             lists,
             filter,
             members: &step.members[0],
-            changed_counts: memo.then(RefCell::default),
+            memo: Cell::new(None),
+            memo_source: None,
         })
     }
 
@@ -347,29 +425,58 @@ impl<'a> PlainHop<'a> {
     /// the relationships of `used` and `extra` that are in it and pass.
     #[inline(always)]
     fn count_from(&self, source: NodeId, used: &[Used], extra: Option<Used>) -> u64 {
-        let mut count = match self.lists.changed_list(source) {
-            Some((_, rels)) => match &self.filter {
-                None => rels.len() as u64,
-                Some((f, v)) => {
-                    let count = || {
-                        rels.iter()
-                            .filter(|&&r| v.get(r).is_some_and(|x| f.test(x)))
-                            .count() as u64
-                    };
-                    match &self.changed_counts {
-                        Some(memo) => *memo.borrow_mut().entry(source).or_insert_with(count),
-                        None => count(),
-                    }
-                }
-            },
-            None => self.count_base(source),
-        };
+        let mut count = self.passing(source);
         for u in used.iter().chain(extra.as_ref()) {
             if u.in_list(source, self.rel_type, self.dir, self.members) && self.passes(u.rel()) {
                 count = count.saturating_sub(1);
             }
         }
         count
+    }
+
+    /// Notes that a walk reached `entries` lists of this hop, and takes the
+    /// memo once the walks have reached enough of them.
+    #[inline]
+    fn note_walk(&self, entries: usize) {
+        let Some(source) = &self.memo_source else {
+            return;
+        };
+        if self.memo.get().is_some() {
+            return;
+        }
+        let walked = source.walked.get() + entries as u64;
+        source.walked.set(walked);
+        if walked >= source.node_bound / 16 {
+            let memo = source
+                .cell
+                .get_or_init(|| CountMemo::new(source.node_bound));
+            self.memo.set(memo.as_ref());
+        }
+    }
+
+    /// How many entries of `source`'s list pass the filter (from the memo
+    /// when there is one).
+    #[inline(always)]
+    fn passing(&self, source: NodeId) -> u64 {
+        match self.memo.get() {
+            Some(memo) => memo.get_or_count(source, || self.count_list(source)),
+            None => self.count_list(source),
+        }
+    }
+
+    /// The passing entries of `source`'s list, counted.
+    #[inline(always)]
+    fn count_list(&self, source: NodeId) -> u64 {
+        match self.lists.changed_list(source) {
+            Some((_, rels)) => match &self.filter {
+                None => rels.len() as u64,
+                Some((f, v)) => rels
+                    .iter()
+                    .filter(|&&r| v.get(r).is_some_and(|x| f.test(x)))
+                    .count() as u64,
+            },
+            None => self.count_base(source),
+        }
     }
 
     /// The passing entries of `source`'s base list (its relationships did
@@ -400,7 +507,12 @@ impl<'a> PlainHop<'a> {
     /// over the passing relationships `r` not in `path` of `last` counted
     /// from `r`'s other end, without `path` and `r`.
     fn walk_then_count(&self, last: &PlainHop<'_>, node: NodeId, path: &[Used]) -> u64 {
+        let sums = CountSums::of(self, last, node, path);
         if let Some((neighbours, rels)) = self.lists.changed_list(node) {
+            last.note_walk(neighbours.len());
+            if let Some(sums) = &sums {
+                return sums.sum(neighbours, rels.iter().copied());
+            }
             return neighbours
                 .iter()
                 .zip(rels)
@@ -411,10 +523,11 @@ impl<'a> PlainHop<'a> {
         let range = csr.positions(node);
         let neighbours = &csr.all_neighbours()[range.clone()];
         let first = self.lists.first();
-        if let Some(degrees) = DegreeSums::of(self, last, node, path) {
+        last.note_walk(neighbours.len());
+        if let Some(sums) = &sums {
             return match csr.perm() {
-                None => degrees.sum(neighbours, range.map(|p| first + p as u64)),
-                Some(perm) => degrees.sum(neighbours, perm[range].iter().map(|&p| first + p)),
+                None => sums.sum(neighbours, range.map(|p| first + p as u64)),
+                Some(perm) => sums.sum(neighbours, perm[range].iter().map(|&p| first + p)),
             };
         }
         match csr.perm() {
@@ -450,20 +563,22 @@ impl<'a> PlainHop<'a> {
     }
 }
 
-/// The common case of [`PlainHop::walk_then_count`] as one tight loop:
-/// neither hop is filtered, the counted hop's lists are all base CSR slices
-/// and the path's relationships have known endpoints. Each walked entry then
-/// counts the other end's degree, less the path relationships anchored at
-/// that end and the walked relationship itself when it lies in the counted
-/// list; the degrees' offsets are prefetched a few entries ahead, since the
-/// other ends are scattered over the graph.
-struct DegreeSums<'a> {
-    counted: rhizome_storage::csr::Csr<'a>,
+/// [`PlainHop::walk_then_count`] as one tight loop, for a path whose
+/// relationships have known endpoints (the usual case): each walked entry
+/// that passes the walked hop's filter counts the other end's passing list
+/// entries, less the path relationships anchored at that end and the walked
+/// relationship itself when they lie in the counted list and pass its
+/// filter. The other ends are scattered over the graph, so their offsets
+/// (and memo slots) are prefetched a few entries ahead.
+struct CountSums<'h, 'w, 'l> {
+    walked: &'h PlainHop<'w>,
+    last: &'h PlainHop<'l>,
     node: NodeId,
     /// Relationships the walk must not use: those of the path.
-    path_rels: [RelId; DegreeSums::MAX_PATH],
-    /// Nodes whose counted list holds a path relationship, once per relationship.
-    anchors: [NodeId; DegreeSums::MAX_PATH],
+    path_rels: [RelId; MAX_PATH],
+    /// Nodes whose counted list holds a passing path relationship, once per
+    /// relationship (`NULL_ID` for the others).
+    anchors: [NodeId; MAX_PATH],
     len: usize,
     /// The walked relationship lies in the counted list of its other end
     /// always (`walked_always`) or only when it is a self-loop (`walked_on_loop`).
@@ -471,32 +586,32 @@ struct DegreeSums<'a> {
     walked_on_loop: bool,
 }
 
-impl<'a> DegreeSums<'a> {
-    const MAX_PATH: usize = 4;
+/// The longest path [`CountSums`] takes.
+const MAX_PATH: usize = 4;
+
+impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
     /// How many entries ahead the offsets are prefetched.
     const AHEAD: usize = 8;
 
     fn of(
-        walked: &PlainHop<'_>,
-        last: &PlainHop<'a>,
+        walked: &'h PlainHop<'w>,
+        last: &'h PlainHop<'l>,
         node: NodeId,
         path: &[Used],
-    ) -> Option<DegreeSums<'a>> {
-        if walked.filter.is_some()
-            || last.filter.is_some()
-            || !last.lists.all_base()
-            || path.len() > Self::MAX_PATH
-        {
+    ) -> Option<CountSums<'h, 'w, 'l>> {
+        if path.len() > MAX_PATH {
             return None;
         }
-        let mut sums = DegreeSums {
-            counted: *last.lists.csr(),
+        let same_type = walked.rel_type == last.rel_type;
+        let mut sums = CountSums {
+            walked,
+            last,
             node,
-            path_rels: [NULL_ID; Self::MAX_PATH],
-            anchors: [NULL_ID; Self::MAX_PATH],
+            path_rels: [NULL_ID; MAX_PATH],
+            anchors: [NULL_ID; MAX_PATH],
             len: path.len(),
-            walked_always: walked.rel_type == last.rel_type && walked.dir != last.dir,
-            walked_on_loop: walked.rel_type == last.rel_type && walked.dir == last.dir,
+            walked_always: same_type && walked.dir != last.dir,
+            walked_on_loop: same_type && walked.dir == last.dir,
         };
         for (i, u) in path.iter().enumerate() {
             let Used::Walked {
@@ -509,7 +624,7 @@ impl<'a> DegreeSums<'a> {
                 return None;
             };
             sums.path_rels[i] = rel;
-            if rel_type == last.rel_type {
+            if rel_type == last.rel_type && last.passes(rel) {
                 sums.anchors[i] = match last.dir {
                     Direction::Outgoing => start,
                     Direction::Incoming => end,
@@ -519,23 +634,67 @@ impl<'a> DegreeSums<'a> {
         Some(sums)
     }
 
-    /// The sum over the walked entries (`others[i]`, `rels[i]`).
-    #[inline(always)]
+    /// The sum over the walked entries (`others[i]`, `rels[i]`), with the
+    /// loop specialised for the unfiltered case and for a memo.
     fn sum(&self, others: &[NodeId], rels: impl Iterator<Item = RelId>) -> u64 {
+        let (walked, last) = (self.walked, self.last);
+        let counted = last.lists.csr();
+        if walked.filter.is_none() && last.filter.is_none() && last.lists.all_base() {
+            let all = |_| true;
+            return self.sum_with(others, rels, all, all, |o| counted.degree(o), |_| {});
+        }
+        let walked_passes = |r| walked.passes(r);
+        let last_passes = |r| last.passes(r);
+        match last.memo.get() {
+            Some(memo) => self.sum_with(
+                others,
+                rels,
+                walked_passes,
+                last_passes,
+                |o| memo.get_or_count(o, || last.count_list(o)),
+                |o| memo.prefetch(o),
+            ),
+            None => self.sum_with(
+                others,
+                rels,
+                walked_passes,
+                last_passes,
+                |o| last.count_list(o),
+                |_| {},
+            ),
+        }
+    }
+
+    /// [`CountSums::sum`] with the hops' filters `walked_passes` and
+    /// `last_passes`, the counted lists' passing entries `passing` and a
+    /// prefetch of what `passing` reads besides the offsets.
+    #[inline(always)]
+    fn sum_with(
+        &self,
+        others: &[NodeId],
+        rels: impl Iterator<Item = RelId>,
+        walked_passes: impl Fn(RelId) -> bool,
+        last_passes: impl Fn(RelId) -> bool,
+        passing: impl Fn(NodeId) -> u64,
+        prefetch: impl Fn(NodeId),
+    ) -> u64 {
         let path_rels = &self.path_rels[..self.len];
         let anchors = &self.anchors[..self.len];
+        let counted = *self.last.lists.csr();
+        let (node, always, on_loop) = (self.node, self.walked_always, self.walked_on_loop);
         let mut total = 0u64;
         for (i, (&other, r)) in others.iter().zip(rels).enumerate() {
             if let Some(&ahead) = others.get(i + Self::AHEAD) {
-                self.counted.prefetch(ahead);
+                counted.prefetch(ahead);
+                prefetch(ahead);
             }
-            if path_rels.contains(&r) {
+            if path_rels.contains(&r) || !walked_passes(r) {
                 continue;
             }
-            let walked_in_list = self.walked_always || (self.walked_on_loop && other == self.node);
+            let walked_in_list = (always || (on_loop && other == node)) && last_passes(r);
             let in_list =
                 u64::from(walked_in_list) + anchors.iter().filter(|&&a| a == other).count() as u64;
-            total += (self.counted.positions(other).len() as u64).saturating_sub(in_list);
+            total += passing(other).saturating_sub(in_list);
         }
         total
     }
@@ -651,6 +810,9 @@ impl<'a> CountCtx<'a, '_> {
         }
         for (w, &(t, d)) in step.walks.iter().enumerate() {
             let adj = snap.adjacency(node, t, d);
+            if let Some(last) = inline_last {
+                last.note_walk(adj.len());
+            }
             for i in 0..adj.len() {
                 let (neighbour, r) = (adj.neighbours[i], adj.rel_id(i));
                 if !self.matches(step, w, d, node, neighbour, r, path)? {
@@ -717,10 +879,19 @@ impl Operator for ExpandCount {
             &c.to_labels,
             rel_predicate.as_ref().map(|(s, _)| *s).zip(c.exprs.first()),
         );
-        let last_plain = PlainHop::of(snap, &last, !hop_steps.is_empty());
+        let mut last_plain = PlainHop::of(snap, &last);
+        if let Some(hop) = &mut last_plain {
+            if hop.filter.is_some() && !hop_steps.is_empty() {
+                hop.memo_source = Some(MemoSource {
+                    cell: &self.memo,
+                    node_bound: snap.node_bound(),
+                    walked: Cell::new(0),
+                });
+            }
+        }
         let walked_plain = last_plain
             .as_ref()
-            .and_then(|_| PlainHop::of(snap, hop_steps.last()?, hop_steps.len() > 1));
+            .and_then(|_| PlainHop::of(snap, hop_steps.last()?));
         let mut cc = CountCtx {
             snap,
             eval: Evaluator::new(ctx.q),

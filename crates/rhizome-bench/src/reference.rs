@@ -89,6 +89,20 @@ impl LikesReference {
     /// node's passing degree computed once, as the engine does).
     pub fn a3(&self, person_id: i64, weighted: bool) -> (Duration, i64) {
         let start = Instant::now();
+        let Some(p) = self.lookup(self.person, person_id) else {
+            return (start.elapsed(), 0);
+        };
+        let count = if weighted {
+            self.a3_from::<true>(p)
+        } else {
+            self.a3_from::<false>(p)
+        };
+        (start.elapsed(), count)
+    }
+
+    /// The loops of [`LikesReference::a3`] from person node `p`, compiled
+    /// apart for the weighted and the plain count.
+    fn a3_from<const WEIGHTED: bool>(&self, p: NodeId) -> i64 {
         let out = self
             .snapshot
             .csr(self.likes, Direction::Outgoing)
@@ -103,16 +117,13 @@ impl LikesReference {
             .rel_column(self.likes, self.weight)
             .and_then(|c| c.dense_f64())
             .unwrap_or(&[]);
-        let passes = |pos: usize| !weighted || weights[pos] > -1.0;
-        let Some(p) = self.lookup(self.person, person_id) else {
-            return (start.elapsed(), 0);
-        };
+        let passes = |pos: usize| !WEIGHTED || weights[pos] > -1.0;
         let _ = self.item;
         // Passing out-degrees by node, each computed once: a walk reaches
         // the same person once per item they share with `p`.
         let mut passing = vec![
             u32::MAX;
-            if weighted {
+            if WEIGHTED {
                 out.node_range().end as usize
             } else {
                 0
@@ -126,18 +137,24 @@ impl LikesReference {
             let i = out.all_neighbours()[p1];
             let range = inc.positions(i);
             let others = &inc.all_neighbours()[range.clone()];
-            for (k, q) in range.enumerate() {
-                // The other ends are scattered: start loading their offsets early.
+            let ids = &perm[range.clone()];
+            for (k, &p2) in ids.iter().enumerate() {
+                // The other ends and the weights are scattered: start loading
+                // what entry k + 8 reads now.
                 if let Some(&ahead) = others.get(k + 8) {
                     out.prefetch(ahead);
+                    if WEIGHTED {
+                        rhizome_common::prefetch(&weights[ids[k + 8] as usize]);
+                        rhizome_common::prefetch(&passing[ahead as usize]);
+                    }
                 }
-                let p2 = perm[q] as usize;
+                let p2 = p2 as usize;
                 if p2 == p1 || !passes(p2) {
                     continue;
                 }
                 let o = others[k];
                 let range = out.positions(o);
-                let mut c = if weighted {
+                let mut c = if WEIGHTED {
                     let slot = &mut passing[o as usize];
                     if *slot == u32::MAX {
                         *slot = weights[range].iter().filter(|&&w| w > -1.0).count() as u32;
@@ -153,6 +170,6 @@ impl LikesReference {
                 count += c;
             }
         }
-        (start.elapsed(), count)
+        count
     }
 }

@@ -7,11 +7,13 @@
 pub mod error;
 pub mod hash;
 pub mod ids;
+pub mod prefetch;
 pub mod temporal;
 pub mod value;
 
 pub use error::{Error, ErrorKind, Position, Result};
 pub use hash::{IdBuildHasher, IdHasher};
 pub use ids::{NodeId, RelId};
+pub use prefetch::prefetch;
 pub use temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
 pub use value::{PathValue, Value};

@@ -181,17 +181,9 @@ impl<'a> Csr<'a> {
     /// reads nothing and does nothing for nodes outside the range.
     #[inline(always)]
     pub fn prefetch(&self, node: NodeId) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let k = node.wrapping_sub(self.lo) as usize;
-            if k < self.offsets.len() {
-                let entry = self.offsets[k..].as_ptr().cast::<i8>();
-                // SAFETY: a prefetch only hints the cache; `entry` points into `offsets`.
-                unsafe { std::arch::x86_64::_mm_prefetch(entry, std::arch::x86_64::_MM_HINT_T0) };
-            }
+        if let Some(entry) = self.offsets.get(node.wrapping_sub(self.lo) as usize) {
+            rhizome_common::prefetch(entry);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = node;
     }
 
     /// The neighbours of `node`, sorted by id.

@@ -97,6 +97,18 @@ impl<'a> RelFloats<'a> {
         self.column_value(row)
     }
 
+    /// Starts loading the base value of `rel` into the cache, for a loop
+    /// that will [`RelFloats::get`] it a few iterations later.
+    #[inline(always)]
+    pub fn prefetch(&self, rel: RelId) {
+        if let Some(value) = self
+            .dense
+            .and_then(|values| values.get(rel.wrapping_sub(self.first) as usize))
+        {
+            rhizome_common::prefetch(value);
+        }
+    }
+
     #[inline(never)]
     fn column_value(&self, row: u64) -> Option<f64> {
         match self.column?.get(row) {

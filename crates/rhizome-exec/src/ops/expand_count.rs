@@ -338,18 +338,9 @@ impl CountMemo {
     /// Starts loading `node`'s slot into the cache.
     #[inline(always)]
     fn prefetch(&self, node: NodeId) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(slot) = self.slots.get(node as usize) {
-            // SAFETY: a prefetch only hints the cache; the pointer is to a slot.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch(
-                    slot.as_ptr().cast::<i8>(),
-                    std::arch::x86_64::_MM_HINT_T0,
-                )
-            };
+            rhizome_common::prefetch(slot);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = node;
     }
 
     /// The count for `node`, computed by `count` the first time.
@@ -511,7 +502,7 @@ impl<'a> PlainHop<'a> {
         if let Some((neighbours, rels)) = self.lists.changed_list(node) {
             last.note_walk(neighbours.len());
             if let Some(sums) = &sums {
-                return sums.sum(neighbours, rels.iter().copied());
+                return sums.sum(neighbours, |i| rels[i]);
             }
             return neighbours
                 .iter()
@@ -526,8 +517,11 @@ impl<'a> PlainHop<'a> {
         last.note_walk(neighbours.len());
         if let Some(sums) = &sums {
             return match csr.perm() {
-                None => sums.sum(neighbours, range.map(|p| first + p as u64)),
-                Some(perm) => sums.sum(neighbours, perm[range].iter().map(|&p| first + p)),
+                None => sums.sum(neighbours, |i| first + (range.start + i) as u64),
+                Some(perm) => {
+                    let perm = &perm[range];
+                    sums.sum(neighbours, |i| first + perm[i])
+                }
             };
         }
         match csr.perm() {
@@ -634,60 +628,71 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         Some(sums)
     }
 
-    /// The sum over the walked entries (`others[i]`, `rels[i]`), with the
-    /// loop specialised for the unfiltered case and for a memo.
-    fn sum(&self, others: &[NodeId], rels: impl Iterator<Item = RelId>) -> u64 {
+    /// The sum over the walked entries: `others[i]` reached by relationship
+    /// `rel_at(i)`; the loop is specialised for the unfiltered case and for
+    /// a memo.
+    fn sum(&self, others: &[NodeId], rel_at: impl Fn(usize) -> RelId) -> u64 {
         let (walked, last) = (self.walked, self.last);
         let counted = last.lists.csr();
         if walked.filter.is_none() && last.filter.is_none() && last.lists.all_base() {
             let all = |_| true;
-            return self.sum_with(others, rels, all, all, |o| counted.degree(o), |_| {});
+            return self.sum_with(others, rel_at, all, all, |o| counted.degree(o), |_, _| {});
         }
         let walked_passes = |r| walked.passes(r);
         let last_passes = |r| last.passes(r);
+        let prefetch_value = |r| {
+            if let Some((_, values)) = &walked.filter {
+                values.prefetch(r);
+            }
+        };
         match last.memo.get() {
             Some(memo) => self.sum_with(
                 others,
-                rels,
+                rel_at,
                 walked_passes,
                 last_passes,
                 |o| memo.get_or_count(o, || last.count_list(o)),
-                |o| memo.prefetch(o),
+                |o, r| {
+                    memo.prefetch(o);
+                    prefetch_value(r);
+                },
             ),
             None => self.sum_with(
                 others,
-                rels,
+                rel_at,
                 walked_passes,
                 last_passes,
                 |o| last.count_list(o),
-                |_| {},
+                |_, r| prefetch_value(r),
             ),
         }
     }
 
     /// [`CountSums::sum`] with the hops' filters `walked_passes` and
     /// `last_passes`, the counted lists' passing entries `passing` and a
-    /// prefetch of what `passing` reads besides the offsets.
+    /// prefetch of what the entry (other end, relationship) will read
+    /// besides the offsets.
     #[inline(always)]
     fn sum_with(
         &self,
         others: &[NodeId],
-        rels: impl Iterator<Item = RelId>,
+        rel_at: impl Fn(usize) -> RelId,
         walked_passes: impl Fn(RelId) -> bool,
         last_passes: impl Fn(RelId) -> bool,
         passing: impl Fn(NodeId) -> u64,
-        prefetch: impl Fn(NodeId),
+        prefetch: impl Fn(NodeId, RelId),
     ) -> u64 {
         let path_rels = &self.path_rels[..self.len];
         let anchors = &self.anchors[..self.len];
         let counted = *self.last.lists.csr();
         let (node, always, on_loop) = (self.node, self.walked_always, self.walked_on_loop);
         let mut total = 0u64;
-        for (i, (&other, r)) in others.iter().zip(rels).enumerate() {
+        for (i, &other) in others.iter().enumerate() {
             if let Some(&ahead) = others.get(i + Self::AHEAD) {
                 counted.prefetch(ahead);
-                prefetch(ahead);
+                prefetch(ahead, rel_at(i + Self::AHEAD));
             }
+            let r = rel_at(i);
             if path_rels.contains(&r) || !walked_passes(r) {
                 continue;
             }

@@ -9,6 +9,7 @@
 //! relationship columns hold plain ids, with [`NULL_ID`] for null.
 
 use rhizome_common::{NodeId, RelId, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Rows per chunk produced by scans and expansions.
@@ -59,6 +60,14 @@ impl ColumnData {
     }
 }
 
+/// Which variant of [`ColumnData`] a column holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ColumnKind {
+    Nodes,
+    Rels,
+    Values,
+}
+
 /// A column of a chunk: shared data and an optional selection into it.
 #[derive(Debug, Clone)]
 pub struct Column {
@@ -88,6 +97,25 @@ impl Column {
     #[inline]
     pub fn value(&self, row: usize) -> Value {
         self.data.value(self.index(row))
+    }
+
+    fn kind(&self) -> ColumnKind {
+        match &*self.data {
+            ColumnData::Nodes(_) => ColumnKind::Nodes,
+            ColumnData::Rels(_) => ColumnKind::Rels,
+            ColumnData::Values(_) => ColumnKind::Values,
+        }
+    }
+
+    /// The value at `row`, borrowed where the column stores values (node
+    /// and relationship ids are made into values, which allocates nothing).
+    #[inline]
+    pub fn value_ref(&self, row: usize) -> Cow<'_, Value> {
+        let index = self.index(row);
+        match &*self.data {
+            ColumnData::Values(v) => Cow::Borrowed(&v[index]),
+            data => Cow::Owned(data.value(index)),
+        }
     }
 
     /// The node id at `row`, if this is a node column (`NULL_ID` for null).
@@ -230,6 +258,54 @@ impl Chunk {
         }
     }
 
+    /// A chunk of the picked rows (`(chunk, row)`, in order), as wide as the
+    /// widest picked chunk. A slot keeps an id column when every picked
+    /// chunk has ids or nothing there, so gathered node and relationship
+    /// columns are copied as ids, never as values; a slot no picked chunk
+    /// sets stays unset.
+    pub fn gather(picks: &[(&Chunk, u32)]) -> Chunk {
+        let width = picks.iter().map(|(c, _)| c.width()).max().unwrap_or(0);
+        let mut out = Chunk::new(width, picks.len());
+        for slot in 0..width {
+            // Nodes / Rels if every picked column holds that kind of id,
+            // Values if they differ or hold values, None if none is set.
+            let mut kind: Option<ColumnKind> = None;
+            for (c, _) in picks {
+                let Some(column) = c.column(slot) else {
+                    continue;
+                };
+                let this = column.kind();
+                kind = Some(match kind {
+                    Some(seen) if seen != this => ColumnKind::Values,
+                    _ => this,
+                });
+            }
+            let ids = |read: fn(&Column, usize) -> Option<u64>| -> Vec<u64> {
+                picks
+                    .iter()
+                    .map(|(c, row)| {
+                        c.column(slot)
+                            .and_then(|col| read(col, *row as usize))
+                            .unwrap_or(NULL_ID)
+                    })
+                    .collect()
+            };
+            let data = match kind {
+                None => continue,
+                Some(ColumnKind::Nodes) => ColumnData::Nodes(ids(Column::node)),
+                Some(ColumnKind::Rels) => ColumnData::Rels(ids(Column::rel)),
+                Some(ColumnKind::Values) => ColumnData::Values(
+                    picks
+                        .iter()
+                        .map(|(c, row)| c.value(slot, *row as usize))
+                        .collect(),
+                ),
+            };
+            out.set_column(slot, Column::new(data));
+        }
+        out
+    }
+
     /// Appends the rows of `other` (same width) by materializing both into value columns.
     /// Used only by breakers and small results, never on the streaming path.
     pub fn concat(chunks: &[Chunk], width: usize) -> Chunk {
@@ -320,6 +396,49 @@ mod tests {
         assert_eq!(a.value(0, 3), Value::Null);
         assert_eq!(a.value(1, 0), Value::Null);
         assert_eq!(a.column(0).unwrap().node(3), Some(NULL_ID));
+    }
+
+    #[test]
+    fn gather_keeps_id_columns() {
+        let mut a = Chunk::new(3, 2);
+        a.set_column(0, Column::new(ColumnData::Nodes(vec![1, 2])));
+        a.set_column(1, Column::new(ColumnData::Rels(vec![5, 6])));
+        let mut b = Chunk::new(2, 2);
+        b.set_column(0, Column::new(ColumnData::Nodes(vec![3, NULL_ID])));
+        b.set_column(
+            1,
+            Column::new(ColumnData::Values(vec![Value::Int(7), Value::Null])),
+        );
+        let b = b.select(vec![1, 0]);
+        let g = Chunk::gather(&[(&a, 1), (&b, 1), (&b, 0), (&a, 0)]);
+        assert_eq!((g.len(), g.width()), (4, 3));
+        assert!(matches!(
+            g.column(0).unwrap().dense(),
+            Some(ColumnData::Nodes(_))
+        ));
+        let column = |slot| (0..4).map(|r| g.value(slot, r)).collect::<Vec<_>>();
+        assert_eq!(
+            column(0),
+            [Value::Node(2), Value::Node(3), Value::Null, Value::Node(1)]
+        );
+        assert!(matches!(
+            g.column(1).unwrap().dense(),
+            Some(ColumnData::Values(_))
+        ));
+        assert_eq!(
+            column(1),
+            [
+                Value::Relationship(6),
+                Value::Int(7),
+                Value::Null,
+                Value::Relationship(5)
+            ]
+        );
+        assert!(g.column(2).is_none());
+        assert_eq!(
+            a.column(1).unwrap().value_ref(0).as_ref(),
+            &Value::Relationship(5)
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod scan;
 pub mod shortest;
 pub mod simple;
 pub mod sinks;
+pub mod sort;
 pub mod varexpand;
 
 use crate::compile::CNode;

@@ -1,7 +1,8 @@
 //! Pipeline breakers as sinks with per-worker local state: collecting,
-//! hash aggregation, sort, top-k and limit.
+//! hash aggregation and limit (sort and top-k are in [`super::sort`]).
 
 use super::simple::constant_count;
+use super::sort::SortSink;
 use crate::chunk::{Chunk, RowBuilder, CHUNK_SIZE};
 use crate::compile::CNode;
 use crate::context::QueryContext;
@@ -10,17 +11,18 @@ use crate::pipeline::{Sink, TaskCtx};
 use crate::scheduler::CancelToken;
 use rhizome_common::{Result, Value};
 use rhizome_functions::aggregate::{Accumulator, AggregateKind};
-use rhizome_functions::ops::{order, GroupKey};
-use rhizome_plan::{AggregateFunction, OpKind, Slot, SortKey};
-use std::cmp::Ordering;
+use rhizome_functions::ops::GroupKey;
+use rhizome_plan::{AggregateFunction, OpKind, Slot};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 
 /// Approximate bytes one materialized value takes (for the memory budget).
-const VALUE_BYTES: usize = 48;
+pub(super) const VALUE_BYTES: usize = 48;
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// Locks `m`, also after a panic elsewhere (the data is still consistent
+/// for the sinks' purposes: the query fails anyway).
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -319,261 +321,6 @@ impl Sink for AggregateSink {
             out.push(builder.finish());
         }
         Ok(out)
-    }
-}
-
-fn compare_keys(a: &[Value], b: &[Value], keys: &[SortKey]) -> Ordering {
-    for ((x, y), k) in a.iter().zip(b).zip(keys) {
-        let o = order(x, y);
-        let o = if k.descending { o.reverse() } else { o };
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    Ordering::Equal
-}
-
-/// Up to two integer keys as a fixed array (`None` otherwise).
-fn int_keys(keys: &[Value]) -> Option<[i64; 2]> {
-    match keys {
-        [Value::Int(a)] => Some([*a, 0]),
-        [Value::Int(a), Value::Int(b)] => Some([*a, *b]),
-        _ => None,
-    }
-}
-
-/// A materialized row with its sort keys and arrival position.
-struct SortRow {
-    /// The keys, when there are at most two and all are integers: compared
-    /// without reaching into `keys` (which lies elsewhere in memory).
-    ints: Option<[i64; 2]>,
-    keys: Vec<Value>,
-    seq: (usize, u64),
-    values: Vec<Value>,
-}
-
-/// One part of a parallel merge: its pieces of the sorted runs, then its
-/// output chunks.
-type MergePart = (Vec<Vec<SortRow>>, Vec<Chunk>);
-
-/// Rows per part of a parallel merge, at least.
-const MERGE_PART_ROWS: usize = 4 * CHUNK_SIZE;
-
-/// Sort (and top-k, when `limit` is set): stable in arrival order per worker.
-///
-/// Finishing runs in two waves of pool tasks: each worker's rows are sorted
-/// on their own, then the sorted runs are cut at common splitter rows into
-/// parts that are merged (and turned into output chunks) independently; the
-/// output is the parts' chunks in order.
-pub struct SortSink {
-    keys: Vec<SortKey>,
-    limit: Option<u64>,
-    locals: Vec<Mutex<(Vec<SortRow>, u64)>>,
-    /// Finishing waves started so far.
-    wave: AtomicU64,
-    /// Per merge part: its pieces of the sorted runs, then its output chunks.
-    parts: Mutex<Vec<MergePart>>,
-    /// Widest row (slots) of the input.
-    width: AtomicU64,
-}
-
-impl SortSink {
-    fn new(keys: Vec<SortKey>, limit: Option<u64>, slots: usize) -> SortSink {
-        SortSink {
-            keys,
-            limit,
-            locals: (0..slots.max(1))
-                .map(|_| Mutex::new((Vec::new(), 0)))
-                .collect(),
-            wave: AtomicU64::new(0),
-            parts: Mutex::new(Vec::new()),
-            width: AtomicU64::new(0),
-        }
-    }
-
-    /// The order of the sort keys.
-    #[inline]
-    fn compare_rows(&self, a: &SortRow, b: &SortRow) -> Ordering {
-        let (Some(x), Some(y)) = (a.ints, b.ints) else {
-            return compare_keys(&a.keys, &b.keys, &self.keys);
-        };
-        for ((x, y), k) in x.iter().zip(&y).zip(&self.keys) {
-            let o = if k.descending { y.cmp(x) } else { x.cmp(y) };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        Ordering::Equal
-    }
-
-    /// The total order of the sort: keys, then arrival (worker, sequence).
-    fn compare(&self, a: &SortRow, b: &SortRow) -> Ordering {
-        self.compare_rows(a, b).then(a.seq.cmp(&b.seq))
-    }
-
-    /// Takes the sorted runs and cuts them into merge parts at splitter rows
-    /// of the longest run; returns the number of parts.
-    fn plan_merge(&self) -> usize {
-        let runs: Vec<Vec<SortRow>> = self
-            .locals
-            .iter()
-            .map(|l| std::mem::take(&mut lock(l).0))
-            .filter(|run| !run.is_empty())
-            .collect();
-        let total: usize = runs.iter().map(Vec::len).sum();
-        let width = runs
-            .iter()
-            .flatten()
-            .map(|r| r.values.len())
-            .max()
-            .unwrap_or(0);
-        self.width.store(width as u64, AtomicOrdering::Relaxed);
-        // Top-k keeps few rows: one part.
-        let count = if self.limit.is_some() {
-            1
-        } else {
-            (total / MERGE_PART_ROWS).clamp(1, 2 * self.locals.len())
-        };
-        let mut parts: Vec<MergePart> = (0..count).map(|_| (Vec::new(), Vec::new())).collect();
-        if let Some(longest) = (0..runs.len()).max_by_key(|&i| runs[i].len()) {
-            let pivots: Vec<&SortRow> = (1..count)
-                .map(|j| &runs[longest][j * runs[longest].len() / count])
-                .collect();
-            let cuts: Vec<Vec<usize>> = runs
-                .iter()
-                .map(|run| {
-                    pivots
-                        .iter()
-                        .map(|p| run.partition_point(|x| self.compare(x, p) == Ordering::Less))
-                        .collect()
-                })
-                .collect();
-            for (mut run, cuts) in runs.into_iter().zip(cuts) {
-                // Part j + 1 starts at cut j; split from the back.
-                for (j, &cut) in cuts.iter().enumerate().rev() {
-                    parts[j + 1].0.push(run.split_off(cut));
-                }
-                parts[0].0.push(run);
-            }
-        }
-        let n = parts.len();
-        *lock(&self.parts) = parts;
-        n
-    }
-
-    fn prune(&self, rows: &mut Vec<SortRow>) {
-        if let Some(limit) = self.limit {
-            rows.sort_by(|a, b| self.compare(a, b));
-            rows.truncate(limit as usize);
-        }
-    }
-}
-
-impl Sink for SortSink {
-    fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
-        if self.limit == Some(0) {
-            return Ok(());
-        }
-        let worker = ctx.worker % self.locals.len();
-        let mut guard = lock(&self.locals[worker]);
-        let (rows, seq) = &mut *guard;
-        for row in 0..chunk.len() {
-            *seq += 1;
-            let keys: Vec<Value> = self.keys.iter().map(|k| chunk.value(k.slot, row)).collect();
-            rows.push(SortRow {
-                ints: int_keys(&keys),
-                keys,
-                seq: (worker, *seq),
-                values: chunk.row_values(row),
-            });
-        }
-        if let Some(limit) = self.limit {
-            if rows.len() as u64 > 2 * limit + CHUNK_SIZE as u64 {
-                self.prune(rows);
-            }
-        } else {
-            drop(guard);
-            ctx.q
-                .memory
-                .charge(chunk.len() * (chunk.width() + self.keys.len()) * VALUE_BYTES)?;
-        }
-        Ok(())
-    }
-
-    /// First wave: sort each worker's rows; second wave: merge the parts.
-    fn finish_parts(&self) -> usize {
-        match self.wave.fetch_add(1, AtomicOrdering::AcqRel) {
-            0 => self.locals.len(),
-            1 => self.plan_merge(),
-            _ => 0,
-        }
-    }
-
-    fn finish_part(&self, part: usize) -> Result<()> {
-        if self.wave.load(AtomicOrdering::Acquire) == 1 {
-            // Each worker's rows arrived in sequence order; the sort is stable.
-            let rows = &mut lock(&self.locals[part]).0;
-            rows.sort_by(|a, b| self.compare_rows(a, b));
-            if let Some(limit) = self.limit {
-                rows.truncate(limit as usize);
-            }
-            return Ok(());
-        }
-        let mut pieces = std::mem::take(&mut lock(&self.parts)[part].0);
-        while pieces.len() > 1 {
-            let mut merged = Vec::with_capacity(pieces.len().div_ceil(2));
-            let mut pairs = pieces.into_iter();
-            while let Some(a) = pairs.next() {
-                merged.push(match pairs.next() {
-                    Some(b) => self.merge(a, b),
-                    None => a,
-                });
-            }
-            pieces = merged;
-        }
-        let mut rows = pieces.pop().unwrap_or_default();
-        if let Some(limit) = self.limit {
-            rows.truncate(limit as usize);
-        }
-        let width = self.width.load(AtomicOrdering::Relaxed) as usize;
-        let mut out = Vec::new();
-        let mut builder = RowBuilder::new(width);
-        for r in rows {
-            builder.push_row(r.values);
-            if builder.len() == CHUNK_SIZE {
-                out.push(std::mem::replace(&mut builder, RowBuilder::new(width)).finish());
-            }
-        }
-        if !builder.is_empty() {
-            out.push(builder.finish());
-        }
-        lock(&self.parts)[part].1 = out;
-        Ok(())
-    }
-
-    fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
-        Ok(std::mem::take(&mut *lock(&self.parts))
-            .into_iter()
-            .flat_map(|(_, chunks)| chunks)
-            .collect())
-    }
-}
-
-impl SortSink {
-    /// Merges two sorted runs (ties in arrival order: worker, then sequence).
-    fn merge(&self, a: Vec<SortRow>, b: Vec<SortRow>) -> Vec<SortRow> {
-        let mut out = Vec::with_capacity(a.len() + b.len());
-        let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-            out.extend(if self.compare(x, y) == Ordering::Greater {
-                b.next()
-            } else {
-                a.next()
-            });
-        }
-        out.extend(a);
-        out.extend(b);
-        out
     }
 }
 

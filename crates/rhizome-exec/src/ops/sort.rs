@@ -1,0 +1,356 @@
+//! The sort and top-k breaker: per-worker sorted runs merged in parallel
+//! parts.
+//!
+//! Rows are never copied on the way in: a worker keeps the chunks it
+//! consumes and, per row, a small fixed-size entry (where the row lies, its
+//! arrival position, and up to two integer keys inline). Sorting and merging
+//! move these entries; key values other than integers are read from the
+//! chunks in place when two entries are compared. The output chunks are
+//! gathered from the kept chunks column by column, so node and relationship
+//! columns stay id columns.
+
+use super::sinks::{lock, VALUE_BYTES};
+use crate::chunk::{Chunk, CHUNK_SIZE};
+use crate::context::QueryContext;
+use crate::pipeline::{Sink, TaskCtx};
+use rhizome_common::{Result, Value};
+use rhizome_functions::ops::order;
+use rhizome_plan::SortKey;
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Mutex, OnceLock};
+
+/// One input row: where it lies, when it arrived, and its integer keys.
+#[derive(Debug, Clone, Copy)]
+struct SortRow {
+    /// The keys, when there are at most two and all are integers, mapped to
+    /// unsigned numbers whose plain order is the sort order
+    /// ([`ordered_int`]): compared without reaching into the chunks.
+    ints: [u64; 2],
+    ints_valid: bool,
+    /// Arrival order within its worker (ties keep it: the sort is stable).
+    seq: u64,
+    /// The worker whose chunks hold the row, the chunk, and the row in it.
+    worker: u32,
+    chunk: u32,
+    row: u32,
+}
+
+/// What one worker consumed.
+#[derive(Default)]
+struct Local {
+    rows: Vec<SortRow>,
+    chunks: Vec<Chunk>,
+    seq: u64,
+}
+
+/// One part of a parallel merge: its pieces of the sorted runs, then its
+/// output chunks.
+type MergePart = (Vec<Vec<SortRow>>, Vec<Chunk>);
+
+/// Rows per part of a parallel merge, at least.
+const MERGE_PART_ROWS: usize = 4 * CHUNK_SIZE;
+
+/// Sort (and top-k, when `limit` is set): stable in arrival order per worker.
+///
+/// Finishing runs in two waves of pool tasks: each worker's rows are sorted
+/// on their own, then the sorted runs are cut at common splitter rows into
+/// parts that are merged (and turned into output chunks) independently; the
+/// output is the parts' chunks in order.
+pub struct SortSink {
+    keys: Vec<SortKey>,
+    limit: Option<u64>,
+    locals: Vec<Mutex<Local>>,
+    /// Every worker's chunks, read-only once the runs are sorted.
+    frozen: OnceLock<Vec<Vec<Chunk>>>,
+    /// Finishing waves started so far.
+    wave: AtomicU64,
+    /// Per merge part: its pieces of the sorted runs, then its output chunks.
+    parts: Mutex<Vec<MergePart>>,
+}
+
+impl SortSink {
+    /// A sort by `keys` keeping the first `limit` rows (all if `None`), for
+    /// `slots` workers.
+    pub fn new(keys: Vec<SortKey>, limit: Option<u64>, slots: usize) -> SortSink {
+        SortSink {
+            keys,
+            limit,
+            locals: (0..slots.max(1)).map(|_| Mutex::default()).collect(),
+            frozen: OnceLock::new(),
+            wave: AtomicU64::new(0),
+            parts: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The order of the sort keys; `chunk` finds a row's chunk.
+    #[inline]
+    fn compare_keys<'c>(
+        &self,
+        a: &SortRow,
+        b: &SortRow,
+        chunk: impl Fn(&SortRow) -> &'c Chunk,
+    ) -> Ordering {
+        if a.ints_valid && b.ints_valid {
+            return a.ints.cmp(&b.ints);
+        }
+        let (ca, cb) = (chunk(a), chunk(b));
+        for k in &self.keys {
+            let x = key_value(ca, k.slot, a.row);
+            let y = key_value(cb, k.slot, b.row);
+            let o = order(&x, &y);
+            let o = if k.descending { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// The total order of the sort: keys, then arrival (worker, sequence).
+    #[inline]
+    fn compare<'c>(
+        &self,
+        a: &SortRow,
+        b: &SortRow,
+        chunk: impl Fn(&SortRow) -> &'c Chunk,
+    ) -> Ordering {
+        self.compare_keys(a, b, chunk)
+            .then((a.worker, a.seq).cmp(&(b.worker, b.seq)))
+    }
+
+    /// Compares rows of any workers, once the chunks are frozen.
+    fn compare_frozen(&self, a: &SortRow, b: &SortRow) -> Ordering {
+        let frozen = self.frozen.get().map(Vec::as_slice).unwrap_or(&[]);
+        self.compare(a, b, |r| &frozen[r.worker as usize][r.chunk as usize])
+    }
+
+    /// Takes the sorted runs and the chunks, and cuts the runs into merge
+    /// parts at splitter rows of the longest run; returns the number of parts.
+    fn plan_merge(&self) -> usize {
+        let mut runs = Vec::new();
+        let mut chunks = Vec::new();
+        for local in &self.locals {
+            let local = std::mem::take(&mut *lock(local));
+            if !local.rows.is_empty() {
+                runs.push(local.rows);
+            }
+            chunks.push(local.chunks);
+        }
+        let _ = self.frozen.set(chunks);
+        let total: usize = runs.iter().map(Vec::len).sum();
+        // Top-k keeps few rows: one part.
+        let count = if self.limit.is_some() {
+            1
+        } else {
+            (total / MERGE_PART_ROWS).clamp(1, 2 * self.locals.len())
+        };
+        let mut parts: Vec<MergePart> = (0..count).map(|_| (Vec::new(), Vec::new())).collect();
+        if let Some(longest) = (0..runs.len()).max_by_key(|&i| runs[i].len()) {
+            let pivots: Vec<SortRow> = (1..count)
+                .map(|j| runs[longest][j * runs[longest].len() / count])
+                .collect();
+            let cuts: Vec<Vec<usize>> = runs
+                .iter()
+                .map(|run| {
+                    pivots
+                        .iter()
+                        .map(|p| {
+                            run.partition_point(|x| self.compare_frozen(x, p) == Ordering::Less)
+                        })
+                        .collect()
+                })
+                .collect();
+            for (mut run, cuts) in runs.into_iter().zip(cuts) {
+                // Part j + 1 starts at cut j; split from the back.
+                for (j, &cut) in cuts.iter().enumerate().rev() {
+                    parts[j + 1].0.push(run.split_off(cut));
+                }
+                parts[0].0.push(run);
+            }
+        }
+        let n = parts.len();
+        *lock(&self.parts) = parts;
+        n
+    }
+
+    /// Top-k: keeps the first `limit` of a worker's rows, and only the
+    /// chunk data they use, gathered into one chunk.
+    fn prune(&self, local: &mut Local, limit: u64) {
+        let Local { rows, chunks, .. } = local;
+        rows.sort_unstable_by(|a, b| self.compare(a, b, |r| &chunks[r.chunk as usize]));
+        rows.truncate(limit as usize);
+        let kept = gather(rows.iter().map(|r| (&chunks[r.chunk as usize], r.row)));
+        for (i, r) in rows.iter_mut().enumerate() {
+            (r.chunk, r.row) = (0, i as u32);
+        }
+        *chunks = vec![kept];
+    }
+
+    /// Merges two sorted runs (ties in arrival order: worker, then sequence).
+    fn merge(&self, a: Vec<SortRow>, b: Vec<SortRow>) -> Vec<SortRow> {
+        let mut out = Vec::with_capacity(a.len() + b.len());
+        let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+            out.extend(if self.compare_frozen(x, y) == Ordering::Greater {
+                b.next()
+            } else {
+                a.next()
+            });
+        }
+        out.extend(a);
+        out.extend(b);
+        out
+    }
+}
+
+/// `x` as an unsigned number that sorts as `x` does (descending: reversed).
+#[inline]
+fn ordered_int(x: i64, descending: bool) -> u64 {
+    let ascending = (x as u64) ^ (1 << 63);
+    if descending {
+        !ascending
+    } else {
+        ascending
+    }
+}
+
+/// The value of `slot` in `row` of `chunk`, borrowed where it is stored as a value.
+#[inline]
+fn key_value(chunk: &Chunk, slot: usize, row: u32) -> Cow<'_, Value> {
+    match chunk.column(slot) {
+        Some(column) => column.value_ref(row as usize),
+        None => Cow::Owned(Value::Null),
+    }
+}
+
+/// A chunk of the given rows, in order; see [`Chunk::gather`].
+fn gather<'c>(rows: impl Iterator<Item = (&'c Chunk, u32)>) -> Chunk {
+    let picks: Vec<(&Chunk, u32)> = rows.collect();
+    Chunk::gather(&picks)
+}
+
+impl Sink for SortSink {
+    fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+        if self.limit == Some(0) || chunk.is_empty() {
+            return Ok(());
+        }
+        let worker = ctx.worker % self.locals.len();
+        let mut guard = lock(&self.locals[worker]);
+        let local = &mut *guard;
+        let index = local.chunks.len() as u32;
+        let int_keys = self.keys.len() <= 2;
+        for row in 0..chunk.len() {
+            local.seq += 1;
+            let mut ints = [0u64; 2];
+            let mut ints_valid = int_keys;
+            for (i, k) in self.keys.iter().enumerate().take(2) {
+                match key_value(&chunk, k.slot, row as u32).as_ref() {
+                    Value::Int(x) => ints[i] = ordered_int(*x, k.descending),
+                    _ => ints_valid = false,
+                }
+            }
+            local.rows.push(SortRow {
+                ints,
+                ints_valid,
+                seq: local.seq,
+                worker: worker as u32,
+                chunk: index,
+                row: row as u32,
+            });
+        }
+        let (len, width) = (chunk.len(), chunk.width());
+        local.chunks.push(chunk);
+        match self.limit {
+            Some(limit) => {
+                if local.rows.len() as u64 > 2 * limit + CHUNK_SIZE as u64 {
+                    self.prune(local, limit);
+                }
+            }
+            None => {
+                drop(guard);
+                ctx.q
+                    .memory
+                    .charge(len * (width + self.keys.len()) * VALUE_BYTES)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// First wave: sort each worker's rows; second wave: merge the parts.
+    fn finish_parts(&self) -> usize {
+        match self.wave.fetch_add(1, AtomicOrdering::AcqRel) {
+            0 => self.locals.len(),
+            1 => self.plan_merge(),
+            _ => 0,
+        }
+    }
+
+    fn finish_part(&self, part: usize) -> Result<()> {
+        if self.wave.load(AtomicOrdering::Acquire) == 1 {
+            // Ties are broken by arrival, so an unstable sort is stable here.
+            let mut guard = lock(&self.locals[part]);
+            let Local { rows, chunks, .. } = &mut *guard;
+            if rows.iter().all(|r| r.ints_valid) {
+                // Integer keys only: sort by (keys, arrival) as plain numbers.
+                rows.sort_unstable_by_key(|r| (r.ints, r.seq));
+            } else {
+                rows.sort_unstable_by(|a, b| self.compare(a, b, |r| &chunks[r.chunk as usize]));
+            }
+            if let Some(limit) = self.limit {
+                rows.truncate(limit as usize);
+            }
+            return Ok(());
+        }
+        let mut pieces = std::mem::take(&mut lock(&self.parts)[part].0);
+        while pieces.len() > 1 {
+            let mut merged = Vec::with_capacity(pieces.len().div_ceil(2));
+            let mut pairs = pieces.into_iter();
+            while let Some(a) = pairs.next() {
+                merged.push(match pairs.next() {
+                    Some(b) => self.merge(a, b),
+                    None => a,
+                });
+            }
+            pieces = merged;
+        }
+        let mut rows = pieces.pop().unwrap_or_default();
+        if let Some(limit) = self.limit {
+            rows.truncate(limit as usize);
+        }
+        let frozen = self.frozen.get().map(Vec::as_slice).unwrap_or(&[]);
+        let out = rows
+            .chunks(CHUNK_SIZE)
+            .map(|rows| {
+                gather(
+                    rows.iter()
+                        .map(|r| (&frozen[r.worker as usize][r.chunk as usize], r.row)),
+                )
+            })
+            .collect();
+        lock(&self.parts)[part].1 = out;
+        Ok(())
+    }
+
+    fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
+        Ok(std::mem::take(&mut *lock(&self.parts))
+            .into_iter()
+            .flat_map(|(_, chunks)| chunks)
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ordered_int;
+
+    #[test]
+    fn ordered_ints_sort_like_the_ints() {
+        let xs = [i64::MIN, -5, -1, 0, 1, 7, i64::MAX];
+        for w in xs.windows(2) {
+            assert!(ordered_int(w[0], false) < ordered_int(w[1], false));
+            assert!(ordered_int(w[0], true) > ordered_int(w[1], true));
+        }
+    }
+}

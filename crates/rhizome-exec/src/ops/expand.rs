@@ -133,13 +133,10 @@ pub(crate) fn maybe_split(
     end: usize,
     ctx: &mut TaskCtx<'_>,
 ) -> Result<usize> {
-    if end - next >= 2 && ctx.can_split() {
-        let mid = next + (end - next) / 2;
-        let rest = input.select((mid as u32..end as u32).collect());
-        ctx.spawn(move |ctx| ctx.push_here(rest))?;
-        return Ok(mid);
-    }
-    Ok(end)
+    ctx.split_off(next, end, 2, |rest| {
+        let rest = input.select((rest.start as u32..rest.end as u32).collect());
+        move |ctx: &mut TaskCtx<'_>| ctx.push_here(rest)
+    })
 }
 
 impl Operator for Expand {

@@ -298,14 +298,6 @@ impl ExpandCount {
     }
 }
 
-/// How many passing relationships each node's counted list holds, filled in
-/// as the walk reaches the nodes and shared by all tasks of one run of the
-/// operator. A counted hop with a filter reads a column slice per list, and
-/// a walk reaches the same node once per path through it (A4: five times on
-/// average), so each list is filtered once instead. Slots hold count + 1, 0
-/// for not yet known; racing tasks store the same value, so relaxed atomics
-/// suffice. Dense by node id, and so only made for graphs of at most
-/// [`CountMemo::MAX_NODES`] nodes; untouched pages of it are never mapped.
 /// Where a filtered counted hop gets its [`CountMemo`]: the operator's,
 /// made once this task has walked as many entries as one sixteenth of the
 /// node ids, so that a short walk (an inner run per outer row) never pays
@@ -316,6 +308,14 @@ struct MemoSource<'a> {
     walked: Cell<u64>,
 }
 
+/// How many passing relationships each node's counted list holds, filled in
+/// as the walk reaches the nodes and shared by all tasks of one run of the
+/// operator. A counted hop with a filter reads a column slice per list, and
+/// a walk reaches the same node once per path through it (A4: five times on
+/// average), so each list is filtered once instead. Slots hold count + 1, 0
+/// for not yet known; racing tasks store the same value, so relaxed atomics
+/// suffice. Dense by node id, and so only made for graphs of at most
+/// [`CountMemo::MAX_NODES`] nodes; untouched pages of it are never mapped.
 struct CountMemo {
     slots: Box<[AtomicU32]>,
 }

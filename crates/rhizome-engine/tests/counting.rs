@@ -40,6 +40,13 @@ fn count(engine: &Engine, query: &str, threads: usize) -> i64 {
     }
 }
 
+/// Runs an updating statement (all workers).
+fn run(engine: &Engine, query: &str) {
+    engine
+        .execute(query, BTreeMap::new(), &QueryOptions::default())
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+}
+
 /// Count shapes: (pattern, a variable whose `.id` the materialized count reads).
 const SHAPES: [(&str, &str); 9] = [
     (
@@ -122,11 +129,7 @@ fn fused_counts_equal_materialized_counts() {
 #[test]
 fn fused_counts_over_a_delta_equal_materialized_counts() {
     let (_dir, engine) = engine();
-    let run = |q: &str| {
-        engine
-            .execute(q, BTreeMap::new(), &QueryOptions::default())
-            .unwrap()
-    };
+    let run = |q: &str| run(&engine, q);
     run("UNWIND range(1000, 1019) AS i CREATE (:Person {id: i})");
     run(
         "MATCH (p:Person), (i:Item) WHERE p.id >= 1000 AND (p.id + i.id) % 4 = 0 \
@@ -159,11 +162,7 @@ fn fused_counts_over_loops_and_parallel_relationships() {
         .write(&dir.path().join("db"))
         .unwrap();
     let engine = Engine::open(&dir.path().join("db")).unwrap();
-    let run = |q: &str| {
-        engine
-            .execute(q, BTreeMap::new(), &QueryOptions::default())
-            .unwrap()
-    };
+    let run = |q: &str| run(&engine, q);
     run("UNWIND range(0, 29) AS i CREATE (:N {id: i})");
     run(
         "MATCH (a:N), (b:N) WHERE b.id = (a.id * 7 + 3) % 30 OR b.id = (a.id * 11 + 5) % 30 \

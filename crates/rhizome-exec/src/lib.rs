@@ -142,6 +142,7 @@ pub fn execute(
         parent: options.cancel.clone(),
         ..ScopeOptions::default()
     });
+    let closer = pool.close_on_drop(&scope);
     let q = Arc::new(QueryContext {
         snapshot,
         params: Arc::new(params),
@@ -166,7 +167,7 @@ pub fn execute(
     let outcome =
         pipeline::build_with_sink(&root, &q, &scope.cancel, (Some(root.id), rows_sink.clone()))
             .and_then(|pipelines| pipeline::run_parallel(pipelines, Chunk::new(plan.width, 1), &q));
-    pool.close_scope(&scope);
+    drop(closer);
     outcome?;
     let rows = rows_sink.take_rows();
     let elapsed = start.elapsed();

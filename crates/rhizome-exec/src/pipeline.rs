@@ -107,11 +107,18 @@ impl SharedRun {
     /// own count included), then rearms for the next wave of tasks.
     fn wait(&self) {
         // Rather than sleep while tasks wait for a worker, run them here.
-        self.q.scope.help();
         self.task_done();
+        self.q
+            .scope
+            .watch(|| self.outstanding.load(Ordering::Acquire) == 0);
         let mut done = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
-        while !*done {
-            done = self.done.1.wait(done).unwrap_or_else(|p| p.into_inner());
+        if !*done {
+            done = self.q.scope.blocked(|| {
+                while !*done {
+                    done = self.done.1.wait(done).unwrap_or_else(|p| p.into_inner());
+                }
+                done
+            });
         }
         *done = false;
         self.outstanding.store(1, Ordering::Release);

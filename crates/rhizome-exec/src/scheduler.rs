@@ -33,6 +33,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// How long a worker that ran out of work, or a thread waiting for its
+/// query, polls for more before it sleeps. Waking a sleeping thread costs
+/// 20–150 µs on a virtual machine, which is most of a small query's run;
+/// polling only while fewer threads are awake than there are workers keeps
+/// it from taking a core from a thread with work.
+pub const DEFAULT_SPIN: Duration = Duration::from_millis(5);
+
 /// A unit of work: runs on some worker with that worker's context.
 pub type Task = Box<dyn FnOnce(&WorkerContext) + Send>;
 
@@ -92,6 +99,10 @@ pub struct QueryScope {
     deadline: Option<Instant>,
     error: Mutex<Option<Error>>,
     busy_nanos: AtomicU64,
+    /// Threads waiting for this query that watch its queue ([`QueryScope::watch`]).
+    watchers: AtomicUsize,
+    /// The thread that opened the scope counts as awake until it closes it.
+    opener_awake: AtomicBool,
     pool: Arc<PoolInner>,
 }
 
@@ -100,7 +111,12 @@ impl QueryScope {
     pub fn spawn(&self, task: Task) {
         self.queue.push(task);
         self.pending.fetch_add(1, Ordering::SeqCst);
-        self.pool.wake_one();
+        // A worker is woken only if the query may use one more now, and
+        // no thread waiting for the query watches its queue (that one takes
+        // the task). A thread whose task ends looks for the next one itself.
+        if self.watchers.load(Ordering::SeqCst) == 0 && self.running() < self.max_parallel {
+            self.pool.wake_one();
+        }
     }
 
     /// True if the query was cancelled or failed; checks the deadline too.
@@ -142,7 +158,9 @@ impl QueryScope {
     /// is idle and this query may use more workers than it does.
     #[inline]
     pub fn wants_split(&self) -> bool {
-        self.pool.idle.load(Ordering::Relaxed) > 0
+        (self.pool.idle.load(Ordering::Relaxed) > 0
+            || self.pool.spinning.load(Ordering::Relaxed) > 0
+            || self.watchers.load(Ordering::Relaxed) > 0)
             && self.running.load(Ordering::Relaxed) + self.pending.load(Ordering::Relaxed)
                 < self.max_parallel
     }
@@ -176,6 +194,61 @@ impl QueryScope {
                 }
             }
         }
+    }
+
+    /// Watches this query's queue for up to the pool's spin time, running its tasks here
+    /// (within the cap on workers) as they are queued, until `finished`
+    /// holds. Returns whether it did; if not, the caller blocks. While it
+    /// watches, splits of running tasks count on this thread and queued
+    /// tasks wake no worker. It does not watch while more threads are awake
+    /// than there are workers (cores).
+    pub fn watch(&self, finished: impl Fn() -> bool) -> bool {
+        if self.pool.idle_spin.is_zero() {
+            self.help();
+            return finished();
+        }
+        self.watchers.fetch_add(1, Ordering::SeqCst);
+        let until = Instant::now() + self.pool.idle_spin;
+        let mut rounds = 0u32;
+        let done = loop {
+            if finished() {
+                break true;
+            }
+            if self.pending.load(Ordering::SeqCst) > 0 && self.running() < self.max_parallel {
+                self.help();
+                continue;
+            }
+            rounds = rounds.wrapping_add(1);
+            if rounds.is_multiple_of(64) && (Instant::now() >= until || self.pool.oversubscribed())
+            {
+                break false;
+            }
+            std::hint::spin_loop();
+        };
+        self.watchers.fetch_sub(1, Ordering::SeqCst);
+        // Tasks queued while this thread still counted as watching woke nobody.
+        self.help();
+        done
+    }
+
+    /// Runs `block` (a wait on a condition variable) with the calling
+    /// thread counted as asleep, so a worker may be woken in its place.
+    pub fn blocked<T>(&self, block: impl FnOnce() -> T) -> T {
+        self.pool.fall_asleep();
+        let result = block();
+        self.pool.active.fetch_add(1, Ordering::SeqCst);
+        result
+    }
+
+    /// The thread that opened the scope no longer counts as awake.
+    fn opener_leaves(&self) {
+        if self.opener_awake.swap(false, Ordering::SeqCst) {
+            self.pool.fall_asleep();
+        }
+    }
+
+    fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
     }
 
     /// One queued task, if any.
@@ -260,12 +333,27 @@ struct PoolInner {
     scopes: ArcSwap<Vec<Arc<QueryScope>>>,
     threads: usize,
     idle: AtomicUsize,
+    /// Workers without work that still poll for it before they sleep.
+    spinning: AtomicUsize,
+    /// Threads awake: workers not asleep, and threads inside a query
+    /// ([`WorkerPool::open_scope`] to [`WorkerPool::close_scope`]) not
+    /// blocked. No worker is woken, and none polls, while as many threads
+    /// as workers (cores) are awake: a thread polling for work must not take
+    /// a core from one doing the work.
+    active: AtomicUsize,
+    /// How long a worker polls for work before it sleeps.
+    idle_spin: Duration,
     sleep_lock: Mutex<u64>,
     sleep_signal: Condvar,
 }
 
 impl PoolInner {
     fn wake_one(&self) {
+        if self.spinning.load(Ordering::SeqCst) > 0
+            || self.active.load(Ordering::SeqCst) >= self.threads
+        {
+            return;
+        }
         if self.idle.load(Ordering::SeqCst) > 0 {
             let mut generation = self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
             *generation += 1;
@@ -293,27 +381,107 @@ impl PoolInner {
         None
     }
 
+    /// True if some query has queued tasks (cheaper than [`PoolInner::pick`]).
+    fn any_pending(&self) -> bool {
+        self.scopes
+            .load()
+            .iter()
+            .any(|s| s.pending.load(Ordering::SeqCst) > 0)
+    }
+
+    /// True if more threads are awake than there are workers (cores).
+    fn oversubscribed(&self) -> bool {
+        self.active.load(Ordering::SeqCst) > self.threads
+    }
+
+    /// Counts the calling thread as asleep; if work is queued, a worker may
+    /// now be woken for it.
+    fn fall_asleep(&self) {
+        self.active.fetch_sub(1, Ordering::SeqCst);
+        if self.any_pending() {
+            self.wake_one();
+        }
+    }
+
+    /// Polls for work for up to `idle_spin`; the task found, if any.
+    fn spin_for_work(&self) -> Option<(Arc<QueryScope>, Task)> {
+        if self.idle_spin.is_zero() || self.oversubscribed() {
+            return None;
+        }
+        self.spinning.fetch_add(1, Ordering::SeqCst);
+        let until = Instant::now() + self.idle_spin;
+        let mut found = None;
+        let mut rounds = 0u32;
+        while found.is_none() {
+            if self.any_pending() {
+                found = self.pick();
+                if found.is_none() {
+                    // Queued work this worker may not take (its queries run
+                    // on as many workers as they may): no use polling.
+                    break;
+                }
+            }
+            rounds = rounds.wrapping_add(1);
+            if rounds.is_multiple_of(64) && (Instant::now() >= until || self.oversubscribed()) {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        self.spinning.fetch_sub(1, Ordering::SeqCst);
+        found
+    }
+
     fn worker_loop(self: Arc<PoolInner>, worker: usize) {
+        self.active.fetch_add(1, Ordering::SeqCst);
+        // Only a worker that just ran a task polls before it sleeps: one
+        // woken for nothing goes back to sleep at once.
+        let mut worked = false;
         loop {
             if let Some((scope, task)) = self.pick() {
                 scope.run_reserved(task, worker);
+                worked = true;
                 continue;
             }
+            if std::mem::take(&mut worked) {
+                if let Some((scope, task)) = self.spin_for_work() {
+                    scope.run_reserved(task, worker);
+                    worked = true;
+                    continue;
+                }
+            }
+            // Counted as asleep before the last look for work, so a task
+            // queued meanwhile is either seen here or wakes a worker.
             self.idle.fetch_add(1, Ordering::SeqCst);
+            self.active.fetch_sub(1, Ordering::SeqCst);
             let seen = *self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((scope, task)) = self.pick() {
-                self.idle.fetch_sub(1, Ordering::SeqCst);
-                scope.run_reserved(task, worker);
-                continue;
+            let found = self.pick();
+            if found.is_none() {
+                let guard = self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
+                if *guard == seen {
+                    let _ = self
+                        .sleep_signal
+                        .wait_timeout(guard, Duration::from_millis(10));
+                }
             }
-            let guard = self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
-            if *guard == seen {
-                let _ = self
-                    .sleep_signal
-                    .wait_timeout(guard, Duration::from_millis(10));
-            }
+            self.active.fetch_add(1, Ordering::SeqCst);
             self.idle.fetch_sub(1, Ordering::SeqCst);
+            if let Some((scope, task)) = found {
+                scope.run_reserved(task, worker);
+                worked = true;
+            }
         }
+    }
+}
+
+/// Closes a scope when dropped ([`WorkerPool::close_on_drop`]).
+pub struct CloseOnDrop<'a> {
+    pool: &'a WorkerPool,
+    scope: &'a Arc<QueryScope>,
+}
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.pool.close_scope(self.scope);
     }
 }
 
@@ -326,13 +494,23 @@ pub struct WorkerPool {
 static GLOBAL: OnceLock<WorkerPool> = OnceLock::new();
 
 impl WorkerPool {
-    /// A new pool with `threads` workers (at least one). Workers live as long as the process.
+    /// A new pool with `threads` workers (at least one) that poll for
+    /// [`DEFAULT_SPIN`] before they sleep. Workers live as long as the process.
     pub fn new(threads: usize) -> WorkerPool {
+        WorkerPool::with_spin(threads, DEFAULT_SPIN)
+    }
+
+    /// A new pool whose workers, and the threads waiting for its queries,
+    /// poll for work for `spin` before they sleep (zero: never poll).
+    pub fn with_spin(threads: usize, spin: Duration) -> WorkerPool {
         let threads = threads.max(1);
         let inner = Arc::new(PoolInner {
             scopes: ArcSwap::from_pointee(Vec::new()),
             threads,
             idle: AtomicUsize::new(0),
+            spinning: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
+            idle_spin: spin,
             sleep_lock: Mutex::new(0),
             sleep_signal: Condvar::new(),
         });
@@ -346,14 +524,19 @@ impl WorkerPool {
         WorkerPool { inner }
     }
 
-    /// The process-wide pool, sized by `RHIZOME_WORKERS` or the number of cores.
+    /// The process-wide pool, sized by `RHIZOME_WORKERS` or the number of
+    /// cores, polling for `RHIZOME_SPIN_US` microseconds or [`DEFAULT_SPIN`].
     pub fn global() -> &'static WorkerPool {
         GLOBAL.get_or_init(|| {
             let threads = std::env::var("RHIZOME_WORKERS")
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            WorkerPool::new(threads)
+            let spin = std::env::var("RHIZOME_SPIN_US")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map_or(DEFAULT_SPIN, Duration::from_micros);
+            WorkerPool::with_spin(threads, spin)
         })
     }
 
@@ -364,7 +547,9 @@ impl WorkerPool {
 
     /// Registers a new query; its virtual time starts at the smallest of the
     /// running queries' so it neither starves them nor is starved.
+    /// The calling thread counts as awake until it closes the scope.
     pub fn open_scope(&self, options: ScopeOptions) -> Arc<QueryScope> {
+        self.inner.active.fetch_add(1, Ordering::SeqCst);
         let start_vtime = self
             .inner
             .scopes
@@ -387,6 +572,8 @@ impl WorkerPool {
             deadline: options.deadline,
             error: Mutex::new(None),
             busy_nanos: AtomicU64::new(0),
+            watchers: AtomicUsize::new(0),
+            opener_awake: AtomicBool::new(true),
             pool: self.inner.clone(),
         });
         self.inner.scopes.rcu(|scopes| {
@@ -397,8 +584,15 @@ impl WorkerPool {
         scope
     }
 
-    /// Removes a finished query from the scheduler.
+    /// Closes `scope` when the returned guard is dropped, so a query that
+    /// unwinds still leaves the scheduler.
+    pub fn close_on_drop<'a>(&'a self, scope: &'a Arc<QueryScope>) -> CloseOnDrop<'a> {
+        CloseOnDrop { pool: self, scope }
+    }
+
+    /// Removes a finished query from the scheduler (again: no effect).
     pub fn close_scope(&self, scope: &Arc<QueryScope>) {
+        scope.opener_leaves();
         self.inner.scopes.rcu(|scopes| {
             scopes
                 .iter()
@@ -506,5 +700,63 @@ mod tests {
         });
         assert!(scope.is_cancelled());
         assert_eq!(scope.take_error().unwrap().kind, ErrorKind::QueryAborted);
+    }
+
+    /// Waits until every worker of `pool` sleeps; then returns how many
+    /// threads still count as awake.
+    fn awake_once_workers_sleep(pool: &WorkerPool) -> usize {
+        let until = Instant::now() + Duration::from_secs(10);
+        while pool.inner.idle.load(Ordering::SeqCst) < pool.threads() {
+            assert!(Instant::now() < until, "the workers never went to sleep");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        pool.inner.active.load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn awake_threads_are_counted_back_down() {
+        for spin in [Duration::ZERO, DEFAULT_SPIN] {
+            let pool = WorkerPool::with_spin(2, spin);
+            // Queries whose callers wait (block) for tasks on the workers.
+            for _ in 0..20 {
+                let scope = pool.open_scope(ScopeOptions::default());
+                let (tx, rx) = mpsc::channel();
+                for i in 0..10 {
+                    let tx = tx.clone();
+                    scope.spawn(Box::new(move |_| tx.send(i).unwrap()));
+                }
+                scope.watch(|| false);
+                let got = scope.blocked(|| {
+                    (0..10)
+                        .filter(|_| rx.recv_timeout(Duration::from_secs(5)).is_ok())
+                        .count()
+                });
+                assert_eq!(got, 10);
+                pool.close_scope(&scope);
+            }
+            assert_eq!(awake_once_workers_sleep(&pool), 0, "spin {spin:?}");
+            // A query that unwinds closes its scope through the guard.
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let scope = pool.open_scope(ScopeOptions::default());
+                let _closer = pool.close_on_drop(&scope);
+                panic!("a query fails badly");
+            }));
+            assert!(unwound.is_err());
+            assert_eq!(awake_once_workers_sleep(&pool), 0);
+            assert!(pool.inner.scopes.load().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_blocked_caller_lets_a_worker_take_its_tasks() {
+        // One worker: while the caller counts as awake no worker is woken
+        // (the caller would run the tasks itself); once it blocks, one is.
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let scope = pool.open_scope(ScopeOptions::default());
+        let (tx, rx) = mpsc::channel();
+        scope.spawn(Box::new(move |w| tx.send(w.worker).unwrap()));
+        let worker = scope.blocked(|| rx.recv_timeout(Duration::from_secs(5)).unwrap());
+        assert_eq!(worker, 0, "run by the pool's worker, not the caller");
+        pool.close_scope(&scope);
     }
 }

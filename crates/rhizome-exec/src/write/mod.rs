@@ -57,6 +57,7 @@ pub fn execute_update(
         parent: options.cancel.clone(),
         ..ScopeOptions::default()
     });
+    let closer = pool.close_on_drop(&scope);
     let operator_count = if options.profile {
         let snapshot = txn.view();
         let mut compiler = Compiler::new(&snapshot);
@@ -82,7 +83,7 @@ pub fn execute_update(
     let outcome = run
         .root_rows()
         .and_then(|rows| run.finish_deletes().map(|_| rows));
-    pool.close_scope(&scope);
+    drop(closer);
     let profile = run.profile.take();
     let mut rows = outcome?;
     if plan.columns.is_empty() {

@@ -14,8 +14,19 @@ use rhizome_storage::GraphRead;
 use std::ops::{Bound, Range};
 use std::sync::Arc;
 
-/// Nodes per morsel when a scan is split over workers.
+/// Most nodes per morsel when a scan is split over workers.
 pub const MORSEL_NODES: u64 = 16 * 1024;
+
+/// Morsels a scan aims to give each worker it may use, so that the last
+/// morsels to finish leave little imbalance.
+const MORSELS_PER_WORKER: u64 = 16;
+
+/// Nodes per morsel for a scan of `total` nodes on up to `workers` workers:
+/// [`MORSEL_NODES`], or fewer when that would give each worker fewer than
+/// [`MORSELS_PER_WORKER`] morsels, but never under a chunk's worth.
+fn morsel_nodes(total: u64, workers: usize) -> u64 {
+    (total / (workers as u64 * MORSELS_PER_WORKER).max(1)).clamp(CHUNK_SIZE as u64, MORSEL_NODES)
+}
 
 /// Scans and seeks.
 pub struct Scan {
@@ -284,10 +295,12 @@ impl Operator for Scan {
                     flush(&mut rows, &mut nodes, ctx)?;
                     // Cut the ranges into morsels; all but the first become tasks.
                     let mut morsels: Vec<Range<NodeId>> = Vec::new();
+                    let total = ranges.iter().map(|r| r.end - r.start).sum();
+                    let size = morsel_nodes(total, ctx.q.scope.max_parallel());
                     for r in ranges {
                         let mut start = r.start;
                         while start < r.end {
-                            let end = (start + MORSEL_NODES).min(r.end);
+                            let end = (start + size).min(r.end);
                             morsels.push(start..end);
                             start = end;
                         }
@@ -306,5 +319,21 @@ impl Operator for Scan {
             }
         }
         flush(&mut rows, &mut nodes, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn morsels_shrink_for_small_scans_but_not_below_a_chunk() {
+        // A million nodes on two workers: full-size morsels.
+        assert_eq!(morsel_nodes(1_000_000, 2), MORSEL_NODES);
+        // 100k nodes on two workers: 32 morsels, not 7.
+        assert_eq!(morsel_nodes(100_000, 2), 3125);
+        // Tiny scans: a chunk per morsel.
+        assert_eq!(morsel_nodes(10, 2), CHUNK_SIZE as u64);
+        assert_eq!(morsel_nodes(100_000, 0), MORSEL_NODES);
     }
 }

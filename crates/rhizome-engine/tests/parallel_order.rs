@@ -230,6 +230,23 @@ fn sorted_results_match_a_plain_sort() {
         "UNWIND range(1, 60000) AS x RETURN x ORDER BY x % 3, x % 5 DESC, x % 7, x",
         e,
     );
+    // One integer key, negative and large values (the radix sort's key
+    // mapping), descending.
+    let mut e: Vec<i64> = (-30000..=30000).map(|x| x * 1_000_003).collect();
+    e.reverse();
+    check(
+        "UNWIND range(-30000, 30000) AS x RETURN x * 1000003 AS y ORDER BY y DESC",
+        e,
+    );
+    // Ties keep arrival order: with one worker, that is the unwound order.
+    let mut e = xs.clone();
+    e.sort_by_key(|&x| std::cmp::Reverse(x % 7));
+    let got = ints(rows(
+        &engine,
+        "UNWIND range(1, 60000) AS x RETURN x ORDER BY x % 7 DESC",
+        1,
+    ));
+    assert!(got == e, "ties of a one-key sort left arrival order");
     // Nulls sort after every integer (ascending); 0 maps to null here.
     let mut e = xs.clone();
     e.sort_by_key(|&x| (x % 4 == 0, x % 4, x));

@@ -18,8 +18,9 @@ use rhizome_functions::ops::order;
 use rhizome_plan::SortKey;
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, RwLock};
 
 /// One input row: where it lies, when it arrived, and its integer keys.
 #[derive(Debug, Clone, Copy)]
@@ -45,25 +46,34 @@ struct Local {
     seq: u64,
 }
 
-/// One part of a parallel merge: its pieces of the sorted runs, then its
+/// One part of a parallel merge: its range of each sorted run, then its
 /// output chunks.
-type MergePart = (Vec<Vec<SortRow>>, Vec<Chunk>);
+type MergePart = (Vec<Range<usize>>, Vec<Chunk>);
+
+/// What the merge reads once every run is sorted: the runs and every
+/// worker's chunks. Released in a last wave of tasks, a worker's share per
+/// task, so freeing the input does not hold up the query on one thread.
+#[derive(Default)]
+struct Frozen {
+    runs: Vec<Vec<SortRow>>,
+    chunks: Vec<Vec<Chunk>>,
+}
 
 /// Rows per part of a parallel merge, at least.
 const MERGE_PART_ROWS: usize = 4 * CHUNK_SIZE;
 
 /// Sort (and top-k, when `limit` is set): stable in arrival order per worker.
 ///
-/// Finishing runs in two waves of pool tasks: each worker's rows are sorted
-/// on their own, then the sorted runs are cut at common splitter rows into
+/// Finishing runs in three waves of pool tasks: each worker's rows are
+/// sorted on their own; the sorted runs are cut at common splitter rows into
 /// parts that are merged (and turned into output chunks) independently; the
-/// output is the parts' chunks in order.
+/// input chunks and runs are freed. The output is the parts' chunks in order.
 pub struct SortSink {
     keys: Vec<SortKey>,
     limit: Option<u64>,
     locals: Vec<Mutex<Local>>,
-    /// Every worker's chunks, read-only once the runs are sorted.
-    frozen: OnceLock<Vec<Vec<Chunk>>>,
+    /// The sorted runs and every worker's chunks, read-only until released.
+    frozen: RwLock<Frozen>,
     /// Finishing waves started so far.
     wave: AtomicU64,
     /// Per merge part: its pieces of the sorted runs, then its output chunks.
@@ -78,7 +88,7 @@ impl SortSink {
             keys,
             limit,
             locals: (0..slots.max(1)).map(|_| Mutex::default()).collect(),
-            frozen: OnceLock::new(),
+            frozen: RwLock::default(),
             wave: AtomicU64::new(0),
             parts: Mutex::new(Vec::new()),
         }
@@ -121,24 +131,22 @@ impl SortSink {
     }
 
     /// Compares rows of any workers, once the chunks are frozen.
-    fn compare_frozen(&self, a: &SortRow, b: &SortRow) -> Ordering {
-        let frozen = self.frozen.get().map(Vec::as_slice).unwrap_or(&[]);
-        self.compare(a, b, |r| &frozen[r.worker as usize][r.chunk as usize])
+    fn compare_frozen(&self, chunks: &[Vec<Chunk>], a: &SortRow, b: &SortRow) -> Ordering {
+        self.compare(a, b, |r| &chunks[r.worker as usize][r.chunk as usize])
     }
 
-    /// Takes the sorted runs and the chunks, and cuts the runs into merge
+    /// Freezes the sorted runs and the chunks, and cuts the runs into merge
     /// parts at splitter rows of the longest run; returns the number of parts.
     fn plan_merge(&self) -> usize {
-        let mut runs = Vec::new();
-        let mut chunks = Vec::new();
+        let mut frozen = self.frozen.write().unwrap_or_else(|p| p.into_inner());
         for local in &self.locals {
             let local = std::mem::take(&mut *lock(local));
             if !local.rows.is_empty() {
-                runs.push(local.rows);
+                frozen.runs.push(local.rows);
             }
-            chunks.push(local.chunks);
+            frozen.chunks.push(local.chunks);
         }
-        let _ = self.frozen.set(chunks);
+        let Frozen { runs, chunks } = &*frozen;
         let total: usize = runs.iter().map(Vec::len).sum();
         // Top-k keeps few rows: one part.
         let count = if self.limit.is_some() {
@@ -151,23 +159,16 @@ impl SortSink {
             let pivots: Vec<SortRow> = (1..count)
                 .map(|j| runs[longest][j * runs[longest].len() / count])
                 .collect();
-            let cuts: Vec<Vec<usize>> = runs
-                .iter()
-                .map(|run| {
-                    pivots
-                        .iter()
-                        .map(|p| {
-                            run.partition_point(|x| self.compare_frozen(x, p) == Ordering::Less)
-                        })
-                        .collect()
-                })
-                .collect();
-            for (mut run, cuts) in runs.into_iter().zip(cuts) {
-                // Part j + 1 starts at cut j; split from the back.
-                for (j, &cut) in cuts.iter().enumerate().rev() {
-                    parts[j + 1].0.push(run.split_off(cut));
+            for run in runs {
+                // Part j ends (and part j + 1 starts) at cut j.
+                let mut start = 0;
+                for (j, p) in pivots.iter().enumerate() {
+                    let cut = run
+                        .partition_point(|x| self.compare_frozen(chunks, x, p) == Ordering::Less);
+                    parts[j].0.push(start..cut);
+                    start = cut;
                 }
-                parts[0].0.push(run);
+                parts[count - 1].0.push(start..run.len());
             }
         }
         let n = parts.len();
@@ -189,19 +190,83 @@ impl SortSink {
     }
 
     /// Merges two sorted runs (ties in arrival order: worker, then sequence).
-    fn merge(&self, a: Vec<SortRow>, b: Vec<SortRow>) -> Vec<SortRow> {
+    fn merge(&self, chunks: &[Vec<Chunk>], a: &[SortRow], b: &[SortRow]) -> Vec<SortRow> {
         let mut out = Vec::with_capacity(a.len() + b.len());
-        let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-            out.extend(if self.compare_frozen(x, y) == Ordering::Greater {
-                b.next()
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            if self.compare_frozen(chunks, &a[i], &b[j]) == Ordering::Greater {
+                out.push(b[j]);
+                j += 1;
             } else {
-                a.next()
-            });
+                out.push(a[i]);
+                i += 1;
+            }
         }
-        out.extend(a);
-        out.extend(b);
+        out.extend_from_slice(&a[i..]);
+        out.extend_from_slice(&b[j..]);
         out
+    }
+
+    /// Merges part `part` of the sorted runs into its output chunks.
+    fn merge_part(&self, part: usize) {
+        let ranges = std::mem::take(&mut lock(&self.parts)[part].0);
+        let frozen = self.frozen.read().unwrap_or_else(|p| p.into_inner());
+        let Frozen { runs, chunks } = &*frozen;
+        let mut pieces: Vec<Cow<'_, [SortRow]>> = runs
+            .iter()
+            .zip(ranges)
+            .map(|(run, range)| Cow::Borrowed(&run[range]))
+            .collect();
+        while pieces.len() > 1 {
+            let mut merged = Vec::with_capacity(pieces.len().div_ceil(2));
+            let mut pairs = pieces.into_iter();
+            while let Some(a) = pairs.next() {
+                merged.push(match pairs.next() {
+                    Some(b) => Cow::Owned(self.merge(chunks, &a, &b)),
+                    None => a,
+                });
+            }
+            pieces = merged;
+        }
+        let rows = pieces.pop().unwrap_or_default();
+        let keep = self
+            .limit
+            .map_or(rows.len(), |l| rows.len().min(l as usize));
+        let out = rows[..keep]
+            .chunks(CHUNK_SIZE)
+            .map(|rows| {
+                gather(
+                    rows.iter()
+                        .map(|r| (&chunks[r.worker as usize][r.chunk as usize], r.row)),
+                )
+            })
+            .collect();
+        drop(frozen);
+        lock(&self.parts)[part].1 = out;
+    }
+
+    /// Sorts worker `part`'s rows.
+    fn sort_run(&self, part: usize) {
+        // Ties are broken by arrival, so an unstable sort is stable here.
+        let mut guard = lock(&self.locals[part]);
+        let Local { rows, chunks, .. } = &mut *guard;
+        if rows.iter().all(|r| r.ints_valid) {
+            // Integer keys only: a stable radix sort by the keys as one
+            // number keeps ties in arrival order, as the rows were pushed
+            // (a top-k prune leaves them in (keys, arrival) order).
+            if self.keys.len() == 1 {
+                radsort::sort_by_key(rows, |r| r.ints[0]);
+            } else {
+                radsort::sort_by_key(rows, |r| {
+                    (u128::from(r.ints[0]) << 64) | u128::from(r.ints[1])
+                });
+            }
+        } else {
+            rows.sort_unstable_by(|a, b| self.compare(a, b, |r| &chunks[r.chunk as usize]));
+        }
+        if let Some(limit) = self.limit {
+            rows.truncate(limit as usize);
+        }
     }
 }
 
@@ -278,58 +343,30 @@ impl Sink for SortSink {
         Ok(())
     }
 
-    /// First wave: sort each worker's rows; second wave: merge the parts.
+    /// First wave: sort each worker's rows; second wave: merge the parts;
+    /// third wave: free each worker's runs and chunks.
     fn finish_parts(&self) -> usize {
         match self.wave.fetch_add(1, AtomicOrdering::AcqRel) {
             0 => self.locals.len(),
             1 => self.plan_merge(),
+            2 => self.locals.len(),
             _ => 0,
         }
     }
 
     fn finish_part(&self, part: usize) -> Result<()> {
-        if self.wave.load(AtomicOrdering::Acquire) == 1 {
-            // Ties are broken by arrival, so an unstable sort is stable here.
-            let mut guard = lock(&self.locals[part]);
-            let Local { rows, chunks, .. } = &mut *guard;
-            if rows.iter().all(|r| r.ints_valid) {
-                // Integer keys only: sort by (keys, arrival) as plain numbers.
-                rows.sort_unstable_by_key(|r| (r.ints, r.seq));
-            } else {
-                rows.sort_unstable_by(|a, b| self.compare(a, b, |r| &chunks[r.chunk as usize]));
+        match self.wave.load(AtomicOrdering::Acquire) {
+            1 => self.sort_run(part),
+            2 => self.merge_part(part),
+            _ => {
+                // Taken under the lock, freed outside it.
+                let mut frozen = self.frozen.write().unwrap_or_else(|p| p.into_inner());
+                let chunks = frozen.chunks.get_mut(part).map(std::mem::take);
+                let run = frozen.runs.get_mut(part).map(std::mem::take);
+                drop(frozen);
+                drop((chunks, run));
             }
-            if let Some(limit) = self.limit {
-                rows.truncate(limit as usize);
-            }
-            return Ok(());
         }
-        let mut pieces = std::mem::take(&mut lock(&self.parts)[part].0);
-        while pieces.len() > 1 {
-            let mut merged = Vec::with_capacity(pieces.len().div_ceil(2));
-            let mut pairs = pieces.into_iter();
-            while let Some(a) = pairs.next() {
-                merged.push(match pairs.next() {
-                    Some(b) => self.merge(a, b),
-                    None => a,
-                });
-            }
-            pieces = merged;
-        }
-        let mut rows = pieces.pop().unwrap_or_default();
-        if let Some(limit) = self.limit {
-            rows.truncate(limit as usize);
-        }
-        let frozen = self.frozen.get().map(Vec::as_slice).unwrap_or(&[]);
-        let out = rows
-            .chunks(CHUNK_SIZE)
-            .map(|rows| {
-                gather(
-                    rows.iter()
-                        .map(|r| (&frozen[r.worker as usize][r.chunk as usize], r.row)),
-                )
-            })
-            .collect();
-        lock(&self.parts)[part].1 = out;
         Ok(())
     }
 

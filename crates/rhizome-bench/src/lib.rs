@@ -3,7 +3,8 @@
 //! Interactive reads ([`ldbc`]).
 //!
 //! For each query: the median time over several runs with one worker and
-//! with all workers, throughput, the speedup between them, the share of
+//! with all workers, throughput, the speedup between them (the median of
+//! the rounds' ratios, each round running both back to back), the share of
 //! worker time PROFILE attributes to operators, and for A1–A4 a reference: the
 //! same answer computed by a plain loop over Rhizome's own CSR arrays, so the
 //! distance to the machine's limit is visible. Datasets are generated and
@@ -104,6 +105,9 @@ pub struct BenchRow {
     pub all: Duration,
     /// Workers used for `all`.
     pub workers: usize,
+    /// Median over the rounds of the round's single-worker time divided by
+    /// its all-worker time (the two runs of a round are back to back).
+    pub speedup: f64,
     /// Units of work per run (lookups, rows or paths).
     pub units: f64,
     /// What a unit is.
@@ -115,11 +119,6 @@ pub struct BenchRow {
 }
 
 impl BenchRow {
-    /// Speedup from one worker to all.
-    pub fn speedup(&self) -> f64 {
-        self.one.as_secs_f64() / self.all.as_secs_f64()
-    }
-
     /// Single-worker throughput relative to the reference loop (1.0 = as fast).
     pub fn vs_reference(&self) -> Option<f64> {
         self.reference
@@ -134,7 +133,7 @@ impl BenchRow {
             self.name,
             self.one.as_secs_f64() * 1e3,
             self.all.as_secs_f64() * 1e3,
-            self.speedup(),
+            self.speedup,
             rate(self.one),
             self.unit,
             self.attributed * 100.0
@@ -217,6 +216,23 @@ pub fn random_ids(count: usize, bound: u64, seed: u64) -> Vec<i64> {
             ((z ^ (z >> 31)) % bound) as i64
         })
         .collect()
+}
+
+/// The median over rounds of `ones[i] / alls[i]`: a round's two runs see
+/// the same machine, so the ratio is not thrown off when the machine's speed
+/// changes between rounds (this one's single-thread speed shifts by up to
+/// 2x for seconds at a time).
+pub(crate) fn paired_speedup(ones: &[Duration], alls: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = ones
+        .iter()
+        .zip(alls)
+        .map(|(one, all)| one.as_secs_f64() / all.as_secs_f64().max(1e-9))
+        .collect();
+    if ratios.is_empty() {
+        return 0.0;
+    }
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
 }
 
 pub(crate) fn median(mut times: Vec<Duration>) -> Duration {
@@ -308,18 +324,27 @@ fn run_spec(engine: &Engine, spec: &Spec, runs: usize, out: &mut dyn Write) -> R
         }
     }
     let (mut ones, mut alls, mut refs) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..runs.max(1) {
-        ones.push(timed(&single)?.0);
-        alls.push(timed(&parallel)?.0);
+    for round in 0..runs.max(1) {
+        // Which of the pair runs first alternates, so neither always
+        // follows the other.
+        if round % 2 == 0 {
+            ones.push(timed(&single)?.0);
+            alls.push(timed(&parallel)?.0);
+        } else {
+            alls.push(timed(&parallel)?.0);
+            ones.push(timed(&single)?.0);
+        }
         if let Some(f) = &spec.reference {
             refs.push(f().0);
         }
     }
+    let speedup = paired_speedup(&ones, &alls);
     let row = BenchRow {
         name: spec.name.to_string(),
         one: median(ones),
         all: median(alls),
         workers,
+        speedup,
         units: (spec.units)(&rows_one, &spec.params),
         unit: spec.unit,
         reference: (!refs.is_empty()).then(|| median(refs)),
@@ -453,4 +478,22 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
         }
     }
     Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_speedup_pairs_each_round() {
+        let ms = Duration::from_millis;
+        // The machine halves its speed in the middle of round 3: the
+        // columns' medians are both 2 ms (a speedup of 1); all rounds but
+        // that one say 2.
+        let ones = [ms(2), ms(2), ms(2), ms(4), ms(4)];
+        let alls = [ms(1), ms(1), ms(2), ms(2), ms(2)];
+        assert_eq!(median(ones.to_vec()), median(alls.to_vec()));
+        assert_eq!(paired_speedup(&ones, &alls), 2.0);
+        assert_eq!(paired_speedup(&[], &[]), 0.0);
+    }
 }

@@ -94,12 +94,22 @@ pub struct Pipeline {
     pub token: Arc<CancelToken>,
 }
 
+/// Whether a wave of tasks is done, and whether the caller sleeps until it is.
+#[derive(Default)]
+struct Done {
+    done: bool,
+    /// The caller blocked and counts as asleep: the last task counts it
+    /// awake again before waking it, so threads polling for work give up
+    /// their cores for it at once ([`QueryScope::fall_asleep`]).
+    caller_asleep: bool,
+}
+
 /// Shared by all tasks of one pipeline when it runs on the pool.
 struct SharedRun {
     pipeline: Pipeline,
     q: Arc<QueryContext>,
     outstanding: AtomicUsize,
-    done: (Mutex<bool>, Condvar),
+    done: (Mutex<Done>, Condvar),
 }
 
 impl SharedRun {
@@ -111,16 +121,15 @@ impl SharedRun {
         self.q
             .scope
             .watch(|| self.outstanding.load(Ordering::Acquire) == 0);
-        let mut done = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
-        if !*done {
-            done = self.q.scope.blocked(|| {
-                while !*done {
-                    done = self.done.1.wait(done).unwrap_or_else(|p| p.into_inner());
-                }
-                done
-            });
+        let mut state = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !state.done {
+            state.caller_asleep = true;
+            self.q.scope.fall_asleep();
+            while !state.done {
+                state = self.done.1.wait(state).unwrap_or_else(|p| p.into_inner());
+            }
         }
-        *done = false;
+        state.done = false;
         self.outstanding.store(1, Ordering::Release);
     }
 
@@ -157,8 +166,11 @@ impl SharedRun {
 
     fn task_done(&self) {
         if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let mut done = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
-            *done = true;
+            let mut state = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
+            state.done = true;
+            if std::mem::take(&mut state.caller_asleep) {
+                self.q.scope.woken();
+            }
             self.done.1.notify_all();
         }
     }
@@ -364,7 +376,7 @@ pub fn run_parallel(
             pipeline,
             q: q.clone(),
             outstanding: AtomicUsize::new(1),
-            done: (Mutex::new(false), Condvar::new()),
+            done: (Mutex::default(), Condvar::new()),
         });
         let tasks: Vec<Vec<Chunk>> = if one_task {
             vec![chunks]

@@ -198,7 +198,8 @@ impl QueryScope {
 
     /// Watches this query's queue for up to the pool's spin time, running its tasks here
     /// (within the cap on workers) as they are queued, until `finished`
-    /// holds. Returns whether it did; if not, the caller blocks. While it
+    /// holds. Returns whether it did; if not, the caller blocks
+    /// ([`QueryScope::fall_asleep`]). While it
     /// watches, splits of running tasks count on this thread and queued
     /// tasks wake no worker. It does not watch while more threads are awake
     /// than there are workers (cores).
@@ -231,13 +232,18 @@ impl QueryScope {
         done
     }
 
-    /// Runs `block` (a wait on a condition variable) with the calling
-    /// thread counted as asleep, so a worker may be woken in its place.
-    pub fn blocked<T>(&self, block: impl FnOnce() -> T) -> T {
+    /// Counts a thread of this query that is about to block (the caller
+    /// waiting for its tasks) as asleep, so a worker may be woken in its
+    /// place. Whoever wakes it calls [`QueryScope::woken`] first.
+    pub fn fall_asleep(&self) {
         self.pool.fall_asleep();
-        let result = block();
+    }
+
+    /// Counts a thread put to sleep by [`QueryScope::fall_asleep`] awake
+    /// again; called by the thread that wakes it, before it does, so threads
+    /// polling for work see at once that they must leave it a core.
+    pub fn woken(&self) {
         self.pool.active.fetch_add(1, Ordering::SeqCst);
-        result
     }
 
     /// The thread that opened the scope no longer counts as awake.
@@ -726,11 +732,11 @@ mod tests {
                     scope.spawn(Box::new(move |_| tx.send(i).unwrap()));
                 }
                 scope.watch(|| false);
-                let got = scope.blocked(|| {
-                    (0..10)
-                        .filter(|_| rx.recv_timeout(Duration::from_secs(5)).is_ok())
-                        .count()
-                });
+                scope.fall_asleep();
+                let got = (0..10)
+                    .filter(|_| rx.recv_timeout(Duration::from_secs(5)).is_ok())
+                    .count();
+                scope.woken();
                 assert_eq!(got, 10);
                 pool.close_scope(&scope);
             }
@@ -755,7 +761,9 @@ mod tests {
         let scope = pool.open_scope(ScopeOptions::default());
         let (tx, rx) = mpsc::channel();
         scope.spawn(Box::new(move |w| tx.send(w.worker).unwrap()));
-        let worker = scope.blocked(|| rx.recv_timeout(Duration::from_secs(5)).unwrap());
+        scope.fall_asleep();
+        let worker = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        scope.woken();
         assert_eq!(worker, 0, "run by the pool's worker, not the caller");
         pool.close_scope(&scope);
     }

@@ -51,7 +51,7 @@ impl Default for QueryBenchOptions {
     fn default() -> QueryBenchOptions {
         QueryBenchOptions {
             data_dir: default_data_dir(),
-            runs: 5,
+            runs: 15,
             likes: LikesOptions::default(),
             chain: ChainOptions {
                 nodes: 1_000_000,

@@ -330,8 +330,8 @@ pub struct BenchWritesArgs {
 /// `rhizome bench queries`.
 #[derive(Debug, Args)]
 pub struct BenchQueriesArgs {
-    /// Timed rounds per query.
-    #[arg(long, default_value_t = 5)]
+    /// Timed rounds per query (each runs it on one worker and on all).
+    #[arg(long, default_value_t = 15)]
     pub runs: usize,
     /// Run only the `likes` or only the `chain` queries, or the queries
     /// named in a comma-separated list (`A3,SQ4`).

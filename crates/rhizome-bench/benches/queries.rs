@@ -1,8 +1,9 @@
 //! `cargo bench -p rhizome-bench --bench queries`: the issue-4 query suite
 //! (likes A1–A4 with reference loops, chain SQ1–SQ5) at full size.
-//! Environment: `RHIZOME_BENCH_DATA` (dataset cache), `RHIZOME_BENCH_RUNS`,
-//! `RHIZOME_BENCH_ONLY=likes|chain` or a comma-separated list of query names
-//! (`A3,SQ4`).
+//! Environment: `RHIZOME_BENCH_DATA` (dataset cache), `RHIZOME_BENCH_RUNS`
+//! (rounds at least), `RHIZOME_BENCH_SECONDS` (time per query at least,
+//! default 2), `RHIZOME_BENCH_ONLY=likes|chain` or a comma-separated list of
+//! query names (`A3,SQ4`).
 
 /// The allocator of Rhizome's binaries (see `crates/rhizome/src/main.rs`).
 #[global_allocator]
@@ -15,6 +16,13 @@ fn main() {
         .and_then(|r| r.parse().ok())
     {
         options.runs = runs;
+    }
+    if let Some(seconds) = std::env::var("RHIZOME_BENCH_SECONDS")
+        .ok()
+        .and_then(|r| r.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+    {
+        options.min_time = std::time::Duration::from_secs_f64(seconds);
     }
     if let Ok(only) = std::env::var("RHIZOME_BENCH_ONLY") {
         options.select(&only);

@@ -23,13 +23,21 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The most rounds a query is timed in.
+pub const MAX_ROUNDS: usize = 1000;
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct QueryBenchOptions {
     /// Where generated databases are cached.
     pub data_dir: PathBuf,
-    /// Timed runs per query and thread count (after one warm-up run).
+    /// Timed rounds per query, at least (after one warm-up run); a round
+    /// runs the query on one worker and on all.
     pub runs: usize,
+    /// Rounds go on past `runs` until this much time was spent in them (or
+    /// [`MAX_ROUNDS`]), so a query of a few milliseconds is measured over
+    /// hundreds of rounds rather than a fraction of a second.
+    pub min_time: Duration,
     /// The likes graph.
     pub likes: LikesOptions,
     /// The chain graph.
@@ -52,6 +60,7 @@ impl Default for QueryBenchOptions {
         QueryBenchOptions {
             data_dir: default_data_dir(),
             runs: 15,
+            min_time: Duration::from_secs(2),
             likes: LikesOptions::default(),
             chain: ChainOptions {
                 nodes: 1_000_000,
@@ -116,6 +125,8 @@ pub struct BenchRow {
     pub reference: Option<Duration>,
     /// Share of worker time PROFILE attributes to operators.
     pub attributed: f64,
+    /// Rounds timed.
+    pub rounds: usize,
 }
 
 impl BenchRow {
@@ -129,14 +140,15 @@ impl BenchRow {
     pub fn render(&self) -> String {
         let rate = |d: Duration| self.units / d.as_secs_f64();
         let mut line = format!(
-            "{:<4} {:>10.2} ms {:>10.2} ms  x{:<5.2} {:>12.3e} {}/s (1 worker)  PROFILE {:>5.1}%",
+            "{:<4} {:>10.2} ms {:>10.2} ms  x{:<5.2} {:>12.3e} {}/s (1 worker)  PROFILE {:>5.1}%  {:>4} rounds",
             self.name,
             self.one.as_secs_f64() * 1e3,
             self.all.as_secs_f64() * 1e3,
             self.speedup,
             rate(self.one),
             self.unit,
-            self.attributed * 100.0
+            self.attributed * 100.0,
+            self.rounds
         );
         if let (Some(r), Some(ratio)) = (self.reference, self.vs_reference()) {
             line.push_str(&format!(
@@ -290,7 +302,12 @@ fn list_len(params: &BTreeMap<String, Value>) -> f64 {
 /// Times one query: each round runs it with one worker, with all workers,
 /// and the reference loop (if any) back to back, so all three see the same
 /// machine load; the medians over the rounds are reported.
-fn run_spec(engine: &Engine, spec: &Spec, runs: usize, out: &mut dyn Write) -> Result<BenchRow> {
+fn run_spec(
+    engine: &Engine,
+    spec: &Spec,
+    (runs, min_time): (usize, Duration),
+    out: &mut dyn Write,
+) -> Result<BenchRow> {
     let workers = rhizome_exec::scheduler::WorkerPool::global().threads();
     let single = QueryOptions {
         threads: Some(1),
@@ -324,7 +341,9 @@ fn run_spec(engine: &Engine, spec: &Spec, runs: usize, out: &mut dyn Write) -> R
         }
     }
     let (mut ones, mut alls, mut refs) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..runs.max(1) {
+    let started = Instant::now();
+    let mut round = 0;
+    while round < runs.max(1) || (started.elapsed() < min_time && round < MAX_ROUNDS) {
         // Which of the pair runs first alternates, so neither always
         // follows the other.
         if round % 2 == 0 {
@@ -337,6 +356,7 @@ fn run_spec(engine: &Engine, spec: &Spec, runs: usize, out: &mut dyn Write) -> R
         if let Some(f) = &spec.reference {
             refs.push(f().0);
         }
+        round += 1;
     }
     let speedup = paired_speedup(&ones, &alls);
     let row = BenchRow {
@@ -345,6 +365,7 @@ fn run_spec(engine: &Engine, spec: &Spec, runs: usize, out: &mut dyn Write) -> R
         all: median(alls),
         workers,
         speedup,
+        rounds: round,
         units: (spec.units)(&rows_one, &spec.params),
         unit: spec.unit,
         reference: (!refs.is_empty()).then(|| median(refs)),
@@ -424,7 +445,12 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
             },
         ];
         for spec in specs.iter().filter(|s| options.selects(s.name)) {
-            results.push(run_spec(&engine, spec, options.runs, out)?);
+            results.push(run_spec(
+                &engine,
+                spec,
+                (options.runs, options.min_time),
+                out,
+            )?);
         }
     }
     if options.run_chain {
@@ -474,7 +500,12 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
             },
         ];
         for spec in specs.iter().filter(|s| options.selects(s.name)) {
-            results.push(run_spec(&engine, spec, options.runs, out)?);
+            results.push(run_spec(
+                &engine,
+                spec,
+                (options.runs, options.min_time),
+                out,
+            )?);
         }
     }
     Ok(results)

@@ -330,9 +330,12 @@ pub struct BenchWritesArgs {
 /// `rhizome bench queries`.
 #[derive(Debug, Args)]
 pub struct BenchQueriesArgs {
-    /// Timed rounds per query (each runs it on one worker and on all).
+    /// Timed rounds per query, at least (each runs it on one worker and on all).
     #[arg(long, default_value_t = 15)]
     pub runs: usize,
+    /// Go on with rounds until this many seconds were spent on the query.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub min_seconds: f64,
     /// Run only the `likes` or only the `chain` queries, or the queries
     /// named in a comma-separated list (`A3,SQ4`).
     #[arg(long, value_name = "likes|chain|NAMES")]

@@ -64,8 +64,19 @@ fn writes(args: BenchWritesArgs) -> Result<(), Failure> {
 }
 
 fn queries(args: BenchQueriesArgs) -> Result<(), Failure> {
+    if !(args.min_seconds.is_finite() && args.min_seconds >= 0.0) {
+        return Err(rhizome_common::Error::new(
+            rhizome_common::ErrorKind::ArgumentError,
+            format!(
+                "--min-seconds must be a number of seconds, at least 0 (got {})",
+                args.min_seconds
+            ),
+        )
+        .into());
+    }
     let mut options = rhizome_bench::QueryBenchOptions {
         runs: args.runs,
+        min_time: std::time::Duration::from_secs_f64(args.min_seconds),
         ..rhizome_bench::QueryBenchOptions::default()
     };
     if let Some(dir) = args.data_dir {

@@ -189,12 +189,17 @@ impl SortSink {
         *chunks = vec![kept];
     }
 
-    /// Merges two sorted runs (ties in arrival order: worker, then sequence).
-    fn merge(&self, chunks: &[Vec<Chunk>], a: &[SortRow], b: &[SortRow]) -> Vec<SortRow> {
+    /// Merges two sorted runs (ties in arrival order: worker, then
+    /// sequence); `after(x, y)` says whether `x` sorts after `y`.
+    fn merge(
+        a: &[SortRow],
+        b: &[SortRow],
+        after: impl Fn(&SortRow, &SortRow) -> bool,
+    ) -> Vec<SortRow> {
         let mut out = Vec::with_capacity(a.len() + b.len());
         let (mut i, mut j) = (0, 0);
         while i < a.len() && j < b.len() {
-            if self.compare_frozen(chunks, &a[i], &b[j]) == Ordering::Greater {
+            if after(&a[i], &b[j]) {
                 out.push(b[j]);
                 j += 1;
             } else {
@@ -217,12 +222,19 @@ impl SortSink {
             .zip(ranges)
             .map(|(run, range)| Cow::Borrowed(&run[range]))
             .collect();
+        // Integer keys only: compared inline, without reaching into chunks.
+        let ints = pieces.iter().all(|p| p.iter().all(|r| r.ints_valid));
+        let inline =
+            |x: &SortRow, y: &SortRow| (x.ints, x.worker, x.seq) > (y.ints, y.worker, y.seq);
+        let in_chunks =
+            |x: &SortRow, y: &SortRow| self.compare_frozen(chunks, x, y) == Ordering::Greater;
         while pieces.len() > 1 {
             let mut merged = Vec::with_capacity(pieces.len().div_ceil(2));
             let mut pairs = pieces.into_iter();
             while let Some(a) = pairs.next() {
                 merged.push(match pairs.next() {
-                    Some(b) => Cow::Owned(self.merge(chunks, &a, &b)),
+                    Some(b) if ints => Cow::Owned(Self::merge(&a, &b, inline)),
+                    Some(b) => Cow::Owned(Self::merge(&a, &b, in_chunks)),
                     None => a,
                 });
             }

@@ -264,9 +264,23 @@ impl Chunk {
     /// columns are copied as ids, never as values; a slot no picked chunk
     /// sets stays unset.
     pub fn gather(picks: &[(&Chunk, u32)]) -> Chunk {
+        Chunk::gather_slots(picks, None)
+    }
+
+    /// [`Chunk::gather`] of only the slots in `only` (all if `None`); the
+    /// others stay unset.
+    pub fn gather_slots(picks: &[(&Chunk, u32)], only: Option<&[usize]>) -> Chunk {
         let width = picks.iter().map(|(c, _)| c.width()).max().unwrap_or(0);
         let mut out = Chunk::new(width, picks.len());
-        for slot in 0..width {
+        let all: Vec<usize>;
+        let slots = match only {
+            Some(slots) => slots,
+            None => {
+                all = (0..width).collect();
+                &all
+            }
+        };
+        for &slot in slots.iter().filter(|&&s| s < width) {
             // Nodes / Rels if every picked column holds that kind of id,
             // Values if they differ or hold values, None if none is set.
             let mut kind: Option<ColumnKind> = None;
@@ -438,6 +452,23 @@ mod tests {
         assert_eq!(
             a.column(1).unwrap().value_ref(0).as_ref(),
             &Value::Relationship(5)
+        );
+    }
+
+    #[test]
+    fn gather_slots_leaves_the_other_slots_unset() {
+        let mut a = Chunk::new(3, 2);
+        a.set_column(0, Column::new(ColumnData::Nodes(vec![1, 2])));
+        a.set_column(
+            2,
+            Column::new(ColumnData::Values(vec![Value::Int(8), Value::Int(9)])),
+        );
+        let g = Chunk::gather_slots(&[(&a, 1), (&a, 0)], Some(&[2, 7]));
+        assert_eq!((g.len(), g.width()), (2, 3));
+        assert!(g.column(0).is_none());
+        assert_eq!(
+            [g.value(2, 0), g.value(2, 1)],
+            [Value::Int(9), Value::Int(8)]
         );
     }
 

@@ -22,7 +22,7 @@ use crate::context::QueryContext;
 use crate::ops;
 use crate::scheduler::{CancelToken, Task};
 use rhizome_common::{Error, ErrorKind, Result};
-use rhizome_plan::OpKind;
+use rhizome_plan::{OpKind, Slot};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -60,6 +60,11 @@ pub trait Sink: Send + Sync {
     /// Does piece `part` of the current wave; pieces run concurrently.
     fn finish_part(&self, _part: usize) -> Result<()> {
         Ok(())
+    }
+    /// The only slots the sink reads from its chunks, if it reads no others
+    /// (`None`: any slot may be read).
+    fn reads(&self) -> Option<&[Slot]> {
+        None
     }
 }
 
@@ -580,7 +585,13 @@ fn build_chain(
             | OpKind::Top { .. }
             | OpKind::Limit { .. } => {
                 let cell: Cell = Arc::default();
-                let breaker = ops::sinks::breaker_sink(current, q)?;
+                // A breaker right below this pipeline's sink need only
+                // produce the slots the sink reads.
+                let wanted = stages
+                    .is_empty()
+                    .then(|| sink.1.reads().map(<[Slot]>::to_vec))
+                    .flatten();
+                let breaker = ops::sinks::breaker_sink(current, q, wanted)?;
                 build_chain(
                     &current.inputs[0],
                     (Some(current.id), breaker),

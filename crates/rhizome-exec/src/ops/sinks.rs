@@ -126,19 +126,36 @@ impl Sink for RowsSink {
         true
     }
 
+    fn reads(&self) -> Option<&[Slot]> {
+        Some(&self.columns)
+    }
+
     fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
         Ok(Vec::new())
     }
 }
 
 /// Builds the sink of a breaker node.
-pub fn breaker_sink(node: &Arc<CNode>, q: &QueryContext) -> Result<Arc<dyn Sink>> {
+/// `wanted`: the only slots read from its output, if known (a sort then
+/// gathers no others into its output chunks).
+pub fn breaker_sink(
+    node: &Arc<CNode>,
+    q: &QueryContext,
+    wanted: Option<Vec<Slot>>,
+) -> Result<Arc<dyn Sink>> {
     Ok(match &node.kind {
         OpKind::Aggregate { .. } => Arc::new(AggregateSink::new(node.clone(), q.worker_slots)),
-        OpKind::Sort { keys } => Arc::new(SortSink::new(keys.clone(), None, q.worker_slots)),
+        OpKind::Sort { keys } => {
+            Arc::new(SortSink::new(keys.clone(), None, q.worker_slots, wanted))
+        }
         OpKind::Top { keys, .. } => {
             let limit = constant_count(q, &node.c.exprs[0], "LIMIT")?;
-            Arc::new(SortSink::new(keys.clone(), Some(limit), q.worker_slots))
+            Arc::new(SortSink::new(
+                keys.clone(),
+                Some(limit),
+                q.worker_slots,
+                wanted,
+            ))
         }
         OpKind::Limit { .. } => Arc::new(LimitSink::new(
             constant_count(q, &node.c.exprs[0], "LIMIT")?,

@@ -15,7 +15,7 @@ use crate::context::QueryContext;
 use crate::pipeline::{Sink, TaskCtx};
 use rhizome_common::{Result, Value};
 use rhizome_functions::ops::order;
-use rhizome_plan::SortKey;
+use rhizome_plan::{Slot, SortKey};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -78,12 +78,19 @@ pub struct SortSink {
     wave: AtomicU64,
     /// Per merge part: its pieces of the sorted runs, then its output chunks.
     parts: Mutex<Vec<MergePart>>,
+    /// The only slots read from the output, if known: no others are gathered.
+    wanted: Option<Vec<Slot>>,
 }
 
 impl SortSink {
     /// A sort by `keys` keeping the first `limit` rows (all if `None`), for
-    /// `slots` workers.
-    pub fn new(keys: Vec<SortKey>, limit: Option<u64>, slots: usize) -> SortSink {
+    /// `slots` workers; its output holds only the `wanted` slots, if given.
+    pub fn new(
+        keys: Vec<SortKey>,
+        limit: Option<u64>,
+        slots: usize,
+        wanted: Option<Vec<Slot>>,
+    ) -> SortSink {
         SortSink {
             keys,
             limit,
@@ -91,6 +98,7 @@ impl SortSink {
             frozen: RwLock::default(),
             wave: AtomicU64::new(0),
             parts: Mutex::new(Vec::new()),
+            wanted,
         }
     }
 
@@ -247,10 +255,11 @@ impl SortSink {
         let out = rows[..keep]
             .chunks(CHUNK_SIZE)
             .map(|rows| {
-                gather(
-                    rows.iter()
-                        .map(|r| (&chunks[r.worker as usize][r.chunk as usize], r.row)),
-                )
+                let picks: Vec<(&Chunk, u32)> = rows
+                    .iter()
+                    .map(|r| (&chunks[r.worker as usize][r.chunk as usize], r.row))
+                    .collect();
+                Chunk::gather_slots(&picks, self.wanted.as_deref())
             })
             .collect();
         drop(frozen);

@@ -190,7 +190,10 @@ impl SortSink {
         let Local { rows, chunks, .. } = local;
         rows.sort_unstable_by(|a, b| self.compare(a, b, |r| &chunks[r.chunk as usize]));
         rows.truncate(limit as usize);
-        let kept = gather(rows.iter().map(|r| (&chunks[r.chunk as usize], r.row)));
+        let kept = gather(
+            rows.iter().map(|r| (&chunks[r.chunk as usize], r.row)),
+            None,
+        );
         for (i, r) in rows.iter_mut().enumerate() {
             (r.chunk, r.row) = (0, i as u32);
         }
@@ -255,11 +258,11 @@ impl SortSink {
         let out = rows[..keep]
             .chunks(CHUNK_SIZE)
             .map(|rows| {
-                let picks: Vec<(&Chunk, u32)> = rows
-                    .iter()
-                    .map(|r| (&chunks[r.worker as usize][r.chunk as usize], r.row))
-                    .collect();
-                Chunk::gather_slots(&picks, self.wanted.as_deref())
+                gather(
+                    rows.iter()
+                        .map(|r| (&chunks[r.worker as usize][r.chunk as usize], r.row)),
+                    self.wanted.as_deref(),
+                )
             })
             .collect();
         drop(frozen);
@@ -311,10 +314,11 @@ fn key_value(chunk: &Chunk, slot: usize, row: u32) -> Cow<'_, Value> {
     }
 }
 
-/// A chunk of the given rows, in order; see [`Chunk::gather`].
-fn gather<'c>(rows: impl Iterator<Item = (&'c Chunk, u32)>) -> Chunk {
+/// A chunk of the given rows, in order, with the slots in `only` (all if
+/// `None`); see [`Chunk::gather_slots`].
+fn gather<'c>(rows: impl Iterator<Item = (&'c Chunk, u32)>, only: Option<&[Slot]>) -> Chunk {
     let picks: Vec<(&Chunk, u32)> = rows.collect();
-    Chunk::gather(&picks)
+    Chunk::gather_slots(&picks, only)
 }
 
 impl Sink for SortSink {

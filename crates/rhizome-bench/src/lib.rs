@@ -305,9 +305,10 @@ fn list_len(params: &BTreeMap<String, Value>) -> f64 {
 fn run_spec(
     engine: &Engine,
     spec: &Spec,
-    (runs, min_time): (usize, Duration),
+    options: &QueryBenchOptions,
     out: &mut dyn Write,
 ) -> Result<BenchRow> {
+    let (runs, min_time) = (options.runs, options.min_time);
     let workers = rhizome_exec::scheduler::WorkerPool::global().threads();
     let single = QueryOptions {
         threads: Some(1),
@@ -373,6 +374,20 @@ fn run_spec(
     };
     let _ = writeln!(out, "{}", row.render());
     Ok(row)
+}
+
+/// Times the specs `options` selects, in order, printing each line.
+fn run_selected(
+    engine: &Engine,
+    specs: &[Spec],
+    options: &QueryBenchOptions,
+    out: &mut dyn Write,
+) -> Result<Vec<BenchRow>> {
+    specs
+        .iter()
+        .filter(|s| options.selects(s.name))
+        .map(|spec| run_spec(engine, spec, options, out))
+        .collect()
 }
 
 /// Runs the suite, printing each line to `out` as it completes.
@@ -444,14 +459,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
                 }),
             },
         ];
-        for spec in specs.iter().filter(|s| options.selects(s.name)) {
-            results.push(run_spec(
-                &engine,
-                spec,
-                (options.runs, options.min_time),
-                out,
-            )?);
-        }
+        results.extend(run_selected(&engine, &specs, options, out)?);
     }
     if options.run_chain {
         let engine = chain_engine(options)?;
@@ -499,14 +507,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
                 reference: None,
             },
         ];
-        for spec in specs.iter().filter(|s| options.selects(s.name)) {
-            results.push(run_spec(
-                &engine,
-                spec,
-                (options.runs, options.min_time),
-                out,
-            )?);
-        }
+        results.extend(run_selected(&engine, &specs, options, out)?);
     }
     Ok(results)
 }

@@ -29,13 +29,14 @@ use rhizome_import::{import, NoProgress};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn open_dataset(spec: &[&str], work: &Path) -> Engine {
     let csv = work.join("csv");
-    let db = work.join("db");
     if spec == ["empty"] {
-        rhizome_storage::GraphBuilder::new().write(&db).unwrap();
-        return Engine::open(&db).unwrap();
+        return common::empty_engine(work);
     }
+    let db = work.join("db");
     let options = match spec {
         ["chain", nodes, degree] => generate_chain(
             &csv,

@@ -9,6 +9,8 @@ use rhizome_import::generate::{generate_likes, LikesOptions};
 use rhizome_import::{import, NoProgress};
 use std::collections::BTreeMap;
 
+mod common;
+
 fn rows(engine: &Engine, query: &str, threads: usize) -> Vec<Vec<Value>> {
     let options = QueryOptions {
         threads: Some(threads),
@@ -23,9 +25,7 @@ fn rows(engine: &Engine, query: &str, threads: usize) -> Vec<Vec<Value>> {
 #[test]
 fn parallel_results_equal_single_worker_results() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    rhizome_storage::GraphBuilder::new().write(&db).unwrap();
-    let engine = Engine::open(&db).unwrap();
+    let engine = common::empty_engine(dir.path());
     // Enough rows for several chunks, sorted runs on both workers and a
     // merge cut into parts; keys with ties, integers and strings.
     let ordered = [
@@ -178,9 +178,7 @@ fn a_large_unwound_parameter_is_split_over_workers_with_the_same_results() {
 #[test]
 fn sorted_results_match_a_plain_sort() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    rhizome_storage::GraphBuilder::new().write(&db).unwrap();
-    let engine = Engine::open(&db).unwrap();
+    let engine = common::empty_engine(dir.path());
     let xs: Vec<i64> = (1..=60000).collect();
     let ints = |rows: Vec<Vec<Value>>| -> Vec<i64> {
         rows.iter()

@@ -6,6 +6,8 @@ use rhizome_common::{ErrorKind, Value};
 use rhizome_engine::{Engine, QueryOptions};
 use std::collections::BTreeMap;
 
+mod common;
+
 fn run(engine: &Engine, query: &str, params: &[(&str, Value)]) -> Vec<Vec<Value>> {
     let params: BTreeMap<String, Value> = params
         .iter()
@@ -32,9 +34,7 @@ fn explain(engine: &Engine, query: &str) -> String {
 #[test]
 fn a_cached_plan_runs_with_new_parameters_until_the_schema_changes() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    rhizome_storage::GraphBuilder::new().write(&db).unwrap();
-    let engine = Engine::open(&db).unwrap();
+    let engine = common::empty_engine(dir.path());
     run(
         &engine,
         "UNWIND range(1, 50) AS i CREATE (:Person {id: i, name: 'p' + toString(i)})",

@@ -4,11 +4,8 @@
 use rhizome_engine::{Engine, QueryOptions};
 use std::collections::BTreeMap;
 
-fn empty_engine(dir: &std::path::Path) -> Engine {
-    let db = dir.join("db");
-    rhizome_storage::GraphBuilder::new().write(&db).unwrap();
-    Engine::open(&db).unwrap()
-}
+mod common;
+use common::empty_engine;
 
 fn run(engine: &Engine, query: &str) -> rhizome_engine::QueryResult {
     engine

@@ -5,11 +5,8 @@ use rhizome_common::{ErrorKind, Value};
 use rhizome_engine::{Engine, QueryOptions};
 use std::collections::BTreeMap;
 
-fn empty_engine(dir: &std::path::Path) -> Engine {
-    let db = dir.join("db");
-    rhizome_storage::GraphBuilder::new().write(&db).unwrap();
-    Engine::open(&db).unwrap()
-}
+mod common;
+use common::empty_engine;
 
 fn count(engine: &Engine) -> Value {
     let r = engine

@@ -16,11 +16,17 @@
 //! cancel) stops everything below it.
 //!
 //! The thread that waits for a query is not idle either: it runs the
-//! query's first task itself and, before it sleeps, any of the query's
-//! queued tasks ([`QueryScope::run_here`], [`QueryScope::help`]), within the
-//! query's cap on workers. A small query then runs without waking a worker
-//! and without putting its caller to sleep; larger ones still fan out to
-//! the pool as their operators split.
+//! query's first task itself and, before it sleeps, watches the query's
+//! queue and runs its tasks ([`QueryScope::run_here`],
+//! [`QueryScope::watch`]), within the query's cap on workers. A small query
+//! then runs without waking a worker and without putting its caller to
+//! sleep; larger ones still fan out to the pool as their operators split.
+//!
+//! Workers that ran out of work, and waiting callers, poll for up to the
+//! pool's spin time before they sleep, so a split or the end of a pipeline
+//! is noticed in microseconds rather than a wake-up later; no thread polls,
+//! and no worker is woken, while as many threads are awake as there are
+//! workers (`PoolInner::active`).
 //!
 //! Threading rules: [`QueryScope::spawn`] may be called from any thread; the
 //! morsel path (spawn, pick, run) takes no lock while workers are busy — the

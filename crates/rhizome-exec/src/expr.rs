@@ -1,11 +1,12 @@
-//! Expression evaluation over the rows of a chunk.
+//! Expression evaluation row by row within a chunk.
 //!
-//! Operators evaluate expressions row by row inside a chunk. Row-at-a-time
-//! evaluation keeps Cypher's short-circuit semantics exact (`CASE` and
-//! `AND`/`OR` never evaluate a branch whose errors must not surface); the
-//! hot paths that need speed (property reads, comparisons against
-//! constants) read columns directly without copying strings where possible.
-//! Value semantics come from `rhizome_functions`.
+//! Row-at-a-time evaluation keeps Cypher's short-circuit semantics exact
+//! (`CASE` and `AND`/`OR` never evaluate a branch whose errors must not
+//! surface). Filters and projections first try the column-at-a-time
+//! evaluator ([`crate::vector`]) and come here for expressions it does not
+//! take and for chunks where some row raises an error. Property reads of
+//! node slots read columns directly. Value semantics come from
+//! `rhizome_functions`.
 
 use crate::chunk::{Chunk, NULL_ID};
 use crate::compile::{CExpr, CMapItem, CSubquery, Key};

@@ -21,6 +21,7 @@ pub mod ops;
 pub mod pipeline;
 pub mod procedures;
 pub mod scheduler;
+pub mod vector;
 pub mod write;
 
 use chunk::Chunk;

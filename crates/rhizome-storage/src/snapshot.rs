@@ -299,6 +299,15 @@ impl Store {
         Some((column, node - g.start))
     }
 
+    /// See [`Snapshot::node_property_int`].
+    #[inline]
+    pub(crate) fn node_int(&self, node: NodeId, key: PropertyKeyId) -> Option<Option<i64>> {
+        match self.node_column(node, key) {
+            Some((column, row)) => column.int_at(row),
+            None => Some(None),
+        }
+    }
+
     pub(crate) fn node_property(&self, node: NodeId, key: PropertyKeyId) -> Value {
         self.node_column(node, key)
             .map_or(Value::Null, |(c, row)| c.get(row))
@@ -714,6 +723,22 @@ impl Snapshot {
 
 /// Delta-aware reads for operators that otherwise use the raw base arrays.
 impl Snapshot {
+    /// `node`'s property `key` if it is an integer, read without building a
+    /// [`Value`]: `Some(None)` if the node has no such property (or does not
+    /// exist), `None` if the value has another type (read it with
+    /// [`GraphRead::node_property`]). Agrees with `node_property` always.
+    #[inline]
+    pub fn node_property_int(&self, node: NodeId, key: PropertyKeyId) -> Option<Option<i64>> {
+        if !self.delta.is_empty() && self.delta.nodes.get(node).is_some() {
+            return match self.node_property(node, key) {
+                Value::Int(x) => Some(Some(x)),
+                Value::Null => Some(None),
+                _ => None,
+            };
+        }
+        self.store.node_int(node, key)
+    }
+
     /// The type of a relationship deleted since the last checkpoint (its
     /// record stays in the delta): Cypher still answers `type(r)` for a
     /// relationship the statement deleted. `None` for any other id.

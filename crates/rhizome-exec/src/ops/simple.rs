@@ -5,6 +5,7 @@ use crate::compile::{CExpr, CNode};
 use crate::context::QueryContext;
 use crate::expr::{Evaluator, Row};
 use crate::pipeline::{Operator, TaskCtx};
+use crate::vector;
 use rhizome_common::{Error, ErrorKind, Result, Value};
 use rhizome_functions::ops::GroupKey;
 use rhizome_plan::{OpKind, Slot};
@@ -29,14 +30,23 @@ impl Filter {
 
 impl Operator for Filter {
     fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
-        let eval = Evaluator::new(ctx.q);
         let predicate = &self.node.c.exprs[0];
-        let mut keep = Vec::with_capacity(input.len());
-        for row in 0..input.len() {
-            if eval.predicate(predicate, &Row::new(&input, row))? {
-                keep.push(row as u32);
+        let vectorized = vector::supports(predicate)
+            .then(|| vector::select(ctx.q, predicate, &input))
+            .flatten();
+        let keep = match vectorized {
+            Some(keep) => keep,
+            None => {
+                let eval = Evaluator::new(ctx.q);
+                let mut keep = Vec::with_capacity(input.len());
+                for row in 0..input.len() {
+                    if eval.predicate(predicate, &Row::new(&input, row))? {
+                        keep.push(row as u32);
+                    }
+                }
+                keep
             }
-        }
+        };
         if keep.len() == input.len() {
             return ctx.emit(input);
         }
@@ -75,10 +85,19 @@ impl Operator for Project {
                 }
                 continue;
             }
-            let mut values = Vec::with_capacity(input.len());
-            for row in 0..input.len() {
-                values.push(eval.eval(expr, &Row::new(&input, row))?);
-            }
+            let vectorized = vector::supports(expr)
+                .then(|| vector::eval(ctx.q, expr, &input))
+                .flatten();
+            let values = match vectorized {
+                Some(v) => v.into_values(input.len()),
+                None => {
+                    let mut values = Vec::with_capacity(input.len());
+                    for row in 0..input.len() {
+                        values.push(eval.eval(expr, &Row::new(&input, row))?);
+                    }
+                    values
+                }
+            };
             input.set_column(*slot, Column::new(ColumnData::Values(values)));
         }
         ctx.emit(input)

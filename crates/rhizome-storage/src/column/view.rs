@@ -388,6 +388,22 @@ impl<'a> ColumnView<'a> {
         }
     }
 
+    /// The integer at `row`: `Some(None)` if the row has no value, `None`
+    /// if its value is not an integer (read it with [`ColumnView::get`]).
+    #[inline]
+    pub fn int_at(&self, row: u64) -> Option<Option<i64>> {
+        let Some(slot) = self.slot(row) else {
+            return Some(None);
+        };
+        match &self.values {
+            ValuesView::Fixed {
+                ty: ScalarType::Int,
+                lanes,
+            } => lanes[0].get(slot).copied().map(Some),
+            _ => None,
+        }
+    }
+
     /// For a dense, fully present integer column: all values as a slice.
     pub fn dense_i64(&self) -> Option<&'a [i64]> {
         match (&self.values, self.validity, self.positions) {

@@ -1,0 +1,634 @@
+//! Column-at-a-time evaluation of the expressions filters and projections
+//! spend their time in: property reads, literals and parameters,
+//! arithmetic, comparisons, boolean logic and null tests.
+//!
+//! Each expression node is dispatched once per chunk instead of once per
+//! row. Integer, float and boolean columns are computed as plain typed
+//! vectors with a null mask; values of any other type go, element by
+//! element, through the same `rhizome_functions` operations the row
+//! evaluator uses, so both give the same results.
+//!
+//! This evaluator never raises an error. When any row would (integer
+//! overflow, division by zero, a type error, a property of a deleted
+//! entity, a missing parameter), it gives up on the chunk and the operator
+//! evaluates that chunk row by row ([`crate::expr`]), which raises exactly
+//! the error Cypher prescribes at the row where it occurs, or none where
+//! `AND`/`OR` short-circuit past it. Expressions with other node kinds
+//! (functions, `CASE`, subqueries, comprehensions) are left to the row
+//! evaluator entirely ([`supports`]), so no work is done twice and nothing
+//! is evaluated that short-circuiting would skip, except cheap operands.
+
+use crate::chunk::{Chunk, NULL_ID};
+use crate::compile::{CExpr, Key};
+use crate::context::QueryContext;
+use rhizome_common::Value;
+use rhizome_functions::ops;
+use rhizome_plan::{BinaryOp, Slot, UnaryOp};
+use rhizome_storage::GraphRead;
+
+/// Per row: is it null? `None` when no row is.
+type Nulls = Option<Vec<bool>>;
+
+/// One expression's values for every row of a chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Vector {
+    /// The same value on every row.
+    Const(Value),
+    /// Integers (a null row holds 0).
+    Ints(Vec<i64>, Nulls),
+    /// Floats (a null row holds 0.0).
+    Floats(Vec<f64>, Nulls),
+    /// Booleans (a null row holds false).
+    Bools(Vec<bool>, Nulls),
+    /// Values of any type.
+    Values(Vec<Value>),
+}
+
+/// True if every node of `e` is one this module evaluates: literals,
+/// parameters, slots, properties of slots, and unary and binary operators
+/// other than `^`, `=~` and `IN`, and null tests.
+pub fn supports(e: &CExpr) -> bool {
+    match e {
+        CExpr::Literal(_) | CExpr::Parameter(_) | CExpr::Slot(_) => true,
+        CExpr::Property(base, _) => matches!(**base, CExpr::Slot(_)),
+        CExpr::Unary(_, a) | CExpr::IsNull(a, _) => supports(a),
+        CExpr::Binary(op, a, b) => {
+            !matches!(op, BinaryOp::Pow | BinaryOp::RegexMatch | BinaryOp::In)
+                && supports(a)
+                && supports(b)
+        }
+        _ => false,
+    }
+}
+
+/// `e` over every row of `chunk`; `None` if some row needs the row
+/// evaluator (see the module documentation). `e` must be [`supports`]ed.
+pub fn eval(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
+    let n = chunk.len();
+    match e {
+        CExpr::Literal(v) => Some(Vector::Const(v.clone())),
+        CExpr::Parameter(name) => q.params.get(&**name).cloned().map(Vector::Const),
+        CExpr::Slot(s) => Some(slot(chunk, *s)),
+        CExpr::Property(base, key) => match **base {
+            CExpr::Slot(s) => property(q, chunk, s, key),
+            _ => None,
+        },
+        CExpr::IsNull(a, negated) => {
+            let a = eval(q, a, chunk)?;
+            Some(Vector::Bools(
+                (0..n).map(|i| a.is_null(i) != *negated).collect(),
+                None,
+            ))
+        }
+        CExpr::Unary(op, a) => unary(*op, eval(q, a, chunk)?, n),
+        CExpr::Binary(op, a, b) => {
+            let (x, y) = (eval(q, a, chunk)?, eval(q, b, chunk)?);
+            match op {
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
+                    arithmetic(*op, &x, &y, n)
+                }
+                BinaryOp::Eq
+                | BinaryOp::Ne
+                | BinaryOp::Lt
+                | BinaryOp::Gt
+                | BinaryOp::Le
+                | BinaryOp::Ge => comparison(*op, &x, &y, n),
+                BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => logic(*op, &x, &y, n),
+                _ => by_element(*op, &x, &y, n),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The rows of `chunk` for which `predicate` is true; `None` if some row
+/// needs the row evaluator (also when a row's value is not a boolean or
+/// null: the row evaluator reports that type error).
+pub fn select(q: &QueryContext, predicate: &CExpr, chunk: &Chunk) -> Option<Vec<u32>> {
+    let n = chunk.len();
+    let keep = |test: &dyn Fn(usize) -> bool| (0..n as u32).filter(|&i| test(i as usize)).collect();
+    match eval(q, predicate, chunk)? {
+        Vector::Const(Value::Bool(true)) => Some((0..n as u32).collect()),
+        Vector::Const(Value::Bool(false) | Value::Null) => Some(Vec::new()),
+        Vector::Bools(values, nulls) => Some(keep(&|i| values[i] && !is_null(&nulls, i))),
+        Vector::Values(values) => {
+            if values
+                .iter()
+                .any(|v| !matches!(v, Value::Bool(_) | Value::Null))
+            {
+                return None;
+            }
+            Some(keep(&|i| values[i] == Value::Bool(true)))
+        }
+        _ => None,
+    }
+}
+
+impl Vector {
+    /// True if row `i` is null.
+    #[inline]
+    pub fn is_null(&self, i: usize) -> bool {
+        match self {
+            Vector::Const(v) => v.is_null(),
+            Vector::Ints(_, nulls) | Vector::Floats(_, nulls) | Vector::Bools(_, nulls) => {
+                is_null(nulls, i)
+            }
+            Vector::Values(values) => values[i].is_null(),
+        }
+    }
+
+    /// The value at row `i`.
+    pub fn value(&self, i: usize) -> Value {
+        if self.is_null(i) {
+            return Value::Null;
+        }
+        match self {
+            Vector::Const(v) => v.clone(),
+            Vector::Ints(xs, _) => Value::Int(xs[i]),
+            Vector::Floats(xs, _) => Value::Float(xs[i]),
+            Vector::Bools(xs, _) => Value::Bool(xs[i]),
+            Vector::Values(values) => values[i].clone(),
+        }
+    }
+
+    /// The values of the first `n` rows.
+    pub fn into_values(self, n: usize) -> Vec<Value> {
+        match self {
+            Vector::Values(values) => values,
+            other => (0..n).map(|i| other.value(i)).collect(),
+        }
+    }
+
+    /// Integers, if this vector holds only integers and nulls.
+    fn ints(&self) -> Option<Ints<'_>> {
+        match self {
+            Vector::Ints(xs, nulls) => Some(Ints::Column(xs, nulls.as_deref())),
+            Vector::Const(Value::Int(x)) => Some(Ints::Const(*x)),
+            _ => None,
+        }
+    }
+
+    /// Numbers as floats, if this vector holds only numbers and nulls.
+    fn floats(&self) -> Option<Floats<'_>> {
+        match self {
+            Vector::Floats(xs, nulls) => Some(Floats::Column(xs, nulls.as_deref())),
+            Vector::Ints(xs, nulls) => Some(Floats::Ints(xs, nulls.as_deref())),
+            Vector::Const(Value::Float(x)) => Some(Floats::Const(*x)),
+            Vector::Const(Value::Int(x)) => Some(Floats::Const(*x as f64)),
+            _ => None,
+        }
+    }
+
+    /// Booleans, if this vector holds only booleans and nulls.
+    fn bools(&self) -> Option<Bools<'_>> {
+        match self {
+            Vector::Bools(xs, nulls) => Some(Bools::Column(xs, nulls.as_deref())),
+            Vector::Const(Value::Bool(b)) => Some(Bools::Const(Some(*b))),
+            Vector::Const(Value::Null) => Some(Bools::Const(None)),
+            _ => None,
+        }
+    }
+}
+
+#[inline]
+fn is_null(nulls: &Nulls, i: usize) -> bool {
+    nulls.as_ref().is_some_and(|n| n[i])
+}
+
+/// Integer operands: a column or one constant.
+enum Ints<'a> {
+    Column(&'a [i64], Option<&'a [bool]>),
+    Const(i64),
+}
+
+impl Ints<'_> {
+    #[inline]
+    fn has_nulls(&self) -> bool {
+        matches!(self, Ints::Column(_, Some(_)))
+    }
+
+    /// The integer at row `i`, whether or not the row is null.
+    #[inline]
+    fn raw(&self, i: usize) -> i64 {
+        match self {
+            Ints::Column(xs, _) => xs[i],
+            Ints::Const(x) => *x,
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<i64> {
+        match self {
+            Ints::Column(xs, nulls) => match nulls {
+                Some(n) if n[i] => None,
+                _ => Some(xs[i]),
+            },
+            Ints::Const(x) => Some(*x),
+        }
+    }
+}
+
+/// Numeric operands read as floats: a float column, an integer column, or
+/// one constant.
+enum Floats<'a> {
+    Column(&'a [f64], Option<&'a [bool]>),
+    Ints(&'a [i64], Option<&'a [bool]>),
+    Const(f64),
+}
+
+impl Floats<'_> {
+    #[inline]
+    fn get(&self, i: usize) -> Option<f64> {
+        match self {
+            Floats::Column(xs, nulls) => match nulls {
+                Some(n) if n[i] => None,
+                _ => Some(xs[i]),
+            },
+            Floats::Ints(xs, nulls) => match nulls {
+                Some(n) if n[i] => None,
+                _ => Some(xs[i] as f64),
+            },
+            Floats::Const(x) => Some(*x),
+        }
+    }
+}
+
+/// Boolean operands: a column or one constant (`None`: null).
+enum Bools<'a> {
+    Column(&'a [bool], Option<&'a [bool]>),
+    Const(Option<bool>),
+}
+
+impl Bools<'_> {
+    #[inline]
+    fn get(&self, i: usize) -> Option<bool> {
+        match self {
+            Bools::Column(xs, nulls) => match nulls {
+                Some(n) if n[i] => None,
+                _ => Some(xs[i]),
+            },
+            Bools::Const(b) => *b,
+        }
+    }
+}
+
+/// Collects `n` optional results (`None`: null) into a typed column.
+fn collect<T: Default>(n: usize, mut f: impl FnMut(usize) -> Option<T>) -> (Vec<T>, Nulls) {
+    let mut values = Vec::with_capacity(n);
+    let mut nulls: Nulls = None;
+    for i in 0..n {
+        match f(i) {
+            Some(v) => {
+                values.push(v);
+                if let Some(m) = &mut nulls {
+                    m.push(false);
+                }
+            }
+            None => {
+                nulls.get_or_insert_with(|| vec![false; i]).push(true);
+                values.push(T::default());
+            }
+        }
+    }
+    (values, nulls)
+}
+
+/// Like [`collect`] for results that may also fail (the outer `None`).
+fn try_collect<T: Default>(
+    n: usize,
+    mut f: impl FnMut(usize) -> Option<Option<T>>,
+) -> Option<(Vec<T>, Nulls)> {
+    let mut failed = false;
+    let out = collect(n, |i| match f(i) {
+        Some(v) => v,
+        None => {
+            failed = true;
+            None
+        }
+    });
+    (!failed).then_some(out)
+}
+
+/// A slot's column as a vector (integers, floats and booleans typed).
+fn slot(chunk: &Chunk, s: Slot) -> Vector {
+    let n = chunk.len();
+    match chunk.column(s) {
+        None => Vector::Const(Value::Null),
+        Some(column) => typed((0..n).map(|i| column.value(i)), n),
+    }
+}
+
+/// Property `key` of the node or relationship in slot `s` on every row.
+fn property(q: &QueryContext, chunk: &Chunk, s: Slot, key: &Key) -> Option<Vector> {
+    let n = chunk.len();
+    let Some(column) = chunk.column(s) else {
+        return Some(Vector::Const(Value::Null));
+    };
+    // An unknown key reads null everywhere; the row evaluator checks each
+    // entity still exists.
+    let k = key.id?;
+    if let Some(ints) = int_property(q, column, k, n) {
+        return ints;
+    }
+    let snapshot = &q.snapshot;
+    let mut failed = false;
+    let values = (0..n).map(|i| {
+        let (value, exists) = match (column.node(i), column.rel(i)) {
+            (Some(NULL_ID), _) | (_, Some(NULL_ID)) => return Value::Null,
+            (Some(node), _) => {
+                let v = snapshot.node_property(node, k);
+                let exists = !v.is_null() || snapshot.node_exists(node);
+                (v, exists)
+            }
+            (_, Some(rel)) => {
+                let v = snapshot.rel_property(rel, k);
+                let exists = !v.is_null() || snapshot.relationship(rel).is_some();
+                (v, exists)
+            }
+            // Not an entity (a map, say): the row evaluator's case.
+            (None, None) => (Value::Null, false),
+        };
+        failed |= !exists;
+        value
+    });
+    let out = typed(values, n);
+    (!failed).then_some(out)
+}
+
+/// Integer property `k` of the nodes in `column`, read without building
+/// values; `None` if the column holds no nodes or a value is no integer
+/// (then the general path reads the chunk), `Some(None)` if a row needs the
+/// row evaluator (a deleted node).
+fn int_property(
+    q: &QueryContext,
+    column: &crate::chunk::Column,
+    k: rhizome_storage::PropertyKeyId,
+    n: usize,
+) -> Option<Option<Vector>> {
+    let snapshot = &q.snapshot;
+    let mut xs = Vec::with_capacity(n);
+    let mut nulls: Nulls = None;
+    for i in 0..n {
+        let node = column.node(i)?;
+        let x = if node == NULL_ID {
+            None
+        } else {
+            let x = snapshot.node_property_int(node, k)?;
+            if x.is_none() && !snapshot.node_exists(node) {
+                return Some(None);
+            }
+            x
+        };
+        push(&mut xs, &mut nulls, x);
+    }
+    Some(Some(Vector::Ints(xs, nulls)))
+}
+
+/// `n` values as a vector: typed while they are all integers, all floats
+/// or all booleans (nulls allowed), else plain values.
+fn typed(values: impl Iterator<Item = Value>, n: usize) -> Vector {
+    let mut out = Vector::Const(Value::Null);
+    for (i, v) in values.enumerate() {
+        match (&mut out, v) {
+            (Vector::Const(Value::Null), Value::Null) => {}
+            (Vector::Const(Value::Null), v) => out = start(i, v, n),
+            (Vector::Ints(xs, nulls), Value::Int(x)) => push(xs, nulls, Some(x)),
+            (Vector::Floats(xs, nulls), Value::Float(x)) => push(xs, nulls, Some(x)),
+            (Vector::Bools(xs, nulls), Value::Bool(x)) => push(xs, nulls, Some(x)),
+            (Vector::Ints(xs, nulls), Value::Null) => push(xs, nulls, None),
+            (Vector::Floats(xs, nulls), Value::Null) => push(xs, nulls, None),
+            (Vector::Bools(xs, nulls), Value::Null) => push(xs, nulls, None),
+            (Vector::Values(values), v) => values.push(v),
+            (other, v) => {
+                let mut values = Vec::with_capacity(n);
+                values.extend((0..i).map(|j| other.value(j)));
+                values.push(v);
+                out = Vector::Values(values);
+            }
+        }
+    }
+    out
+}
+
+/// A vector whose first non-null value `v` is at row `i`.
+fn start(i: usize, v: Value, n: usize) -> Vector {
+    fn with<T: Default + Clone>(i: usize, x: T, n: usize) -> (Vec<T>, Nulls) {
+        let mut xs = Vec::with_capacity(n);
+        xs.resize(i, T::default());
+        xs.push(x);
+        let nulls = (i > 0).then(|| {
+            let mut m = vec![true; i];
+            m.push(false);
+            m
+        });
+        (xs, nulls)
+    }
+    match v {
+        Value::Int(x) => {
+            let (xs, nulls) = with(i, x, n);
+            Vector::Ints(xs, nulls)
+        }
+        Value::Float(x) => {
+            let (xs, nulls) = with(i, x, n);
+            Vector::Floats(xs, nulls)
+        }
+        Value::Bool(x) => {
+            let (xs, nulls) = with(i, x, n);
+            Vector::Bools(xs, nulls)
+        }
+        v => {
+            let mut values = vec![Value::Null; i];
+            values.reserve(n - i);
+            values.push(v);
+            Vector::Values(values)
+        }
+    }
+}
+
+#[inline]
+fn push<T: Default>(xs: &mut Vec<T>, nulls: &mut Nulls, x: Option<T>) {
+    let null = x.is_none();
+    if null {
+        nulls
+            .get_or_insert_with(|| vec![false; xs.len()])
+            .push(true);
+    } else if let Some(m) = nulls {
+        m.push(false);
+    }
+    xs.push(x.unwrap_or_default());
+}
+
+fn unary(op: UnaryOp, a: Vector, n: usize) -> Option<Vector> {
+    match (op, &a) {
+        (UnaryOp::Not, _) => {
+            let b = a.bools()?;
+            let (xs, nulls) = collect(n, |i| b.get(i).map(|x| !x));
+            Some(Vector::Bools(xs, nulls))
+        }
+        (UnaryOp::Neg, Vector::Ints(..) | Vector::Const(Value::Int(_))) => {
+            let x = a.ints()?;
+            let (xs, nulls) = try_collect(n, |i| match x.get(i) {
+                Some(v) => v.checked_neg().map(Some),
+                None => Some(None),
+            })?;
+            Some(Vector::Ints(xs, nulls))
+        }
+        _ => {
+            let values = (0..n)
+                .map(|i| {
+                    let v = a.value(i);
+                    match op {
+                        UnaryOp::Not => ops::not(&v),
+                        UnaryOp::Neg => ops::negate(&v),
+                        UnaryOp::Plus => ops::unary_plus(&v),
+                    }
+                    .ok()
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(typed(values.into_iter(), n))
+        }
+    }
+}
+
+fn arithmetic(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
+    if let (Some(a), Some(b)) = (x.ints(), y.ints()) {
+        return match op {
+            BinaryOp::Add => zip_ints(&a, &b, n, i64::checked_add),
+            BinaryOp::Sub => zip_ints(&a, &b, n, i64::checked_sub),
+            BinaryOp::Mul => zip_ints(&a, &b, n, i64::checked_mul),
+            BinaryOp::Div => zip_ints(
+                &a,
+                &b,
+                n,
+                |p, q| if q == 0 { None } else { p.checked_div(q) },
+            ),
+            _ => zip_ints(&a, &b, n, |p, q| {
+                (q != 0).then(|| p.checked_rem(q).unwrap_or(0))
+            }),
+        };
+    }
+    if let (Some(a), Some(b)) = (x.floats(), y.floats()) {
+        let (xs, nulls) = collect(n, |i| match (a.get(i), b.get(i)) {
+            (Some(p), Some(q)) => Some(match op {
+                BinaryOp::Add => p + q,
+                BinaryOp::Sub => p - q,
+                BinaryOp::Mul => p * q,
+                BinaryOp::Div => p / q,
+                _ => p % q,
+            }),
+            _ => None,
+        });
+        return Some(Vector::Floats(xs, nulls));
+    }
+    by_element(op, x, y, n)
+}
+
+/// `f` on two integer operands row by row (null where either is null);
+/// `None` if `f` fails on some row: integer operations fail exactly where
+/// `rhizome_functions::ops` raises an error (overflow, division by zero).
+#[inline]
+fn zip_ints(a: &Ints, b: &Ints, n: usize, f: impl Fn(i64, i64) -> Option<i64>) -> Option<Vector> {
+    if a.has_nulls() || b.has_nulls() {
+        let (xs, nulls) = try_collect(n, |i| match (a.get(i), b.get(i)) {
+            (Some(p), Some(q)) => f(p, q).map(Some),
+            _ => Some(None),
+        })?;
+        return Some(Vector::Ints(xs, nulls));
+    }
+    let mut xs = Vec::with_capacity(n);
+    for i in 0..n {
+        xs.push(f(a.raw(i), b.raw(i))?);
+    }
+    Some(Vector::Ints(xs, None))
+}
+
+/// `f` on two integer operands row by row, null where either is null.
+#[inline]
+fn compare_ints(a: &Ints, b: &Ints, n: usize, f: impl Fn(i64, i64) -> bool) -> Vector {
+    if a.has_nulls() || b.has_nulls() {
+        let (xs, nulls) = collect(n, |i| Some(f(a.get(i)?, b.get(i)?)));
+        return Vector::Bools(xs, nulls);
+    }
+    Vector::Bools((0..n).map(|i| f(a.raw(i), b.raw(i))).collect(), None)
+}
+
+fn comparison(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
+    if let (Some(a), Some(b)) = (x.ints(), y.ints()) {
+        return Some(match op {
+            BinaryOp::Eq => compare_ints(&a, &b, n, |p, q| p == q),
+            BinaryOp::Ne => compare_ints(&a, &b, n, |p, q| p != q),
+            BinaryOp::Lt => compare_ints(&a, &b, n, |p, q| p < q),
+            BinaryOp::Gt => compare_ints(&a, &b, n, |p, q| p > q),
+            BinaryOp::Le => compare_ints(&a, &b, n, |p, q| p <= q),
+            _ => compare_ints(&a, &b, n, |p, q| p >= q),
+        });
+    }
+    let float_column =
+        |v: &Vector| matches!(v, Vector::Floats(..) | Vector::Const(Value::Float(_)));
+    if float_column(x) && float_column(y) {
+        let (a, b) = (x.floats()?, y.floats()?);
+        // IEEE comparisons are Cypher's for floats: NaN equals nothing and
+        // makes every inequality false.
+        let (xs, nulls) = collect(n, |i| {
+            let (p, q) = (a.get(i)?, b.get(i)?);
+            Some(match op {
+                BinaryOp::Eq => p == q,
+                BinaryOp::Ne => p != q,
+                BinaryOp::Lt => p < q,
+                BinaryOp::Gt => p > q,
+                BinaryOp::Le => p <= q,
+                _ => p >= q,
+            })
+        });
+        return Some(Vector::Bools(xs, nulls));
+    }
+    by_element(op, x, y, n)
+}
+
+fn logic(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
+    let (Some(a), Some(b)) = (x.bools(), y.bools()) else {
+        return by_element(op, x, y, n);
+    };
+    let (xs, nulls) = collect(n, |i| match (op, a.get(i), b.get(i)) {
+        (BinaryOp::And, Some(false), _) | (BinaryOp::And, _, Some(false)) => Some(false),
+        (BinaryOp::Or, Some(true), _) | (BinaryOp::Or, _, Some(true)) => Some(true),
+        (BinaryOp::Xor, Some(p), Some(q)) => Some(p != q),
+        (BinaryOp::And | BinaryOp::Or, Some(p), Some(_)) => Some(p),
+        _ => None,
+    });
+    Some(Vector::Bools(xs, nulls))
+}
+
+/// `op` row by row on values, exactly as the row evaluator applies it.
+fn by_element(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
+    let bool_value = |b: Option<bool>| b.map_or(Value::Null, Value::Bool);
+    let mut values = Vec::with_capacity(n);
+    for i in 0..n {
+        let (a, b) = (x.value(i), y.value(i));
+        let v = match op {
+            // The short circuits of the row evaluator.
+            BinaryOp::And if a == Value::Bool(false) => Ok(a),
+            BinaryOp::Or if a == Value::Bool(true) => Ok(a),
+            BinaryOp::And => ops::and(&a, &b),
+            BinaryOp::Or => ops::or(&a, &b),
+            BinaryOp::Xor => ops::xor(&a, &b),
+            BinaryOp::Add => ops::add(&a, &b),
+            BinaryOp::Sub => ops::subtract(&a, &b),
+            BinaryOp::Mul => ops::multiply(&a, &b),
+            BinaryOp::Div => ops::divide(&a, &b),
+            BinaryOp::Mod => ops::modulo(&a, &b),
+            BinaryOp::Eq => Ok(bool_value(ops::equals(&a, &b))),
+            BinaryOp::Ne => Ok(bool_value(ops::equals(&a, &b).map(|b| !b))),
+            BinaryOp::Lt => Ok(bool_value(ops::less_than(&a, &b))),
+            BinaryOp::Gt => Ok(bool_value(ops::greater_than(&a, &b))),
+            BinaryOp::Le => Ok(bool_value(ops::less_equal(&a, &b))),
+            BinaryOp::Ge => Ok(bool_value(ops::greater_equal(&a, &b))),
+            BinaryOp::StartsWith => Ok(bool_value(ops::starts_with(&a, &b))),
+            BinaryOp::EndsWith => Ok(bool_value(ops::ends_with(&a, &b))),
+            BinaryOp::Contains => Ok(bool_value(ops::contains(&a, &b))),
+            BinaryOp::Pow | BinaryOp::RegexMatch | BinaryOp::In => return None,
+        };
+        values.push(v.ok()?);
+    }
+    Some(typed(values.into_iter(), n))
+}

@@ -59,8 +59,8 @@ impl Default for QueryBenchOptions {
     fn default() -> QueryBenchOptions {
         QueryBenchOptions {
             data_dir: default_data_dir(),
-            runs: 15,
-            min_time: Duration::from_secs(2),
+            runs: 25,
+            min_time: Duration::from_secs(3),
             likes: LikesOptions::default(),
             chain: ChainOptions {
                 nodes: 1_000_000,
@@ -117,6 +117,8 @@ pub struct BenchRow {
     /// Median over the rounds of the round's single-worker time divided by
     /// its all-worker time (the two runs of a round are back to back).
     pub speedup: f64,
+    /// First and third quartile of those ratios: how much they spread.
+    pub speedup_quartiles: (f64, f64),
     /// Units of work per run (lookups, rows or paths).
     pub units: f64,
     /// What a unit is.
@@ -140,11 +142,13 @@ impl BenchRow {
     pub fn render(&self) -> String {
         let rate = |d: Duration| self.units / d.as_secs_f64();
         let mut line = format!(
-            "{:<4} {:>10.2} ms {:>10.2} ms  x{:<5.2} {:>12.3e} {}/s (1 worker)  PROFILE {:>5.1}%  {:>4} rounds",
+            "{:<4} {:>10.2} ms {:>10.2} ms  x{:<5.2} [{:.2}-{:.2}] {:>12.3e} {}/s (1 worker)  PROFILE {:>5.1}%  {:>4} rounds",
             self.name,
             self.one.as_secs_f64() * 1e3,
             self.all.as_secs_f64() * 1e3,
             self.speedup,
+            self.speedup_quartiles.0,
+            self.speedup_quartiles.1,
             rate(self.one),
             self.unit,
             self.attributed * 100.0,
@@ -230,21 +234,23 @@ pub fn random_ids(count: usize, bound: u64, seed: u64) -> Vec<i64> {
         .collect()
 }
 
-/// The median over rounds of `ones[i] / alls[i]`: a round's two runs see
-/// the same machine, so the ratio is not thrown off when the machine's speed
-/// changes between rounds (this one's single-thread speed shifts by up to
-/// 2x for seconds at a time).
-pub(crate) fn paired_speedup(ones: &[Duration], alls: &[Duration]) -> f64 {
+/// The quartiles (first, median, third) over rounds of `ones[i] / alls[i]`:
+/// a round's two runs see the same machine, so the ratio is not thrown off
+/// when the machine's speed changes between rounds (this one's
+/// single-thread speed shifts by up to 2x for seconds at a time). Zeros if
+/// there are no rounds.
+pub(crate) fn paired_speedup(ones: &[Duration], alls: &[Duration]) -> [f64; 3] {
     let mut ratios: Vec<f64> = ones
         .iter()
         .zip(alls)
         .map(|(one, all)| one.as_secs_f64() / all.as_secs_f64().max(1e-9))
         .collect();
     if ratios.is_empty() {
-        return 0.0;
+        return [0.0; 3];
     }
     ratios.sort_by(f64::total_cmp);
-    ratios[ratios.len() / 2]
+    let at = |q: usize| ratios[(ratios.len() - 1) * q / 4];
+    [at(1), ratios[ratios.len() / 2], at(3)]
 }
 
 pub(crate) fn median(mut times: Vec<Duration>) -> Duration {
@@ -316,10 +322,10 @@ fn run_spec(
     };
     let parallel = QueryOptions::default();
     let timed = |options: &QueryOptions| -> Result<(Duration, Vec<Vec<Value>>)> {
+        // The harness's copy of the parameters is not the query's work.
+        let params = spec.params.clone();
         let start = Instant::now();
-        let rows = engine
-            .execute(&spec.query, spec.params.clone(), options)?
-            .rows;
+        let rows = engine.execute(&spec.query, params, options)?.rows;
         Ok((start.elapsed(), rows))
     };
     // Warm-up round (page cache, lazy initialisation), not counted.
@@ -359,13 +365,14 @@ fn run_spec(
         }
         round += 1;
     }
-    let speedup = paired_speedup(&ones, &alls);
+    let [first, speedup, third] = paired_speedup(&ones, &alls);
     let row = BenchRow {
         name: spec.name.to_string(),
         one: median(ones),
         all: median(alls),
         workers,
         speedup,
+        speedup_quartiles: (first, third),
         rounds: round,
         units: (spec.units)(&rows_one, &spec.params),
         unit: spec.unit,
@@ -525,7 +532,10 @@ mod tests {
         let ones = [ms(2), ms(2), ms(2), ms(4), ms(4)];
         let alls = [ms(1), ms(1), ms(2), ms(2), ms(2)];
         assert_eq!(median(ones.to_vec()), median(alls.to_vec()));
-        assert_eq!(paired_speedup(&ones, &alls), 2.0);
-        assert_eq!(paired_speedup(&[], &[]), 0.0);
+        assert_eq!(paired_speedup(&ones, &alls)[1], 2.0);
+        assert_eq!(paired_speedup(&[], &[]), [0.0; 3]);
+        // Ratios 1..=5: quartiles 2 and 4 around the median 3.
+        let ones: Vec<Duration> = (1..=5).map(ms).collect();
+        assert_eq!(paired_speedup(&ones, &[ms(1); 5]), [2.0, 3.0, 4.0]);
     }
 }

@@ -21,6 +21,7 @@
 use crate::chunk::{Chunk, NULL_ID};
 use crate::compile::{CExpr, Key};
 use crate::context::QueryContext;
+use crate::expr::{Evaluator, Row};
 use rhizome_common::Value;
 use rhizome_functions::ops;
 use rhizome_plan::{BinaryOp, Slot, UnaryOp};
@@ -101,13 +102,46 @@ pub fn eval(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
     }
 }
 
-/// The rows of `chunk` for which `predicate` is true; `None` if some row
-/// needs the row evaluator (also when a row's value is not a boolean or
-/// null: the row evaluator reports that type error).
+/// Per expression of `exprs`: its values on every row of `chunk` if it is
+/// [`supports`]ed and evaluates without an error, else `None` (evaluate it
+/// row by row, see [`value_at`]).
+pub fn columns(q: &QueryContext, exprs: &[CExpr], chunk: &Chunk) -> Vec<Option<Vector>> {
+    exprs.iter().map(|e| column(q, e, chunk)).collect()
+}
+
+/// `e` on every row of `chunk` if it is [`supports`]ed and evaluates
+/// without an error, else `None` (evaluate it row by row).
+pub fn column(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
+    if supports(e) {
+        eval(q, e, chunk)
+    } else {
+        None
+    }
+}
+
+/// The value of `e` in `row`: read from `column` if [`columns`] computed
+/// it, else evaluated by `eval`.
+#[inline]
+pub fn value_at(
+    eval: &Evaluator<'_>,
+    e: &CExpr,
+    column: &Option<Vector>,
+    row: &Row<'_>,
+) -> rhizome_common::Result<Value> {
+    match column {
+        Some(v) => Ok(v.value(row.row)),
+        None => eval.eval(e, row),
+    }
+}
+
+/// The rows of `chunk` for which `predicate` is true; `None` if the
+/// predicate is not [`supports`]ed or some row needs the row evaluator
+/// (also when a row's value is not a boolean or null: the row evaluator
+/// reports that type error).
 pub fn select(q: &QueryContext, predicate: &CExpr, chunk: &Chunk) -> Option<Vec<u32>> {
     let n = chunk.len();
     let keep = |test: &dyn Fn(usize) -> bool| (0..n as u32).filter(|&i| test(i as usize)).collect();
-    match eval(q, predicate, chunk)? {
+    match column(q, predicate, chunk)? {
         Vector::Const(Value::Bool(true)) => Some((0..n as u32).collect()),
         Vector::Const(Value::Bool(false) | Value::Null) => Some(Vec::new()),
         Vector::Bools(values, nulls) => Some(keep(&|i| values[i] && !is_null(&nulls, i))),

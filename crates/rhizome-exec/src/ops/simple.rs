@@ -31,10 +31,7 @@ impl Filter {
 impl Operator for Filter {
     fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
         let predicate = &self.node.c.exprs[0];
-        let vectorized = vector::supports(predicate)
-            .then(|| vector::select(ctx.q, predicate, &input))
-            .flatten();
-        let keep = match vectorized {
+        let keep = match vector::select(ctx.q, predicate, &input) {
             Some(keep) => keep,
             None => {
                 let eval = Evaluator::new(ctx.q);
@@ -85,10 +82,7 @@ impl Operator for Project {
                 }
                 continue;
             }
-            let vectorized = vector::supports(expr)
-                .then(|| vector::eval(ctx.q, expr, &input))
-                .flatten();
-            let values = match vectorized {
+            let values = match vector::column(ctx.q, expr, &input) {
                 Some(v) => v.into_values(input.len()),
                 None => {
                     let mut values = Vec::with_capacity(input.len());

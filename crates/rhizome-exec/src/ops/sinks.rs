@@ -9,6 +9,7 @@ use crate::context::QueryContext;
 use crate::expr::{Evaluator, Row};
 use crate::pipeline::{Sink, TaskCtx};
 use crate::scheduler::CancelToken;
+use crate::vector::{self, Vector};
 use rhizome_common::{Result, Value};
 use rhizome_functions::aggregate::{Accumulator, AggregateKind};
 use rhizome_functions::ops::GroupKey;
@@ -219,6 +220,15 @@ impl AggregateSink {
 impl Sink for AggregateSink {
     fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
         let eval = Evaluator::new(ctx.q);
+        // Keys and arguments computed a column at a time where possible.
+        let keys = vector::columns(ctx.q, &self.node.c.exprs, &chunk);
+        let arg_columns: Vec<Vec<Option<Vector>>> = self
+            .node
+            .c
+            .aggregates
+            .iter()
+            .map(|(_, exprs)| vector::columns(ctx.q, exprs, &chunk))
+            .collect();
         let mut guard = lock(&self.locals[ctx.worker % self.locals.len()]);
         let (groups, seq) = &mut *guard;
         let mut args = Vec::new();
@@ -232,7 +242,12 @@ impl Sink for AggregateSink {
             let entry = groups
                 .get_mut(&Vec::new())
                 .expect("the single group exists");
-            for (acc, (_, arg_exprs)) in entry.1.iter_mut().zip(&self.node.c.aggregates) {
+            for ((acc, (_, arg_exprs)), columns) in entry
+                .1
+                .iter_mut()
+                .zip(&self.node.c.aggregates)
+                .zip(&arg_columns)
+            {
                 if arg_exprs.is_empty() {
                     for _ in 0..chunk.len() {
                         acc.update_row();
@@ -242,8 +257,8 @@ impl Sink for AggregateSink {
                 for row in 0..chunk.len() {
                     let r = Row::new(&chunk, row);
                     args.clear();
-                    for e in arg_exprs {
-                        args.push(eval.eval(e, &r)?);
+                    for (e, column) in arg_exprs.iter().zip(columns) {
+                        args.push(vector::value_at(&eval, e, column, &r)?);
                     }
                     acc.update_args(&args)?;
                 }
@@ -257,7 +272,8 @@ impl Sink for AggregateSink {
                 .c
                 .exprs
                 .iter()
-                .map(|e| eval.eval(e, &r).map(GroupKey))
+                .zip(&keys)
+                .map(|(e, column)| vector::value_at(&eval, e, column, &r).map(GroupKey))
                 .collect::<Result<_>>()?;
             let entry = match groups.get_mut(&key) {
                 Some(e) => e,
@@ -266,14 +282,19 @@ impl Sink for AggregateSink {
                     groups.entry(key).or_insert((*seq, self.fresh()))
                 }
             };
-            for (acc, (_, arg_exprs)) in entry.1.iter_mut().zip(&self.node.c.aggregates) {
+            for ((acc, (_, arg_exprs)), columns) in entry
+                .1
+                .iter_mut()
+                .zip(&self.node.c.aggregates)
+                .zip(&arg_columns)
+            {
                 if arg_exprs.is_empty() {
                     acc.update_row();
                     continue;
                 }
                 args.clear();
-                for e in arg_exprs {
-                    args.push(eval.eval(e, &r)?);
+                for (e, column) in arg_exprs.iter().zip(columns) {
+                    args.push(vector::value_at(&eval, e, column, &r)?);
                 }
                 acc.update_args(&args)?;
             }

@@ -12,11 +12,10 @@
 //! once).
 
 use crate::errors::{invalid_type, out_of_range, overflow};
-use crate::ops::{order, GroupKey};
+use crate::ops::{order, GroupKey, KeySet};
 use crate::temporal::duration as dur;
 use rhizome_common::{Duration, Result, Value};
 use std::cmp::Ordering;
-use std::collections::HashSet;
 
 /// Which aggregate function an accumulator computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -171,7 +170,7 @@ pub struct Accumulator {
     kind: AggregateKind,
     state: State,
     /// For DISTINCT: the values seen, in first-seen order, and their keys.
-    distinct: Option<(Vec<Value>, HashSet<GroupKey>)>,
+    distinct: Option<(Vec<Value>, KeySet<GroupKey>)>,
 }
 
 fn number(v: &Value, what: &str) -> Result<f64> {
@@ -214,7 +213,7 @@ impl Accumulator {
             },
         };
         let distinct =
-            (distinct && kind != AggregateKind::CountStar).then(|| (Vec::new(), HashSet::new()));
+            (distinct && kind != AggregateKind::CountStar).then(|| (Vec::new(), KeySet::default()));
         Accumulator {
             kind,
             state,

@@ -3,9 +3,8 @@
 use crate::chunk::Chunk;
 use crate::pipeline::{Cell, Operator, TaskCtx};
 use rhizome_common::Result;
-use rhizome_functions::ops::GroupKey;
+use rhizome_functions::ops::{GroupKey, KeyMap};
 use rhizome_plan::Slot;
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// Materializes a cell's chunks into one chunk, once.
@@ -89,7 +88,7 @@ impl Operator for Cartesian {
 /// Equi-join of streamed probe rows against a hash table of the build rows.
 pub struct HashJoin {
     build: Materialized,
-    table: OnceLock<HashMap<Vec<GroupKey>, Vec<u32>>>,
+    table: OnceLock<KeyMap<Vec<GroupKey>, Vec<u32>>>,
     build_keys: Vec<Slot>,
     probe_keys: Vec<Slot>,
 }
@@ -113,7 +112,7 @@ impl Operator for HashJoin {
     fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
         let build = self.build.get(input.width());
         let table = self.table.get_or_init(|| {
-            let mut table: HashMap<Vec<GroupKey>, Vec<u32>> = HashMap::new();
+            let mut table: KeyMap<Vec<GroupKey>, Vec<u32>> = KeyMap::default();
             for row in 0..build.len() {
                 let key: Vec<_> = self
                     .build_keys

@@ -7,10 +7,9 @@ use crate::expr::{Evaluator, Row};
 use crate::pipeline::{Operator, TaskCtx};
 use crate::vector;
 use rhizome_common::{Error, ErrorKind, Result, Value};
-use rhizome_functions::ops::GroupKey;
+use rhizome_functions::ops::{GroupKey, KeySet};
 use rhizome_plan::{OpKind, Slot};
 use std::collections::hash_map::DefaultHasher;
-use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -319,7 +318,7 @@ const SHARDS: usize = 16;
 /// with a sharded set shared by all workers).
 pub struct Distinct {
     slots: Vec<Slot>,
-    seen: Vec<Mutex<HashSet<Vec<GroupKey>>>>,
+    seen: Vec<Mutex<KeySet<Vec<GroupKey>>>>,
 }
 
 impl Distinct {
@@ -327,7 +326,7 @@ impl Distinct {
     pub fn new(slots: Vec<Slot>) -> Distinct {
         Distinct {
             slots,
-            seen: (0..SHARDS).map(|_| Mutex::new(HashSet::new())).collect(),
+            seen: (0..SHARDS).map(|_| Mutex::default()).collect(),
         }
     }
 }

@@ -12,9 +12,8 @@ use crate::scheduler::CancelToken;
 use crate::vector::{self, Vector};
 use rhizome_common::{Result, Value};
 use rhizome_functions::aggregate::{Accumulator, AggregateKind};
-use rhizome_functions::ops::GroupKey;
+use rhizome_functions::ops::{GroupKey, KeyMap};
 use rhizome_plan::{AggregateFunction, OpKind, Slot};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 
@@ -188,7 +187,7 @@ fn kind_of(f: AggregateFunction) -> AggregateKind {
 
 /// A group's first-seen sequence number and its accumulators.
 type GroupState = (u64, Vec<Accumulator>);
-type Groups = HashMap<Vec<GroupKey>, GroupState>;
+type Groups = KeyMap<Vec<GroupKey>, GroupState>;
 
 /// Hash aggregation: per-worker group tables merged at the end. Groups keep
 /// the order in which they were first seen on each worker.
@@ -202,7 +201,7 @@ impl AggregateSink {
         AggregateSink {
             node,
             locals: (0..slots.max(1))
-                .map(|_| Mutex::new((HashMap::new(), 0)))
+                .map(|_| Mutex::new((KeyMap::default(), 0)))
                 .collect(),
         }
     }
@@ -265,21 +264,19 @@ impl Sink for AggregateSink {
             }
             return Ok(());
         }
+        // One key buffer for the chunk: a row allocates only for a new group.
+        let mut key: Vec<GroupKey> = Vec::with_capacity(keys.len());
         for row in 0..chunk.len() {
             let r = Row::new(&chunk, row);
-            let key: Vec<GroupKey> = self
-                .node
-                .c
-                .exprs
-                .iter()
-                .zip(&keys)
-                .map(|(e, column)| vector::value_at(&eval, e, column, &r).map(GroupKey))
-                .collect::<Result<_>>()?;
-            let entry = match groups.get_mut(&key) {
+            key.clear();
+            for (e, column) in self.node.c.exprs.iter().zip(&keys) {
+                key.push(GroupKey(vector::value_at(&eval, e, column, &r)?));
+            }
+            let entry = match groups.get_mut(key.as_slice()) {
                 Some(e) => e,
                 None => {
                     *seq += 1;
-                    groups.entry(key).or_insert((*seq, self.fresh()))
+                    groups.entry(key.clone()).or_insert((*seq, self.fresh()))
                 }
             };
             for ((acc, (_, arg_exprs)), columns) in entry
@@ -312,7 +309,7 @@ impl Sink for AggregateSink {
             unreachable!("aggregate sink built for an Aggregate node");
         };
         let mut merged: Vec<(Vec<GroupKey>, GroupState)> = Vec::new();
-        let mut index: HashMap<Vec<GroupKey>, usize> = HashMap::new();
+        let mut index: KeyMap<Vec<GroupKey>, usize> = KeyMap::default();
         for (worker, local) in self.locals.iter().enumerate() {
             let (groups, _) = std::mem::take(&mut *lock(local));
             let mut groups: Vec<_> = groups.into_iter().collect();

@@ -4,6 +4,16 @@ use super::compare::{equivalent, time_utc_nanos};
 use rhizome_common::Value;
 use std::hash::{Hash, Hasher};
 
+/// The hasher of the runtime's tables keyed by values (grouping, DISTINCT,
+/// hash joins): fast on the short keys these hold, seeded per process.
+pub type KeyHasher = foldhash::fast::RandomState;
+
+/// A hash map with [`KeyHasher`].
+pub type KeyMap<K, V> = std::collections::HashMap<K, V, KeyHasher>;
+
+/// A hash set with [`KeyHasher`].
+pub type KeySet<K> = std::collections::HashSet<K, KeyHasher>;
+
 /// A value under Cypher's *equivalence* ([`equivalent`]): `Eq` and `Hash`
 /// agree with it, so `GroupKey` can key a `HashMap`/`HashSet` for DISTINCT,
 /// grouping keys and `count(DISTINCT x)`.

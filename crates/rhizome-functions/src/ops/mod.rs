@@ -16,6 +16,6 @@ pub use compare::{
     compare, equals, equivalent, greater_equal, greater_than, less_equal, less_than, order,
     order_desc,
 };
-pub use group_key::{hash_equivalent, GroupKey};
+pub use group_key::{hash_equivalent, GroupKey, KeyHasher, KeyMap, KeySet};
 pub use logic::{and, eq_value, in_list, is_not_null, is_null, ne_value, not, or, xor};
 pub use strings::{contains, ends_with, regex_match, starts_with};

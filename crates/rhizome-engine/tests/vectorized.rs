@@ -135,63 +135,72 @@ const EXPRESSIONS: &[&str] = &[
     "n",
     "n.i",
     "n = n",
+    // Operators evaluated element by element.
+    "n.k ^ 2",
+    "n.s =~ '[13]'",
+    "n.k IN [1, 2, $p]",
+    "n.s IN ['1', '2'] OR n.missing IN [1]",
 ];
+
+/// Runs `vectorized` on one and two workers and `by_row` on one, and
+/// asserts they agree ([`same`]); `what` names the case in the message.
+fn assert_agree(engine: &Engine, what: &str, vectorized: &str, by_row: &str) {
+    let expected = outcome(engine, by_row, 1);
+    for threads in [1, 2] {
+        let got = outcome(engine, vectorized, threads);
+        assert!(
+            same(&got, &expected, threads),
+            "{what} ({threads} workers):\n got {:.300}\nwant {:.300}",
+            format!("{got:?}"),
+            format!("{expected:?}")
+        );
+    }
+}
+
+/// An engine per data state: statements' writes in the delta layer, then
+/// merged into storage columns.
+fn each_state(check: impl Fn(&Engine)) {
+    for checkpointed in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        check(&engine(dir.path(), checkpointed));
+    }
+}
 
 #[test]
 fn vectorized_projections_equal_row_evaluation() {
-    for checkpointed in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = engine(dir.path(), checkpointed);
+    each_state(|engine| {
         for e in EXPRESSIONS {
-            let vectorized = format!("MATCH (n:V) RETURN id(n) AS id, {e} AS x ORDER BY id");
-            let by_row = format!(
-                "MATCH (n:V) RETURN id(n) AS id, CASE WHEN true THEN {e} END AS x ORDER BY id"
+            assert_agree(
+                engine,
+                &format!("RETURN {e}"),
+                &format!("MATCH (n:V) RETURN id(n) AS id, {e} AS x ORDER BY id"),
+                &format!(
+                    "MATCH (n:V) RETURN id(n) AS id, CASE WHEN true THEN {e} END AS x ORDER BY id"
+                ),
             );
-            let expected = outcome(&engine, &by_row, 1);
-            for threads in [1, 2] {
-                let got = outcome(&engine, &vectorized, threads);
-                assert!(
-                    same(&got, &expected, threads),
-                    "RETURN {e} ({threads} workers):\n got {:.300}\nwant {:.300}",
-                    format!("{got:?}"),
-                    format!("{expected:?}")
-                );
-            }
         }
-    }
+    });
 }
 
 #[test]
 fn vectorized_filters_equal_row_evaluation() {
-    for checkpointed in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = engine(dir.path(), checkpointed);
+    each_state(|engine| {
         for e in EXPRESSIONS {
-            let vectorized = format!("MATCH (n:V) WHERE {e} RETURN id(n) AS id ORDER BY id");
-            let by_row = format!(
-                "MATCH (n:V) WHERE CASE WHEN true THEN {e} END RETURN id(n) AS id ORDER BY id"
+            assert_agree(
+                engine,
+                &format!("WHERE {e}"),
+                &format!("MATCH (n:V) WHERE {e} RETURN id(n) AS id ORDER BY id"),
+                &format!(
+                    "MATCH (n:V) WHERE CASE WHEN true THEN {e} END RETURN id(n) AS id ORDER BY id"
+                ),
             );
-            let expected = outcome(&engine, &by_row, 1);
-            for threads in [1, 2] {
-                let got = outcome(&engine, &vectorized, threads);
-                assert!(
-                    same(&got, &expected, threads),
-                    "WHERE {e} ({threads} workers):\n got {:.300}\nwant {:.300}",
-                    format!("{got:?}"),
-                    format!("{expected:?}")
-                );
-            }
         }
-    }
+    });
 }
 
 #[test]
 fn vectorized_results_are_the_hand_computed_ones() {
-    for checkpointed in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = engine(dir.path(), checkpointed);
-        hand_computed(&engine);
-    }
+    each_state(hand_computed);
 }
 
 fn hand_computed(engine: &Engine) {
@@ -233,9 +242,7 @@ fn vectorized_grouping_keys_and_aggregate_arguments_equal_row_evaluation() {
         "sum(n.i)",
     ];
     let by_row = |e: &str| format!("CASE WHEN true THEN {e} END");
-    for checkpointed in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = engine(dir.path(), checkpointed);
+    each_state(|engine| {
         for key in keys {
             for aggregate in aggregates {
                 let (function, rest) = aggregate.split_once('(').unwrap();
@@ -244,24 +251,17 @@ fn vectorized_grouping_keys_and_aggregate_arguments_equal_row_evaluation() {
                     Some(a) => ("DISTINCT ", a),
                     None => ("", argument),
                 };
-                let vectorized =
-                    format!("MATCH (n:V) RETURN {key} AS g, {aggregate} AS a ORDER BY g");
-                let row_wise = format!(
-                    "MATCH (n:V) RETURN {} AS g, {function}({distinct}{}) AS a ORDER BY g",
-                    by_row(key),
-                    by_row(argument)
+                assert_agree(
+                    engine,
+                    &format!("{key} / {aggregate}"),
+                    &format!("MATCH (n:V) RETURN {key} AS g, {aggregate} AS a ORDER BY g"),
+                    &format!(
+                        "MATCH (n:V) RETURN {} AS g, {function}({distinct}{}) AS a ORDER BY g",
+                        by_row(key),
+                        by_row(argument)
+                    ),
                 );
-                let expected = outcome(&engine, &row_wise, 1);
-                for threads in [1, 2] {
-                    let got = outcome(&engine, &vectorized, threads);
-                    assert!(
-                        same(&got, &expected, threads),
-                        "{key} / {aggregate} ({threads} workers):\n got {:.300}\nwant {:.300}",
-                        format!("{got:?}"),
-                        format!("{expected:?}")
-                    );
-                }
             }
         }
-    }
+    });
 }

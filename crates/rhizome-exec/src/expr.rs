@@ -70,6 +70,33 @@ fn bool_value(b: Option<bool>) -> Value {
     b.map_or(Value::Null, Value::Bool)
 }
 
+/// `x op y` with both sides evaluated (short-circuiting `AND`/`OR` is the
+/// caller's part): the one place an operator meets `rhizome_functions`.
+pub(crate) fn binary_op(op: BinaryOp, x: &Value, y: &Value) -> Result<Value> {
+    match op {
+        BinaryOp::And => ops::and(x, y),
+        BinaryOp::Or => ops::or(x, y),
+        BinaryOp::Xor => ops::xor(x, y),
+        BinaryOp::Add => ops::add(x, y),
+        BinaryOp::Sub => ops::subtract(x, y),
+        BinaryOp::Mul => ops::multiply(x, y),
+        BinaryOp::Div => ops::divide(x, y),
+        BinaryOp::Mod => ops::modulo(x, y),
+        BinaryOp::Pow => ops::power(x, y),
+        BinaryOp::Eq => Ok(bool_value(ops::equals(x, y))),
+        BinaryOp::Ne => Ok(bool_value(ops::equals(x, y).map(|b| !b))),
+        BinaryOp::Lt => Ok(bool_value(ops::less_than(x, y))),
+        BinaryOp::Gt => Ok(bool_value(ops::greater_than(x, y))),
+        BinaryOp::Le => Ok(bool_value(ops::less_equal(x, y))),
+        BinaryOp::Ge => Ok(bool_value(ops::greater_equal(x, y))),
+        BinaryOp::StartsWith => Ok(bool_value(ops::starts_with(x, y))),
+        BinaryOp::EndsWith => Ok(bool_value(ops::ends_with(x, y))),
+        BinaryOp::Contains => Ok(bool_value(ops::contains(x, y))),
+        BinaryOp::RegexMatch => Ok(bool_value(ops::regex_match(x, y)?)),
+        BinaryOp::In => Ok(bool_value(ops::in_list(x, y)?)),
+    }
+}
+
 /// Evaluates expressions for one query.
 pub struct Evaluator<'q> {
     q: &'q QueryContext,
@@ -466,27 +493,7 @@ impl<'q> Evaluator<'q> {
             _ => {
                 let x = self.eval(a, row)?;
                 let y = self.eval(b, row)?;
-                match op {
-                    BinaryOp::Xor => ops::xor(&x, &y),
-                    BinaryOp::Add => ops::add(&x, &y),
-                    BinaryOp::Sub => ops::subtract(&x, &y),
-                    BinaryOp::Mul => ops::multiply(&x, &y),
-                    BinaryOp::Div => ops::divide(&x, &y),
-                    BinaryOp::Mod => ops::modulo(&x, &y),
-                    BinaryOp::Pow => ops::power(&x, &y),
-                    BinaryOp::Eq => Ok(bool_value(ops::equals(&x, &y))),
-                    BinaryOp::Ne => Ok(bool_value(ops::equals(&x, &y).map(|b| !b))),
-                    BinaryOp::Lt => Ok(bool_value(ops::less_than(&x, &y))),
-                    BinaryOp::Gt => Ok(bool_value(ops::greater_than(&x, &y))),
-                    BinaryOp::Le => Ok(bool_value(ops::less_equal(&x, &y))),
-                    BinaryOp::Ge => Ok(bool_value(ops::greater_equal(&x, &y))),
-                    BinaryOp::StartsWith => Ok(bool_value(ops::starts_with(&x, &y))),
-                    BinaryOp::EndsWith => Ok(bool_value(ops::ends_with(&x, &y))),
-                    BinaryOp::Contains => Ok(bool_value(ops::contains(&x, &y))),
-                    BinaryOp::RegexMatch => Ok(bool_value(ops::regex_match(&x, &y)?)),
-                    BinaryOp::In => Ok(bool_value(ops::in_list(&x, &y)?)),
-                    BinaryOp::And | BinaryOp::Or => unreachable!("handled above"),
-                }
+                binary_op(op, &x, &y)
             }
         }
     }

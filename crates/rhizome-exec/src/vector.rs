@@ -1,6 +1,7 @@
-//! Column-at-a-time evaluation of the expressions filters and projections
-//! spend their time in: property reads, literals and parameters,
-//! arithmetic, comparisons, boolean logic and null tests.
+//! Column-at-a-time evaluation of the expressions filters, projections and
+//! aggregations spend their time in: property reads, literals and
+//! parameters, operators (arithmetic, comparisons, boolean logic, string
+//! predicates, `IN`) and null tests.
 //!
 //! Each expression node is dispatched once per chunk instead of once per
 //! row. Integer, float and boolean columns are computed as plain typed
@@ -21,7 +22,7 @@
 use crate::chunk::{Chunk, NULL_ID};
 use crate::compile::{CExpr, Key};
 use crate::context::QueryContext;
-use crate::expr::{Evaluator, Row};
+use crate::expr::{binary_op, Evaluator, Row};
 use rhizome_common::Value;
 use rhizome_functions::ops;
 use rhizome_plan::{BinaryOp, Slot, UnaryOp};
@@ -46,18 +47,14 @@ pub enum Vector {
 }
 
 /// True if every node of `e` is one this module evaluates: literals,
-/// parameters, slots, properties of slots, and unary and binary operators
-/// other than `^`, `=~` and `IN`, and null tests.
+/// parameters, slots, properties of slots, unary and binary operators, and
+/// null tests.
 pub fn supports(e: &CExpr) -> bool {
     match e {
         CExpr::Literal(_) | CExpr::Parameter(_) | CExpr::Slot(_) => true,
         CExpr::Property(base, _) => matches!(**base, CExpr::Slot(_)),
         CExpr::Unary(_, a) | CExpr::IsNull(a, _) => supports(a),
-        CExpr::Binary(op, a, b) => {
-            !matches!(op, BinaryOp::Pow | BinaryOp::RegexMatch | BinaryOp::In)
-                && supports(a)
-                && supports(b)
-        }
+        CExpr::Binary(_, a, b) => supports(a) && supports(b),
         _ => false,
     }
 }
@@ -635,34 +632,16 @@ fn logic(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
 
 /// `op` row by row on values, exactly as the row evaluator applies it.
 fn by_element(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
-    let bool_value = |b: Option<bool>| b.map_or(Value::Null, Value::Bool);
     let mut values = Vec::with_capacity(n);
     for i in 0..n {
         let (a, b) = (x.value(i), y.value(i));
         let v = match op {
             // The short circuits of the row evaluator.
-            BinaryOp::And if a == Value::Bool(false) => Ok(a),
-            BinaryOp::Or if a == Value::Bool(true) => Ok(a),
-            BinaryOp::And => ops::and(&a, &b),
-            BinaryOp::Or => ops::or(&a, &b),
-            BinaryOp::Xor => ops::xor(&a, &b),
-            BinaryOp::Add => ops::add(&a, &b),
-            BinaryOp::Sub => ops::subtract(&a, &b),
-            BinaryOp::Mul => ops::multiply(&a, &b),
-            BinaryOp::Div => ops::divide(&a, &b),
-            BinaryOp::Mod => ops::modulo(&a, &b),
-            BinaryOp::Eq => Ok(bool_value(ops::equals(&a, &b))),
-            BinaryOp::Ne => Ok(bool_value(ops::equals(&a, &b).map(|b| !b))),
-            BinaryOp::Lt => Ok(bool_value(ops::less_than(&a, &b))),
-            BinaryOp::Gt => Ok(bool_value(ops::greater_than(&a, &b))),
-            BinaryOp::Le => Ok(bool_value(ops::less_equal(&a, &b))),
-            BinaryOp::Ge => Ok(bool_value(ops::greater_equal(&a, &b))),
-            BinaryOp::StartsWith => Ok(bool_value(ops::starts_with(&a, &b))),
-            BinaryOp::EndsWith => Ok(bool_value(ops::ends_with(&a, &b))),
-            BinaryOp::Contains => Ok(bool_value(ops::contains(&a, &b))),
-            BinaryOp::Pow | BinaryOp::RegexMatch | BinaryOp::In => return None,
+            BinaryOp::And if a == Value::Bool(false) => a,
+            BinaryOp::Or if a == Value::Bool(true) => a,
+            _ => binary_op(op, &a, &b).ok()?,
         };
-        values.push(v.ok()?);
+        values.push(v);
     }
     Some(typed(values.into_iter(), n))
 }

@@ -126,6 +126,10 @@ const EXPRESSIONS: &[&str] = &[
     "n.missing OR true",
     "n.k > 0 AND n.i / n.k > 10",
     "n.k = 0 OR n.i / n.k > 10",
+    // Guards whose right side fails on one row only (division by zero at
+    // i = 50), which the guard keeps from being evaluated.
+    "n.i >= 100 AND n.k / (n.i - 50) > 0",
+    "n.i < 100 OR n.k / (n.i - 50) > 0",
     "n.b AND n.k",
     "n.k AND n.b",
     "false AND n.k",

@@ -79,6 +79,16 @@ pub fn eval(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
             ))
         }
         CExpr::Unary(op, a) => unary(*op, eval(q, a, chunk)?, n),
+        CExpr::Binary(op @ (BinaryOp::And | BinaryOp::Or), a, b) => {
+            let x = eval(q, a, chunk)?;
+            match eval(q, b, chunk) {
+                Some(y) => logic(*op, &x, &y, n),
+                // Some row of `b` fails (`x <> 0 AND y / x > 2`): evaluate
+                // `b` only on the rows `x` does not decide, as the row
+                // evaluator would.
+                None => short_circuit(q, *op, &x, b, chunk),
+            }
+        }
         CExpr::Binary(op, a, b) => {
             let (x, y) = (eval(q, a, chunk)?, eval(q, b, chunk)?);
             match op {
@@ -355,24 +365,28 @@ fn property(q: &QueryContext, chunk: &Chunk, s: Slot, key: &Key) -> Option<Vecto
     let Some(column) = chunk.column(s) else {
         return Some(Vector::Const(Value::Null));
     };
-    // An unknown key reads null everywhere; the row evaluator checks each
-    // entity still exists.
-    let k = key.id?;
-    if let Some(ints) = int_property(q, column, k, n) {
-        return ints;
+    if let Some(k) = key.id {
+        if let Some(ints) = int_property(q, column, k, n) {
+            return ints;
+        }
     }
+    // A key the graph never had (`key.id` is `None`) reads null.
     let snapshot = &q.snapshot;
     let mut failed = false;
     let values = (0..n).map(|i| {
         let (value, exists) = match (column.node(i), column.rel(i)) {
             (Some(NULL_ID), _) | (_, Some(NULL_ID)) => return Value::Null,
             (Some(node), _) => {
-                let v = snapshot.node_property(node, k);
+                let v = key
+                    .id
+                    .map_or(Value::Null, |k| snapshot.node_property(node, k));
                 let exists = !v.is_null() || snapshot.node_exists(node);
                 (v, exists)
             }
             (_, Some(rel)) => {
-                let v = snapshot.rel_property(rel, k);
+                let v = key
+                    .id
+                    .map_or(Value::Null, |k| snapshot.rel_property(rel, k));
                 let exists = !v.is_null() || snapshot.relationship(rel).is_some();
                 (v, exists)
             }
@@ -628,6 +642,31 @@ fn logic(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
         _ => None,
     });
     Some(Vector::Bools(xs, nulls))
+}
+
+/// `x AND b` or `x OR b` with `b` evaluated row by row on the rows where
+/// `x` does not decide the result; `None` if such a row raises an error.
+fn short_circuit(
+    q: &QueryContext,
+    op: BinaryOp,
+    x: &Vector,
+    b: &CExpr,
+    chunk: &Chunk,
+) -> Option<Vector> {
+    let eval = Evaluator::new(q);
+    let decided = Value::Bool(op == BinaryOp::Or);
+    let n = chunk.len();
+    let mut values = Vec::with_capacity(n);
+    for i in 0..n {
+        let a = x.value(i);
+        if a == decided {
+            values.push(a);
+            continue;
+        }
+        let y = eval.eval(b, &Row::new(chunk, i)).ok()?;
+        values.push(binary_op(op, &a, &y).ok()?);
+    }
+    Some(typed(values.into_iter(), n))
 }
 
 /// `op` row by row on values, exactly as the row evaluator applies it.

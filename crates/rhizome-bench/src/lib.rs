@@ -26,6 +26,12 @@ use std::time::{Duration, Instant};
 /// The most rounds a query is timed in.
 pub const MAX_ROUNDS: usize = 1000;
 
+/// Rounds a query is timed in, at least, unless told otherwise.
+pub const DEFAULT_RUNS: usize = 25;
+
+/// Seconds spent on a query's rounds, at least, unless told otherwise.
+pub const DEFAULT_MIN_SECONDS: f64 = 3.0;
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct QueryBenchOptions {
@@ -59,8 +65,8 @@ impl Default for QueryBenchOptions {
     fn default() -> QueryBenchOptions {
         QueryBenchOptions {
             data_dir: default_data_dir(),
-            runs: 25,
-            min_time: Duration::from_secs(3),
+            runs: DEFAULT_RUNS,
+            min_time: Duration::from_secs_f64(DEFAULT_MIN_SECONDS),
             likes: LikesOptions::default(),
             chain: ChainOptions {
                 nodes: 1_000_000,

@@ -331,10 +331,10 @@ pub struct BenchWritesArgs {
 #[derive(Debug, Args)]
 pub struct BenchQueriesArgs {
     /// Timed rounds per query, at least (each runs it on one worker and on all).
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, default_value_t = rhizome_bench::DEFAULT_RUNS)]
     pub runs: usize,
     /// Go on with rounds until this many seconds were spent on the query.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = rhizome_bench::DEFAULT_MIN_SECONDS)]
     pub min_seconds: f64,
     /// Run only the `likes` or only the `chain` queries, or the queries
     /// named in a comma-separated list (`A3,SQ4`).

@@ -74,11 +74,14 @@ impl AggregateKind {
     }
 }
 
-/// A running sum: integer until a float arrives, or a duration.
+/// A running sum: integer until a float arrives, or a duration. Integers
+/// add up in 128 bits, so the order the parts arrive in (which parallel
+/// workers change) cannot make an overflow: only a total outside the 64-bit
+/// range is one, raised when the sum is read.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Sum {
     Empty,
-    Int(i64),
+    Int(i128),
     Float(f64),
     Duration(Duration),
 }
@@ -86,12 +89,10 @@ enum Sum {
 impl Sum {
     fn add(&mut self, v: &Value) -> Result<()> {
         *self = match (*self, v) {
-            (Sum::Empty, Value::Int(i)) => Sum::Int(*i),
+            (Sum::Empty, Value::Int(i)) => Sum::Int(i128::from(*i)),
             (Sum::Empty, Value::Float(x)) => Sum::Float(*x),
             (Sum::Empty, Value::Duration(d)) => Sum::Duration(*d),
-            (Sum::Int(a), Value::Int(b)) => {
-                Sum::Int(a.checked_add(*b).ok_or_else(|| overflow("sum"))?)
-            }
+            (Sum::Int(a), Value::Int(b)) => Sum::Int(a + i128::from(*b)),
             (Sum::Int(a), Value::Float(b)) => Sum::Float(a as f64 + b),
             (Sum::Float(a), Value::Int(b)) => Sum::Float(a + *b as f64),
             (Sum::Float(a), Value::Float(b)) => Sum::Float(a + b),
@@ -109,7 +110,16 @@ impl Sum {
     fn merge(&mut self, other: Sum) -> Result<()> {
         match other {
             Sum::Empty => Ok(()),
-            Sum::Int(i) => self.add(&Value::Int(i)),
+            Sum::Int(i) => {
+                *self = match *self {
+                    Sum::Empty => Sum::Int(i),
+                    Sum::Int(a) => Sum::Int(a + i),
+                    Sum::Float(a) => Sum::Float(a + i as f64),
+                    // The type error of adding an integer to durations.
+                    Sum::Duration(_) => return self.add(&Value::Int(0)),
+                };
+                Ok(())
+            }
             Sum::Float(x) => self.add(&Value::Float(x)),
             Sum::Duration(d) => self.add(&Value::Duration(d)),
         }
@@ -387,7 +397,7 @@ impl Accumulator {
             State::Count(n) => Value::Int(n as i64),
             State::Sum(sum) => match sum {
                 Sum::Empty => Value::Int(0),
-                Sum::Int(i) => Value::Int(i),
+                Sum::Int(i) => Value::Int(i64::try_from(i).map_err(|_| overflow("sum"))?),
                 Sum::Float(x) => Value::Float(x),
                 Sum::Duration(d) => Value::Duration(d),
             },
@@ -511,6 +521,22 @@ mod tests {
         );
         let e = run(AggregateKind::Sum, false, &ints(&[i64::MAX, 1])).unwrap_err();
         assert_eq!(e.kind, ErrorKind::ArithmeticError);
+        // Only the total must fit: parts added in any order (as parallel
+        // workers add them) give the same answer.
+        for order in [[i64::MAX, 1, -2], [1, i64::MAX, -2], [-2, 1, i64::MAX]] {
+            assert_eq!(
+                run(AggregateKind::Sum, false, &ints(&order)).unwrap(),
+                Value::Int(i64::MAX - 1)
+            );
+            assert_eq!(
+                run_split(AggregateKind::Sum, false, &ints(&order)).unwrap(),
+                Value::Int(i64::MAX - 1)
+            );
+        }
+        assert_eq!(
+            run_split(AggregateKind::Sum, false, &ints(&[i64::MIN, -1, 1])).unwrap(),
+            Value::Int(i64::MIN)
+        );
         assert!(run(AggregateKind::Sum, false, &["a".into()]).is_err());
         assert_eq!(
             run(AggregateKind::Avg, false, &ints(&[1, 2])).unwrap(),

@@ -26,6 +26,7 @@ fn engine(dir: &std::path::Path, checkpointed: bool) -> Engine {
         "CREATE (:V {i: 9223372036854775807, k: -9223372036854775808, f: 0.0 / 0.0, b: false}), \
          (:V {i: -9223372036854775808, k: 1, f: 1.0 / 0.0, b: true}), \
          (:V {i: 7, k: 2, f: -1.0 / 0.0, m: 2.5})",
+        "MATCH (n:V) WHERE n.i % 4 = 0 SET n:W",
     ];
     for q in setup {
         engine
@@ -139,6 +140,11 @@ const EXPRESSIONS: &[&str] = &[
     "n",
     "n.i",
     "n = n",
+    // Label predicates.
+    "n:W",
+    "n:V:W",
+    "n:Nope",
+    "NOT n:W AND n.k > 0",
     // Operators evaluated element by element.
     "n.k ^ 2",
     "n.s =~ '[13]'",
@@ -293,6 +299,7 @@ fn random_expressions_agree_with_row_evaluation() {
         "null",
         "9223372036854775807",
         "$p",
+        "n:W",
     ];
     const BINARY: &[&str] = &[
         "+",

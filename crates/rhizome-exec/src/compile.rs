@@ -53,6 +53,10 @@ impl Types {
     }
 }
 
+/// One name of a label predicate (`n:Name`), resolved both as a label and
+/// as a relationship type (`None`: the graph has no such label or type).
+pub type LabelTest = (Arc<str>, Option<LabelId>, Option<RelTypeId>);
+
 /// A compiled expression.
 #[derive(Debug, Clone)]
 pub enum CExpr {
@@ -79,10 +83,7 @@ pub enum CExpr {
     /// `IS [NOT] NULL`.
     IsNull(Box<CExpr>, bool),
     /// Label / type predicate: names with resolved ids.
-    HasLabels(
-        Box<CExpr>,
-        Vec<(Arc<str>, Option<LabelId>, Option<RelTypeId>)>,
-    ),
+    HasLabels(Box<CExpr>, Vec<LabelTest>),
     /// `CASE`.
     Case {
         /// Operand.

@@ -9,7 +9,7 @@
 //! `rhizome_functions`.
 
 use crate::chunk::{Chunk, NULL_ID};
-use crate::compile::{CExpr, CMapItem, CSubquery, Key};
+use crate::compile::{CExpr, CMapItem, CSubquery, Key, LabelTest};
 use crate::context::QueryContext;
 use crate::pipeline::{run_inline, InlineLimit};
 use rhizome_common::{Error, ErrorKind, PathValue, Result, Value};
@@ -156,6 +156,31 @@ impl<'q> Evaluator<'q> {
         }
     }
 
+    /// `v:A:B`: whether the node `v` has every label (the relationship `v`
+    /// has the type) named; null for null, an error for other values.
+    pub(crate) fn has_labels(&self, v: Value, labels: &[LabelTest]) -> Result<Value> {
+        match v {
+            Value::Null => Ok(Value::Null),
+            Value::Node(id) => {
+                Ok(Value::Bool(labels.iter().all(|(_, l, _)| {
+                    l.is_some_and(|l| self.q.snapshot.has_label(id, l))
+                })))
+            }
+            Value::Relationship(id) => {
+                let t = self.q.snapshot.relationship(id).map(|i| i.rel_type);
+                Ok(Value::Bool(
+                    labels
+                        .iter()
+                        .all(|(_, _, want)| want.is_some() && *want == t),
+                ))
+            }
+            other => Err(type_error(format!(
+                "label predicate on {}",
+                other.type_name()
+            ))),
+        }
+    }
+
     fn list_of(&self, v: Value, what: &str) -> Result<Option<Vec<Value>>> {
         match v {
             Value::Null => Ok(None),
@@ -246,26 +271,10 @@ impl<'q> Evaluator<'q> {
                 let v = self.eval(a, row)?;
                 Ok(Value::Bool(v.is_null() != *negated))
             }
-            CExpr::HasLabels(a, labels) => match self.eval(a, row)? {
-                Value::Null => Ok(Value::Null),
-                Value::Node(id) => {
-                    Ok(Value::Bool(labels.iter().all(|(_, l, _)| {
-                        l.is_some_and(|l| self.q.snapshot.has_label(id, l))
-                    })))
-                }
-                Value::Relationship(id) => {
-                    let t = self.q.snapshot.relationship(id).map(|i| i.rel_type);
-                    Ok(Value::Bool(
-                        labels
-                            .iter()
-                            .all(|(_, _, want)| want.is_some() && *want == t),
-                    ))
-                }
-                other => Err(type_error(format!(
-                    "label predicate on {}",
-                    other.type_name()
-                ))),
-            },
+            CExpr::HasLabels(a, labels) => {
+                let v = self.eval(a, row)?;
+                self.has_labels(v, labels)
+            }
             CExpr::Case {
                 operand,
                 whens,

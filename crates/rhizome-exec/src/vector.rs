@@ -47,13 +47,13 @@ pub enum Vector {
 }
 
 /// True if every node of `e` is one this module evaluates: literals,
-/// parameters, slots, properties of slots, unary and binary operators, and
-/// null tests.
+/// parameters, slots, properties of slots, unary and binary operators, null
+/// tests and label predicates.
 pub fn supports(e: &CExpr) -> bool {
     match e {
         CExpr::Literal(_) | CExpr::Parameter(_) | CExpr::Slot(_) => true,
         CExpr::Property(base, _) => matches!(**base, CExpr::Slot(_)),
-        CExpr::Unary(_, a) | CExpr::IsNull(a, _) => supports(a),
+        CExpr::Unary(_, a) | CExpr::IsNull(a, _) | CExpr::HasLabels(a, _) => supports(a),
         CExpr::Binary(_, a, b) => supports(a) && supports(b),
         _ => false,
     }
@@ -79,6 +79,14 @@ pub fn eval(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
             ))
         }
         CExpr::Unary(op, a) => unary(*op, eval(q, a, chunk)?, n),
+        CExpr::HasLabels(a, labels) => {
+            let entities = eval(q, a, chunk)?;
+            let eval = Evaluator::new(q);
+            let values = (0..n)
+                .map(|i| eval.has_labels(entities.value(i), labels).ok())
+                .collect::<Option<Vec<_>>>()?;
+            Some(typed(values.into_iter(), n))
+        }
         CExpr::Binary(op @ (BinaryOp::And | BinaryOp::Or), a, b) => {
             let x = eval(q, a, chunk)?;
             match eval(q, b, chunk) {

@@ -1,7 +1,7 @@
 //! Column-at-a-time evaluation of the expressions filters, projections and
 //! aggregations spend their time in: property reads, literals and
 //! parameters, operators (arithmetic, comparisons, boolean logic, string
-//! predicates, `IN`) and null tests.
+//! predicates, `IN`), null tests and label predicates.
 //!
 //! Each expression node is dispatched once per chunk instead of once per
 //! row. Integer, float and boolean columns are computed as plain typed
@@ -14,10 +14,11 @@
 //! entity, a missing parameter), it gives up on the chunk and the operator
 //! evaluates that chunk row by row ([`crate::expr`]), which raises exactly
 //! the error Cypher prescribes at the row where it occurs, or none where
-//! `AND`/`OR` short-circuit past it. Expressions with other node kinds
-//! (functions, `CASE`, subqueries, comprehensions) are left to the row
-//! evaluator entirely ([`supports`]), so no work is done twice and nothing
-//! is evaluated that short-circuiting would skip, except cheap operands.
+//! `AND`/`OR` short-circuit past it (an `AND`/`OR` first retries just its
+//! right side row by row where its left side does not decide). Expressions
+//! with other node kinds (functions, `CASE`, subqueries, comprehensions)
+//! are left to the row evaluator entirely ([`supports`]), so nothing
+//! expensive is evaluated that short-circuiting would skip.
 
 use crate::chunk::{Chunk, NULL_ID};
 use crate::compile::{CExpr, Key};

@@ -70,6 +70,15 @@ fn bool_value(b: Option<bool>) -> Value {
     b.map_or(Value::Null, Value::Bool)
 }
 
+/// `op x`: the one place a unary operator meets `rhizome_functions`.
+pub(crate) fn unary_op(op: UnaryOp, x: &Value) -> Result<Value> {
+    match op {
+        UnaryOp::Not => ops::not(x),
+        UnaryOp::Neg => ops::negate(x),
+        UnaryOp::Plus => ops::unary_plus(x),
+    }
+}
+
 /// `x op y` with both sides evaluated (short-circuiting `AND`/`OR` is the
 /// caller's part): the one place an operator meets `rhizome_functions`.
 pub(crate) fn binary_op(op: BinaryOp, x: &Value, y: &Value) -> Result<Value> {
@@ -258,14 +267,7 @@ impl<'q> Evaluator<'q> {
                 }
                 Ok(Value::Map(map))
             }
-            CExpr::Unary(op, a) => {
-                let a = self.eval(a, row)?;
-                match op {
-                    UnaryOp::Not => ops::not(&a),
-                    UnaryOp::Neg => ops::negate(&a),
-                    UnaryOp::Plus => ops::unary_plus(&a),
-                }
-            }
+            CExpr::Unary(op, a) => unary_op(*op, &self.eval(a, row)?),
             CExpr::Binary(op, a, b) => self.binary(*op, a, b, row),
             CExpr::IsNull(a, negated) => {
                 let v = self.eval(a, row)?;

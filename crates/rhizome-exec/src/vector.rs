@@ -23,9 +23,8 @@
 use crate::chunk::{Chunk, NULL_ID};
 use crate::compile::{CExpr, Key};
 use crate::context::QueryContext;
-use crate::expr::{binary_op, Evaluator, Row};
+use crate::expr::{binary_op, unary_op, Evaluator, Row};
 use rhizome_common::Value;
-use rhizome_functions::ops;
 use rhizome_plan::{BinaryOp, Slot, UnaryOp};
 use rhizome_storage::GraphRead;
 
@@ -210,10 +209,10 @@ impl Vector {
     }
 
     /// Integers, if this vector holds only integers and nulls.
-    fn ints(&self) -> Option<Ints<'_>> {
+    fn ints(&self) -> Option<Operand<'_, i64>> {
         match self {
-            Vector::Ints(xs, nulls) => Some(Ints::Column(xs, nulls.as_deref())),
-            Vector::Const(Value::Int(x)) => Some(Ints::Const(*x)),
+            Vector::Ints(xs, nulls) => Some(Operand::Column(xs, nulls.as_deref())),
+            Vector::Const(Value::Int(x)) => Some(Operand::Const(Some(*x))),
             _ => None,
         }
     }
@@ -230,11 +229,11 @@ impl Vector {
     }
 
     /// Booleans, if this vector holds only booleans and nulls.
-    fn bools(&self) -> Option<Bools<'_>> {
+    fn bools(&self) -> Option<Operand<'_, bool>> {
         match self {
-            Vector::Bools(xs, nulls) => Some(Bools::Column(xs, nulls.as_deref())),
-            Vector::Const(Value::Bool(b)) => Some(Bools::Const(Some(*b))),
-            Vector::Const(Value::Null) => Some(Bools::Const(None)),
+            Vector::Bools(xs, nulls) => Some(Operand::Column(xs, nulls.as_deref())),
+            Vector::Const(Value::Bool(b)) => Some(Operand::Const(Some(*b))),
+            Vector::Const(Value::Null) => Some(Operand::Const(None)),
             _ => None,
         }
     }
@@ -245,35 +244,42 @@ fn is_null(nulls: &Nulls, i: usize) -> bool {
     nulls.as_ref().is_some_and(|n| n[i])
 }
 
-/// Integer operands: a column or one constant.
-enum Ints<'a> {
-    Column(&'a [i64], Option<&'a [bool]>),
-    Const(i64),
+/// Row `i` of a typed column with null mask `nulls` (`None`: null).
+#[inline]
+fn at<T: Copy>(xs: &[T], nulls: Option<&[bool]>, i: usize) -> Option<T> {
+    match nulls {
+        Some(n) if n[i] => None,
+        _ => Some(xs[i]),
+    }
 }
 
-impl Ints<'_> {
+/// Operands of one type: a typed column with its null mask, or one
+/// constant (`None`: null).
+enum Operand<'a, T> {
+    Column(&'a [T], Option<&'a [bool]>),
+    Const(Option<T>),
+}
+
+impl<T: Copy + Default> Operand<'_, T> {
     #[inline]
     fn has_nulls(&self) -> bool {
-        matches!(self, Ints::Column(_, Some(_)))
+        matches!(self, Operand::Column(_, Some(_)) | Operand::Const(None))
     }
 
-    /// The integer at row `i`, whether or not the row is null.
+    /// The value at row `i`, whether or not the row is null.
     #[inline]
-    fn raw(&self, i: usize) -> i64 {
+    fn raw(&self, i: usize) -> T {
         match self {
-            Ints::Column(xs, _) => xs[i],
-            Ints::Const(x) => *x,
+            Operand::Column(xs, _) => xs[i],
+            Operand::Const(x) => x.unwrap_or_default(),
         }
     }
 
     #[inline]
-    fn get(&self, i: usize) -> Option<i64> {
+    fn get(&self, i: usize) -> Option<T> {
         match self {
-            Ints::Column(xs, nulls) => match nulls {
-                Some(n) if n[i] => None,
-                _ => Some(xs[i]),
-            },
-            Ints::Const(x) => Some(*x),
+            Operand::Column(xs, nulls) => at(xs, *nulls, i),
+            Operand::Const(x) => *x,
         }
     }
 }
@@ -290,34 +296,9 @@ impl Floats<'_> {
     #[inline]
     fn get(&self, i: usize) -> Option<f64> {
         match self {
-            Floats::Column(xs, nulls) => match nulls {
-                Some(n) if n[i] => None,
-                _ => Some(xs[i]),
-            },
-            Floats::Ints(xs, nulls) => match nulls {
-                Some(n) if n[i] => None,
-                _ => Some(xs[i] as f64),
-            },
+            Floats::Column(xs, nulls) => at(xs, *nulls, i),
+            Floats::Ints(xs, nulls) => at(xs, *nulls, i).map(|x| x as f64),
             Floats::Const(x) => Some(*x),
-        }
-    }
-}
-
-/// Boolean operands: a column or one constant (`None`: null).
-enum Bools<'a> {
-    Column(&'a [bool], Option<&'a [bool]>),
-    Const(Option<bool>),
-}
-
-impl Bools<'_> {
-    #[inline]
-    fn get(&self, i: usize) -> Option<bool> {
-        match self {
-            Bools::Column(xs, nulls) => match nulls {
-                Some(n) if n[i] => None,
-                _ => Some(xs[i]),
-            },
-            Bools::Const(b) => *b,
         }
     }
 }
@@ -529,15 +510,7 @@ fn unary(op: UnaryOp, a: Vector, n: usize) -> Option<Vector> {
         }
         _ => {
             let values = (0..n)
-                .map(|i| {
-                    let v = a.value(i);
-                    match op {
-                        UnaryOp::Not => ops::not(&v),
-                        UnaryOp::Neg => ops::negate(&v),
-                        UnaryOp::Plus => ops::unary_plus(&v),
-                    }
-                    .ok()
-                })
+                .map(|i| unary_op(op, &a.value(i)).ok())
                 .collect::<Option<Vec<_>>>()?;
             Some(typed(values.into_iter(), n))
         }
@@ -581,7 +554,12 @@ fn arithmetic(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> 
 /// `None` if `f` fails on some row: integer operations fail exactly where
 /// `rhizome_functions::ops` raises an error (overflow, division by zero).
 #[inline]
-fn zip_ints(a: &Ints, b: &Ints, n: usize, f: impl Fn(i64, i64) -> Option<i64>) -> Option<Vector> {
+fn zip_ints(
+    a: &Operand<'_, i64>,
+    b: &Operand<'_, i64>,
+    n: usize,
+    f: impl Fn(i64, i64) -> Option<i64>,
+) -> Option<Vector> {
     if a.has_nulls() || b.has_nulls() {
         let (xs, nulls) = try_collect(n, |i| match (a.get(i), b.get(i)) {
             (Some(p), Some(q)) => f(p, q).map(Some),
@@ -598,7 +576,12 @@ fn zip_ints(a: &Ints, b: &Ints, n: usize, f: impl Fn(i64, i64) -> Option<i64>) -
 
 /// `f` on two integer operands row by row, null where either is null.
 #[inline]
-fn compare_ints(a: &Ints, b: &Ints, n: usize, f: impl Fn(i64, i64) -> bool) -> Vector {
+fn compare_ints(
+    a: &Operand<'_, i64>,
+    b: &Operand<'_, i64>,
+    n: usize,
+    f: impl Fn(i64, i64) -> bool,
+) -> Vector {
     if a.has_nulls() || b.has_nulls() {
         let (xs, nulls) = collect(n, |i| Some(f(a.get(i)?, b.get(i)?)));
         return Vector::Bools(xs, nulls);
@@ -663,33 +646,32 @@ fn short_circuit(
     chunk: &Chunk,
 ) -> Option<Vector> {
     let eval = Evaluator::new(q);
-    let decided = Value::Bool(op == BinaryOp::Or);
     let n = chunk.len();
-    let mut values = Vec::with_capacity(n);
-    for i in 0..n {
-        let a = x.value(i);
-        if a == decided {
-            values.push(a);
-            continue;
-        }
-        let y = eval.eval(b, &Row::new(chunk, i)).ok()?;
-        values.push(binary_op(op, &a, &y).ok()?);
-    }
+    let values = (0..n)
+        .map(|i| apply(op, x.value(i), || eval.eval(b, &Row::new(chunk, i)).ok()))
+        .collect::<Option<Vec<_>>>()?;
     Some(typed(values.into_iter(), n))
 }
 
 /// `op` row by row on values, exactly as the row evaluator applies it.
 fn by_element(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
-    let mut values = Vec::with_capacity(n);
-    for i in 0..n {
-        let (a, b) = (x.value(i), y.value(i));
-        let v = match op {
-            // The short circuits of the row evaluator.
-            BinaryOp::And if a == Value::Bool(false) => a,
-            BinaryOp::Or if a == Value::Bool(true) => a,
-            _ => binary_op(op, &a, &b).ok()?,
-        };
-        values.push(v);
-    }
+    let values = (0..n)
+        .map(|i| apply(op, x.value(i), || Some(y.value(i))))
+        .collect::<Option<Vec<_>>>()?;
     Some(typed(values.into_iter(), n))
+}
+
+/// `a op b` as the row evaluator computes it: the right side is asked for
+/// only when the left side does not decide `AND`/`OR`; `None` if either
+/// side or the operator raises an error.
+#[inline]
+fn apply(op: BinaryOp, a: Value, b: impl FnOnce() -> Option<Value>) -> Option<Value> {
+    let decided = matches!(
+        (op, &a),
+        (BinaryOp::And, Value::Bool(false)) | (BinaryOp::Or, Value::Bool(true))
+    );
+    if decided {
+        return Some(a);
+    }
+    binary_op(op, &a, &b()?).ok()
 }

@@ -4,7 +4,7 @@
 use super::simple::constant_count;
 use super::sort::SortSink;
 use crate::chunk::{Chunk, RowBuilder, CHUNK_SIZE};
-use crate::compile::CNode;
+use crate::compile::{CExpr, CNode};
 use crate::context::QueryContext;
 use crate::expr::{Evaluator, Row};
 use crate::pipeline::{Sink, TaskCtx};
@@ -216,6 +216,27 @@ impl AggregateSink {
     }
 }
 
+/// Feeds row `r` to `acc`: its arguments are read from `columns` where they
+/// were computed a column at a time, else evaluated (`args` is scratch).
+fn feed(
+    acc: &mut Accumulator,
+    arg_exprs: &[CExpr],
+    columns: &[Option<Vector>],
+    eval: &Evaluator<'_>,
+    r: &Row<'_>,
+    args: &mut Vec<Value>,
+) -> Result<()> {
+    if arg_exprs.is_empty() {
+        acc.update_row();
+        return Ok(());
+    }
+    args.clear();
+    for (e, column) in arg_exprs.iter().zip(columns) {
+        args.push(vector::value_at(eval, e, column, r)?);
+    }
+    acc.update_args(args)
+}
+
 impl Sink for AggregateSink {
     fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
         let eval = Evaluator::new(ctx.q);
@@ -247,19 +268,9 @@ impl Sink for AggregateSink {
                 .zip(&self.node.c.aggregates)
                 .zip(&arg_columns)
             {
-                if arg_exprs.is_empty() {
-                    for _ in 0..chunk.len() {
-                        acc.update_row();
-                    }
-                    continue;
-                }
                 for row in 0..chunk.len() {
                     let r = Row::new(&chunk, row);
-                    args.clear();
-                    for (e, column) in arg_exprs.iter().zip(columns) {
-                        args.push(vector::value_at(&eval, e, column, &r)?);
-                    }
-                    acc.update_args(&args)?;
+                    feed(acc, arg_exprs, columns, &eval, &r, &mut args)?;
                 }
             }
             return Ok(());
@@ -285,15 +296,7 @@ impl Sink for AggregateSink {
                 .zip(&self.node.c.aggregates)
                 .zip(&arg_columns)
             {
-                if arg_exprs.is_empty() {
-                    acc.update_row();
-                    continue;
-                }
-                args.clear();
-                for (e, column) in arg_exprs.iter().zip(columns) {
-                    args.push(vector::value_at(&eval, e, column, &r)?);
-                }
-                acc.update_args(&args)?;
+                feed(acc, arg_exprs, columns, &eval, &r, &mut args)?;
             }
         }
         let added = groups.len() - before;

@@ -22,20 +22,32 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Mutex, RwLock};
 
-/// One input row: where it lies, when it arrived, and its integer keys.
+/// One input row: where it lies and its integer keys (32 bytes, so the
+/// sort and the merge move little memory).
+///
+/// A row's place in its worker's chunks is also its arrival order there:
+/// chunks are kept in arrival order, and a top-k prune renumbers the rows
+/// it keeps in (keys, arrival) order into a first chunk, before any row
+/// that arrives later. Ties are therefore broken by (worker, chunk, row).
 #[derive(Debug, Clone, Copy)]
 struct SortRow {
     /// The keys, when there are at most two and all are integers, mapped to
     /// unsigned numbers whose plain order is the sort order
     /// ([`ordered_int`]): compared without reaching into the chunks.
     ints: [u64; 2],
-    ints_valid: bool,
-    /// Arrival order within its worker (ties keep it: the sort is stable).
-    seq: u64,
     /// The worker whose chunks hold the row, the chunk, and the row in it.
     worker: u32,
     chunk: u32,
     row: u32,
+    ints_valid: bool,
+}
+
+impl SortRow {
+    /// The row's arrival order across workers.
+    #[inline]
+    fn arrival(&self) -> (u32, u32, u32) {
+        (self.worker, self.chunk, self.row)
+    }
 }
 
 /// What one worker consumed.
@@ -43,7 +55,6 @@ struct SortRow {
 struct Local {
     rows: Vec<SortRow>,
     chunks: Vec<Chunk>,
-    seq: u64,
 }
 
 /// One part of a parallel merge: its range of each sorted run, then its
@@ -126,7 +137,7 @@ impl SortSink {
         Ordering::Equal
     }
 
-    /// The total order of the sort: keys, then arrival (worker, sequence).
+    /// The total order of the sort: keys, then arrival.
     #[inline]
     fn compare<'c>(
         &self,
@@ -135,7 +146,7 @@ impl SortSink {
         chunk: impl Fn(&SortRow) -> &'c Chunk,
     ) -> Ordering {
         self.compare_keys(a, b, chunk)
-            .then((a.worker, a.seq).cmp(&(b.worker, b.seq)))
+            .then(a.arrival().cmp(&b.arrival()))
     }
 
     /// Compares rows of any workers, once the chunks are frozen.
@@ -200,30 +211,33 @@ impl SortSink {
         *chunks = vec![kept];
     }
 
-    /// Merges two sorted runs (ties in arrival order: worker, then
-    /// sequence); `after(x, y)` says whether `x` sorts after `y`.
+    /// Merges two sorted runs, passing their first `limit` rows in order to
+    /// `push`; `after(x, y)` says whether `x` sorts after `y` (it breaks
+    /// ties by arrival, so the merge is stable across workers).
     fn merge(
         a: &[SortRow],
         b: &[SortRow],
+        limit: usize,
         after: impl Fn(&SortRow, &SortRow) -> bool,
-    ) -> Vec<SortRow> {
-        let mut out = Vec::with_capacity(a.len() + b.len());
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() && j < b.len() {
+        mut push: impl FnMut(&SortRow),
+    ) {
+        let (mut i, mut j, mut n) = (0, 0, 0);
+        while n < limit && i < a.len() && j < b.len() {
             if after(&a[i], &b[j]) {
-                out.push(b[j]);
+                push(&b[j]);
                 j += 1;
             } else {
-                out.push(a[i]);
+                push(&a[i]);
                 i += 1;
             }
+            n += 1;
         }
-        out.extend_from_slice(&a[i..]);
-        out.extend_from_slice(&b[j..]);
-        out
+        a[i..].iter().chain(&b[j..]).take(limit - n).for_each(push);
     }
 
-    /// Merges part `part` of the sorted runs into its output chunks.
+    /// Merges part `part` of the sorted runs into its output chunks: pairs
+    /// of pieces are merged until two are left, whose merge is gathered
+    /// into the output as it goes.
     fn merge_part(&self, part: usize) {
         let ranges = std::mem::take(&mut lock(&self.parts)[part].0);
         let frozen = self.frozen.read().unwrap_or_else(|p| p.into_inner());
@@ -231,40 +245,56 @@ impl SortSink {
         let mut pieces: Vec<Cow<'_, [SortRow]>> = runs
             .iter()
             .zip(ranges)
+            .filter(|(_, range)| !range.is_empty())
             .map(|(run, range)| Cow::Borrowed(&run[range]))
             .collect();
+        let keep = self.limit.map_or(usize::MAX, |l| l as usize);
         // Integer keys only: compared inline, without reaching into chunks.
         let ints = pieces.iter().all(|p| p.iter().all(|r| r.ints_valid));
-        let inline =
-            |x: &SortRow, y: &SortRow| (x.ints, x.worker, x.seq) > (y.ints, y.worker, y.seq);
+        let inline = |x: &SortRow, y: &SortRow| (x.ints, x.arrival()) > (y.ints, y.arrival());
         let in_chunks =
             |x: &SortRow, y: &SortRow| self.compare_frozen(chunks, x, y) == Ordering::Greater;
-        while pieces.len() > 1 {
+        let merge = |a: &[SortRow], b: &[SortRow], push: &mut dyn FnMut(&SortRow)| {
+            if ints {
+                Self::merge(a, b, keep, inline, push)
+            } else {
+                Self::merge(a, b, keep, in_chunks, push)
+            }
+        };
+        while pieces.len() > 2 {
             let mut merged = Vec::with_capacity(pieces.len().div_ceil(2));
             let mut pairs = pieces.into_iter();
             while let Some(a) = pairs.next() {
                 merged.push(match pairs.next() {
-                    Some(b) if ints => Cow::Owned(Self::merge(&a, &b, inline)),
-                    Some(b) => Cow::Owned(Self::merge(&a, &b, in_chunks)),
+                    Some(b) => {
+                        let mut rows = Vec::with_capacity(a.len() + b.len());
+                        merge(&a, &b, &mut |r| rows.push(*r));
+                        Cow::Owned(rows)
+                    }
                     None => a,
                 });
             }
             pieces = merged;
         }
-        let rows = pieces.pop().unwrap_or_default();
-        let keep = self
-            .limit
-            .map_or(rows.len(), |l| rows.len().min(l as usize));
-        let out = rows[..keep]
-            .chunks(CHUNK_SIZE)
-            .map(|rows| {
-                gather(
-                    rows.iter()
-                        .map(|r| (&chunks[r.worker as usize][r.chunk as usize], r.row)),
-                    self.wanted.as_deref(),
-                )
-            })
-            .collect();
+        let mut out = Vec::new();
+        let mut picks: Vec<(&Chunk, u32)> = Vec::with_capacity(CHUNK_SIZE);
+        let wanted = self.wanted.as_deref();
+        let mut push = |r: &SortRow| {
+            picks.push((&chunks[r.worker as usize][r.chunk as usize], r.row));
+            if picks.len() == CHUNK_SIZE {
+                out.push(Chunk::gather_slots(&picks, wanted));
+                picks.clear();
+            }
+        };
+        match (pieces.first(), pieces.get(1)) {
+            (Some(a), Some(b)) => merge(a, b, &mut push),
+            (Some(a), None) => a.iter().take(keep).for_each(&mut push),
+            _ => {}
+        }
+        if !picks.is_empty() {
+            out.push(Chunk::gather_slots(&picks, wanted));
+        }
+        drop(pieces);
         drop(frozen);
         lock(&self.parts)[part].1 = out;
     }
@@ -275,22 +305,47 @@ impl SortSink {
         let mut guard = lock(&self.locals[part]);
         let Local { rows, chunks, .. } = &mut *guard;
         if rows.iter().all(|r| r.ints_valid) {
-            // Integer keys only: a stable radix sort by the keys as one
-            // number keeps ties in arrival order, as the rows were pushed
-            // (a top-k prune leaves them in (keys, arrival) order).
-            if self.keys.len() == 1 {
-                radsort::sort_by_key(rows, |r| r.ints[0]);
-            } else {
-                radsort::sort_by_key(rows, |r| {
-                    (u128::from(r.ints[0]) << 64) | u128::from(r.ints[1])
-                });
-            }
+            // Integer keys only: a stable radix sort keeps ties in arrival
+            // order, as the rows were pushed (a top-k prune leaves them in
+            // (keys, arrival) order).
+            radix_sort_ints(rows, self.keys.len());
         } else {
             rows.sort_unstable_by(|a, b| self.compare(a, b, |r| &chunks[r.chunk as usize]));
         }
         if let Some(limit) = self.limit {
             rows.truncate(limit as usize);
         }
+    }
+}
+
+/// Sorts rows whose `keys` (one or two) are inline integers, stably, by a
+/// radix sort on the keys packed into one number: each key as its offset
+/// from its smallest value in `rows`, the first key above the second, in
+/// 32 or 64 bits when their ranges fit (fewer bytes to count and scatter).
+fn radix_sort_ints(rows: &mut [SortRow], keys: usize) {
+    let Some(first) = rows.first() else {
+        return;
+    };
+    let (mut min, mut max) = (first.ints, first.ints);
+    for r in rows.iter() {
+        for k in 0..keys {
+            min[k] = min[k].min(r.ints[k]);
+            max[k] = max[k].max(r.ints[k]);
+        }
+    }
+    let bits = |k: usize| 64 - (max[k] - min[k]).leading_zeros();
+    let low_bits = if keys == 2 { bits(1) } else { 0 };
+    let packed = |r: &SortRow| {
+        let high = (r.ints[0] - min[0]).checked_shl(low_bits).unwrap_or(0);
+        let low = if keys == 2 { r.ints[1] - min[1] } else { 0 };
+        high | low
+    };
+    match bits(0) + low_bits {
+        0..=32 => radsort::sort_by_key(rows, |r| packed(r) as u32),
+        33..=64 => radsort::sort_by_key(rows, packed),
+        _ => radsort::sort_by_key(rows, |r| {
+            (u128::from(r.ints[0]) << 64) | u128::from(r.ints[1])
+        }),
     }
 }
 
@@ -331,23 +386,28 @@ impl Sink for SortSink {
         let local = &mut *guard;
         let index = local.chunks.len() as u32;
         let int_keys = self.keys.len() <= 2;
+        let columns: Vec<_> = self
+            .keys
+            .iter()
+            .take(2)
+            .map(|k| (chunk.column(k.slot), k.descending))
+            .collect();
+        local.rows.reserve(chunk.len());
         for row in 0..chunk.len() {
-            local.seq += 1;
             let mut ints = [0u64; 2];
             let mut ints_valid = int_keys;
-            for (i, k) in self.keys.iter().enumerate().take(2) {
-                match key_value(&chunk, k.slot, row as u32).as_ref() {
-                    Value::Int(x) => ints[i] = ordered_int(*x, k.descending),
+            for (i, (column, descending)) in columns.iter().enumerate() {
+                match column.map(|c| c.value_ref(row)).as_deref() {
+                    Some(Value::Int(x)) => ints[i] = ordered_int(*x, *descending),
                     _ => ints_valid = false,
                 }
             }
             local.rows.push(SortRow {
                 ints,
-                ints_valid,
-                seq: local.seq,
                 worker: worker as u32,
                 chunk: index,
                 row: row as u32,
+                ints_valid,
             });
         }
         let (len, width) = (chunk.len(), chunk.width());

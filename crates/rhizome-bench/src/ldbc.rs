@@ -15,7 +15,7 @@
 //! `ldbc-sf0.1`).
 
 use rhizome_common::{Error, ErrorKind, Result, Value};
-use rhizome_engine::{Engine, QueryOptions};
+use rhizome_engine::{Engine, QueryOptions, Rows};
 use rhizome_import::{import, ldbc_options, LdbcLayout, NoProgress, REFERENCE_PROPERTY_RENAMES};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -249,7 +249,7 @@ pub fn import_ldbc(db: &Path, dataset: &Path, layout: LdbcLayout) -> Result<Engi
     Ok(engine)
 }
 
-fn rows(engine: &Engine, query: &str, params: Params) -> Result<Vec<Vec<Value>>> {
+fn rows(engine: &Engine, query: &str, params: Params) -> Result<Rows> {
     Ok(engine
         .execute(query, params, &QueryOptions::default())?
         .rows)

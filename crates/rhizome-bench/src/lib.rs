@@ -15,7 +15,7 @@ pub mod reference;
 pub mod writes;
 
 use rhizome_common::{Error, Result, Value};
-use rhizome_engine::{Engine, QueryOptions};
+use rhizome_engine::{Engine, QueryOptions, Rows};
 use rhizome_import::generate::{generate_chain, generate_likes, ChainOptions, LikesOptions};
 use rhizome_import::{import, NoProgress};
 use std::collections::BTreeMap;
@@ -293,11 +293,11 @@ struct Spec {
     params: BTreeMap<String, Value>,
     unit: &'static str,
     /// Units of work given the query's result rows.
-    units: fn(&[Vec<Value>], &BTreeMap<String, Value>) -> f64,
+    units: fn(&Rows, &BTreeMap<String, Value>) -> f64,
     reference: Option<Box<dyn Fn() -> (Duration, i64)>>,
 }
 
-pub(crate) fn count_of(rows: &[Vec<Value>]) -> i64 {
+pub(crate) fn count_of(rows: &Rows) -> i64 {
     match rows.first().and_then(|r| r.first()) {
         Some(Value::Int(n)) => *n,
         _ => -1,
@@ -327,7 +327,7 @@ fn run_spec(
         ..QueryOptions::default()
     };
     let parallel = QueryOptions::default();
-    let timed = |options: &QueryOptions| -> Result<(Duration, Vec<Vec<Value>>)> {
+    let timed = |options: &QueryOptions| -> Result<(Duration, Rows)> {
         // The harness's copy of the parameters is not the query's work.
         let params = spec.params.clone();
         let start = Instant::now();
@@ -476,7 +476,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
     }
     if options.run_chain {
         let engine = chain_engine(options)?;
-        let rows = |rows: &[Vec<Value>], _: &BTreeMap<String, Value>| rows.len() as f64;
+        let rows = |rows: &Rows, _: &BTreeMap<String, Value>| rows.len() as f64;
         let specs = [
             Spec {
                 name: "SQ1",

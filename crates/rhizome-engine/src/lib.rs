@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 pub use transaction::Transaction;
 
 pub use rhizome_exec::procedures;
+pub use rhizome_exec::Rows;
 
 /// How to run one statement.
 #[derive(Clone, Default)]
@@ -58,7 +59,7 @@ pub struct QueryResult {
     /// Column names.
     pub columns: Vec<String>,
     /// Rows, values in column order.
-    pub rows: Vec<Vec<Value>>,
+    pub rows: Rows,
     /// Wall-clock time from text to last row.
     pub elapsed: Duration,
     /// For `EXPLAIN`: the plan (and no rows).
@@ -128,7 +129,7 @@ fn explained(planned: &rhizome_planner::PlannedStatement, start: Instant) -> Que
             .iter()
             .map(|(n, _)| n.clone())
             .collect(),
-        rows: Vec::new(),
+        rows: Rows::new(planned.plan.columns.len()),
         elapsed: start.elapsed(),
         plan: Some(rhizome_planner::explain(planned)),
         profile: None,
@@ -464,7 +465,7 @@ fn change_schema(
     schema::change(&statement.kind, txn)?;
     Ok(QueryResult {
         columns: Vec::new(),
-        rows: Vec::new(),
+        rows: Rows::new(0),
         elapsed: start.elapsed(),
         plan: None,
         profile: None,
@@ -478,7 +479,9 @@ fn show_schema(
     snapshot: &Snapshot,
     start: Instant,
 ) -> QueryResult {
-    let (columns, rows) = schema::show(&statement.kind, snapshot);
+    let (columns, values) = schema::show(&statement.kind, snapshot);
+    let mut rows = Rows::new(columns.len());
+    rows.extend(values);
     QueryResult {
         columns,
         rows,

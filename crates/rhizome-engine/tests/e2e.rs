@@ -20,8 +20,7 @@
 //! Every query of a generated dataset runs with 1 worker and with all
 //! workers; both must give the expected result.
 
-use rhizome_common::Value;
-use rhizome_engine::{Engine, QueryOptions};
+use rhizome_engine::{Engine, QueryOptions, Rows};
 use rhizome_exec::context::GraphAccess;
 use rhizome_functions::display::format_value;
 use rhizome_import::generate::{generate_chain, generate_likes, ChainOptions, LikesOptions};
@@ -61,7 +60,7 @@ fn open_dataset(spec: &[&str], work: &Path) -> Engine {
     Engine::open(&db).unwrap()
 }
 
-fn render(engine: &Engine, rows: &[Vec<Value>]) -> Vec<String> {
+fn render(engine: &Engine, rows: &Rows) -> Vec<String> {
     let snapshot = engine.database().snapshot();
     let graph = GraphAccess(&snapshot);
     rows.iter()

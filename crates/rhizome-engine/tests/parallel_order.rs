@@ -20,6 +20,7 @@ fn rows(engine: &Engine, query: &str, threads: usize) -> Vec<Vec<Value>> {
         .execute(query, BTreeMap::new(), &options)
         .unwrap()
         .rows
+        .to_vecs()
 }
 
 #[test]
@@ -73,6 +74,7 @@ fn rows_on(
         .execute(query, params.clone(), &options)
         .unwrap_or_else(|e| panic!("{query}: {e}"))
         .rows
+        .to_vecs()
 }
 
 /// `(morsels, workers)` of the first `Unwind` line of a PROFILE text.

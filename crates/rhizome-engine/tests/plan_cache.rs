@@ -17,6 +17,7 @@ fn run(engine: &Engine, query: &str, params: &[(&str, Value)]) -> Vec<Vec<Value>
         .execute(query, params, &QueryOptions::default())
         .unwrap_or_else(|e| panic!("{query}: {e}"))
         .rows
+        .to_vecs()
 }
 
 fn explain(engine: &Engine, query: &str) -> String {

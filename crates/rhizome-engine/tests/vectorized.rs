@@ -48,7 +48,7 @@ fn outcome(engine: &Engine, query: &str, threads: usize) -> Result<Vec<Vec<Value
     let params = BTreeMap::from([("p".to_string(), Value::Int(2))]);
     engine
         .execute(query, params, &options)
-        .map(|r| r.rows)
+        .map(|r| r.rows.to_vecs())
         .map_err(|e| format!("{:?} {:?}", e.kind, e.code))
 }
 

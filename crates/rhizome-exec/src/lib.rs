@@ -20,9 +20,12 @@ pub mod expr;
 pub mod ops;
 pub mod pipeline;
 pub mod procedures;
+pub mod rows;
 pub mod scheduler;
 pub mod vector;
 pub mod write;
+
+pub use rows::Rows;
 
 use chunk::Chunk;
 use context::{MemoryBudget, Profile, QueryContext};
@@ -115,7 +118,7 @@ pub struct QueryResult {
     /// Column names.
     pub columns: Vec<String>,
     /// Rows, values in column order.
-    pub rows: Vec<Vec<Value>>,
+    pub rows: Rows,
     /// Wall-clock time.
     pub elapsed: Duration,
     /// PROFILE counters, when requested.

@@ -140,7 +140,10 @@ fn run(p: &Plan, threads: usize) -> Vec<Vec<Value>> {
         threads: Some(threads),
         ..ExecOptions::default()
     };
-    execute(p, snap(), BTreeMap::new(), &options).unwrap().rows
+    execute(p, snap(), BTreeMap::new(), &options)
+        .unwrap()
+        .rows
+        .to_vecs()
 }
 
 fn sorted(mut rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {

@@ -7,6 +7,7 @@
 //! with positions), the planner and the parallel runtime.
 
 use rhizome_common::{Result, Value};
+use rhizome_engine::Rows;
 use rhizome_storage::Database;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -101,7 +102,7 @@ pub struct QueryResult {
     /// Column names, in `RETURN` order.
     pub columns: Vec<String>,
     /// Rows; each has one value per column.
-    pub rows: Vec<Vec<Value>>,
+    pub rows: Rows,
     /// Side-effect counters.
     pub stats: QueryStats,
     /// Time from receiving the text to the last row.

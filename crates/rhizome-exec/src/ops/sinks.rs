@@ -8,6 +8,7 @@ use crate::compile::{CExpr, CNode};
 use crate::context::QueryContext;
 use crate::expr::{Evaluator, Row};
 use crate::pipeline::{Sink, TaskCtx};
+use crate::rows::Rows;
 use crate::scheduler::CancelToken;
 use crate::vector::{self, Vector};
 use rhizome_common::{Result, Value};
@@ -61,15 +62,17 @@ impl Sink for CollectSink {
     }
 }
 
-/// Result rows built from the chunks of one source chunk.
-type SourceRows = (usize, Vec<Vec<Value>>);
+/// Result rows built from one chunk: its source chunk and its values,
+/// row-major.
+type SourceRows = (usize, Vec<Value>);
 
-/// The result sink of a query: turns each chunk into result rows (values
-/// in column order) on the worker that produced it, so building the rows is
-/// as parallel as the pipeline that ends here.
+/// The result sink of a query: turns each chunk into a block of result
+/// values (row-major, in column order) on the worker that produced it, so
+/// building the rows is as parallel as the pipeline that ends here, and
+/// allocates once per chunk.
 pub struct RowsSink {
     columns: Vec<Slot>,
-    /// Per worker: (source chunk, rows) in arrival order.
+    /// Per worker: (source chunk, values) in arrival order.
     locals: Vec<Mutex<Vec<SourceRows>>>,
 }
 
@@ -84,21 +87,19 @@ impl RowsSink {
     }
 
     /// The collected rows in the order of their source chunks (rows of one
-    /// source chunk: worker by worker, each in arrival order).
-    pub fn take_rows(&self) -> Vec<Vec<Value>> {
+    /// source chunk: worker by worker, each in arrival order). The blocks
+    /// are moved, not copied.
+    pub fn take_rows(&self) -> Rows {
         let mut pieces: Vec<SourceRows> = Vec::new();
         for local in &self.locals {
             pieces.append(&mut lock(local));
         }
-        if pieces.len() == 1 {
-            return pieces.pop().map(|(_, rows)| rows).unwrap_or_default();
-        }
         pieces.sort_by_key(|(source, _)| *source);
-        let mut rows = Vec::with_capacity(pieces.iter().map(|(_, r)| r.len()).sum());
-        for (_, mut piece) in pieces {
-            rows.append(&mut piece);
-        }
-        rows
+        Rows::from_blocks(
+            self.columns.len(),
+            pieces.into_iter().map(|(_, values)| values).collect(),
+            0,
+        )
     }
 }
 
@@ -110,15 +111,15 @@ impl Sink for RowsSink {
         // Charged as the collecting sink charges chunks.
         ctx.q.memory.charge(chunk.len() * chunk.width() * 8)?;
         let columns: Vec<_> = self.columns.iter().map(|&s| chunk.column(s)).collect();
-        let rows = (0..chunk.len())
-            .map(|r| {
+        let mut values = Vec::with_capacity(chunk.len() * columns.len());
+        for r in 0..chunk.len() {
+            values.extend(
                 columns
                     .iter()
-                    .map(|c| c.map_or(Value::Null, |c| c.value(r)))
-                    .collect::<Vec<Value>>()
-            })
-            .collect();
-        lock(&self.locals[ctx.worker % self.locals.len()]).push((ctx.source, rows));
+                    .map(|c| c.map_or(Value::Null, |c| c.value(r))),
+            );
+        }
+        lock(&self.locals[ctx.worker % self.locals.len()]).push((ctx.source, values));
         Ok(())
     }
 

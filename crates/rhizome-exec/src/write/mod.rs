@@ -30,7 +30,7 @@ use crate::context::{MemoryBudget, Profile, QueryContext};
 use crate::expr::{Evaluator, Row};
 use crate::pipeline::{run_inline, InlineLimit};
 use crate::scheduler::{QueryScope, ScopeOptions, WorkerPool};
-use crate::{ExecOptions, QueryResult};
+use crate::{ExecOptions, QueryResult, Rows};
 use rhizome_common::{Error, ErrorKind, NodeId, Result, Value};
 use rhizome_plan::{Expr, OpKind, Plan};
 use rhizome_storage::{Snapshot, WriteTxn};
@@ -90,17 +90,16 @@ pub fn execute_update(
         // A statement without RETURN produces no rows.
         rows.clear();
     }
+    let mut result_rows = Rows::new(plan.columns.len());
+    result_rows.extend(rows.iter().map(|r| {
+        plan.columns
+            .iter()
+            .map(|(_, s)| r.get(*s).cloned().unwrap_or(Value::Null))
+            .collect()
+    }));
     Ok(QueryResult {
         columns: plan.columns.iter().map(|(n, _)| n.clone()).collect(),
-        rows: rows
-            .iter()
-            .map(|r| {
-                plan.columns
-                    .iter()
-                    .map(|(_, s)| r.get(*s).cloned().unwrap_or(Value::Null))
-                    .collect()
-            })
-            .collect(),
+        rows: result_rows,
         elapsed: start.elapsed(),
         profile: profile.map(|p| {
             // Everything ran on this thread: worker time is wall time.

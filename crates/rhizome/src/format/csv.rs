@@ -76,7 +76,8 @@ mod tests {
                     Value::Date(Date::from_ymd(2024, 2, 29).unwrap()),
                     Value::List(vec![Value::String("a".into()), Value::Int(2)]),
                 ],
-            ],
+            ]
+            .into(),
             ..QueryResult::default()
         };
         let mut out = Vec::new();

@@ -164,7 +164,8 @@ mod tests {
             rows: vec![
                 vec![Value::Int(1), Value::String("x".into())],
                 vec![Value::Null, Value::Bool(true)],
-            ],
+            ]
+            .into(),
             ..QueryResult::default()
         };
         let mut out = Vec::new();

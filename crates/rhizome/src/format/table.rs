@@ -237,7 +237,8 @@ mod tests {
                 vec![Value::String("Ada".into()), Value::Int(36)],
                 vec![Value::String("it's".into()), Value::Float(1.5)],
                 vec![Value::Null, Value::Int(7)],
-            ],
+            ]
+            .into(),
             elapsed: Duration::from_micros(1500),
             ..QueryResult::default()
         };
@@ -293,7 +294,8 @@ mod tests {
             rows: vec![
                 vec![Value::String("千と千尋".into())],
                 vec![Value::String("Amélie".into())],
-            ],
+            ]
+            .into(),
             ..QueryResult::default()
         };
         let table = render_table(&result, &NoGraph).unwrap();
@@ -307,7 +309,7 @@ mod tests {
     fn footer_reports_side_effects_and_singular_row() {
         let result = QueryResult {
             columns: vec![],
-            rows: vec![vec![]],
+            rows: vec![vec![]].into(),
             stats: QueryStats {
                 nodes_created: 2,
                 properties_set: 4,
@@ -335,7 +337,7 @@ mod tests {
             "AllNodesScan n\n0 rows, elapsed 0.00 ms\n"
         );
         let profile = QueryResult {
-            rows: vec![vec![Value::Int(1)]],
+            rows: vec![vec![Value::Int(1)]].into(),
             ..explain
         };
         assert_eq!(

@@ -32,11 +32,10 @@ impl Rows {
 
     /// Rows of `width` values from row-major blocks, in order; a block whose
     /// length is not a multiple of `width` has its partial last row dropped.
-    /// With `width` zero, `empty_rows` gives the number of (empty) rows.
-    pub fn from_blocks(width: usize, blocks: Vec<Vec<Value>>, empty_rows: usize) -> Rows {
+    /// With `width` zero there are no rows.
+    pub fn from_blocks(width: usize, blocks: Vec<Vec<Value>>) -> Rows {
         let mut rows = Rows::new(width);
         if width == 0 {
-            rows.len = empty_rows;
             return rows;
         }
         for mut block in blocks {
@@ -201,9 +200,19 @@ impl IntoIterator for Rows {
     type Item = Vec<Value>;
     type IntoIter = std::vec::IntoIter<Vec<Value>>;
 
-    /// The rows as owned vectors.
+    /// The rows as owned vectors; the values are moved, not cloned.
     fn into_iter(self) -> Self::IntoIter {
-        self.to_vecs().into_iter()
+        if self.width == 0 {
+            return vec![Vec::new(); self.len].into_iter();
+        }
+        let mut rows = Vec::with_capacity(self.len);
+        for block in self.blocks {
+            let mut values = block.into_iter();
+            while values.len() > 0 {
+                rows.push(values.by_ref().take(self.width).collect());
+            }
+        }
+        rows.into_iter()
     }
 }
 
@@ -248,13 +257,16 @@ mod tests {
 
     #[test]
     fn blocks_read_as_rows_in_order() {
-        let rows = Rows::from_blocks(2, vec![ints(&[1, 2, 3, 4]), vec![], ints(&[5, 6, 7])], 0);
+        let rows = Rows::from_blocks(2, vec![ints(&[1, 2, 3, 4]), vec![], ints(&[5, 6, 7])]);
         assert_eq!(rows.len(), 3);
         assert_eq!(rows, vec![ints(&[1, 2]), ints(&[3, 4]), ints(&[5, 6])]);
         assert_eq!(&rows[2], &ints(&[5, 6])[..]);
         assert_eq!(rows.get(3), None);
         assert_eq!(rows.iter().len(), 3);
-        assert_eq!(rows.clone().into_iter().nth(1), Some(ints(&[3, 4])));
+        let owned: Vec<Vec<Value>> = rows.clone().into_iter().collect();
+        assert_eq!(owned, rows.to_vecs());
+        assert_eq!(owned[1], ints(&[3, 4]));
+        assert!(Rows::from_blocks(0, vec![ints(&[1])]).is_empty());
     }
 
     #[test]
@@ -272,6 +284,10 @@ mod tests {
         let empty = Rows::from(vec![vec![], vec![]]);
         assert_eq!((empty.len(), empty.width()), (2, 0));
         assert_eq!(empty.iter().collect::<Vec<_>>(), vec![&[] as &[Value]; 2]);
+        assert_eq!(
+            empty.into_iter().collect::<Vec<_>>(),
+            vec![Vec::<Value>::new(); 2]
+        );
         assert_eq!(format!("{:?}", Rows::from(vec![ints(&[1])])), "[[Int(1)]]");
     }
 }

@@ -98,7 +98,6 @@ impl RowsSink {
         Rows::from_blocks(
             self.columns.len(),
             pieces.into_iter().map(|(_, values)| values).collect(),
-            0,
         )
     }
 }

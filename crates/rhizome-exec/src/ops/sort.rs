@@ -465,7 +465,7 @@ impl Sink for SortSink {
 
 #[cfg(test)]
 mod tests {
-    use super::ordered_int;
+    use super::{ordered_int, radix_sort_ints, SortRow};
 
     #[test]
     fn ordered_ints_sort_like_the_ints() {
@@ -473,6 +473,69 @@ mod tests {
         for w in xs.windows(2) {
             assert!(ordered_int(w[0], false) < ordered_int(w[1], false));
             assert!(ordered_int(w[0], true) > ordered_int(w[1], true));
+        }
+    }
+
+    /// Rows with keys drawn from ranges `high` and `low` wide, starting far
+    /// from zero (the full range for `u64::MAX`), numbered in arrival order.
+    fn rows(n: u32, high: u64, low: u64, seed: u64) -> Vec<SortRow> {
+        let mut state = seed;
+        let mut next = |bound: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let x = state ^ (state >> 29);
+            if bound == u64::MAX {
+                x
+            } else {
+                5_000_000_000 + x % (bound + 1)
+            }
+        };
+        (0..n)
+            .map(|i| SortRow {
+                ints: [next(high), next(low)],
+                worker: 0,
+                chunk: i / 7,
+                row: i % 7,
+                ints_valid: true,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn radix_sort_matches_a_stable_sort_at_every_key_width() {
+        // (first key's range, second key's range): packed into 32 bits,
+        // into just over 32, into 64, not at all (128), and a constant
+        // first key above a full-width second one (a shift by 64).
+        let ranges = [
+            (6, 1_000_000),
+            (1 << 15, 1 << 20),
+            (1 << 35, 0),
+            (1 << 30, 1 << 20),
+            (u64::MAX, u64::MAX),
+            (0, u64::MAX),
+            (u64::MAX, 0),
+            (3, 3),
+        ];
+        for (seed, (high, low)) in ranges.into_iter().enumerate() {
+            for keys in [1, 2] {
+                let mut got = rows(3000, high, low, seed as u64);
+                let mut want = got.clone();
+                radix_sort_ints(&mut got, keys);
+                want.sort_by_key(|r| {
+                    if keys == 1 {
+                        (r.ints[0], 0)
+                    } else {
+                        (r.ints[0], r.ints[1])
+                    }
+                });
+                let order = |v: &[SortRow]| v.iter().map(SortRow::arrival).collect::<Vec<_>>();
+                assert_eq!(
+                    order(&got),
+                    order(&want),
+                    "ranges {high}/{low}, {keys} key(s)"
+                );
+            }
         }
     }
 }

@@ -51,10 +51,11 @@ impl Rows {
         rows
     }
 
-    /// Appends one row; its length must be [`Rows::width`] (for rows built
-    /// one at a time, as small results are).
+    /// Appends one row (for rows built one at a time, as small results
+    /// are). Panics if its length is not [`Rows::width`]: a wrong-width row
+    /// would shift every later row of its block.
     pub fn push(&mut self, row: Vec<Value>) {
-        debug_assert_eq!(row.len(), self.width, "row of the wrong width");
+        assert_eq!(row.len(), self.width, "row of the wrong width");
         if self.width > 0 {
             match self.blocks.last_mut() {
                 Some(last) if last.len() < BLOCK_VALUES => last.extend(row),
@@ -267,6 +268,12 @@ mod tests {
         assert_eq!(owned, rows.to_vecs());
         assert_eq!(owned[1], ints(&[3, 4]));
         assert!(Rows::from_blocks(0, vec![ints(&[1])]).is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "row of the wrong width")]
+    fn a_row_of_the_wrong_width_is_refused() {
+        let _ = Rows::from(vec![ints(&[1, 2]), ints(&[3])]);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Interactive reads ([`ldbc`]).
 //!
 //! For each query: the median time over several runs with one worker and
-//! with all workers, throughput, the speedup between them (the median of
+//! with all workers (the rows streamed to a receiver that counts them, as
+//! a client reading the result would), throughput, the speedup between them (the median of
 //! the rounds' ratios, each round running both back to back), the share of
 //! worker time PROFILE attributes to operators, and for A1–A4 a reference: the
 //! same answer computed by a plain loop over Rhizome's own CSR arrays, so the
@@ -15,12 +16,14 @@ pub mod reference;
 pub mod writes;
 
 use rhizome_common::{Error, Result, Value};
-use rhizome_engine::{Engine, QueryOptions, Rows};
+use rhizome_engine::{Engine, QueryOptions, RowBlock, RowReceiver, Rows};
 use rhizome_import::generate::{generate_chain, generate_likes, ChainOptions, LikesOptions};
 use rhizome_import::{import, NoProgress};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The most rounds a query is timed in.
@@ -302,9 +305,79 @@ struct Spec {
     query: String,
     params: BTreeMap<String, Value>,
     unit: &'static str,
-    /// Units of work given the query's result rows.
-    units: fn(&Rows, &BTreeMap<String, Value>) -> f64,
+    /// Units of work given the query's result.
+    units: fn(&Tally, &BTreeMap<String, Value>) -> f64,
     reference: Option<Box<dyn Fn() -> (Duration, i64)>>,
+}
+
+/// A streamed result as the suite sees it: its number of rows and its
+/// first row (the answer of a `count(*)` query).
+#[derive(Debug, Default, PartialEq)]
+struct Tally {
+    rows: u64,
+    first: Option<Vec<Value>>,
+}
+
+impl Tally {
+    /// The integer the first row starts with (a count), or -1.
+    fn count(&self) -> i64 {
+        match self.first.as_deref() {
+            Some([Value::Int(n), ..]) => *n,
+            _ => -1,
+        }
+    }
+}
+
+/// Counts the rows streamed to it and keeps the first row of the block
+/// first in the result's order.
+struct TallyReceiver {
+    rows: AtomicU64,
+    /// Position of the block `first` came from (`usize::MAX`: none yet).
+    first_position: AtomicUsize,
+    first: Mutex<Option<(usize, Vec<Value>)>>,
+}
+
+impl Default for TallyReceiver {
+    fn default() -> TallyReceiver {
+        TallyReceiver {
+            rows: AtomicU64::new(0),
+            first_position: AtomicUsize::new(usize::MAX),
+            first: Mutex::new(None),
+        }
+    }
+}
+
+impl RowReceiver for TallyReceiver {
+    fn receive(&self, block: &mut RowBlock) -> Result<()> {
+        self.rows.fetch_add(block.len() as u64, Ordering::Relaxed);
+        // Lock only for a block ahead of the first row kept so far.
+        if block.position() >= self.first_position.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let Some(row) = block.rows().next() {
+            let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+            self.first_position
+                .fetch_min(block.position(), Ordering::Relaxed);
+            if first.as_ref().is_none_or(|(p, _)| block.position() < *p) {
+                *first = Some((block.position(), row.to_vec()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TallyReceiver {
+    fn tally(&self) -> Tally {
+        Tally {
+            rows: self.rows.load(Ordering::Relaxed),
+            first: self
+                .first
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .map(|(_, row)| row),
+        }
+    }
 }
 
 pub(crate) fn count_of(rows: &Rows) -> i64 {
@@ -337,29 +410,42 @@ fn run_spec(
         ..QueryOptions::default()
     };
     let parallel = QueryOptions::default();
-    let timed = |options: &QueryOptions| -> Result<(Duration, Rows)> {
+    let timed = |options: &QueryOptions| -> Result<(Duration, Tally)> {
         // The harness's copy of the parameters is not the query's work.
         let params = spec.params.clone();
+        let receiver = Arc::new(TallyReceiver::default());
         let start = Instant::now();
-        let rows = engine.execute(&spec.query, params, options)?.rows;
-        Ok((start.elapsed(), rows))
+        engine.execute_streaming(&spec.query, params, options, receiver.clone())?;
+        Ok((start.elapsed(), receiver.tally()))
     };
-    // Warm-up round (page cache, lazy initialisation), not counted.
-    let (_, rows_one) = timed(&single)?;
-    let (_, rows_all) = timed(&parallel)?;
-    if rows_one.len() != rows_all.len() || (rows_one.len() == 1 && rows_one != rows_all) {
+    // Warm-up round (page cache, lazy initialisation), not counted; the
+    // parallel result must equal the single-worker one, collected or
+    // streamed.
+    let collected = engine
+        .execute(&spec.query, spec.params.clone(), &single)?
+        .rows;
+    let (_, tally_one) = timed(&single)?;
+    let (_, tally_all) = timed(&parallel)?;
+    let expected = Tally {
+        rows: collected.len() as u64,
+        first: collected.first().map(<[Value]>::to_vec),
+    };
+    if tally_one.rows != tally_all.rows
+        || tally_one.rows != expected.rows
+        || (expected.rows == 1 && (tally_one != expected || tally_all != expected))
+    {
         return Err(Error::internal(format!(
-            "{}: parallel and single-worker results differ",
+            "{}: parallel, single-worker and collected results differ",
             spec.name
         )));
     }
     if let Some(f) = &spec.reference {
         let (_, answer) = f();
-        if answer != count_of(&rows_one) {
+        if answer != tally_one.count() {
             return Err(Error::internal(format!(
                 "{}: the engine counted {} but the reference loop {answer}",
                 spec.name,
-                count_of(&rows_one)
+                tally_one.count()
             )));
         }
     }
@@ -390,7 +476,7 @@ fn run_spec(
         speedup,
         speedup_quartiles: (first, third),
         rounds: round,
-        units: (spec.units)(&rows_one, &spec.params),
+        units: (spec.units)(&tally_one, &spec.params),
         unit: spec.unit,
         reference: (!refs.is_empty()).then(|| median(refs)),
         attributed: profile_share(engine, &spec.query, &spec.params, out)?,
@@ -464,7 +550,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
                 query: A3.into(),
                 params: id.clone(),
                 unit: "paths",
-                units: |rows, _| count_of(rows) as f64,
+                units: |tally, _| tally.count() as f64,
                 reference: Some({
                     let r = refs.clone();
                     Box::new(move || r.a3(start_person, false))
@@ -475,7 +561,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
                 query: A4.into(),
                 params: id,
                 unit: "paths",
-                units: |rows, _| count_of(rows) as f64,
+                units: |tally, _| tally.count() as f64,
                 reference: Some({
                     let r = refs.clone();
                     Box::new(move || r.a3(start_person, true))
@@ -486,7 +572,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
     }
     if options.run_chain {
         let engine = chain_engine(options)?;
-        let rows = |rows: &Rows, _: &BTreeMap<String, Value>| rows.len() as f64;
+        let rows = |tally: &Tally, _: &BTreeMap<String, Value>| tally.rows as f64;
         let specs = [
             Spec {
                 name: "SQ1",
@@ -509,7 +595,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
                 query: "MATCH (:LBL_ALL {id: 777})--()--()--()--(n) RETURN count(n)".into(),
                 params: BTreeMap::new(),
                 unit: "paths",
-                units: |rows, _| count_of(rows) as f64,
+                units: |tally, _| tally.count() as f64,
                 reference: None,
             },
             Spec {

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 pub use transaction::Transaction;
 
 pub use rhizome_exec::procedures;
-pub use rhizome_exec::Rows;
+pub use rhizome_exec::{RowBlock, RowReceiver, Rows};
 
 /// How to run one statement.
 #[derive(Clone, Default)]
@@ -58,7 +58,7 @@ pub struct QueryOptions {
 pub struct QueryResult {
     /// Column names.
     pub columns: Vec<String>,
-    /// Rows, values in column order.
+    /// Rows, values in column order (none if they were streamed).
     pub rows: Rows,
     /// Wall-clock time from text to last row.
     pub elapsed: Duration,
@@ -121,6 +121,20 @@ fn checkpoint_procedure(db: Option<Database>) -> Procedure {
 }
 
 /// The result of `EXPLAIN`: the plan text and the columns, no rows.
+/// Hands the rows of a finished statement to `receiver`, if there is one
+/// (the result then keeps no rows).
+fn hand_over(
+    result: Result<QueryResult>,
+    receiver: Option<Arc<dyn RowReceiver>>,
+) -> Result<QueryResult> {
+    let mut result = result?;
+    if let Some(receiver) = receiver {
+        let rows = std::mem::replace(&mut result.rows, Rows::new(result.columns.len()));
+        rhizome_exec::stream::deliver(rows, receiver.as_ref())?;
+    }
+    Ok(result)
+}
+
 fn explained(planned: &rhizome_planner::PlannedStatement, start: Instant) -> QueryResult {
     QueryResult {
         columns: planned
@@ -311,7 +325,22 @@ impl Engine {
         params: BTreeMap<String, Value>,
         options: &QueryOptions,
     ) -> Result<QueryResult> {
-        self.run_statement(query, params, options, None)
+        self.run_statement(query, params, options, None, None)
+    }
+
+    /// Runs one statement like [`Engine::execute`] but hands its rows to
+    /// `receiver` as they are produced, so a result of any size needs only
+    /// one block of rows per worker (see [`RowReceiver`] for their order).
+    /// The result returned has the columns and counters but no rows. The
+    /// rows of a statement that writes are handed over once it committed.
+    pub fn execute_streaming(
+        &self,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        receiver: Arc<dyn RowReceiver>,
+    ) -> Result<QueryResult> {
+        self.run_statement(query, params, options, None, Some(receiver))
     }
 
     /// Runs one statement: in `txn` if given (an explicit transaction; the
@@ -323,6 +352,7 @@ impl Engine {
         params: BTreeMap<String, Value>,
         options: &QueryOptions,
         txn: Option<&mut WriteTxn>,
+        receiver: Option<Arc<dyn RowReceiver>>,
     ) -> Result<QueryResult> {
         let start = Instant::now();
         let snapshot = match &txn {
@@ -332,22 +362,42 @@ impl Engine {
         let planned = match self.prepare(query, &params, &snapshot)? {
             Prepared::Plan(planned) => planned,
             Prepared::Schema(statement, SchemaCommand::Show) => {
-                return Ok(show_schema(&statement, &snapshot, start))
+                return hand_over(Ok(show_schema(&statement, &snapshot, start)), receiver);
             }
             Prepared::Schema(statement, SchemaCommand::Change) => {
-                return self.write(txn, |txn| change_schema(&statement, txn, start))
+                let result = self.write(txn, |txn| change_schema(&statement, txn, start));
+                return hand_over(result, receiver);
             }
         };
         if planned.explain {
-            return Ok(explained(&planned, start));
+            return hand_over(Ok(explained(&planned, start)), receiver);
         }
         if planned.plan.updating {
-            return self.write(txn, |txn| {
+            let result = self.write(txn, |txn| {
                 self.run_update(&planned, txn, params, options, start)
             });
+            return hand_over(result, receiver);
         }
         let holding_writer = txn.is_some();
-        self.run_read(&planned, snapshot, params, options, holding_writer, start)
+        let exec_options = self.exec_options(options, planned.profile, holding_writer);
+        let result = match receiver {
+            None => rhizome_exec::execute(&planned.plan, snapshot, params, &exec_options)?,
+            Some(receiver) => rhizome_exec::execute_streaming(
+                &planned.plan,
+                snapshot,
+                params,
+                &exec_options,
+                receiver,
+            )?,
+        };
+        Ok(QueryResult {
+            columns: result.columns,
+            rows: result.rows,
+            elapsed: start.elapsed(),
+            plan: None,
+            profile: result.profile,
+            counters: WriteCounters::default(),
+        })
     }
 
     /// Runs `work` in `txn`, or in an autocommit transaction if there is none.
@@ -400,28 +450,6 @@ impl Engine {
             },
             cancel: options.cancel.clone(),
         }
-    }
-
-    /// Runs a read-only plan on `snapshot`.
-    fn run_read(
-        &self,
-        planned: &rhizome_planner::PlannedStatement,
-        snapshot: Snapshot,
-        params: BTreeMap<String, Value>,
-        options: &QueryOptions,
-        holding_writer: bool,
-        start: Instant,
-    ) -> Result<QueryResult> {
-        let exec_options = self.exec_options(options, planned.profile, holding_writer);
-        let result = rhizome_exec::execute(&planned.plan, snapshot, params, &exec_options)?;
-        Ok(QueryResult {
-            columns: result.columns,
-            rows: result.rows,
-            elapsed: start.elapsed(),
-            plan: None,
-            profile: result.profile,
-            counters: WriteCounters::default(),
-        })
     }
 
     /// Runs an updating plan in `txn`; the counters are the statement's own.

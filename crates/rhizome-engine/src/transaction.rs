@@ -48,7 +48,7 @@ impl Transaction {
     ) -> Result<QueryResult> {
         let engine = self.engine.clone();
         let txn = self.usable()?;
-        let result = engine.run_statement(query, params, options, Some(txn));
+        let result = engine.run_statement(query, params, options, Some(txn), None);
         if result.is_err() {
             self.failed = true;
         }

@@ -99,6 +99,40 @@ impl Column {
         self.data.value(self.index(row))
     }
 
+    /// Appends the values of the first `rows` rows to `out`, matching the
+    /// column's kind and selection once rather than per row.
+    pub fn append_values(&self, rows: usize, out: &mut Vec<Value>) {
+        fn id_value(id: u64, make: fn(u64) -> Value) -> Value {
+            if id == NULL_ID {
+                Value::Null
+            } else {
+                make(id)
+            }
+        }
+        match (&*self.data, self.selection.as_deref()) {
+            (ColumnData::Nodes(v), None) => {
+                out.extend(v[..rows].iter().map(|&id| id_value(id, Value::Node)))
+            }
+            (ColumnData::Rels(v), None) => out.extend(
+                v[..rows]
+                    .iter()
+                    .map(|&id| id_value(id, Value::Relationship)),
+            ),
+            (ColumnData::Values(v), None) => out.extend_from_slice(&v[..rows]),
+            (data, Some(selection)) => out.extend(
+                selection[..rows]
+                    .iter()
+                    .map(|&index| data.value(index as usize)),
+            ),
+        }
+    }
+
+    /// True if the column's values own no heap memory (node and
+    /// relationship ids, or null).
+    pub fn holds_ids(&self) -> bool {
+        self.kind() != ColumnKind::Values
+    }
+
     fn kind(&self) -> ColumnKind {
         match &*self.data {
             ColumnData::Nodes(_) => ColumnKind::Nodes,
@@ -397,6 +431,35 @@ impl RowBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn appended_values_are_the_row_values_with_and_without_selection() {
+        let nodes = Column::new(ColumnData::Nodes(vec![10, NULL_ID, 12, 13]));
+        let rels = Column::new(ColumnData::Rels(vec![7, 8, NULL_ID]));
+        let values = Column::new(ColumnData::Values(vec![
+            Value::String("a".into()),
+            Value::Null,
+            Value::Int(3),
+        ]));
+        let selection: Arc<[u32]> = Arc::from(vec![2, 0, 0]);
+        for (column, rows) in [
+            (nodes.clone(), 4),
+            (nodes.select(&selection), 3),
+            (rels.clone(), 3),
+            (rels.select(&selection), 3),
+            (values.clone(), 2),
+            (values.select(&selection), 3),
+        ] {
+            let mut out = vec![Value::Bool(true)];
+            column.append_values(rows, &mut out);
+            let expected: Vec<Value> = std::iter::once(Value::Bool(true))
+                .chain((0..rows).map(|r| column.value(r)))
+                .collect();
+            assert_eq!(out, expected);
+        }
+        assert!(nodes.holds_ids() && rels.select(&selection).holds_ids());
+        assert!(!values.holds_ids());
+    }
 
     #[test]
     fn selection_composes() {

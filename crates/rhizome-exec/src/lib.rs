@@ -7,7 +7,8 @@
 //! 3. the pipelines run one after another on the [`scheduler`]'s pool, each
 //!    source chunk a task, operators splitting work when workers are idle;
 //! 4. the result sink turns the last pipeline's chunks into rows, on the
-//!    workers that produce them.
+//!    workers that produce them, and collects them or streams them to a
+//!    [`RowReceiver`].
 //!
 //! Every worker reads the same immutable snapshot. Cancellation (timeout,
 //! caller, `LIMIT`) flows down the scope tree and stops queued and running
@@ -22,10 +23,12 @@ pub mod pipeline;
 pub mod procedures;
 pub mod rows;
 pub mod scheduler;
+pub mod stream;
 pub mod vector;
 pub mod write;
 
 pub use rows::Rows;
+pub use stream::{RowBlock, RowReceiver};
 
 use chunk::Chunk;
 use context::{MemoryBudget, Profile, QueryContext};
@@ -117,7 +120,7 @@ impl ProfileReport {
 pub struct QueryResult {
     /// Column names.
     pub columns: Vec<String>,
-    /// Rows, values in column order.
+    /// Rows, values in column order (none if they were streamed).
     pub rows: Rows,
     /// Wall-clock time.
     pub elapsed: Duration,
@@ -131,6 +134,30 @@ pub fn execute(
     snapshot: Snapshot,
     params: BTreeMap<String, Value>,
     options: &ExecOptions,
+) -> Result<QueryResult> {
+    run(plan, snapshot, params, options, None)
+}
+
+/// Runs `plan` like [`execute`] but hands the result rows to `receiver`
+/// as the workers produce them (see [`RowReceiver`] for their order); the
+/// result returned has no rows. Streamed rows are not charged to the
+/// memory limit: the query holds only one block per worker.
+pub fn execute_streaming(
+    plan: &Plan,
+    snapshot: Snapshot,
+    params: BTreeMap<String, Value>,
+    options: &ExecOptions,
+    receiver: Arc<dyn RowReceiver>,
+) -> Result<QueryResult> {
+    run(plan, snapshot, params, options, Some(receiver))
+}
+
+fn run(
+    plan: &Plan,
+    snapshot: Snapshot,
+    params: BTreeMap<String, Value>,
+    options: &ExecOptions,
+    receiver: Option<Arc<dyn RowReceiver>>,
 ) -> Result<QueryResult> {
     let start = Instant::now();
     let pool = options
@@ -166,6 +193,7 @@ pub fn execute(
     let rows_sink = Arc::new(ops::sinks::RowsSink::new(
         q.worker_slots,
         plan.columns.iter().map(|(_, slot)| *slot).collect(),
+        receiver,
     ));
     // Its time is charged to the plan's root operator.
     let outcome =

@@ -51,6 +51,11 @@ impl Rows {
         rows
     }
 
+    /// The row-major blocks, in order (none if the width is zero).
+    pub fn into_blocks(self) -> std::vec::IntoIter<Vec<Value>> {
+        self.blocks.into_iter()
+    }
+
     /// Appends one row (for rows built one at a time, as small results
     /// are). Panics if its length is not [`Rows::width`]: a wrong-width row
     /// would shift every later row of its block.

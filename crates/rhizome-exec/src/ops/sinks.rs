@@ -10,6 +10,7 @@ use crate::expr::{Evaluator, Row};
 use crate::pipeline::{Sink, TaskCtx};
 use crate::rows::Rows;
 use crate::scheduler::CancelToken;
+use crate::stream::{RowBlock, RowReceiver};
 use crate::vector::{self, Vector};
 use rhizome_common::{Result, Value};
 use rhizome_functions::aggregate::{Accumulator, AggregateKind};
@@ -66,39 +67,82 @@ impl Sink for CollectSink {
 /// row-major.
 type SourceRows = (usize, Vec<Value>);
 
+/// Where the result sink puts the rows it builds.
+enum Destination {
+    /// Kept, per worker, until [`RowsSink::take_rows`].
+    Collect(Vec<Mutex<Vec<SourceRows>>>),
+    /// Handed to a receiver; each worker refills one block.
+    Stream(Arc<dyn RowReceiver>, Vec<Mutex<RowBlock>>),
+}
+
 /// The result sink of a query: turns each chunk into a block of result
 /// values (row-major, in column order) on the worker that produced it, so
-/// building the rows is as parallel as the pipeline that ends here, and
-/// allocates once per chunk.
+/// building the rows is as parallel as the pipeline that ends here. It
+/// collects the blocks (one allocation per chunk) or streams them to a
+/// [`RowReceiver`] (no allocation once each worker's block has grown).
 pub struct RowsSink {
     columns: Vec<Slot>,
-    /// Per worker: (source chunk, values) in arrival order.
-    locals: Vec<Mutex<Vec<SourceRows>>>,
+    destination: Destination,
 }
 
 impl RowsSink {
     /// A sink for `slots` workers that keeps the values of `columns` (none:
-    /// no rows, as for a statement without result columns).
-    pub fn new(slots: usize, columns: Vec<Slot>) -> RowsSink {
+    /// no rows, as for a statement without result columns), or streams
+    /// them to `receiver` if given.
+    pub fn new(
+        slots: usize,
+        columns: Vec<Slot>,
+        receiver: Option<Arc<dyn RowReceiver>>,
+    ) -> RowsSink {
+        let slots = slots.max(1);
+        let destination = match receiver {
+            None => Destination::Collect((0..slots).map(|_| Mutex::new(Vec::new())).collect()),
+            Some(receiver) => Destination::Stream(
+                receiver,
+                (0..slots)
+                    .map(|_| Mutex::new(RowBlock::new(columns.len())))
+                    .collect(),
+            ),
+        };
         RowsSink {
             columns,
-            locals: (0..slots.max(1)).map(|_| Mutex::new(Vec::new())).collect(),
+            destination,
         }
     }
 
     /// The collected rows in the order of their source chunks (rows of one
     /// source chunk: worker by worker, each in arrival order). The blocks
-    /// are moved, not copied.
+    /// are moved, not copied. Empty if the rows were streamed.
     pub fn take_rows(&self) -> Rows {
         let mut pieces: Vec<SourceRows> = Vec::new();
-        for local in &self.locals {
-            pieces.append(&mut lock(local));
+        if let Destination::Collect(locals) = &self.destination {
+            for local in locals {
+                pieces.append(&mut lock(local));
+            }
         }
         pieces.sort_by_key(|(source, _)| *source);
         Rows::from_blocks(
             self.columns.len(),
             pieces.into_iter().map(|(_, values)| values).collect(),
         )
+    }
+
+    /// Appends the result values of `chunk`'s rows to `values`; true if
+    /// they are all ids or nulls (they own no heap memory).
+    fn build(&self, chunk: &Chunk, values: &mut Vec<Value>) -> bool {
+        let columns: Vec<_> = self.columns.iter().map(|&s| chunk.column(s)).collect();
+        values.reserve(chunk.len() * columns.len());
+        if let [Some(column)] = columns[..] {
+            column.append_values(chunk.len(), values);
+        } else {
+            for r in 0..chunk.len() {
+                values.extend(columns.iter().map(|c| match c {
+                    Some(c) => c.value(r),
+                    None => Value::Null,
+                }));
+            }
+        }
+        columns.iter().all(|c| c.is_none_or(|c| c.holds_ids()))
     }
 }
 
@@ -107,19 +151,21 @@ impl Sink for RowsSink {
         if self.columns.is_empty() {
             return Ok(());
         }
-        // Charged as the collecting sink charges chunks.
-        ctx.q.memory.charge(chunk.len() * chunk.width() * 8)?;
-        let columns: Vec<_> = self.columns.iter().map(|&s| chunk.column(s)).collect();
-        let mut values = Vec::with_capacity(chunk.len() * columns.len());
-        for r in 0..chunk.len() {
-            values.extend(
-                columns
-                    .iter()
-                    .map(|c| c.map_or(Value::Null, |c| c.value(r))),
-            );
+        match &self.destination {
+            Destination::Collect(locals) => {
+                // Charged as the collecting sink charges chunks.
+                ctx.q.memory.charge(chunk.len() * chunk.width() * 8)?;
+                let mut values = Vec::new();
+                self.build(&chunk, &mut values);
+                lock(&locals[ctx.worker % locals.len()]).push((ctx.source, values));
+                Ok(())
+            }
+            Destination::Stream(receiver, blocks) => {
+                let mut block = lock(&blocks[ctx.worker % blocks.len()]);
+                block.refill(ctx.source, |values| self.build(&chunk, values));
+                receiver.receive(&mut block)
+            }
         }
-        lock(&self.locals[ctx.worker % self.locals.len()]).push((ctx.source, values));
-        Ok(())
     }
 
     fn sequenced(&self) -> bool {

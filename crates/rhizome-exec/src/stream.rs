@@ -1,0 +1,179 @@
+//! Streaming a query's result: the workers hand each block of result rows
+//! to a [`RowReceiver`] as they produce it, instead of collecting the whole
+//! result first.
+//!
+//! A streamed result holds no rows: each worker builds its blocks in one
+//! buffer it reuses, so rows never outlive the call that receives them and
+//! the memory a large result takes is one block per worker.
+
+use crate::rows::Rows;
+use rhizome_common::{Result, Value};
+
+/// Receives a query's result rows, block by block, on the workers that
+/// produce them.
+///
+/// Several workers may call [`RowReceiver::receive`] at once. Where the
+/// query defines an order (`ORDER BY`), the result is the blocks in
+/// increasing [`RowBlock::position`]; blocks of one position then come one
+/// after another from one worker, in order. Blocks of a result without a
+/// defined order may come in any order.
+pub trait RowReceiver: Send + Sync {
+    /// Takes one block of rows. An error stops the query, which then fails
+    /// with that error.
+    fn receive(&self, block: &mut RowBlock) -> Result<()>;
+}
+
+/// A block of result rows: row-major values, `width` per row.
+pub struct RowBlock {
+    position: usize,
+    width: usize,
+    values: Vec<Value>,
+    /// Known to hold only values that own no heap memory.
+    owns_nothing: bool,
+}
+
+impl RowBlock {
+    /// An empty block for rows of `width` values.
+    pub(crate) fn new(width: usize) -> RowBlock {
+        RowBlock {
+            position: 0,
+            width,
+            values: Vec::new(),
+            owns_nothing: true,
+        }
+    }
+
+    /// Where the block stands in the result's order (see [`RowReceiver`]).
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    /// Values per row.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.values.len().checked_div(self.width).unwrap_or(0)
+    }
+
+    /// True if the block has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The rows, each a slice of `width` values.
+    pub fn rows(&self) -> std::slice::ChunksExact<'_, Value> {
+        self.values.chunks_exact(self.width.max(1))
+    }
+
+    /// Moves the values (row-major) out, to keep them past the call; the
+    /// block is empty afterwards.
+    pub fn take_values(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.values)
+    }
+
+    /// Refills the block for `position`: the values left from the last
+    /// block are dropped, their buffer kept, and `fill` appends the new
+    /// ones, returning true if it knows they own no heap memory.
+    pub(crate) fn refill(&mut self, position: usize, fill: impl FnOnce(&mut Vec<Value>) -> bool) {
+        clear_values(&mut self.values, self.owns_nothing);
+        self.position = position;
+        self.owns_nothing = fill(&mut self.values);
+    }
+}
+
+/// Hands rows already collected (as a write or a schema statement
+/// returns them) to `receiver`, a block at a time, in order.
+pub fn deliver(rows: Rows, receiver: &dyn RowReceiver) -> Result<()> {
+    let width = rows.width();
+    for (position, values) in rows.into_blocks().enumerate() {
+        let mut block = RowBlock {
+            position,
+            width,
+            values,
+            owns_nothing: false,
+        };
+        receiver.receive(&mut block)?;
+    }
+    Ok(())
+}
+
+/// Empties `values`, keeping the buffer. Values that own no heap memory
+/// (nodes, numbers, dates, ...) are not dropped one by one: a block of
+/// only such values, as `owning_none` says or one check of each value's
+/// kind finds, is released at once.
+pub(crate) fn clear_values(values: &mut Vec<Value>, owning_none: bool) {
+    if owning_none || values.iter().all(owns_nothing) {
+        // SAFETY: shortening to zero exposes no uninitialised element;
+        // the values forgotten own no memory, so nothing leaks.
+        unsafe { values.set_len(0) };
+    } else {
+        values.clear();
+    }
+}
+
+/// True if dropping `value` frees nothing.
+fn owns_nothing(value: &Value) -> bool {
+    matches!(
+        value,
+        Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Node(_)
+            | Value::Relationship(_)
+            | Value::Date(_)
+            | Value::LocalTime(_)
+            | Value::Time(_)
+            | Value::LocalDateTime(_)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn clearing_drops_owning_values_and_forgets_plain_ones() {
+        let shared: Arc<str> = Arc::from("x");
+        let zone = rhizome_common::temporal::DateTime {
+            seconds: 0,
+            nanos: 0,
+            offset_seconds: 0,
+            zone: Some(shared.clone()),
+        };
+        let mut values = vec![Value::Int(1), Value::DateTime(zone)];
+        assert_eq!(Arc::strong_count(&shared), 2);
+        clear_values(&mut values, false);
+        assert!(values.is_empty());
+        assert_eq!(
+            Arc::strong_count(&shared),
+            1,
+            "the owning value was dropped"
+        );
+        values.extend([Value::Node(3), Value::Null, Value::Float(0.5)]);
+        let capacity = values.capacity();
+        clear_values(&mut values, false);
+        assert!(values.is_empty());
+        assert_eq!(values.capacity(), capacity, "the buffer is kept");
+    }
+
+    #[test]
+    fn a_block_reads_as_rows_of_its_width() {
+        let mut block = RowBlock::new(2);
+        block.refill(7, |values| {
+            values.extend((0..6).map(Value::Int));
+            false
+        });
+        assert_eq!((block.position(), block.len(), block.width()), (7, 3, 2));
+        let rows: Vec<&[Value]> = block.rows().collect();
+        assert_eq!(rows[2], &[Value::Int(4), Value::Int(5)]);
+        assert_eq!(block.take_values().len(), 6);
+        assert!(block.is_empty());
+        let empty = RowBlock::new(0);
+        assert_eq!((empty.len(), empty.rows().count()), (0, 0));
+    }
+}

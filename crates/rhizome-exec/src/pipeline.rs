@@ -278,7 +278,7 @@ impl<'a> TaskCtx<'a> {
 
     /// Hands the second half of the work `next..end` still to do to a new
     /// task at the current stage when that helps now ([`TaskCtx::can_split`])
-    /// and at least `min` (and 2) items remain; returns the end of the part
+    /// and at least `min` (and 1) items remain; returns the end of the part
     /// the calling task keeps. `part` makes the new task's work for the half
     /// it takes over. Operators call it between pieces of work, so one big
     /// input (a start node's neighbours, a long unwound list) is cut in
@@ -293,7 +293,7 @@ impl<'a> TaskCtx<'a> {
     where
         W: FnOnce(&mut TaskCtx<'_>) -> Result<()> + Send + 'static,
     {
-        if end.saturating_sub(next) < min.max(2) || !self.can_split() {
+        if end.saturating_sub(next) < min.max(1) || !self.can_split() {
             return Ok(end);
         }
         let mid = next + (end - next) / 2;

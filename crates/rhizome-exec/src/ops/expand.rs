@@ -88,6 +88,8 @@ struct Output {
     rows: Vec<u32>,
     rels: Vec<RelId>,
     nodes: Vec<NodeId>,
+    /// Chunks emitted so far.
+    flushes: usize,
 }
 
 impl Output {
@@ -96,6 +98,7 @@ impl Output {
             rows: Vec::with_capacity(CHUNK_SIZE),
             rels: Vec::with_capacity(CHUNK_SIZE),
             nodes: Vec::with_capacity(CHUNK_SIZE),
+            flushes: 0,
         }
     }
 
@@ -103,6 +106,7 @@ impl Output {
         if self.rows.is_empty() {
             return Ok(());
         }
+        self.flushes += 1;
         let mut chunk = input.select(std::mem::replace(
             &mut self.rows,
             Vec::with_capacity(CHUNK_SIZE),
@@ -125,15 +129,17 @@ impl Output {
     }
 }
 
-/// Hands the second half of `input[next..]` to another worker if that helps;
-/// returns the new end of the rows this task keeps.
+/// Hands the second half of `input[next..]` to another worker if that helps
+/// and at least `min` rows remain; returns the new end of the rows this
+/// task keeps.
 pub(crate) fn maybe_split(
     input: &Chunk,
     next: usize,
     end: usize,
+    min: usize,
     ctx: &mut TaskCtx<'_>,
 ) -> Result<usize> {
-    ctx.split_off(next, end, 2, |rest| {
+    ctx.split_off(next, end, min, |rest| {
         let rest = input.select((rest.start as u32..rest.end as u32).collect());
         move |ctx: &mut TaskCtx<'_>| ctx.push_here(rest)
     })
@@ -162,12 +168,16 @@ impl Operator for Expand {
         let from_column = input.column(*from).cloned();
         let mut end = input.len();
         let mut row = 0;
+        // Rows are checked for cancellation and splitting every 64, and
+        // after each chunk emitted (its rows' work downstream can be long).
+        let mut checked_flushes = 0;
         while row < end {
-            if row % 64 == 0 {
+            if row % 64 == 0 || out.flushes != checked_flushes {
+                checked_flushes = out.flushes;
                 if ctx.cancelled() {
                     return Ok(());
                 }
-                end = maybe_split(&input, row + 1, end, ctx)?;
+                end = maybe_split(&input, row + 1, end, 2, ctx)?;
             }
             let source = from_column
                 .as_ref()

@@ -918,7 +918,9 @@ impl Operator for ExpandCount {
                 if ctx.cancelled() {
                     return Ok(());
                 }
-                end = maybe_split(&input, row + 1, end, ctx)?;
+                // A heavy row (a walk of several hops) is worth a task of
+                // its own; cheap rows are handed over two at least.
+                end = maybe_split(&input, row + 1, end, if heavy { 1 } else { 2 }, ctx)?;
             }
             let source = from_column
                 .as_ref()

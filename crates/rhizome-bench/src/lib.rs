@@ -328,10 +328,17 @@ impl Tally {
     }
 }
 
+/// A counter on a cache line of its own.
+#[derive(Default)]
+#[repr(align(128))]
+struct PaddedCount(AtomicU64);
+
 /// Counts the rows streamed to it and keeps the first row of the block
 /// first in the result's order.
 struct TallyReceiver {
-    rows: AtomicU64,
+    /// Rows per worker slot (`RowBlock::worker`), a cache line each, so
+    /// the workers do not contend for one counter.
+    rows: [PaddedCount; 16],
     /// Position of the block `first` came from (`usize::MAX`: none yet).
     first_position: AtomicUsize,
     first: Mutex<Option<(usize, Vec<Value>)>>,
@@ -340,7 +347,7 @@ struct TallyReceiver {
 impl Default for TallyReceiver {
     fn default() -> TallyReceiver {
         TallyReceiver {
-            rows: AtomicU64::new(0),
+            rows: Default::default(),
             first_position: AtomicUsize::new(usize::MAX),
             first: Mutex::new(None),
         }
@@ -349,7 +356,9 @@ impl Default for TallyReceiver {
 
 impl RowReceiver for TallyReceiver {
     fn receive(&self, block: &mut RowBlock) -> Result<()> {
-        self.rows.fetch_add(block.len() as u64, Ordering::Relaxed);
+        self.rows[block.worker() % self.rows.len()]
+            .0
+            .fetch_add(block.len() as u64, Ordering::Relaxed);
         // Lock only for a block ahead of the first row kept so far.
         if block.position() >= self.first_position.load(Ordering::Relaxed) {
             return Ok(());
@@ -369,7 +378,7 @@ impl RowReceiver for TallyReceiver {
 impl TallyReceiver {
     fn tally(&self) -> Tally {
         Tally {
-            rows: self.rows.load(Ordering::Relaxed),
+            rows: self.rows.iter().map(|c| c.0.load(Ordering::Relaxed)).sum(),
             first: self
                 .first
                 .lock()

@@ -102,22 +102,15 @@ impl Column {
     /// Appends the values of the first `rows` rows to `out`, matching the
     /// column's kind and selection once rather than per row.
     pub fn append_values(&self, rows: usize, out: &mut Vec<Value>) {
-        fn id_value(id: u64, make: fn(u64) -> Value) -> Value {
-            if id == NULL_ID {
-                Value::Null
-            } else {
-                make(id)
-            }
-        }
         match (&*self.data, self.selection.as_deref()) {
-            (ColumnData::Nodes(v), None) => {
-                out.extend(v[..rows].iter().map(|&id| id_value(id, Value::Node)))
-            }
-            (ColumnData::Rels(v), None) => out.extend(
-                v[..rows]
-                    .iter()
-                    .map(|&id| id_value(id, Value::Relationship)),
-            ),
+            (ColumnData::Nodes(v), None) => out.extend(v[..rows].iter().map(|&id| match id {
+                NULL_ID => Value::Null,
+                id => Value::Node(id),
+            })),
+            (ColumnData::Rels(v), None) => out.extend(v[..rows].iter().map(|&id| match id {
+                NULL_ID => Value::Null,
+                id => Value::Relationship(id),
+            })),
             (ColumnData::Values(v), None) => out.extend_from_slice(&v[..rows]),
             (data, Some(selection)) => out.extend(
                 selection[..rows]
@@ -281,13 +274,18 @@ impl Chunk {
 
     /// The chunk restricted to (and reordered/repeated as) `rows`.
     pub fn select(&self, rows: Vec<u32>) -> Chunk {
-        let rows: Arc<[u32]> = rows.into();
+        self.select_shared(&rows.into())
+    }
+
+    /// [`Chunk::select`] with a selection that may be shared by several
+    /// chunks (as a row repeated for every chunk of a scan is).
+    pub fn select_shared(&self, rows: &Arc<[u32]>) -> Chunk {
         Chunk {
             len: rows.len(),
             columns: self
                 .columns
                 .iter()
-                .map(|c| c.as_ref().map(|c| c.select(&rows)))
+                .map(|c| c.as_ref().map(|c| c.select(rows)))
                 .collect(),
         }
     }

@@ -26,6 +26,7 @@ pub trait RowReceiver: Send + Sync {
 /// A block of result rows: row-major values, `width` per row.
 pub struct RowBlock {
     position: usize,
+    worker: usize,
     width: usize,
     values: Vec<Value>,
     /// Known to hold only values that own no heap memory.
@@ -33,10 +34,12 @@ pub struct RowBlock {
 }
 
 impl RowBlock {
-    /// An empty block for rows of `width` values.
-    pub(crate) fn new(width: usize) -> RowBlock {
+    /// An empty block for rows of `width` values, refilled by worker slot
+    /// `worker`.
+    pub(crate) fn new(width: usize, worker: usize) -> RowBlock {
         RowBlock {
             position: 0,
+            worker,
             width,
             values: Vec::new(),
             owns_nothing: true,
@@ -46,6 +49,14 @@ impl RowBlock {
     /// Where the block stands in the result's order (see [`RowReceiver`]).
     pub fn position(&self) -> usize {
         self.position
+    }
+
+    /// The worker slot that made the block (a small number). Blocks of one
+    /// slot never arrive concurrently, so a receiver may keep state per
+    /// slot (indexed by `worker() % n`) rather than share one counter
+    /// between workers.
+    pub fn worker(&self) -> usize {
+        self.worker
     }
 
     /// Values per row.
@@ -91,6 +102,7 @@ pub fn deliver(rows: Rows, receiver: &dyn RowReceiver) -> Result<()> {
     for (position, values) in rows.into_blocks().enumerate() {
         let mut block = RowBlock {
             position,
+            worker: 0,
             width,
             values,
             owns_nothing: false,
@@ -163,17 +175,18 @@ mod tests {
 
     #[test]
     fn a_block_reads_as_rows_of_its_width() {
-        let mut block = RowBlock::new(2);
+        let mut block = RowBlock::new(2, 1);
         block.refill(7, |values| {
             values.extend((0..6).map(Value::Int));
             false
         });
         assert_eq!((block.position(), block.len(), block.width()), (7, 3, 2));
+        assert_eq!(block.worker(), 1);
         let rows: Vec<&[Value]> = block.rows().collect();
         assert_eq!(rows[2], &[Value::Int(4), Value::Int(5)]);
         assert_eq!(block.take_values().len(), 6);
         assert!(block.is_empty());
-        let empty = RowBlock::new(0);
+        let empty = RowBlock::new(0, 0);
         assert_eq!((empty.len(), empty.rows().count()), (0, 0));
     }
 }

@@ -188,38 +188,31 @@ enum Targets {
     List(Vec<NodeId>),
 }
 
-/// Emits `input` row `row` extended with each node of `nodes`, chunk by chunk.
+/// Emits `input` row `row` extended with each node of `nodes`, chunk by
+/// chunk (the full chunks share one selection of the input row).
 fn emit_nodes(
     ctx: &mut TaskCtx<'_>,
     input: &Chunk,
     row: usize,
     out: Slot,
-    nodes: impl Iterator<Item = NodeId>,
+    nodes: Range<NodeId>,
 ) -> Result<()> {
-    let mut buffer: Vec<NodeId> = Vec::with_capacity(CHUNK_SIZE);
-    let flush = |buffer: &mut Vec<NodeId>, ctx: &mut TaskCtx<'_>| -> Result<()> {
-        let n = buffer.len();
-        let mut chunk = input.select(vec![row as u32; n]);
-        chunk.set_column(
-            out,
-            Column::new(ColumnData::Nodes(std::mem::replace(
-                buffer,
-                Vec::with_capacity(CHUNK_SIZE),
-            ))),
-        );
-        ctx.emit(chunk)
-    };
-    for node in nodes {
-        buffer.push(node);
-        if buffer.len() == CHUNK_SIZE {
-            if ctx.cancelled() {
-                return Ok(());
-            }
-            flush(&mut buffer, ctx)?;
+    let repeated: Arc<[u32]> = vec![row as u32; CHUNK_SIZE].into();
+    let mut start = nodes.start;
+    while start < nodes.end {
+        if ctx.cancelled() {
+            return Ok(());
         }
-    }
-    if !buffer.is_empty() {
-        flush(&mut buffer, ctx)?;
+        let end = nodes.end.min(start + CHUNK_SIZE as NodeId);
+        let ids: Vec<NodeId> = (start..end).collect();
+        let mut chunk = if ids.len() == CHUNK_SIZE {
+            input.select_shared(&repeated)
+        } else {
+            input.select(vec![row as u32; ids.len()])
+        };
+        chunk.set_column(out, Column::new(ColumnData::Nodes(ids)));
+        ctx.emit(chunk)?;
+        start = end;
     }
     Ok(())
 }

@@ -100,7 +100,7 @@ impl RowsSink {
             Some(receiver) => Destination::Stream(
                 receiver,
                 (0..slots)
-                    .map(|_| Mutex::new(RowBlock::new(columns.len())))
+                    .map(|worker| Mutex::new(RowBlock::new(columns.len(), worker)))
                     .collect(),
             ),
         };

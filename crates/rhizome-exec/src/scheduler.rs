@@ -424,14 +424,15 @@ impl PoolInner {
         let until = Instant::now() + self.idle_spin;
         let mut found = None;
         let mut rounds = 0u32;
+        // Queued work this worker may not take (its query runs on as many
+        // workers as it may) is looked at again only every 256 rounds: the
+        // worker keeps polling for the next query, which then starts
+        // without waiting for a sleeping worker to wake (~85 us here).
+        let mut capped = false;
         while found.is_none() {
-            if self.any_pending() {
+            if (!capped || rounds.is_multiple_of(256)) && self.any_pending() {
                 found = self.pick();
-                if found.is_none() {
-                    // Queued work this worker may not take (its queries run
-                    // on as many workers as they may): no use polling.
-                    break;
-                }
+                capped = found.is_none();
             }
             rounds = rounds.wrapping_add(1);
             if rounds.is_multiple_of(64) && (Instant::now() >= until || self.oversubscribed()) {
@@ -465,16 +466,29 @@ impl PoolInner {
             // queued meanwhile is either seen here or wakes a worker.
             self.idle.fetch_add(1, Ordering::SeqCst);
             self.active.fetch_sub(1, Ordering::SeqCst);
-            let seen = *self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
-            let found = self.pick();
-            if found.is_none() {
-                let guard = self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
-                if *guard == seen {
-                    let _ = self
-                        .sleep_signal
-                        .wait_timeout(guard, Duration::from_millis(10));
+            // A wait that times out with nothing queued sleeps on without
+            // counting as awake: a worker polling for work stops when more
+            // threads are awake than cores, and these periodic looks must
+            // not chase it off.
+            let found = loop {
+                let seen = *self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(found) = self.pick() {
+                    break Some(found);
                 }
-            }
+                let guard = self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
+                if *guard != seen {
+                    break None;
+                }
+                let (guard, wait) = self
+                    .sleep_signal
+                    .wait_timeout(guard, Duration::from_millis(10))
+                    .unwrap_or_else(|p| p.into_inner());
+                let signalled = *guard != seen;
+                drop(guard);
+                if signalled || !wait.timed_out() || self.any_pending() {
+                    break None;
+                }
+            };
             self.active.fetch_add(1, Ordering::SeqCst);
             self.idle.fetch_sub(1, Ordering::SeqCst);
             if let Some((scope, task)) = found {
@@ -757,6 +771,45 @@ mod tests {
             assert_eq!(awake_once_workers_sleep(&pool), 0);
             assert!(pool.inner.scopes.load().is_empty());
         }
+    }
+
+    #[test]
+    fn a_worker_keeps_polling_while_the_queued_work_is_capped() {
+        let pool = WorkerPool::with_spin(2, Duration::from_secs(2));
+        // A worker that ran a task polls for the next one.
+        let warm = pool.open_scope(ScopeOptions::default());
+        let (tx, rx) = mpsc::channel();
+        warm.spawn(Box::new(move |_| tx.send(()).unwrap()));
+        rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        pool.close_scope(&warm);
+        // A one-worker query on its caller queues tasks no worker may take.
+        let capped = pool.open_scope(ScopeOptions {
+            max_parallel: 1,
+            ..ScopeOptions::default()
+        });
+        let (queued, has_queued) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let caller = {
+            let capped = capped.clone();
+            std::thread::spawn(move || {
+                let inner = capped.clone();
+                capped.run_here(Box::new(move |_| {
+                    for _ in 0..4 {
+                        inner.spawn(Box::new(|_| {}));
+                    }
+                    queued.send(()).unwrap();
+                    released.recv().unwrap();
+                }));
+                capped.help();
+            })
+        };
+        has_queued.recv_timeout(Duration::from_secs(5)).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let spinning = pool.inner.spinning.load(Ordering::SeqCst);
+        release.send(()).unwrap();
+        caller.join().unwrap();
+        pool.close_scope(&capped);
+        assert_eq!(spinning, 1, "the polling worker went to sleep");
     }
 
     #[test]

@@ -4,11 +4,12 @@
 //!
 //! For each query: the median time over several runs with one worker and
 //! with all workers (the rows streamed to a receiver that counts them, as
-//! a client reading the result would), throughput, the speedup between them (the median of
-//! the rounds' ratios, each round running both back to back), the share of
-//! worker time PROFILE attributes to operators, and for A1–A4 a reference: the
-//! same answer computed by a plain loop over Rhizome's own CSR arrays, so the
-//! distance to the machine's limit is visible. Datasets are generated and
+//! a client reading the result would), throughput, the speedup between
+//! them (the median of the rounds' ratios, each round running both back to
+//! back), the share of worker time PROFILE attributes to operators, and
+//! for A1–A4 a reference: the same answer computed by a plain loop over
+//! Rhizome's own CSR arrays, so the distance to the machine's limit is
+//! visible. Datasets are generated and
 //! imported once into a cache directory and reused.
 
 pub mod ldbc;
@@ -321,10 +322,7 @@ struct Tally {
 impl Tally {
     /// The integer the first row starts with (a count), or -1.
     fn count(&self) -> i64 {
-        match self.first.as_deref() {
-            Some([Value::Int(n), ..]) => *n,
-            _ => -1,
-        }
+        leading_int(self.first.as_deref())
     }
 }
 
@@ -339,9 +337,10 @@ struct TallyReceiver {
     /// Rows per worker slot (`RowBlock::worker`), a cache line each, so
     /// the workers do not contend for one counter.
     rows: [PaddedCount; 16],
-    /// Position of the block `first` came from (`usize::MAX`: none yet).
+    /// Position of the block `first` came from (`usize::MAX`: none yet);
+    /// written under `first`'s lock.
     first_position: AtomicUsize,
-    first: Mutex<Option<(usize, Vec<Value>)>>,
+    first: Mutex<Option<Vec<Value>>>,
 }
 
 impl Default for TallyReceiver {
@@ -365,10 +364,10 @@ impl RowReceiver for TallyReceiver {
         }
         if let Some(row) = block.rows().next() {
             let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
-            self.first_position
-                .fetch_min(block.position(), Ordering::Relaxed);
-            if first.as_ref().is_none_or(|(p, _)| block.position() < *p) {
-                *first = Some((block.position(), row.to_vec()));
+            if block.position() < self.first_position.load(Ordering::Relaxed) {
+                self.first_position
+                    .store(block.position(), Ordering::Relaxed);
+                *first = Some(row.to_vec());
             }
         }
         Ok(())
@@ -379,19 +378,21 @@ impl TallyReceiver {
     fn tally(&self) -> Tally {
         Tally {
             rows: self.rows.iter().map(|c| c.0.load(Ordering::Relaxed)).sum(),
-            first: self
-                .first
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take()
-                .map(|(_, row)| row),
+            first: self.first.lock().unwrap_or_else(|p| p.into_inner()).take(),
         }
     }
 }
 
+/// The integer the first row starts with (the answer of a `count(*)`
+/// query), or -1.
 pub(crate) fn count_of(rows: &Rows) -> i64 {
-    match rows.first().and_then(|r| r.first()) {
-        Some(Value::Int(n)) => *n,
+    leading_int(rows.first())
+}
+
+/// The integer `row` starts with, or -1.
+fn leading_int(row: Option<&[Value]>) -> i64 {
+    match row {
+        Some([Value::Int(n), ..]) => *n,
         _ => -1,
     }
 }

@@ -121,6 +121,22 @@ fn checkpoint_procedure(db: Option<Database>) -> Procedure {
 }
 
 /// The result of `EXPLAIN`: the plan text and the columns, no rows.
+/// The outcome of a plan the runtime executed, timed from `start`.
+fn executed(
+    result: rhizome_exec::QueryResult,
+    start: Instant,
+    counters: WriteCounters,
+) -> QueryResult {
+    QueryResult {
+        columns: result.columns,
+        rows: result.rows,
+        elapsed: start.elapsed(),
+        plan: None,
+        profile: result.profile,
+        counters,
+    }
+}
+
 /// Hands the rows of a finished statement to `receiver`, if there is one
 /// (the result then keeps no rows).
 fn hand_over(
@@ -390,14 +406,7 @@ impl Engine {
                 receiver,
             )?,
         };
-        Ok(QueryResult {
-            columns: result.columns,
-            rows: result.rows,
-            elapsed: start.elapsed(),
-            plan: None,
-            profile: result.profile,
-            counters: WriteCounters::default(),
-        })
+        Ok(executed(result, start, WriteCounters::default()))
     }
 
     /// Runs `work` in `txn`, or in an autocommit transaction if there is none.
@@ -465,14 +474,11 @@ impl Engine {
         let exec_options = self.exec_options(options, planned.profile, true);
         let result =
             rhizome_exec::write::execute_update(&planned.plan, txn, params, &exec_options)?;
-        Ok(QueryResult {
-            columns: result.columns,
-            rows: result.rows,
-            elapsed: start.elapsed(),
-            plan: None,
-            profile: result.profile,
-            counters: counters_since(before, txn.counters()),
-        })
+        Ok(executed(
+            result,
+            start,
+            counters_since(before, txn.counters()),
+        ))
     }
 
     /// Starts an explicit transaction: its statements see each other's

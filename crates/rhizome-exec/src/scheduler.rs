@@ -466,7 +466,7 @@ impl PoolInner {
             // queued meanwhile is either seen here or wakes a worker.
             self.idle.fetch_add(1, Ordering::SeqCst);
             self.active.fetch_sub(1, Ordering::SeqCst);
-            // A wait that times out with nothing queued sleeps on without
+            // Until signalled, the worker looks for work every 10 ms without
             // counting as awake: a worker polling for work stops when more
             // threads are awake than cores, and these periodic looks must
             // not chase it off.
@@ -479,13 +479,11 @@ impl PoolInner {
                 if *guard != seen {
                     break None;
                 }
-                let (guard, wait) = self
+                let (guard, _) = self
                     .sleep_signal
                     .wait_timeout(guard, Duration::from_millis(10))
                     .unwrap_or_else(|p| p.into_inner());
-                let signalled = *guard != seen;
-                drop(guard);
-                if signalled || !wait.timed_out() || self.any_pending() {
+                if *guard != seen {
                     break None;
                 }
             };

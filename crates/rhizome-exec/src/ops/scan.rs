@@ -189,7 +189,8 @@ enum Targets {
 }
 
 /// Emits `input` row `row` extended with each node of `nodes`, chunk by
-/// chunk (the full chunks share one selection of the input row).
+/// chunk (the chunks of the first chunk's size share one selection of the
+/// input row).
 fn emit_nodes(
     ctx: &mut TaskCtx<'_>,
     input: &Chunk,
@@ -197,7 +198,8 @@ fn emit_nodes(
     out: Slot,
     nodes: Range<NodeId>,
 ) -> Result<()> {
-    let repeated: Arc<[u32]> = vec![row as u32; CHUNK_SIZE].into();
+    let full = (nodes.end.saturating_sub(nodes.start)).min(CHUNK_SIZE as NodeId) as usize;
+    let repeated: Arc<[u32]> = vec![row as u32; full].into();
     let mut start = nodes.start;
     while start < nodes.end {
         if ctx.cancelled() {
@@ -205,7 +207,7 @@ fn emit_nodes(
         }
         let end = nodes.end.min(start + CHUNK_SIZE as NodeId);
         let ids: Vec<NodeId> = (start..end).collect();
-        let mut chunk = if ids.len() == CHUNK_SIZE {
+        let mut chunk = if ids.len() == full {
             input.select_shared(&repeated)
         } else {
             input.select(vec![row as u32; ids.len()])

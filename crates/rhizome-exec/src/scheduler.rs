@@ -774,12 +774,25 @@ mod tests {
     #[test]
     fn a_worker_keeps_polling_while_the_queued_work_is_capped() {
         let pool = WorkerPool::with_spin(2, Duration::from_secs(2));
-        // A worker that ran a task polls for the next one.
-        let warm = pool.open_scope(ScopeOptions::default());
-        let (tx, rx) = mpsc::channel();
-        warm.spawn(Box::new(move |_| tx.send(()).unwrap()));
-        rx.recv_timeout(Duration::from_secs(5)).unwrap();
-        pool.close_scope(&warm);
+        // A worker that ran a task polls for the next one, while the other
+        // sleeps. It sleeps too if more threads were awake than cores when
+        // it finished (this thread, still in the task's query, or the other
+        // worker starting late); then the warm-up is repeated.
+        let settled = || {
+            pool.inner.spinning.load(Ordering::SeqCst) == 1
+                && pool.inner.idle.load(Ordering::SeqCst) == 1
+        };
+        let mut attempts = 0;
+        while !settled() {
+            attempts += 1;
+            assert!(attempts <= 100, "no worker ever polled after a task");
+            let warm = pool.open_scope(ScopeOptions::default());
+            let (tx, rx) = mpsc::channel();
+            warm.spawn(Box::new(move |_| tx.send(()).unwrap()));
+            rx.recv_timeout(Duration::from_secs(5)).unwrap();
+            pool.close_scope(&warm);
+            std::thread::sleep(Duration::from_millis(5));
+        }
         // A one-worker query on its caller queues tasks no worker may take.
         let capped = pool.open_scope(ScopeOptions {
             max_parallel: 1,

@@ -60,6 +60,16 @@ impl ColumnData {
     }
 }
 
+/// Values that own no heap memory (numbers, ids, dates, ...) are released
+/// with their buffer at once rather than dropped one by one.
+impl Drop for ColumnData {
+    fn drop(&mut self) {
+        if let ColumnData::Values(values) = self {
+            crate::stream::clear_values(values, false);
+        }
+    }
+}
+
 /// Which variant of [`ColumnData`] a column holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ColumnKind {

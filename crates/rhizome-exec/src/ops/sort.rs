@@ -195,6 +195,22 @@ impl SortSink {
         n
     }
 
+    /// Frees the columns of `chunk` that neither the output nor a
+    /// comparison reads (the keys are read from the chunk only when they
+    /// are not all held inline), here on the worker that made them rather
+    /// than when the query ends.
+    fn keep_needed(&self, chunk: &mut Chunk, keys_inline: bool) {
+        let Some(wanted) = &self.wanted else {
+            return;
+        };
+        for slot in 0..chunk.width() {
+            let is_key = self.keys.iter().any(|k| k.slot == slot);
+            if !wanted.contains(&slot) && (keys_inline || !is_key) {
+                chunk.clear_column(slot);
+            }
+        }
+    }
+
     /// Top-k: keeps the first `limit` of a worker's rows, and only the
     /// chunk data they use, gathered into one chunk.
     fn prune(&self, local: &mut Local, limit: u64) {
@@ -321,11 +337,20 @@ impl SortSink {
 /// Sorts rows whose `keys` (one or two) are inline integers, stably, by a
 /// radix sort on the keys packed into one number: each key as its offset
 /// from its smallest value in `rows`, the first key above the second, in
-/// 32 or 64 bits when their ranges fit (fewer bytes to count and scatter).
+/// 8, 16, 32 or 64 bits when their ranges fit (fewer bytes to count and
+/// scatter).
 fn radix_sort_ints(rows: &mut [SortRow], keys: usize) {
     let Some(first) = rows.first() else {
         return;
     };
+    // Rows already in order of their second key (as a scan in id order
+    // delivers them for `ORDER BY x, n.id`) need a stable sort by the first
+    // key only; rows in order of every key need none.
+    let in_order = |k: usize| rows.windows(2).all(|w| w[0].ints[k] <= w[1].ints[k]);
+    let keys = if keys == 2 && in_order(1) { 1 } else { keys };
+    if keys == 1 && in_order(0) {
+        return;
+    }
     let (mut min, mut max) = (first.ints, first.ints);
     for r in rows.iter() {
         for k in 0..keys {
@@ -341,7 +366,9 @@ fn radix_sort_ints(rows: &mut [SortRow], keys: usize) {
         high | low
     };
     match bits(0) + low_bits {
-        0..=32 => radsort::sort_by_key(rows, |r| packed(r) as u32),
+        0..=8 => radsort::sort_by_key(rows, |r| packed(r) as u8),
+        9..=16 => radsort::sort_by_key(rows, |r| packed(r) as u16),
+        17..=32 => radsort::sort_by_key(rows, |r| packed(r) as u32),
         33..=64 => radsort::sort_by_key(rows, packed),
         _ => radsort::sort_by_key(rows, |r| {
             (u128::from(r.ints[0]) << 64) | u128::from(r.ints[1])
@@ -377,7 +404,7 @@ fn gather<'c>(rows: impl Iterator<Item = (&'c Chunk, u32)>, only: Option<&[Slot]
 }
 
 impl Sink for SortSink {
-    fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+    fn consume(&self, mut chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
         if self.limit == Some(0) || chunk.is_empty() {
             return Ok(());
         }
@@ -393,6 +420,7 @@ impl Sink for SortSink {
             .map(|k| (chunk.column(k.slot), k.descending))
             .collect();
         local.rows.reserve(chunk.len());
+        let mut all_inline = int_keys;
         for row in 0..chunk.len() {
             let mut ints = [0u64; 2];
             let mut ints_valid = int_keys;
@@ -409,7 +437,10 @@ impl Sink for SortSink {
                 row: row as u32,
                 ints_valid,
             });
+            all_inline &= ints_valid;
         }
+        drop(columns);
+        self.keep_needed(&mut chunk, all_inline);
         let (len, width) = (chunk.len(), chunk.width());
         local.chunks.push(chunk);
         match self.limit {
@@ -500,6 +531,43 @@ mod tests {
                 ints_valid: true,
             })
             .collect()
+    }
+
+    /// `rows` stably sorted by `key`, renumbered in their new order (as
+    /// if they had arrived so).
+    fn arrived_in_order_of(mut rows: Vec<SortRow>, key: usize) -> Vec<SortRow> {
+        rows.sort_by_key(|r| r.ints[key]);
+        for (i, r) in rows.iter_mut().enumerate() {
+            (r.chunk, r.row) = (i as u32 / 7, i as u32 % 7);
+        }
+        rows
+    }
+
+    #[test]
+    fn radix_sort_of_rows_already_in_order_of_a_key_is_still_stable() {
+        let stable = |rows: &[SortRow], keys: usize| {
+            let mut want = rows.to_vec();
+            want.sort_by_key(|r| (r.ints[0], if keys == 2 { r.ints[1] } else { 0 }));
+            want.iter().map(SortRow::arrival).collect::<Vec<_>>()
+        };
+        // Few first-key values with ties on both keys, arriving in order of
+        // the second key (sorted by the first alone), of the first (no
+        // sort at all for one key), or of neither.
+        for key in [0, 1] {
+            for keys in [1, 2] {
+                let mut got = arrived_in_order_of(rows(5000, 6, 300, 9), key);
+                let want = stable(&got, keys);
+                radix_sort_ints(&mut got, keys);
+                let got: Vec<_> = got.iter().map(SortRow::arrival).collect();
+                assert_eq!(got, want, "in order of key {key}, {keys} key(s)");
+            }
+        }
+        let mut descending = arrived_in_order_of(rows(5000, 6, 300, 9), 1);
+        descending.reverse();
+        let want = stable(&descending, 2);
+        radix_sort_ints(&mut descending, 2);
+        let got: Vec<_> = descending.iter().map(SortRow::arrival).collect();
+        assert_eq!(got, want, "in reverse order of the second key");
     }
 
     #[test]

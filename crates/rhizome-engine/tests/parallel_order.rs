@@ -57,6 +57,43 @@ fn parallel_results_equal_single_worker_results() {
     );
 }
 
+/// A sort drops the key columns of chunks whose keys it holds inline
+/// (integers); rows of such chunks still compare right with rows whose
+/// keys it reads from their chunks (strings, nulls, floats), whether or
+/// not the key is returned, sorted and as a top-k.
+#[test]
+fn sort_keys_held_inline_compare_with_keys_read_from_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::empty_engine(dir.path());
+    // Chunks of integer keys only, chunks of mixed keys, chunks of none.
+    let key = "CASE WHEN x > 7000 THEN toString(x % 17) \
+               WHEN x > 5000 AND x % 10 = 0 THEN null ELSE x % 23 END";
+    for (order, limit) in [("", ""), (" DESC", ""), ("", " LIMIT 3000")] {
+        let hidden =
+            format!("UNWIND range(1, 10000) AS x RETURN x ORDER BY {key}{order}, x{limit}");
+        let shown = format!(
+            "UNWIND range(1, 10000) AS x WITH x, {key} AS k \
+             RETURN x, k ORDER BY k{order}, x{limit}"
+        );
+        let want: Vec<Vec<Value>> = rows(&engine, &shown, 1)
+            .into_iter()
+            .map(|row| row[..1].to_vec())
+            .collect();
+        // Integers order before strings, and nulls last, ascending.
+        assert_eq!(want.len(), if limit.is_empty() { 10000 } else { 3000 });
+        for threads in [1, 2] {
+            let got = rows(&engine, &hidden, threads);
+            let first_difference = got.iter().zip(&want).position(|(a, b)| a != b);
+            assert!(
+                got.len() == want.len() && first_difference.is_none(),
+                "{hidden} on {threads} workers: {} rows for {}, first difference at {first_difference:?}",
+                got.len(),
+                want.len()
+            );
+        }
+    }
+}
+
 /// Rows of `query` with `params` on `pool`, using at most `threads` workers.
 fn rows_on(
     engine: &Engine,

@@ -56,7 +56,7 @@ fn outcome(engine: &Engine, query: &str, threads: usize) -> Result<Vec<Vec<Value
 /// text. With more than one worker, which failing chunk reports its error
 /// first is a race, so then only failing is required of both, and float
 /// sums add their parts in a different order, so floats need only agree
-/// to 12 significant digits.
+/// to a relative 1e-12.
 fn same(
     a: &Result<Vec<Vec<Value>>, String>,
     b: &Result<Vec<Vec<Value>>, String>,
@@ -65,19 +65,30 @@ fn same(
     if threads == 1 {
         return format!("{a:?}") == format!("{b:?}");
     }
-    let text = |r: &Result<Vec<Vec<Value>>, String>| match r {
-        Err(_) => "error".to_string(),
-        Ok(rows) => rows
-            .iter()
-            .flatten()
-            .map(|v| match v {
-                Value::Float(x) => format!("{x:.11e}"),
-                v => format!("{v:?}"),
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
-    };
-    text(a) == text(b)
+    match (a, b) {
+        (Err(_), Err(_)) => true,
+        (Ok(a), Ok(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x.len() == y.len() && x.iter().zip(y).all(|(x, y)| close(x, y)))
+        }
+        _ => false,
+    }
+}
+
+/// Equal, or floats within 1e-12 of each other relative to the larger
+/// (a rounding difference; comparing their text to a number of digits
+/// fails whenever the two straddle a rounding boundary of that digit).
+fn close(x: &Value, y: &Value) -> bool {
+    match (x, y) {
+        (Value::Float(a), Value::Float(b)) => {
+            a.to_bits() == b.to_bits()
+                || (a.is_nan() && b.is_nan())
+                || (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+        }
+        _ => format!("{x:?}") == format!("{y:?}"),
+    }
 }
 
 const EXPRESSIONS: &[&str] = &[

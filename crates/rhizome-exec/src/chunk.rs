@@ -70,6 +70,24 @@ impl Drop for ColumnData {
     }
 }
 
+/// The ids `read` finds in `slot` of the picked rows (`NULL_ID` where the
+/// slot is unset); generic so that the read is inlined into the loop.
+#[inline]
+fn gather_ids(
+    picks: &[(&Chunk, u32)],
+    slot: usize,
+    read: impl Fn(&Column, usize) -> Option<u64>,
+) -> Vec<u64> {
+    picks
+        .iter()
+        .map(|(c, row)| {
+            c.column(slot)
+                .and_then(|col| read(col, *row as usize))
+                .unwrap_or(NULL_ID)
+        })
+        .collect()
+}
+
 /// Which variant of [`ColumnData`] a column holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ColumnKind {
@@ -336,20 +354,14 @@ impl Chunk {
                     _ => this,
                 });
             }
-            let ids = |read: fn(&Column, usize) -> Option<u64>| -> Vec<u64> {
-                picks
-                    .iter()
-                    .map(|(c, row)| {
-                        c.column(slot)
-                            .and_then(|col| read(col, *row as usize))
-                            .unwrap_or(NULL_ID)
-                    })
-                    .collect()
-            };
             let data = match kind {
                 None => continue,
-                Some(ColumnKind::Nodes) => ColumnData::Nodes(ids(Column::node)),
-                Some(ColumnKind::Rels) => ColumnData::Rels(ids(Column::rel)),
+                Some(ColumnKind::Nodes) => {
+                    ColumnData::Nodes(gather_ids(picks, slot, |c, row| c.node(row)))
+                }
+                Some(ColumnKind::Rels) => {
+                    ColumnData::Rels(gather_ids(picks, slot, |c, row| c.rel(row)))
+                }
                 Some(ColumnKind::Values) => ColumnData::Values(
                     picks
                         .iter()

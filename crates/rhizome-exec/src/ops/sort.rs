@@ -55,6 +55,8 @@ impl SortRow {
 struct Local {
     rows: Vec<SortRow>,
     chunks: Vec<Chunk>,
+    /// Some row's keys are not held inline (they are compared in the chunks).
+    keys_in_chunks: bool,
 }
 
 /// One part of a parallel merge: its range of each sorted run, then its
@@ -125,9 +127,9 @@ impl SortSink {
             return a.ints.cmp(&b.ints);
         }
         let (ca, cb) = (chunk(a), chunk(b));
-        for k in &self.keys {
-            let x = key_value(ca, k.slot, a.row);
-            let y = key_value(cb, k.slot, b.row);
+        for (i, k) in self.keys.iter().enumerate() {
+            let x = key_value(a, i, k, ca);
+            let y = key_value(b, i, k, cb);
             let o = order(&x, &y);
             let o = if k.descending { o.reverse() } else { o };
             if o != Ordering::Equal {
@@ -319,8 +321,12 @@ impl SortSink {
     fn sort_run(&self, part: usize) {
         // Ties are broken by arrival, so an unstable sort is stable here.
         let mut guard = lock(&self.locals[part]);
-        let Local { rows, chunks, .. } = &mut *guard;
-        if rows.iter().all(|r| r.ints_valid) {
+        let Local {
+            rows,
+            chunks,
+            keys_in_chunks,
+        } = &mut *guard;
+        if !*keys_in_chunks {
             // Integer keys only: a stable radix sort keeps ties in arrival
             // order, as the rows were pushed (a top-k prune leaves them in
             // (keys, arrival) order).
@@ -343,20 +349,24 @@ fn radix_sort_ints(rows: &mut [SortRow], keys: usize) {
     let Some(first) = rows.first() else {
         return;
     };
+    // One pass finds each key's range and whether the rows already come in
+    // its order.
+    let (mut min, mut max, mut previous) = (first.ints, first.ints, first.ints);
+    let mut in_order = [true; 2];
+    for r in rows.iter() {
+        for k in 0..2 {
+            min[k] = min[k].min(r.ints[k]);
+            max[k] = max[k].max(r.ints[k]);
+            in_order[k] &= previous[k] <= r.ints[k];
+        }
+        previous = r.ints;
+    }
     // Rows already in order of their second key (as a scan in id order
     // delivers them for `ORDER BY x, n.id`) need a stable sort by the first
     // key only; rows in order of every key need none.
-    let in_order = |k: usize| rows.windows(2).all(|w| w[0].ints[k] <= w[1].ints[k]);
-    let keys = if keys == 2 && in_order(1) { 1 } else { keys };
-    if keys == 1 && in_order(0) {
+    let keys = if keys == 2 && in_order[1] { 1 } else { keys };
+    if keys == 1 && in_order[0] {
         return;
-    }
-    let (mut min, mut max) = (first.ints, first.ints);
-    for r in rows.iter() {
-        for k in 0..keys {
-            min[k] = min[k].min(r.ints[k]);
-            max[k] = max[k].max(r.ints[k]);
-        }
     }
     let bits = |k: usize| 64 - (max[k] - min[k]).leading_zeros();
     let low_bits = if keys == 2 { bits(1) } else { 0 };
@@ -387,11 +397,24 @@ fn ordered_int(x: i64, descending: bool) -> u64 {
     }
 }
 
-/// The value of `slot` in `row` of `chunk`, borrowed where it is stored as a value.
+/// The inverse of [`ordered_int`].
 #[inline]
-fn key_value(chunk: &Chunk, slot: usize, row: u32) -> Cow<'_, Value> {
-    match chunk.column(slot) {
-        Some(column) => column.value_ref(row as usize),
+fn int_of_ordered(x: u64, descending: bool) -> i64 {
+    let ascending = if descending { !x } else { x };
+    (ascending ^ (1 << 63)) as i64
+}
+
+/// The value of sort key `key` (the `index`th) of `row`, which lies in
+/// `chunk`: decoded from the row when its keys are inline (the chunk no
+/// longer holds them, see [`SortSink::keep_needed`]), else borrowed from
+/// the chunk where it is stored as a value.
+#[inline]
+fn key_value<'c>(row: &SortRow, index: usize, key: &SortKey, chunk: &'c Chunk) -> Cow<'c, Value> {
+    if row.ints_valid {
+        return Cow::Owned(Value::Int(int_of_ordered(row.ints[index], key.descending)));
+    }
+    match chunk.column(key.slot) {
+        Some(column) => column.value_ref(row.row as usize),
         None => Cow::Owned(Value::Null),
     }
 }
@@ -440,6 +463,7 @@ impl Sink for SortSink {
             all_inline &= ints_valid;
         }
         drop(columns);
+        local.keys_in_chunks |= !all_inline;
         self.keep_needed(&mut chunk, all_inline);
         let (len, width) = (chunk.len(), chunk.width());
         local.chunks.push(chunk);
@@ -496,14 +520,19 @@ impl Sink for SortSink {
 
 #[cfg(test)]
 mod tests {
-    use super::{ordered_int, radix_sort_ints, SortRow};
+    use super::{int_of_ordered, ordered_int, radix_sort_ints, SortRow};
 
     #[test]
-    fn ordered_ints_sort_like_the_ints() {
+    fn ordered_ints_sort_like_the_ints_and_decode_to_them() {
         let xs = [i64::MIN, -5, -1, 0, 1, 7, i64::MAX];
         for w in xs.windows(2) {
             assert!(ordered_int(w[0], false) < ordered_int(w[1], false));
             assert!(ordered_int(w[0], true) > ordered_int(w[1], true));
+        }
+        for x in xs {
+            for descending in [false, true] {
+                assert_eq!(int_of_ordered(ordered_int(x, descending), descending), x);
+            }
         }
     }
 

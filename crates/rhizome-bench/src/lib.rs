@@ -5,8 +5,9 @@
 //! For each query: the median time over several runs with one worker and
 //! with all workers (the rows streamed to a receiver that counts them, as
 //! a client reading the result would), throughput, the speedup between
-//! them (the median of the rounds' ratios, each round running both back to
-//! back), the share of worker time PROFILE attributes to operators, and
+//! them (the median of the ratios of paired runs, each round timing a block
+//! of runs with one worker and a block with all, each block after an
+//! untimed lead-in run), the share of worker time PROFILE attributes to operators, and
 //! for A1–A4 a reference: the same answer computed by a plain loop over
 //! Rhizome's own CSR arrays, so the distance to the machine's limit is
 //! visible. Datasets are generated and
@@ -48,8 +49,8 @@ pub const DEFAULT_MIN_SECONDS: f64 = 3.0;
 pub struct QueryBenchOptions {
     /// Where generated databases are cached.
     pub data_dir: PathBuf,
-    /// Timed rounds per query, at least (after one warm-up run); a round
-    /// runs the query on one worker and on all.
+    /// Timed runs per worker count, at least (after one warm-up round); a
+    /// round times [`BLOCK_RUNS`] runs on one worker and as many on all.
     pub runs: usize,
     /// Rounds go on past `runs` until this much time was spent in them (or
     /// [`MAX_ROUNDS`]), so a query of a few milliseconds is measured over
@@ -131,8 +132,9 @@ pub struct BenchRow {
     pub all: Duration,
     /// Workers used for `all`.
     pub workers: usize,
-    /// Median over the rounds of the round's single-worker time divided by
-    /// its all-worker time (the two runs of a round are back to back).
+    /// Median over paired runs of the single-worker time divided by the
+    /// all-worker time: run `j` of a round's single-worker block paired
+    /// with run `j` of its all-worker block.
     pub speedup: f64,
     /// First and third quartile of those ratios: how much they spread.
     pub speedup_quartiles: (f64, f64),
@@ -251,8 +253,9 @@ pub fn random_ids(count: usize, bound: u64, seed: u64) -> Vec<i64> {
         .collect()
 }
 
-/// The quartiles (first, median, third) over rounds of `ones[i] / alls[i]`:
-/// a round's two runs see the same machine, so the ratio is not thrown off
+/// The quartiles (first, median, third) of `ones[i] / alls[i]`, where
+/// `ones[i]` and `alls[i]` are the same run of one round's two blocks: the
+/// pair sees the same machine, so the ratio is not thrown off
 /// when the machine's speed changes between rounds (this one's
 /// single-thread speed shifts by up to 2x for seconds at a time). Zeros if
 /// there are no rounds.
@@ -411,9 +414,10 @@ fn list_len(params: &BTreeMap<String, Value>) -> f64 {
     }
 }
 
-/// Times one query: each round runs it with one worker, with all workers,
-/// and the reference loop (if any) back to back, so all three see the same
-/// machine load; the medians over the rounds are reported.
+/// Times one query: each round runs a block with one worker, a block with
+/// all workers (in alternating order) and the reference loop (if any) back
+/// to back, so all three see the same machine load; the medians over the
+/// timed runs are reported.
 fn run_spec(
     engine: &Engine,
     spec: &Spec,

@@ -330,7 +330,8 @@ pub struct BenchWritesArgs {
 /// `rhizome bench queries`.
 #[derive(Debug, Args)]
 pub struct BenchQueriesArgs {
-    /// Timed rounds per query, at least (each runs it on one worker and on all).
+    /// Timed runs per query and worker count, at least (a round times 3 on
+    /// one worker and 3 on all, each block after an untimed lead-in run).
     #[arg(long, default_value_t = rhizome_bench::DEFAULT_RUNS)]
     pub runs: usize,
     /// Go on with rounds until this many seconds were spent on the query.

@@ -247,14 +247,16 @@ impl SortSink {
     ) {
         let (mut i, mut j, mut n) = (0, 0, 0);
         while n < limit && i < a.len() && j < b.len() {
+            // Rows still to pass on (`limit` may be `usize::MAX`).
+            let room = limit - n;
             let stretch = if after(&a[i], &b[j]) {
                 let end = j + gallop(&b[j..], |y| after(&a[i], y));
-                let stretch = &b[j..end.min(j + limit - n)];
+                let stretch = &b[j..end.min(j.saturating_add(room))];
                 j += stretch.len();
                 stretch
             } else {
                 let end = i + gallop(&a[i..], |x| !after(x, &b[j]));
-                let stretch = &a[i..end.min(i + limit - n)];
+                let stretch = &a[i..end.min(i.saturating_add(room))];
                 i += stretch.len();
                 stretch
             };

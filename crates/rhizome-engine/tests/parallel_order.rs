@@ -79,7 +79,8 @@ fn sort_keys_held_inline_compare_with_keys_read_from_chunks() {
             .into_iter()
             .map(|row| row[..1].to_vec())
             .collect();
-        // Integers order before strings, and nulls last, ascending.
+        // The same sort with the key returned keeps the key's column: the
+        // order to match.
         assert_eq!(want.len(), if limit.is_empty() { 10000 } else { 3000 });
         for threads in [1, 2] {
             let got = rows(&engine, &hidden, threads);

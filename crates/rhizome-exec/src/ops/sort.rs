@@ -70,6 +70,8 @@ type MergePart = (Vec<Range<usize>>, Vec<Chunk>);
 struct Frozen {
     runs: Vec<Vec<SortRow>>,
     chunks: Vec<Vec<Chunk>>,
+    /// Some worker consumed a row whose keys are not held inline.
+    keys_in_chunks: bool,
 }
 
 /// Rows per part of a parallel merge, at least.
@@ -162,12 +164,13 @@ impl SortSink {
         let mut frozen = self.frozen.write().unwrap_or_else(|p| p.into_inner());
         for local in &self.locals {
             let local = std::mem::take(&mut *lock(local));
+            frozen.keys_in_chunks |= local.keys_in_chunks;
             if !local.rows.is_empty() {
                 frozen.runs.push(local.rows);
             }
             frozen.chunks.push(local.chunks);
         }
-        let Frozen { runs, chunks } = &*frozen;
+        let Frozen { runs, chunks, .. } = &*frozen;
         let total: usize = runs.iter().map(Vec::len).sum();
         // Top-k keeps few rows: one part.
         let count = if self.limit.is_some() {
@@ -272,7 +275,11 @@ impl SortSink {
     fn merge_part(&self, part: usize) {
         let ranges = std::mem::take(&mut lock(&self.parts)[part].0);
         let frozen = self.frozen.read().unwrap_or_else(|p| p.into_inner());
-        let Frozen { runs, chunks } = &*frozen;
+        let Frozen {
+            runs,
+            chunks,
+            keys_in_chunks,
+        } = &*frozen;
         let mut pieces: Vec<Cow<'_, [SortRow]>> = runs
             .iter()
             .zip(ranges)
@@ -280,8 +287,9 @@ impl SortSink {
             .map(|(run, range)| Cow::Borrowed(&run[range]))
             .collect();
         let keep = self.limit.map_or(usize::MAX, |l| l as usize);
-        // Integer keys only: compared inline, without reaching into chunks.
-        let ints = pieces.iter().all(|p| p.iter().all(|r| r.ints_valid));
+        // Integer keys only (as the workers noted while consuming):
+        // compared inline, without reaching into chunks.
+        let ints = !keys_in_chunks;
         let inline = |x: &SortRow, y: &SortRow| (x.ints, x.arrival()) > (y.ints, y.arrival());
         let in_chunks =
             |x: &SortRow, y: &SortRow| self.compare_frozen(chunks, x, y) == Ordering::Greater;

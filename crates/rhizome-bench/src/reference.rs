@@ -148,6 +148,15 @@ impl LikesReference {
                         rhizome_common::prefetch(&passing[ahead as usize]);
                     }
                 }
+                // The weights of a list still to be counted, four entries
+                // ahead (its offsets and slot were requested four before).
+                if let (true, Some(&near)) = (WEIGHTED, others.get(k + 4)) {
+                    if passing[near as usize] == u32::MAX {
+                        for pos in out.positions(near).step_by(8).take(16) {
+                            rhizome_common::prefetch(&weights[pos]);
+                        }
+                    }
+                }
                 let p2 = p2 as usize;
                 if p2 == p1 || !passes(p2) {
                     continue;

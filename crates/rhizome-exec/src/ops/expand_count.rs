@@ -343,6 +343,15 @@ impl CountMemo {
         }
     }
 
+    /// True if `node`'s count is not known yet (so reaching it will read
+    /// its list).
+    #[inline(always)]
+    fn unknown(&self, node: NodeId) -> bool {
+        self.slots
+            .get(node as usize)
+            .is_some_and(|slot| slot.load(Ordering::Relaxed) == 0)
+    }
+
     /// The count for `node`, computed by `count` the first time.
     #[inline(always)]
     fn get_or_count(&self, node: NodeId, count: impl FnOnce() -> u64) -> u64 {
@@ -454,6 +463,29 @@ impl<'a> PlainHop<'a> {
             None => self.count_list(source),
         }
     }
+
+    /// Starts loading the filter values of `source`'s base list, up to
+    /// [`PlainHop::PREFETCHED_LINES`] cache lines (the hardware prefetcher
+    /// carries a longer list on), for a count that will read them.
+    #[inline(always)]
+    fn prefetch_list(&self, source: NodeId) {
+        let Some((_, values)) = &self.filter else {
+            return;
+        };
+        let csr = self.lists.csr();
+        if csr.perm().is_some() {
+            return;
+        }
+        let first = self.lists.first();
+        let range = csr.positions(source);
+        for p in range.step_by(8).take(Self::PREFETCHED_LINES) {
+            values.prefetch(first + p as u64);
+        }
+    }
+
+    /// How many cache lines of a list's filter values
+    /// [`PlainHop::prefetch_list`] requests at most (128 floats).
+    const PREFETCHED_LINES: usize = 16;
 
     /// The passing entries of `source`'s list, counted.
     #[inline(always)]
@@ -586,6 +618,9 @@ const MAX_PATH: usize = 4;
 impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
     /// How many entries ahead the offsets are prefetched.
     const AHEAD: usize = 8;
+    /// How many entries ahead what the offsets point at is prefetched (they
+    /// were requested `AHEAD - NEAR` entries before, so are likely cached).
+    const NEAR: usize = 4;
 
     fn of(
         walked: &'h PlainHop<'w>,
@@ -636,7 +671,15 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         let counted = last.lists.csr();
         if walked.filter.is_none() && last.filter.is_none() && last.lists.all_base() {
             let all = |_| true;
-            return self.sum_with(others, rel_at, all, all, |o| counted.degree(o), |_, _| {});
+            return self.sum_with(
+                others,
+                rel_at,
+                all,
+                all,
+                |o| counted.degree(o),
+                |_, _| {},
+                |_| {},
+            );
         }
         let walked_passes = |r| walked.passes(r);
         let last_passes = |r| last.passes(r);
@@ -656,6 +699,11 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                     memo.prefetch(o);
                     prefetch_value(r);
                 },
+                |o| {
+                    if memo.unknown(o) {
+                        last.prefetch_list(o);
+                    }
+                },
             ),
             None => self.sum_with(
                 others,
@@ -664,6 +712,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 last_passes,
                 |o| last.count_list(o),
                 |_, r| prefetch_value(r),
+                |o| last.prefetch_list(o),
             ),
         }
     }
@@ -681,6 +730,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         last_passes: impl Fn(RelId) -> bool,
         passing: impl Fn(NodeId) -> u64,
         prefetch: impl Fn(NodeId, RelId),
+        prefetch_near: impl Fn(NodeId),
     ) -> u64 {
         let path_rels = &self.path_rels[..self.len];
         let anchors = &self.anchors[..self.len];
@@ -691,6 +741,9 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
             if let Some(&ahead) = others.get(i + Self::AHEAD) {
                 counted.prefetch(ahead);
                 prefetch(ahead, rel_at(i + Self::AHEAD));
+            }
+            if let Some(&near) = others.get(i + Self::NEAR) {
+                prefetch_near(near);
             }
             let r = rel_at(i);
             if path_rels.contains(&r) || !walked_passes(r) {

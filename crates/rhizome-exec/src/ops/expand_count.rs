@@ -677,8 +677,10 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 all,
                 all,
                 |o| counted.degree(o),
-                |_, _| {},
-                |_| {},
+                Prefetch {
+                    far: |_, _| {},
+                    near: |_| {},
+                },
             );
         }
         let walked_passes = |r| walked.passes(r);
@@ -695,14 +697,16 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 walked_passes,
                 last_passes,
                 |o| memo.get_or_count(o, || last.count_list(o)),
-                |o, r| {
-                    memo.prefetch(o);
-                    prefetch_value(r);
-                },
-                |o| {
-                    if memo.unknown(o) {
-                        last.prefetch_list(o);
-                    }
+                Prefetch {
+                    far: |o, r| {
+                        memo.prefetch(o);
+                        prefetch_value(r);
+                    },
+                    near: |o| {
+                        if memo.unknown(o) {
+                            last.prefetch_list(o);
+                        }
+                    },
                 },
             ),
             None => self.sum_with(
@@ -711,16 +715,18 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 walked_passes,
                 last_passes,
                 |o| last.count_list(o),
-                |_, r| prefetch_value(r),
-                |o| last.prefetch_list(o),
+                Prefetch {
+                    far: |_, r| prefetch_value(r),
+                    near: |o| last.prefetch_list(o),
+                },
             ),
         }
     }
 
     /// [`CountSums::sum`] with the hops' filters `walked_passes` and
-    /// `last_passes`, the counted lists' passing entries `passing` and a
-    /// prefetch of what the entry (other end, relationship) will read
-    /// besides the offsets.
+    /// `last_passes`, the counted lists' passing entries `passing` and the
+    /// requests `prefetch` of what later entries will read besides the
+    /// offsets.
     #[inline(always)]
     fn sum_with(
         &self,
@@ -729,8 +735,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         walked_passes: impl Fn(RelId) -> bool,
         last_passes: impl Fn(RelId) -> bool,
         passing: impl Fn(NodeId) -> u64,
-        prefetch: impl Fn(NodeId, RelId),
-        prefetch_near: impl Fn(NodeId),
+        prefetch: Prefetch<impl Fn(NodeId, RelId), impl Fn(NodeId)>,
     ) -> u64 {
         let path_rels = &self.path_rels[..self.len];
         let anchors = &self.anchors[..self.len];
@@ -740,10 +745,10 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         for (i, &other) in others.iter().enumerate() {
             if let Some(&ahead) = others.get(i + Self::AHEAD) {
                 counted.prefetch(ahead);
-                prefetch(ahead, rel_at(i + Self::AHEAD));
+                (prefetch.far)(ahead, rel_at(i + Self::AHEAD));
             }
             if let Some(&near) = others.get(i + Self::NEAR) {
-                prefetch_near(near);
+                (prefetch.near)(near);
             }
             let r = rel_at(i);
             if path_rels.contains(&r) || !walked_passes(r) {
@@ -756,6 +761,15 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         }
         total
     }
+}
+
+/// What [`CountSums::sum_with`] requests ahead of an entry: `far` for the
+/// entry [`CountSums::AHEAD`] on (its other end and relationship; the other
+/// end's offsets are requested beside it), `near` for the entry
+/// [`CountSums::NEAR`] on (its other end).
+struct Prefetch<F, N> {
+    far: F,
+    near: N,
 }
 
 struct CountCtx<'a, 'q> {

@@ -19,6 +19,7 @@ pub mod compile;
 pub mod context;
 pub mod expr;
 pub mod ops;
+pub mod per_worker;
 pub mod pipeline;
 pub mod procedures;
 pub mod rows;

@@ -7,6 +7,7 @@ use crate::chunk::{Chunk, RowBuilder, CHUNK_SIZE};
 use crate::compile::{CExpr, CNode};
 use crate::context::QueryContext;
 use crate::expr::{Evaluator, Row};
+use crate::per_worker::PerWorker;
 use crate::pipeline::{Sink, TaskCtx};
 use crate::rows::Rows;
 use crate::scheduler::CancelToken;
@@ -30,7 +31,7 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Collects chunks as they come (per worker); optionally stops the run at the first row.
 pub struct CollectSink {
-    locals: Vec<Mutex<Vec<Chunk>>>,
+    locals: PerWorker<Vec<Chunk>>,
     stop_after_first: Option<Arc<CancelToken>>,
 }
 
@@ -38,7 +39,7 @@ impl CollectSink {
     /// A sink for `slots` workers; `stop_after_first` is cancelled once a row arrives.
     pub fn new(slots: usize, stop_after_first: Option<Arc<CancelToken>>) -> CollectSink {
         CollectSink {
-            locals: (0..slots.max(1)).map(|_| Mutex::new(Vec::new())).collect(),
+            locals: PerWorker::new(slots, |_| Vec::new()),
             stop_after_first,
         }
     }
@@ -47,7 +48,7 @@ impl CollectSink {
 impl Sink for CollectSink {
     fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
         ctx.q.memory.charge(chunk.len() * chunk.width() * 8)?;
-        lock(&self.locals[ctx.worker % self.locals.len()]).push(chunk);
+        self.locals.lock(ctx.worker).push(chunk);
         if let Some(token) = &self.stop_after_first {
             token.cancel();
         }
@@ -55,11 +56,7 @@ impl Sink for CollectSink {
     }
 
     fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
-        Ok(self
-            .locals
-            .iter()
-            .flat_map(|l| std::mem::take(&mut *lock(l)))
-            .collect())
+        Ok(self.locals.take_all().flatten().collect())
     }
 }
 
@@ -70,9 +67,9 @@ type SourceRows = (usize, Vec<Value>);
 /// Where the result sink puts the rows it builds.
 enum Destination {
     /// Kept, per worker, until [`RowsSink::take_rows`].
-    Collect(Vec<Mutex<Vec<SourceRows>>>),
+    Collect(PerWorker<Vec<SourceRows>>),
     /// Handed to a receiver; each worker refills one block.
-    Stream(Arc<dyn RowReceiver>, Vec<Mutex<RowBlock>>),
+    Stream(Arc<dyn RowReceiver>, PerWorker<RowBlock>),
 }
 
 /// The result sink of a query: turns each chunk into a block of result
@@ -94,14 +91,11 @@ impl RowsSink {
         columns: Vec<Slot>,
         receiver: Option<Arc<dyn RowReceiver>>,
     ) -> RowsSink {
-        let slots = slots.max(1);
         let destination = match receiver {
-            None => Destination::Collect((0..slots).map(|_| Mutex::new(Vec::new())).collect()),
+            None => Destination::Collect(PerWorker::new(slots, |_| Vec::new())),
             Some(receiver) => Destination::Stream(
                 receiver,
-                (0..slots)
-                    .map(|worker| Mutex::new(RowBlock::new(columns.len(), worker)))
-                    .collect(),
+                PerWorker::new(slots, |worker| RowBlock::new(columns.len(), worker)),
             ),
         };
         RowsSink {
@@ -116,9 +110,7 @@ impl RowsSink {
     pub fn take_rows(&self) -> Rows {
         let mut pieces: Vec<SourceRows> = Vec::new();
         if let Destination::Collect(locals) = &self.destination {
-            for local in locals {
-                pieces.append(&mut lock(local));
-            }
+            pieces.extend(locals.take_all().flatten());
         }
         pieces.sort_by_key(|(source, _)| *source);
         Rows::from_blocks(
@@ -157,11 +149,11 @@ impl Sink for RowsSink {
                 ctx.q.memory.charge(chunk.len() * chunk.width() * 8)?;
                 let mut values = Vec::new();
                 self.build(&chunk, &mut values);
-                lock(&locals[ctx.worker % locals.len()]).push((ctx.source, values));
+                locals.lock(ctx.worker).push((ctx.source, values));
                 Ok(())
             }
             Destination::Stream(receiver, blocks) => {
-                let mut block = lock(&blocks[ctx.worker % blocks.len()]);
+                let mut block = blocks.lock(ctx.worker);
                 block.refill(ctx.source, |values| self.build(&chunk, values));
                 receiver.receive(&mut block)
             }
@@ -239,16 +231,14 @@ type Groups = KeyMap<Vec<GroupKey>, GroupState>;
 /// the order in which they were first seen on each worker.
 pub struct AggregateSink {
     node: Arc<CNode>,
-    locals: Vec<Mutex<(Groups, u64)>>,
+    locals: PerWorker<(Groups, u64)>,
 }
 
 impl AggregateSink {
     fn new(node: Arc<CNode>, slots: usize) -> AggregateSink {
         AggregateSink {
             node,
-            locals: (0..slots.max(1))
-                .map(|_| Mutex::new((KeyMap::default(), 0)))
-                .collect(),
+            locals: PerWorker::new(slots, |_| (KeyMap::default(), 0)),
         }
     }
 
@@ -295,7 +285,7 @@ impl Sink for AggregateSink {
             .iter()
             .map(|(_, exprs)| vector::columns(ctx.q, exprs, &chunk))
             .collect();
-        let mut guard = lock(&self.locals[ctx.worker % self.locals.len()]);
+        let mut guard = self.locals.lock(ctx.worker);
         let (groups, seq) = &mut *guard;
         let mut args = Vec::new();
         let before = groups.len();
@@ -359,8 +349,7 @@ impl Sink for AggregateSink {
         };
         let mut merged: Vec<(Vec<GroupKey>, GroupState)> = Vec::new();
         let mut index: KeyMap<Vec<GroupKey>, usize> = KeyMap::default();
-        for (worker, local) in self.locals.iter().enumerate() {
-            let (groups, _) = std::mem::take(&mut *lock(local));
+        for (worker, (groups, _)) in self.locals.take_all().enumerate() {
             let mut groups: Vec<_> = groups.into_iter().collect();
             groups.sort_by_key(|(_, (seq, _))| *seq);
             for (key, (seq, accs)) in groups {
@@ -411,7 +400,7 @@ impl Sink for AggregateSink {
 /// Keeps the first `limit` rows to arrive and stops its pipeline once it has them.
 pub struct LimitSink {
     remaining: AtomicU64,
-    locals: Vec<Mutex<Vec<(u64, Chunk)>>>,
+    locals: PerWorker<Vec<(u64, Chunk)>>,
     seq: AtomicU64,
 }
 
@@ -419,7 +408,7 @@ impl LimitSink {
     fn new(limit: u64, slots: usize) -> LimitSink {
         LimitSink {
             remaining: AtomicU64::new(limit),
-            locals: (0..slots.max(1)).map(|_| Mutex::new(Vec::new())).collect(),
+            locals: PerWorker::new(slots, |_| Vec::new()),
             seq: AtomicU64::new(0),
         }
     }
@@ -447,16 +436,12 @@ impl Sink for LimitSink {
             chunk.select((0..taken as u32).collect())
         };
         let seq = self.seq.fetch_add(1, AtomicOrdering::Relaxed);
-        lock(&self.locals[ctx.worker % self.locals.len()]).push((seq, chunk));
+        self.locals.lock(ctx.worker).push((seq, chunk));
         Ok(())
     }
 
     fn finish(&self, _: &QueryContext) -> Result<Vec<Chunk>> {
-        let mut all: Vec<(u64, Chunk)> = self
-            .locals
-            .iter()
-            .flat_map(|l| std::mem::take(&mut *lock(l)))
-            .collect();
+        let mut all: Vec<(u64, Chunk)> = self.locals.take_all().flatten().collect();
         all.sort_by_key(|(s, _)| *s);
         Ok(all.into_iter().map(|(_, c)| c).collect())
     }

@@ -12,6 +12,7 @@
 use super::sinks::{lock, VALUE_BYTES};
 use crate::chunk::{Chunk, CHUNK_SIZE};
 use crate::context::QueryContext;
+use crate::per_worker::PerWorker;
 use crate::pipeline::{Sink, TaskCtx};
 use rhizome_common::{Result, Value};
 use rhizome_functions::ops::order;
@@ -86,7 +87,7 @@ const MERGE_PART_ROWS: usize = 4 * CHUNK_SIZE;
 pub struct SortSink {
     keys: Vec<SortKey>,
     limit: Option<u64>,
-    locals: Vec<Mutex<Local>>,
+    locals: PerWorker<Local>,
     /// The sorted runs and every worker's chunks, read-only until released.
     frozen: RwLock<Frozen>,
     /// Finishing waves started so far.
@@ -109,7 +110,7 @@ impl SortSink {
         SortSink {
             keys,
             limit,
-            locals: (0..slots.max(1)).map(|_| Mutex::default()).collect(),
+            locals: PerWorker::new(slots, |_| Local::default()),
             frozen: RwLock::default(),
             wave: AtomicU64::new(0),
             parts: Mutex::new(Vec::new()),
@@ -162,8 +163,7 @@ impl SortSink {
     /// parts at splitter rows of the longest run; returns the number of parts.
     fn plan_merge(&self) -> usize {
         let mut frozen = self.frozen.write().unwrap_or_else(|p| p.into_inner());
-        for local in &self.locals {
-            let local = std::mem::take(&mut *lock(local));
+        for local in self.locals.take_all() {
             frozen.keys_in_chunks |= local.keys_in_chunks;
             if !local.rows.is_empty() {
                 frozen.runs.push(local.rows);
@@ -341,7 +341,7 @@ impl SortSink {
     /// Sorts worker `part`'s rows.
     fn sort_run(&self, part: usize) {
         // Ties are broken by arrival, so an unstable sort is stable here.
-        let mut guard = lock(&self.locals[part]);
+        let mut guard = self.locals.lock(part);
         let Local {
             rows,
             chunks,
@@ -468,7 +468,7 @@ impl Sink for SortSink {
             return Ok(());
         }
         let worker = ctx.worker % self.locals.len();
-        let mut guard = lock(&self.locals[worker]);
+        let mut guard = self.locals.lock(worker);
         let local = &mut *guard;
         let index = local.chunks.len() as u32;
         let int_keys = self.keys.len() <= 2;

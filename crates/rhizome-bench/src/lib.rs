@@ -7,13 +7,15 @@
 //! a client reading the result would), throughput, the speedup between
 //! them (the median of the ratios of paired runs, each round timing a block
 //! of runs with one worker and a block with all, each block after an
-//! untimed lead-in run), the share of worker time PROFILE attributes to operators, and
-//! for A1–A4 a reference: the same answer computed by a plain loop over
-//! Rhizome's own CSR arrays, so the distance to the machine's limit is
-//! visible. Datasets are generated and
-//! imported once into a cache directory and reused.
+//! untimed lead-in run), the share of worker time PROFILE attributes to
+//! operators, the machine's own speedup measured in the same rounds by a
+//! plain memory-bound loop on the same workers ([`machine`]), and for A1–A4
+//! a reference: the same answer computed by a plain loop over Rhizome's own
+//! CSR arrays, so the distance to the machine's limit is visible. Datasets
+//! are generated and imported once into a cache directory and reused.
 
 pub mod ldbc;
+pub mod machine;
 pub mod reference;
 pub mod writes;
 
@@ -146,6 +148,9 @@ pub struct BenchRow {
     pub reference: Option<Duration>,
     /// Share of worker time PROFILE attributes to operators.
     pub attributed: f64,
+    /// The machine's own speedup from one worker to all in the same
+    /// rounds ([`machine::MachineProbe`]): first quartile, median, third.
+    pub machine: [f64; 3],
     /// Rounds timed.
     pub rounds: usize,
 }
@@ -173,6 +178,8 @@ impl BenchRow {
             self.attributed * 100.0,
             self.rounds
         );
+        let [low, machine, high] = self.machine;
+        line.push_str(&format!("  machine x{machine:.2} [{low:.2}-{high:.2}]"));
         if let (Some(r), Some(ratio)) = (self.reference, self.vs_reference()) {
             line.push_str(&format!(
                 "  reference loop {:>8.2} ms ({:.3e} {}/s), engine/reference = {:.0}%",
@@ -421,6 +428,7 @@ fn list_len(params: &BTreeMap<String, Value>) -> f64 {
 fn run_spec(
     engine: &Engine,
     spec: &Spec,
+    probe: &machine::MachineProbe,
     options: &QueryBenchOptions,
     out: &mut dyn Write,
 ) -> Result<BenchRow> {
@@ -479,9 +487,21 @@ fn run_spec(
         }
         Ok(())
     };
+    // The machine probe's runs, timed like the query's, and the time they
+    // took (not counted against the query's `min_time`).
+    let (mut probe_ones, mut probe_alls) = (Vec::new(), Vec::new());
+    let mut probe_time = Duration::ZERO;
+    let probe_block = |threads: usize, seed: u64, times: &mut Vec<Duration>| {
+        probe.run(threads, seed);
+        for run in 0..BLOCK_RUNS as u64 {
+            times.push(probe.run(threads, seed + run + 1));
+        }
+    };
     let started = Instant::now();
     let mut round = 0;
-    while ones.len() < runs.max(1) || (started.elapsed() < min_time && round < MAX_ROUNDS) {
+    while ones.len() < runs.max(1)
+        || (started.elapsed().saturating_sub(probe_time) < min_time && round < MAX_ROUNDS)
+    {
         // Which block runs first alternates, so neither always follows
         // the other.
         if round % 2 == 0 {
@@ -494,8 +514,20 @@ fn run_spec(
         if let Some(f) = &spec.reference {
             refs.push(f().0);
         }
+        let probing = Instant::now();
+        let seed = round as u64 * 16;
+        if round % 2 == 0 {
+            probe_block(1, seed, &mut probe_ones);
+            probe_block(workers, seed + 8, &mut probe_alls);
+        } else {
+            probe_block(workers, seed + 8, &mut probe_alls);
+            probe_block(1, seed, &mut probe_ones);
+        }
+        probe_time += probing.elapsed();
         round += 1;
     }
+    // Each probe worker does the work of the single-worker run.
+    let machine = paired_speedup(&probe_ones, &probe_alls).map(|r| r * workers as f64);
     let [first, speedup, third] = paired_speedup(&ones, &alls);
     let row = BenchRow {
         name: spec.name.to_string(),
@@ -509,6 +541,7 @@ fn run_spec(
         unit: spec.unit,
         reference: (!refs.is_empty()).then(|| median(refs)),
         attributed: profile_share(engine, &spec.query, &spec.params, out)?,
+        machine,
     };
     let _ = writeln!(out, "{}", row.render());
     Ok(row)
@@ -518,13 +551,14 @@ fn run_spec(
 fn run_selected(
     engine: &Engine,
     specs: &[Spec],
+    probe: &machine::MachineProbe,
     options: &QueryBenchOptions,
     out: &mut dyn Write,
 ) -> Result<Vec<BenchRow>> {
     specs
         .iter()
         .filter(|s| options.selects(s.name))
-        .map(|spec| run_spec(engine, spec, options, out))
+        .map(|spec| run_spec(engine, spec, probe, options, out))
         .collect()
 }
 
@@ -533,8 +567,9 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
     let workers = rhizome_exec::scheduler::WorkerPool::global().threads();
     let _ = writeln!(
         out,
-        "query  1 worker      {workers} workers    speedup  throughput                    PROFILE share / reference"
+        "query  1 worker      {workers} workers    speedup  throughput                    PROFILE share  machine speedup / reference"
     );
+    let probe = machine::MachineProbe::new();
     let mut results = Vec::new();
     if options.run_likes {
         let engine = likes_engine(options)?;
@@ -597,7 +632,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
                 }),
             },
         ];
-        results.extend(run_selected(&engine, &specs, options, out)?);
+        results.extend(run_selected(&engine, &specs, &probe, options, out)?);
     }
     if options.run_chain {
         let engine = chain_engine(options)?;
@@ -645,7 +680,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
                 reference: None,
             },
         ];
-        results.extend(run_selected(&engine, &specs, options, out)?);
+        results.extend(run_selected(&engine, &specs, &probe, options, out)?);
     }
     Ok(results)
 }

@@ -492,7 +492,12 @@ fn run_spec(
     let (mut probe_ones, mut probe_alls) = (Vec::new(), Vec::new());
     let mut probe_time = Duration::ZERO;
     let probe_block = |threads: usize, seed: u64, times: &mut Vec<Duration>| {
-        probe.run(threads, seed);
+        // The lead-in lasts as long as a short query's would, at least
+        // (one 0.3 ms probe run does not bring an idle core back up).
+        let lead_in = Instant::now();
+        while lead_in.elapsed() < machine::LEAD_IN {
+            probe.run(threads, seed);
+        }
         for run in 0..BLOCK_RUNS as u64 {
             times.push(probe.run(threads, seed + run + 1));
         }

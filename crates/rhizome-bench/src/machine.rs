@@ -22,6 +22,14 @@ const RUN: usize = 100;
 /// Runs each worker reads per probe (about 0.3 ms on this machine).
 const RUNS_PER_PROBE: usize = 1500;
 
+/// How long the untimed probe runs before a block of timed ones last: on
+/// this virtual machine a core that sat idle (through a one-worker block
+/// of a long query) is slow for a while after it has work again, and a
+/// single 0.3 ms lead-in run showed a speedup of 1.13 after SQ3's
+/// one-worker blocks where the query itself, after its 280 ms lead-in,
+/// showed 1.95.
+pub const LEAD_IN: Duration = Duration::from_millis(2);
+
 /// The probe's buffers, one per worker of the global pool.
 pub struct MachineProbe {
     buffers: Vec<Arc<[f64]>>,

@@ -7,16 +7,23 @@
 //!
 //! The loop is memory-bound the way graph queries are: each worker reads
 //! runs of 100 floats (one adjacency list's weights in A4) at random places
-//! of a buffer of its own, much larger than the last-level cache, and
-//! counts those above a threshold.
+//! of a buffer of its own (64 MiB with two workers; 256 MiB in all for
+//! more, 4 MiB each at least), and counts those above a threshold.
 
 use rhizome_exec::scheduler::{ScopeOptions, WorkerPool};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Floats in each worker's buffer (64 MiB).
+/// Floats in each worker's buffer at most (64 MiB).
 const BUFFER_FLOATS: usize = 8 << 20;
+/// Floats in all workers' buffers together at most (256 MiB), so a pool of
+/// many workers does not take gigabytes; each buffer keeps at least
+/// [`MIN_BUFFER_FLOATS`], and together they stay far larger than a
+/// last-level cache.
+const TOTAL_FLOATS: usize = 32 << 20;
+/// Floats in each worker's buffer at least (4 MiB).
+const MIN_BUFFER_FLOATS: usize = 512 << 10;
 /// Floats read in a row: one list of A4's weights.
 const RUN: usize = 100;
 /// Runs each worker reads per probe (about 0.3 ms on this machine).
@@ -40,7 +47,10 @@ impl MachineProbe {
     /// Buffers for every worker of the global pool, written once so their
     /// pages are mapped before any timing.
     pub fn new() -> MachineProbe {
-        MachineProbe::with_buffer_floats(BUFFER_FLOATS)
+        let workers = WorkerPool::global().threads().max(1);
+        MachineProbe::with_buffer_floats(
+            (TOTAL_FLOATS / workers).clamp(MIN_BUFFER_FLOATS, BUFFER_FLOATS),
+        )
     }
 
     /// The probe with buffers of `floats` floats (more than [`RUN`]).

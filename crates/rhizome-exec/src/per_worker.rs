@@ -6,6 +6,12 @@
 use crossbeam_utils::CachePadded;
 use std::sync::{Mutex, MutexGuard};
 
+/// Locks `m`, also after a panic elsewhere (the data is still consistent
+/// for the sinks' purposes: the query fails anyway).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// One `T` per worker slot ([`crate::context::QueryContext::worker_slots`]),
 /// each behind its own mutex on its own cache lines. A slot is only ever
 /// locked by the worker it belongs to while the pipeline runs, so the lock
@@ -38,9 +44,7 @@ impl<T> PerWorker<T> {
     /// panic elsewhere does not poison it for the rest of the query, which
     /// fails anyway.
     pub fn lock(&self, worker: usize) -> MutexGuard<'_, T> {
-        self.slots[worker % self.slots.len()]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(&self.slots[worker % self.slots.len()])
     }
 
     /// Takes every slot's state in slot order, leaving the default behind.

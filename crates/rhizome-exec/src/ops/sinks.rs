@@ -18,16 +18,10 @@ use rhizome_functions::aggregate::{Accumulator, AggregateKind};
 use rhizome_functions::ops::{GroupKey, KeyMap};
 use rhizome_plan::{AggregateFunction, OpKind, Slot};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Approximate bytes one materialized value takes (for the memory budget).
 pub(super) const VALUE_BYTES: usize = 48;
-
-/// Locks `m`, also after a panic elsewhere (the data is still consistent
-/// for the sinks' purposes: the query fails anyway).
-pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Collects chunks as they come (per worker); optionally stops the run at the first row.
 pub struct CollectSink {

@@ -9,10 +9,10 @@
 //! gathered from the kept chunks column by column, so node and relationship
 //! columns stay id columns.
 
-use super::sinks::{lock, VALUE_BYTES};
+use super::sinks::VALUE_BYTES;
 use crate::chunk::{Chunk, CHUNK_SIZE};
 use crate::context::QueryContext;
-use crate::per_worker::PerWorker;
+use crate::per_worker::{lock, PerWorker};
 use crate::pipeline::{Sink, TaskCtx};
 use rhizome_common::{Result, Value};
 use rhizome_functions::ops::order;

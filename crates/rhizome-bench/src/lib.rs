@@ -151,6 +151,9 @@ pub struct BenchRow {
     /// The machine's own speedup from one worker to all in the same
     /// rounds ([`machine::MachineProbe`]): first quartile, median, third.
     pub machine: [f64; 3],
+    /// A cache line's round trip between two threads, the median over the
+    /// rounds ([`machine::core_round_trip`]); none on one core.
+    pub core_trip: Option<Duration>,
     /// Rounds timed.
     pub rounds: usize,
 }
@@ -180,6 +183,9 @@ impl BenchRow {
         );
         let [low, machine, high] = self.machine;
         line.push_str(&format!("  machine x{machine:.2} [{low:.2}-{high:.2}]"));
+        if let Some(trip) = self.core_trip {
+            line.push_str(&format!(" line {:>3} ns", trip.as_nanos()));
+        }
         if let (Some(r), Some(ratio)) = (self.reference, self.vs_reference()) {
             line.push_str(&format!(
                 "  reference loop {:>8.2} ms ({:.3e} {}/s), engine/reference = {:.0}%",
@@ -346,7 +352,7 @@ impl Tally {
 /// A counter on a cache line of its own.
 #[derive(Default)]
 #[repr(align(128))]
-struct PaddedCount(AtomicU64);
+pub(crate) struct PaddedCount(pub(crate) AtomicU64);
 
 /// Counts the rows streamed to it and keeps the first row of the block
 /// first in the result's order.
@@ -491,6 +497,7 @@ fn run_spec(
     // took (not counted against the query's `min_time`).
     let (mut probe_ones, mut probe_alls) = (Vec::new(), Vec::new());
     let mut probe_time = Duration::ZERO;
+    let mut trips = Vec::new();
     let probe_block = |threads: usize, seed: u64, times: &mut Vec<Duration>| {
         // The lead-in lasts as long as a short query's would, at least
         // (one 0.3 ms probe run does not bring an idle core back up).
@@ -528,6 +535,7 @@ fn run_spec(
             probe_block(workers, seed + 8, &mut probe_alls);
             probe_block(1, seed, &mut probe_ones);
         }
+        trips.extend(machine::core_round_trip());
         probe_time += probing.elapsed();
         round += 1;
     }
@@ -547,6 +555,7 @@ fn run_spec(
         reference: (!refs.is_empty()).then(|| median(refs)),
         attributed: profile_share(engine, &spec.query, &spec.params, out)?,
         machine,
+        core_trip: (!trips.is_empty()).then(|| median(trips)),
     };
     let _ = writeln!(out, "{}", row.render());
     Ok(row)

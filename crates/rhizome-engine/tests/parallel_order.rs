@@ -117,10 +117,15 @@ fn rows_on(
 
 /// `(morsels, workers)` of the first `Unwind` line of a PROFILE text.
 fn unwind_profile(text: &str) -> (u64, u64) {
+    operator_profile(text, "Unwind")
+}
+
+/// `(morsels, workers)` of the first line of a PROFILE text naming `operator`.
+fn operator_profile(text: &str, operator: &str) -> (u64, u64) {
     let line = text
         .lines()
-        .find(|l| l.contains("Unwind"))
-        .unwrap_or_else(|| panic!("no Unwind in\n{text}"));
+        .find(|l| l.contains(operator))
+        .unwrap_or_else(|| panic!("no {operator} in\n{text}"));
     let field = |name: &str| -> u64 {
         let at = line
             .find(name)
@@ -293,4 +298,62 @@ fn sorted_results_match_a_plain_sort() {
          RETURN CASE WHEN x % 4 = 0 THEN null ELSE x % 4 END AS k, x ORDER BY k, x",
         e,
     );
+}
+
+/// A scan's tasks claim its morsels from one cursor: on two workers both
+/// take part, and a task that has run for its quantum leaves the morsels
+/// still to claim to a new task (so one worker runs a long scan as several
+/// tasks, and the scheduler chooses between queries in between); the
+/// results are those of one worker.
+#[test]
+fn a_long_scan_is_shared_by_workers_and_cut_into_quanta() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, db) = (dir.path().join("csv"), dir.path().join("db"));
+    let options = generate_likes(
+        &csv,
+        &LikesOptions {
+            persons: 6000,
+            items: 50,
+            likes_per_person: 1,
+            seed: 9,
+        },
+    )
+    .unwrap();
+    import(&db, &options, &NoProgress).unwrap();
+    let engine = Engine::open(&db).unwrap();
+    let pool = WorkerPool::new(2);
+    // Each node costs a fold over 100 numbers: a morsel of 2048 nodes
+    // takes well over the 1 ms quantum.
+    let query = "MATCH (n) WHERE reduce(s = 0, x IN range(1, 100) | s + x % 7) > n.id % 400 \
+                 RETURN n.id % 10 AS k, count(*) AS c ORDER BY k";
+    let one = rows_on(&engine, &pool, query, &BTreeMap::new(), 1);
+    assert_eq!(one.len(), 10);
+    assert_eq!(rows_on(&engine, &pool, query, &BTreeMap::new(), 2), one);
+    let profile = |threads: usize| {
+        let options = QueryOptions {
+            threads: Some(threads),
+            pool: Some(pool.clone()),
+            ..QueryOptions::default()
+        };
+        let result = engine
+            .execute(&format!("PROFILE {query}"), BTreeMap::new(), &options)
+            .unwrap();
+        operator_profile(&result.profile.unwrap().text, "AllNodesScan")
+    };
+    // One worker: the first task and at least one that went on after it.
+    let (morsels, workers) = profile(1);
+    assert!(
+        morsels >= 2 && workers == 1,
+        "{morsels} tasks on {workers} workers"
+    );
+    // Two workers: both claim morsels (a few tries in case the machine is busy).
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let (morsels, workers) = profile(2);
+        if workers >= 2 {
+            return;
+        }
+        seen.push((morsels, workers));
+    }
+    panic!("AllNodesScan ran as (tasks, workers) {seen:?}");
 }

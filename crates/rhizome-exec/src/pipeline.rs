@@ -20,7 +20,7 @@ use crate::chunk::Chunk;
 use crate::compile::CNode;
 use crate::context::QueryContext;
 use crate::ops;
-use crate::scheduler::{CancelToken, Task};
+use crate::scheduler::{CancelToken, Task, QUANTUM};
 use rhizome_common::{Error, ErrorKind, Result};
 use rhizome_plan::{OpKind, Slot};
 use std::ops::Range;
@@ -193,6 +193,8 @@ pub struct TaskCtx<'a> {
     /// Position of the task's source chunk in the pipeline's source.
     pub source: usize,
     inner_nanos: u64,
+    /// When the task started on the pool (none for inline runs).
+    started: Option<Instant>,
 }
 
 impl<'a> TaskCtx<'a> {
@@ -224,6 +226,16 @@ impl<'a> TaskCtx<'a> {
         self.shared.is_some() && !self.pipe.ordered && self.q.scope.wants_split()
     }
 
+    /// True once this task has run on the pool for a [`QUANTUM`]: an
+    /// operator that can stop between chunks then hands the rest of its work
+    /// to a new task ([`TaskCtx::spawn`]) and returns, so the worker chooses
+    /// the next task again and no query holds a worker for long. Always
+    /// false inline and in ordered pipelines, where a spawn runs in place.
+    #[inline]
+    pub fn quantum_spent(&self) -> bool {
+        self.is_parallel() && self.started.is_some_and(|t| t.elapsed() >= QUANTUM)
+    }
+
     /// True if tasks run on the pool (so [`TaskCtx::spawn`] runs in parallel).
     pub fn is_parallel(&self) -> bool {
         self.shared.is_some() && !self.pipe.ordered
@@ -252,6 +264,7 @@ impl<'a> TaskCtx<'a> {
                     worker: worker.worker,
                     source,
                     inner_nanos: 0,
+                    started: Some(Instant::now()),
                 };
                 let start = shared.q.profile.as_ref().map(|_| Instant::now());
                 if let Err(e) = work(&mut ctx) {
@@ -401,6 +414,7 @@ pub fn run_parallel(
                     worker: worker.worker,
                     source,
                     inner_nanos: 0,
+                    started: Some(Instant::now()),
                 };
                 for chunk in batch {
                     if run.pipeline.token.is_cancelled() || run.q.scope.is_cancelled() {
@@ -474,6 +488,7 @@ pub fn run_inline(
             worker: 0,
             source: 0,
             inner_nanos: 0,
+            started: None,
         };
         for (source, chunk) in chunks.into_iter().enumerate() {
             if pipeline.token.is_cancelled() {

@@ -6,8 +6,9 @@
 //! once (`--threads`), and a *virtual time*: the CPU time it has consumed
 //! divided by its weight. A free worker takes the next task of the scope with
 //! the smallest virtual time, so a heavy query cannot starve a light one:
-//! every task is a bounded quantum (one morsel or one split of an expansion)
-//! after which the worker chooses again.
+//! every task is a bounded quantum (one input chunk, one split of an
+//! expansion, or a scan's run of a [`QUANTUM`] and one morsel) after which
+//! the worker chooses again.
 //!
 //! Below a query, [`CancelToken`]s form the rest of the scope tree: a
 //! pipeline, an inner run of an `OPTIONAL MATCH` or `EXISTS` subquery, each
@@ -91,6 +92,12 @@ impl CancelToken {
         }
     }
 }
+
+/// How long a task whose work can stop between any two chunks (a scan's
+/// range of nodes) runs before it hands the rest back to its query's queue
+/// ([`crate::pipeline::TaskCtx::quantum_spent`]), so that the worker
+/// chooses again by virtual time: the bound on one quantum of a long scan.
+pub const QUANTUM: Duration = Duration::from_millis(1);
 
 /// A query's place in the scheduler.
 pub struct QueryScope {

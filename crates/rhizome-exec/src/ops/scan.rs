@@ -1,32 +1,20 @@
 //! Node sources: all-nodes and label scans, index seeks, seeks by id.
 //!
-//! A scan extends each input row with every matching node. When the work is
-//! large and the run is parallel, the node ranges are cut into morsels that
-//! run as separate tasks.
+//! A scan extends each input row with every matching node. On the pool a
+//! scan's nodes are morsels that one task per worker claims from a shared
+//! cursor, each task until the morsels run out or its quantum is spent.
 
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
 use crate::pipeline::{Operator, TaskCtx};
+use crossbeam_utils::CachePadded;
 use rhizome_common::{NodeId, Result, Value};
 use rhizome_plan::{IndexLookup, OpKind, Slot};
 use rhizome_storage::GraphRead;
 use std::ops::{Bound, Range};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// Most nodes per morsel when a scan is split over workers.
-pub const MORSEL_NODES: u64 = 16 * 1024;
-
-/// Morsels a scan aims to give each worker it may use, so that the last
-/// morsels to finish leave little imbalance.
-const MORSELS_PER_WORKER: u64 = 16;
-
-/// Nodes per morsel for a scan of `total` nodes on up to `workers` workers:
-/// [`MORSEL_NODES`], or fewer when that would give each worker fewer than
-/// [`MORSELS_PER_WORKER`] morsels, but never under a chunk's worth.
-fn morsel_nodes(total: u64, workers: usize) -> u64 {
-    (total / (workers as u64 * MORSELS_PER_WORKER).max(1)).clamp(CHUNK_SIZE as u64, MORSEL_NODES)
-}
 
 /// Scans and seeks.
 pub struct Scan {
@@ -188,35 +176,144 @@ enum Targets {
     List(Vec<NodeId>),
 }
 
-/// Emits `input` row `row` extended with each node of `nodes`, chunk by
-/// chunk (the chunks of the first chunk's size share one selection of the
-/// input row).
+/// Most nodes per morsel of a scan.
+const MORSEL_NODES: usize = 16 * 1024;
+
+/// Morsels a scan aims to give each worker it may use, so that the last
+/// morsels to finish leave little imbalance.
+const MORSELS_PER_WORKER: usize = 16;
+
+/// Nodes per morsel for a scan of `total` nodes on up to `workers` workers:
+/// [`MORSEL_NODES`], or fewer when that would give each worker fewer than
+/// [`MORSELS_PER_WORKER`] morsels, but never under a chunk's worth.
+fn morsel_nodes(total: usize, workers: usize) -> usize {
+    (total / (workers * MORSELS_PER_WORKER).max(1)).clamp(CHUNK_SIZE, MORSEL_NODES)
+}
+
+/// The nodes a scan visits: its id ranges seen as one sequence of
+/// positions `0..len`, so any slice of positions can become a task however
+/// the ranges fall.
+struct ScanNodes {
+    ranges: Vec<Range<NodeId>>,
+    /// Position of each range's first node.
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl ScanNodes {
+    fn new(ranges: Vec<Range<NodeId>>) -> ScanNodes {
+        let ranges: Vec<_> = ranges.into_iter().filter(|r| r.start < r.end).collect();
+        let mut starts = Vec::with_capacity(ranges.len());
+        let mut len = 0;
+        for r in &ranges {
+            starts.push(len);
+            len += (r.end - r.start) as usize;
+        }
+        ScanNodes {
+            ranges,
+            starts,
+            len,
+        }
+    }
+
+    /// The ids at `positions` (within `0..len`), in order.
+    fn ids(&self, positions: Range<usize>) -> Vec<NodeId> {
+        let mut ids = Vec::with_capacity(positions.len());
+        if positions.is_empty() {
+            return ids;
+        }
+        let mut at = self.starts.partition_point(|&s| s <= positions.start) - 1;
+        let mut next = positions.start;
+        while next < positions.end {
+            let (range, first) = (&self.ranges[at], self.starts[at]);
+            let stop = positions
+                .end
+                .min(first + (range.end - range.start) as usize);
+            let offset = range.start + (next - first) as NodeId;
+            ids.extend(offset..offset + (stop - next) as NodeId);
+            next = stop;
+            at += 1;
+        }
+        ids
+    }
+}
+
+/// A scan's nodes cut into morsels, and the cursor its tasks claim them
+/// from in order: one atomic add per morsel is all the workers share.
+struct Morsels {
+    nodes: ScanNodes,
+    size: usize,
+    /// Position of the next morsel's first node.
+    next: CachePadded<AtomicUsize>,
+}
+
+impl Morsels {
+    /// The next morsel's positions, if any are left.
+    fn claim(&self) -> Option<Range<usize>> {
+        let start = self.next.fetch_add(self.size, Ordering::Relaxed);
+        (start < self.nodes.len).then(|| start..self.nodes.len.min(start + self.size))
+    }
+}
+
+/// Emits `input` row `row` extended with the nodes of the morsels it
+/// claims, chunk by chunk (full chunks share one selection of the input
+/// row), until none are left. On the pool, once its quantum is spent, it
+/// leaves the morsels still to claim to a new task and returns, so a task
+/// lasts at most a quantum and a morsel.
+///
+/// A task claims morsel after morsel rather than each morsel being a task:
+/// a task's hand-off (queue push and steal, the query's counters) moves a
+/// dozen cache lines between the cores, and when the host places the two
+/// vCPUs on cores that share no cache, SQ1's sixty morsel tasks made its
+/// 2-worker run 15% slower. A worker that stalls holds one morsel, not half
+/// the scan: the others keep claiming.
 fn emit_nodes(
     ctx: &mut TaskCtx<'_>,
     input: &Chunk,
     row: usize,
     out: Slot,
-    nodes: Range<NodeId>,
+    morsels: &Arc<Morsels>,
 ) -> Result<()> {
-    let full = (nodes.end.saturating_sub(nodes.start)).min(CHUNK_SIZE as NodeId) as usize;
-    let repeated: Arc<[u32]> = vec![row as u32; full].into();
-    let mut start = nodes.start;
-    while start < nodes.end {
-        if ctx.cancelled() {
-            return Ok(());
+    let repeated: Arc<[u32]> = vec![row as u32; morsels.size.min(CHUNK_SIZE)].into();
+    let mut claimed = false;
+    loop {
+        if claimed && ctx.quantum_spent() {
+            let (single, morsels) = (input.select(vec![row as u32]), morsels.clone());
+            return ctx.spawn(move |ctx| emit_nodes(ctx, &single, 0, out, &morsels));
         }
-        let end = nodes.end.min(start + CHUNK_SIZE as NodeId);
-        let ids: Vec<NodeId> = (start..end).collect();
-        let mut chunk = if ids.len() == full {
-            input.select_shared(&repeated)
-        } else {
-            input.select(vec![row as u32; ids.len()])
+        let Some(morsel) = morsels.claim() else {
+            return Ok(());
         };
-        chunk.set_column(out, Column::new(ColumnData::Nodes(ids)));
-        ctx.emit(chunk)?;
-        start = end;
+        claimed = true;
+        let mut next = morsel.start;
+        while next < morsel.end {
+            if ctx.cancelled() {
+                return Ok(());
+            }
+            let stop = morsel.end.min(next + CHUNK_SIZE);
+            emit_chunk(ctx, input, &repeated, row, out, &morsels.nodes, next..stop)?;
+            next = stop;
+        }
     }
-    Ok(())
+}
+
+/// Emits one chunk: input row `row` with each node at `positions`.
+fn emit_chunk(
+    ctx: &mut TaskCtx<'_>,
+    input: &Chunk,
+    repeated: &Arc<[u32]>,
+    row: usize,
+    out: Slot,
+    nodes: &ScanNodes,
+    positions: Range<usize>,
+) -> Result<()> {
+    let mut chunk = if positions.len() == repeated.len() {
+        input.select_shared(repeated)
+    } else {
+        input.select(vec![row as u32; positions.len()])
+    };
+    chunk.set_column(out, Column::new(ColumnData::Nodes(nodes.ids(positions))));
+    ctx.emit(chunk)
 }
 
 impl Operator for Scan {
@@ -288,28 +385,24 @@ impl Operator for Scan {
                 }
                 Targets::Ranges(ranges) => {
                     flush(&mut rows, &mut nodes, ctx)?;
-                    // Cut the ranges into morsels; all but the first become tasks.
-                    let mut morsels: Vec<Range<NodeId>> = Vec::new();
-                    let total = ranges.iter().map(|r| r.end - r.start).sum();
-                    let size = morsel_nodes(total, ctx.q.scope.max_parallel());
-                    for r in ranges {
-                        let mut start = r.start;
-                        while start < r.end {
-                            let end = (start + size).min(r.end);
-                            morsels.push(start..end);
-                            start = end;
-                        }
-                    }
-                    if ctx.is_parallel() && morsels.len() > 1 {
+                    let nodes = ScanNodes::new(ranges);
+                    let workers = ctx.q.scope.max_parallel();
+                    let morsels = Arc::new(Morsels {
+                        size: morsel_nodes(nodes.len, workers),
+                        nodes,
+                        next: CachePadded::new(AtomicUsize::new(0)),
+                    });
+                    // One claiming task per worker the query may use; this
+                    // one is the first.
+                    let helpers = morsels.nodes.len.div_ceil(morsels.size).min(workers);
+                    if ctx.is_parallel() && helpers > 1 {
                         let single = input.select(vec![row as u32]);
-                        for m in morsels.drain(1..) {
-                            let single = single.clone();
-                            ctx.spawn(move |ctx| emit_nodes(ctx, &single, 0, out, m))?;
+                        for _ in 1..helpers {
+                            let (single, morsels) = (single.clone(), morsels.clone());
+                            ctx.spawn(move |ctx| emit_nodes(ctx, &single, 0, out, &morsels))?;
                         }
                     }
-                    for m in morsels {
-                        emit_nodes(ctx, &input, row, out, m)?;
-                    }
+                    emit_nodes(ctx, &input, row, out, &morsels)?;
                 }
             }
         }
@@ -328,7 +421,33 @@ mod tests {
         // 100k nodes on two workers: 32 morsels, not 7.
         assert_eq!(morsel_nodes(100_000, 2), 3125);
         // Tiny scans: a chunk per morsel.
-        assert_eq!(morsel_nodes(10, 2), CHUNK_SIZE as u64);
+        assert_eq!(morsel_nodes(10, 2), CHUNK_SIZE);
         assert_eq!(morsel_nodes(100_000, 0), MORSEL_NODES);
+    }
+
+    #[test]
+    fn the_cursor_hands_out_each_morsel_once_in_order() {
+        let morsels = Morsels {
+            nodes: ScanNodes::new(vec![0..5000, 9000..10_000]),
+            size: 2048,
+            next: CachePadded::new(AtomicUsize::new(0)),
+        };
+        let claimed: Vec<_> = std::iter::from_fn(|| morsels.claim()).collect();
+        assert_eq!(claimed, [0..2048, 2048..4096, 4096..6000]);
+        assert_eq!(morsels.claim(), None);
+    }
+
+    #[test]
+    fn positions_map_to_ids_across_ranges() {
+        // Holes in the id space (deleted nodes) and an empty range.
+        let nodes = ScanNodes::new(vec![10..13, 20..20, 30..32, 40..45]);
+        assert_eq!(nodes.len, 10);
+        assert_eq!(nodes.ids(0..10), [10, 11, 12, 30, 31, 40, 41, 42, 43, 44]);
+        // Slices that start and end inside ranges, or at their edges.
+        assert_eq!(nodes.ids(2..6), [12, 30, 31, 40]);
+        assert_eq!(nodes.ids(3..5), [30, 31]);
+        assert_eq!(nodes.ids(9..10), [44]);
+        assert!(nodes.ids(4..4).is_empty());
+        assert_eq!(ScanNodes::new(Vec::new()).len, 0);
     }
 }

@@ -9,7 +9,9 @@
 //! of runs with one worker and a block with all, each block after an
 //! untimed lead-in run), the share of worker time PROFILE attributes to
 //! operators, the machine's own speedup measured in the same rounds by a
-//! plain memory-bound loop on the same workers ([`machine`]), and for A1–A4
+//! plain memory-bound loop and by a loop whose workers sort each other's
+//! rows, on the same workers, with a cache line's round trip between two
+//! workers ([`machine`]), and for A1–A4
 //! a reference: the same answer computed by a plain loop over Rhizome's own
 //! CSR arrays, so the distance to the machine's limit is visible. Datasets
 //! are generated and imported once into a cache directory and reused.
@@ -151,8 +153,11 @@ pub struct BenchRow {
     /// The machine's own speedup from one worker to all in the same
     /// rounds ([`machine::MachineProbe`]): first quartile, median, third.
     pub machine: [f64; 3],
-    /// A cache line's round trip between two threads, the median over the
-    /// rounds ([`machine::core_round_trip`]); none on one core.
+    /// The speedup of the hand-off probe in the same rounds
+    /// ([`machine::MachineProbe::run_handoff`]): first quartile, median, third.
+    pub handoff: [f64; 3],
+    /// A cache line's round trip between two workers, the median over the
+    /// rounds ([`machine::MachineProbe::round_trip`]); none on one worker.
     pub core_trip: Option<Duration>,
     /// Rounds timed.
     pub rounds: usize,
@@ -183,6 +188,8 @@ impl BenchRow {
         );
         let [low, machine, high] = self.machine;
         line.push_str(&format!("  machine x{machine:.2} [{low:.2}-{high:.2}]"));
+        let [low, handoff, high] = self.handoff;
+        line.push_str(&format!(" hand-off x{handoff:.2} [{low:.2}-{high:.2}]"));
         if let Some(trip) = self.core_trip {
             line.push_str(&format!(" line {:>3} ns", trip.as_nanos()));
         }
@@ -496,19 +503,25 @@ fn run_spec(
     // The machine probe's runs, timed like the query's, and the time they
     // took (not counted against the query's `min_time`).
     let (mut probe_ones, mut probe_alls) = (Vec::new(), Vec::new());
+    let (mut handoff_ones, mut handoff_alls) = (Vec::new(), Vec::new());
     let mut probe_time = Duration::ZERO;
     let mut trips = Vec::new();
-    let probe_block = |threads: usize, seed: u64, times: &mut Vec<Duration>| {
+    let probe_block = |run: &dyn Fn(usize, u64) -> Duration,
+                       threads: usize,
+                       seed: u64,
+                       times: &mut Vec<Duration>| {
         // The lead-in lasts as long as a short query's would, at least
         // (one 0.3 ms probe run does not bring an idle core back up).
         let lead_in = Instant::now();
         while lead_in.elapsed() < machine::LEAD_IN {
-            probe.run(threads, seed);
+            run(threads, seed);
         }
-        for run in 0..BLOCK_RUNS as u64 {
-            times.push(probe.run(threads, seed + run + 1));
+        for run_number in 0..BLOCK_RUNS as u64 {
+            times.push(run(threads, seed + run_number + 1));
         }
     };
+    let memory = |threads: usize, seed: u64| probe.run(threads, seed);
+    let handoff = |threads: usize, seed: u64| probe.run_handoff(threads, seed);
     let started = Instant::now();
     let mut round = 0;
     while ones.len() < runs.max(1)
@@ -529,18 +542,23 @@ fn run_spec(
         let probing = Instant::now();
         let seed = round as u64 * 16;
         if round % 2 == 0 {
-            probe_block(1, seed, &mut probe_ones);
-            probe_block(workers, seed + 8, &mut probe_alls);
+            probe_block(&memory, 1, seed, &mut probe_ones);
+            probe_block(&memory, workers, seed + 8, &mut probe_alls);
+            probe_block(&handoff, 1, seed, &mut handoff_ones);
+            probe_block(&handoff, workers, seed + 8, &mut handoff_alls);
         } else {
-            probe_block(workers, seed + 8, &mut probe_alls);
-            probe_block(1, seed, &mut probe_ones);
+            probe_block(&memory, workers, seed + 8, &mut probe_alls);
+            probe_block(&memory, 1, seed, &mut probe_ones);
+            probe_block(&handoff, workers, seed + 8, &mut handoff_alls);
+            probe_block(&handoff, 1, seed, &mut handoff_ones);
         }
-        trips.extend(machine::core_round_trip());
+        trips.extend(probe.round_trip());
         probe_time += probing.elapsed();
         round += 1;
     }
     // Each probe worker does the work of the single-worker run.
     let machine = paired_speedup(&probe_ones, &probe_alls).map(|r| r * workers as f64);
+    let handoff = paired_speedup(&handoff_ones, &handoff_alls).map(|r| r * workers as f64);
     let [first, speedup, third] = paired_speedup(&ones, &alls);
     let row = BenchRow {
         name: spec.name.to_string(),
@@ -555,6 +573,7 @@ fn run_spec(
         reference: (!refs.is_empty()).then(|| median(refs)),
         attributed: profile_share(engine, &spec.query, &spec.params, out)?,
         machine,
+        handoff,
         core_trip: (!trips.is_empty()).then(|| median(trips)),
     };
     let _ = writeln!(out, "{}", row.render());

@@ -9,10 +9,17 @@
 //! runs of 100 floats (one adjacency list's weights in A4) at random places
 //! of a buffer of its own (64 MiB with two workers; 256 MiB in all for
 //! more, 4 MiB each at least), and counts those above a threshold.
+//!
+//! A second loop, the *hand-off* probe, does what a parallel sort does to
+//! memory: each worker radix-sorts 50,000 rows of 40 bytes, and on all
+//! workers each takes the rows another worker sorted last, as SQ4's merge
+//! reads the other worker's runs. On one worker the rows stay with it.
+//! Beside them, [`MachineProbe::round_trip`] times a cache line's trip
+//! between two workers and back.
 
 use rhizome_exec::scheduler::{ScopeOptions, WorkerPool};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Floats in each worker's buffer at most (64 MiB).
@@ -37,9 +44,25 @@ const RUNS_PER_PROBE: usize = 1500;
 /// showed 1.95.
 pub const LEAD_IN: Duration = Duration::from_millis(2);
 
-/// The probe's buffers, one per worker of the global pool.
+/// Rows each worker sorts in a hand-off probe run (about a worker's share
+/// of SQ4's 100,000 rows).
+const HANDOFF_ROWS: usize = 50_000;
+
+/// A row of the hand-off probe: 40 bytes, as SQ4's sort rows are.
+type ProbeRow = [u64; 5];
+
+/// Rows of the hand-off probe and the buffer a sort pass scatters them to.
+struct SortBuffers {
+    rows: Vec<ProbeRow>,
+    spare: Vec<ProbeRow>,
+}
+
+/// The probes' buffers, one set per worker of the global pool.
 pub struct MachineProbe {
     buffers: Vec<Arc<[f64]>>,
+    /// Rows of the hand-off probe; run `r` on all workers gives worker `t`
+    /// set `(t + r) % workers`, so no worker sorts the rows it sorted last.
+    handoff: Arc<[Mutex<SortBuffers>]>,
     pool: &'static WorkerPool,
 }
 
@@ -63,7 +86,23 @@ impl MachineProbe {
                     .collect()
             })
             .collect();
-        MachineProbe { buffers, pool }
+        let handoff = (0..pool.threads())
+            .map(|t| {
+                let mut state = t as u64 + 1;
+                let rows = (0..HANDOFF_ROWS)
+                    .map(|i| [next_random(&mut state), i as u64, t as u64, 0, 0])
+                    .collect();
+                Mutex::new(SortBuffers {
+                    rows,
+                    spare: vec![[0; 5]; HANDOFF_ROWS],
+                })
+            })
+            .collect();
+        MachineProbe {
+            buffers,
+            handoff,
+            pool,
+        }
     }
 
     /// Workers of the pool, so the most [`MachineProbe::run`] can use.
@@ -76,24 +115,90 @@ impl MachineProbe {
     /// the places read. With more workers the same time means they scaled
     /// perfectly: the speedup is `threads × time(1) / time(threads)`.
     pub fn run(&self, threads: usize, seed: u64) -> Duration {
+        let buffers = self.buffers.clone();
+        self.on_workers(threads, move |t| {
+            std::hint::black_box(count_runs(&buffers[t], seed + t as u64));
+        })
+    }
+
+    /// Runs the hand-off probe on `threads` workers at once: each sorts one
+    /// set of rows, on more than one worker a set another worker sorted in
+    /// the run before (`run` numbers the runs). Returns the wall time; the
+    /// speedup is `threads × time(1) / time(threads)` as for
+    /// [`MachineProbe::run`].
+    pub fn run_handoff(&self, threads: usize, run: u64) -> Duration {
+        let threads = threads.clamp(1, self.threads());
+        let sets = self.handoff.clone();
+        self.on_workers(threads, move |t| {
+            let set = (t + run as usize) % threads;
+            let mut buffers = sets[set].lock().unwrap_or_else(|p| p.into_inner());
+            sort_rows(&mut buffers);
+        })
+    }
+
+    /// How long one cache line takes to go from one worker to another and
+    /// back, on average over [`ROUND_TRIPS`]: two workers take turns
+    /// writing one counter. On the 2-vCPU virtual machine this is 50–120 ns
+    /// while the host runs the vCPUs on cores that share a cache, and
+    /// 300–400 ns while it does not; in the latter placement every line the
+    /// workers hand each other (task queues, counters, sorted rows) costs
+    /// several times more. None on a pool of one worker. Runs on the pool's
+    /// own threads, so no third thread competes with them for the cores.
+    pub fn round_trip(&self) -> Option<Duration> {
+        if self.threads() < 2 {
+            return None;
+        }
+        let ball = Arc::new(crate::PaddedCount::default());
+        let elapsed = Arc::new(AtomicU64::new(0));
+        let (b, e) = (ball.clone(), elapsed.clone());
+        self.on_workers(2, move |t| {
+            let ball = &b.0;
+            if t == 1 {
+                for i in 0..ROUND_TRIPS {
+                    wait_for(ball, 2 * i + 1);
+                    ball.store(2 * i + 2, Ordering::Release);
+                }
+                return;
+            }
+            // The first trip waits for the other worker to start; the
+            // rest are timed.
+            ball.store(1, Ordering::Release);
+            wait_for(ball, 2);
+            let start = Instant::now();
+            for i in 1..ROUND_TRIPS {
+                ball.store(2 * i + 1, Ordering::Release);
+                wait_for(ball, 2 * i + 2);
+            }
+            e.store(start.elapsed().as_nanos() as u64, Ordering::Release);
+        });
+        Some(Duration::from_nanos(
+            elapsed.load(Ordering::Acquire) / (ROUND_TRIPS - 1),
+        ))
+    }
+
+    /// Runs `work(t)` for `t` in `0..threads` as tasks of one scope on the
+    /// pool (the calling thread runs `work(0)`), and returns the wall time
+    /// until all are done.
+    fn on_workers(&self, threads: usize, work: impl Fn(usize) + Send + Sync + 'static) -> Duration {
         let threads = threads.clamp(1, self.threads());
         let scope = self.pool.open_scope(ScopeOptions {
             max_parallel: threads,
             ..ScopeOptions::default()
         });
         let _close = self.pool.close_on_drop(&scope);
+        let work = Arc::new(work);
         let remaining = Arc::new(AtomicUsize::new(threads));
         let start = Instant::now();
         for t in 1..threads {
-            let (buffer, remaining) = (self.buffers[t].clone(), remaining.clone());
+            let (work, remaining) = (work.clone(), remaining.clone());
             scope.spawn(Box::new(move |_| {
-                std::hint::black_box(count_runs(&buffer, seed + t as u64));
+                work(t);
                 remaining.fetch_sub(1, Ordering::AcqRel);
             }));
         }
-        let (buffer, left) = (self.buffers[0].clone(), remaining.clone());
+        let (first, left) = (work.clone(), remaining.clone());
         scope.run_here(Box::new(move |_| {
-            std::hint::black_box(count_runs(&buffer, seed));
+            first(0);
             left.fetch_sub(1, Ordering::AcqRel);
         }));
         while !scope.watch(|| remaining.load(Ordering::Acquire) == 0) {
@@ -103,47 +208,46 @@ impl MachineProbe {
     }
 }
 
-/// Round trips of one cache line per [`core_round_trip`] measurement.
-const ROUND_TRIPS: u64 = 2000;
-
-/// How long one cache line takes to go from this thread to another and
-/// back, on average over [`ROUND_TRIPS`]: two threads take turns writing
-/// one counter. On the 2-vCPU virtual machine this is 50–120 ns while the
-/// host runs the vCPUs on cores that share a cache, and 300–400 ns while it
-/// does not; in the latter placement every line the workers share (task
-/// queues, counters) costs several times more, which queries with many
-/// hand-offs between workers feel. None on a machine of one core, where
-/// the two threads could only take turns.
-pub fn core_round_trip() -> Option<Duration> {
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        return None;
+/// Spins until `ball` holds `value`.
+fn wait_for(ball: &AtomicU64, value: u64) {
+    while ball.load(Ordering::Acquire) != value {
+        std::hint::spin_loop();
     }
-    let ball = crate::PaddedCount::default();
-    let ball = &ball.0;
-    std::thread::scope(|s| {
-        s.spawn(move || {
-            for i in 0..ROUND_TRIPS {
-                while ball.load(Ordering::Acquire) != 2 * i + 1 {
-                    std::hint::spin_loop();
-                }
-                ball.store(2 * i + 2, Ordering::Release);
-            }
-        });
-        // Wait for the other thread to run before timing.
-        ball.store(1, Ordering::Release);
-        while ball.load(Ordering::Acquire) != 2 {
-            std::hint::spin_loop();
-        }
-        let start = Instant::now();
-        for i in 1..ROUND_TRIPS {
-            ball.store(2 * i + 1, Ordering::Release);
-            while ball.load(Ordering::Acquire) != 2 * i + 2 {
-                std::hint::spin_loop();
-            }
-        }
-        Some(start.elapsed() / (ROUND_TRIPS - 1) as u32)
-    })
 }
+
+/// xorshift64: cheap pseudo-random numbers from a non-zero state.
+fn next_random(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// Sorts the rows by the low 16 bits of their first word: two radix passes,
+/// each counting a byte and scattering every row to the spare buffer.
+fn sort_rows(buffers: &mut SortBuffers) {
+    for shift in [0, 8] {
+        let mut counts = [0usize; 256];
+        for row in &buffers.rows {
+            counts[(row[0] >> shift) as usize & 255] += 1;
+        }
+        let mut next = [0usize; 256];
+        let mut at = 0;
+        for (slot, count) in next.iter_mut().zip(counts) {
+            *slot = at;
+            at += count;
+        }
+        for row in &buffers.rows {
+            let bucket = (row[0] >> shift) as usize & 255;
+            buffers.spare[next[bucket]] = *row;
+            next[bucket] += 1;
+        }
+        std::mem::swap(&mut buffers.rows, &mut buffers.spare);
+    }
+}
+
+/// Round trips of one cache line per [`MachineProbe::round_trip`].
+const ROUND_TRIPS: u64 = 2000;
 
 impl Default for MachineProbe {
     fn default() -> MachineProbe {
@@ -158,11 +262,7 @@ fn count_runs(buffer: &[f64], seed: u64) -> usize {
     let places = (buffer.len() - RUN) as u64;
     let mut count = 0;
     for _ in 0..RUNS_PER_PROBE {
-        // xorshift64: cheap, and no two runs of a probe are alike.
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let at = (state % places) as usize;
+        let at = (next_random(&mut state) % places) as usize;
         count += buffer[at..at + RUN].iter().filter(|&&x| x > -1.0).count();
     }
     count
@@ -182,12 +282,36 @@ mod tests {
     }
 
     #[test]
-    fn a_round_trip_between_threads_is_measured() {
-        if let Some(trip) = core_round_trip() {
-            assert!(
-                trip > Duration::ZERO && trip < Duration::from_secs(1),
-                "{trip:?}"
-            );
+    fn a_round_trip_between_workers_is_measured() {
+        let probe = MachineProbe::with_buffer_floats(1000);
+        match probe.round_trip() {
+            Some(trip) => assert!(trip > Duration::ZERO && trip < Duration::from_secs(1)),
+            None => assert_eq!(probe.threads(), 1),
+        }
+    }
+
+    #[test]
+    fn a_sort_pass_orders_rows_by_their_low_bits_and_keeps_them_all() {
+        let mut state = 7;
+        let rows: Vec<ProbeRow> = (0..1000)
+            .map(|i| [next_random(&mut state), i, 0, 0, 0])
+            .collect();
+        let mut buffers = SortBuffers {
+            rows: rows.clone(),
+            spare: vec![[0; 5]; rows.len()],
+        };
+        sort_rows(&mut buffers);
+        assert!(buffers.rows.is_sorted_by_key(|r| r[0] & 0xffff));
+        let mut ids: Vec<u64> = buffers.rows.iter().map(|r| r[1]).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn hand_off_runs_on_every_worker_count_and_return() {
+        let probe = MachineProbe::with_buffer_floats(1000);
+        for threads in 1..=probe.threads() + 1 {
+            assert!(probe.run_handoff(threads, threads as u64) > Duration::ZERO);
         }
     }
 

@@ -115,6 +115,26 @@ fn rows_on(
         .to_vecs()
 }
 
+/// An engine over a generated likes graph of `persons` persons, 50 items
+/// and `likes` likes each (with the directory that holds it).
+fn likes_engine(persons: u64, likes: u64, seed: u64) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, db) = (dir.path().join("csv"), dir.path().join("db"));
+    let options = generate_likes(
+        &csv,
+        &LikesOptions {
+            persons,
+            items: 50,
+            likes_per_person: likes,
+            seed,
+        },
+    )
+    .unwrap();
+    import(&db, &options, &NoProgress).unwrap();
+    let engine = Engine::open(&db).unwrap();
+    (dir, engine)
+}
+
 /// `(morsels, workers)` of the first `Unwind` line of a PROFILE text.
 fn unwind_profile(text: &str) -> (u64, u64) {
     operator_profile(text, "Unwind")
@@ -142,20 +162,7 @@ fn operator_profile(text: &str, operator: &str) -> (u64, u64) {
 
 #[test]
 fn a_large_unwound_parameter_is_split_over_workers_with_the_same_results() {
-    let dir = tempfile::tempdir().unwrap();
-    let (csv, db) = (dir.path().join("csv"), dir.path().join("db"));
-    let options = generate_likes(
-        &csv,
-        &LikesOptions {
-            persons: 2000,
-            items: 50,
-            likes_per_person: 3,
-            seed: 5,
-        },
-    )
-    .unwrap();
-    import(&db, &options, &NoProgress).unwrap();
-    let engine = Engine::open(&db).unwrap();
+    let (_dir, engine) = likes_engine(2000, 3, 5);
     let pool = WorkerPool::new(2);
     // Ids spread over (and beyond) the persons, with nulls and a string.
     let mut ids: Vec<Value> = (0..40_000i64)
@@ -307,20 +314,7 @@ fn sorted_results_match_a_plain_sort() {
 /// results are those of one worker.
 #[test]
 fn a_long_scan_is_shared_by_workers_and_cut_into_quanta() {
-    let dir = tempfile::tempdir().unwrap();
-    let (csv, db) = (dir.path().join("csv"), dir.path().join("db"));
-    let options = generate_likes(
-        &csv,
-        &LikesOptions {
-            persons: 6000,
-            items: 50,
-            likes_per_person: 1,
-            seed: 9,
-        },
-    )
-    .unwrap();
-    import(&db, &options, &NoProgress).unwrap();
-    let engine = Engine::open(&db).unwrap();
+    let (_dir, engine) = likes_engine(6000, 1, 9);
     let pool = WorkerPool::new(2);
     // Each node costs a fold over 100 numbers: a morsel of 2048 nodes
     // takes well over the 1 ms quantum.

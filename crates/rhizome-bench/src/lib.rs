@@ -600,7 +600,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
     let workers = rhizome_exec::scheduler::WorkerPool::global().threads();
     let _ = writeln!(
         out,
-        "query  1 worker      {workers} workers    speedup  throughput                    PROFILE share  machine speedup / reference"
+        "query  1 worker      {workers} workers    speedup  throughput                    PROFILE share  machine / hand-off speedup, line / reference"
     );
     let probe = machine::MachineProbe::new();
     let mut results = Vec::new();

@@ -44,6 +44,9 @@ const RUNS_PER_PROBE: usize = 1500;
 /// showed 1.95.
 pub const LEAD_IN: Duration = Duration::from_millis(2);
 
+/// Round trips of one cache line per [`MachineProbe::round_trip`].
+const ROUND_TRIPS: u64 = 2000;
+
 /// Rows each worker sorts in a hand-off probe run (about a worker's share
 /// of SQ4's 100,000 rows).
 const HANDOFF_ROWS: usize = 50_000;
@@ -148,11 +151,11 @@ impl MachineProbe {
         if self.threads() < 2 {
             return None;
         }
-        let ball = Arc::new(crate::PaddedCount::default());
+        let shared = Arc::new(crate::PaddedCount::default());
         let elapsed = Arc::new(AtomicU64::new(0));
-        let (b, e) = (ball.clone(), elapsed.clone());
+        let e = elapsed.clone();
         self.on_workers(2, move |t| {
-            let ball = &b.0;
+            let ball = &shared.0;
             if t == 1 {
                 for i in 0..ROUND_TRIPS {
                     wait_for(ball, 2 * i + 1);
@@ -245,9 +248,6 @@ fn sort_rows(buffers: &mut SortBuffers) {
         std::mem::swap(&mut buffers.rows, &mut buffers.spare);
     }
 }
-
-/// Round trips of one cache line per [`MachineProbe::round_trip`].
-const ROUND_TRIPS: u64 = 2000;
 
 impl Default for MachineProbe {
     fn default() -> MachineProbe {

@@ -10,11 +10,11 @@
 #    property value codec. libFuzzer exits non-zero on any crash, timeout or
 #    leak, failing the script.
 #
-# Usage: scripts/fuzz-smoke.sh            (FUZZ_SECONDS=30 by default)
-#        FUZZ_SECONDS=600 scripts/fuzz-smoke.sh
+# Usage: scripts/suites/10-fuzz-smoke.sh            (FUZZ_SECONDS=30 by default)
+#        FUZZ_SECONDS=600 scripts/suites/10-fuzz-smoke.sh
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds="${FUZZ_SECONDS:-30}"
 
 echo "== stable smoke: mutated TCK queries"

@@ -30,12 +30,14 @@ use crate::schema::{IndexDef, Schema};
 use crate::segment::{ArrayRef, Segment};
 use crate::snapshot::{GraphRead, Snapshot};
 use crate::stats::Statistics;
+use crate::follow::{self, Loaded, LogPosition, News};
+use crate::lock::{FileId, WriterLock};
 use crate::txn::{CommitInfo, TxnState, WriteTxn};
 use crate::wal::{self, Wal, WAL_FILE};
 use arc_swap::ArcSwap;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -152,8 +154,8 @@ impl Store {
         }
     }
 
-    pub(crate) fn open(dir: &Path) -> Result<Store> {
-        let manifest = Manifest::read(dir)?;
+    /// Maps the segment `manifest` names and resolves every array.
+    pub(crate) fn from_manifest(dir: &Path, manifest: Manifest) -> Result<Store> {
         let segment = Arc::new(Segment::open(
             &dir.join(&manifest.segment),
             manifest.segment_len,
@@ -229,13 +231,23 @@ impl Store {
 #[derive(Clone)]
 pub struct DatabaseOptions {
     /// How long [`Database::begin_write`] (and [`Database::checkpoint`])
-    /// waits for the writer lock before failing with `TransientError`.
+    /// waits for the writer lock (held by another transaction of this
+    /// process or by another process) before failing with `TransientError`
+    /// / `LockAcquisitionTimeout`.
     pub lock_timeout: Duration,
+    /// A write transaction open longer than this is rolled back and its lock
+    /// released (its commit then fails with `TransientError` /
+    /// `TransactionTimedOut`); `None`: no limit.
+    pub transaction_timeout: Option<Duration>,
     /// A commit that leaves the write-ahead log longer than this many bytes
     /// runs a checkpoint.
     pub checkpoint_wal_bytes: u64,
     /// Checkpoint when the last handle is dropped (if anything changed).
+    /// Off by default: the log survives a clean close and is replayed on open.
     pub checkpoint_on_close: bool,
+    /// Open for reading only: no write transaction, no checkpoint, no lock
+    /// taken for writing and no file created, changed or removed.
+    pub read_only: bool,
     /// File I/O of the log (replace to inject failures in tests).
     pub io: Arc<dyn StorageIo>,
 }
@@ -244,29 +256,40 @@ impl Default for DatabaseOptions {
     fn default() -> Self {
         DatabaseOptions {
             lock_timeout: Duration::from_secs(5),
+            transaction_timeout: None,
             checkpoint_wal_bytes: 64 << 20,
-            checkpoint_on_close: true,
+            checkpoint_on_close: false,
+            read_only: false,
             io: Arc::new(StdIo),
         }
     }
 }
 
-/// One published state: the base store and a delta version over it.
+/// One published state: the base store and a delta version over it, and
+/// where it stands in the files.
 pub(crate) struct Version {
     id: u64,
     store: Arc<Store>,
     delta: Arc<Delta>,
+    pos: LogPosition,
+    last_commit: u64,
 }
 
 static VERSION_IDS: AtomicU64 = AtomicU64::new(1);
 
 impl Version {
-    fn new(store: Arc<Store>, delta: Arc<Delta>) -> Version {
+    fn new(store: Arc<Store>, delta: Arc<Delta>, pos: LogPosition, last_commit: u64) -> Version {
         Version {
             id: VERSION_IDS.fetch_add(1, Ordering::Relaxed),
             store,
             delta,
+            pos,
+            last_commit,
         }
+    }
+
+    fn from_loaded(l: Loaded) -> Version {
+        Version::new(l.store, l.delta, l.pos, l.last_commit)
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -274,7 +297,8 @@ impl Version {
     }
 }
 
-fn empty_delta(store: &Store) -> Delta {
+/// A delta holding no change over `store`.
+pub(crate) fn empty_delta(store: &Store) -> Delta {
     let schema = store.schema();
     let base_indexes = schema.indexes.clone();
     Delta::empty(
@@ -286,65 +310,223 @@ fn empty_delta(store: &Store) -> Delta {
     )
 }
 
-/// The log and what is known about it; guarded by one mutex, used only by
-/// the holder of the writer lock.
-struct WalState {
+/// The log as this handle writes it; guarded by one mutex, which also
+/// orders publishing (commits, checkpoints, catching up with other processes).
+struct LogState {
+    /// The open log (only while this handle holds the writer lock).
     wal: Option<Wal>,
+    /// Identity of the file `wal` is.
+    wal_id: Option<FileId>,
     /// True if `wal.log` must be (re)created before the next append (missing,
     /// stale generation or unreadable header).
     fresh: bool,
-    last_commit: u64,
     /// Set when a checkpoint failed half way: writes are refused until reopen.
     broken: Option<String>,
+    /// Leftovers of earlier checkpoints were collected (once per handle).
+    collected: bool,
+}
+
+/// Which transaction of this handle holds the writer lock.
+#[derive(Default)]
+struct WriterSlot {
+    holder: Option<u64>,
+    next_ticket: u64,
+    /// When the holder's transaction times out.
+    deadline: Option<Instant>,
+    /// The database is closing (stops the transaction watchdog).
+    closing: bool,
 }
 
 /// Legacy accessors ([`Database::catalog`], [`Database::statistics`]) return
 /// references; the values they returned stay alive here until the database closes.
 type Retained = Vec<(u64, Arc<Catalog>, Arc<Statistics>)>;
 
+/// The writer lock of one handle: which transaction holds it in this
+/// process, and the cross-process file lock.
+pub(crate) struct Gate {
+    slot: Mutex<WriterSlot>,
+    cv: Condvar,
+    file: Mutex<WriterLock>,
+}
+
+impl Gate {
+    /// Releases the lock if `ticket` still holds it.
+    fn release(&self, ticket: u64) {
+        let mut slot = lock(&self.slot);
+        if slot.holder == Some(ticket) {
+            slot.holder = None;
+            slot.deadline = None;
+            lock(&self.file).release();
+            self.cv.notify_all();
+        }
+    }
+}
+
 pub(crate) struct Shared {
     dir: PathBuf,
     options: DatabaseOptions,
     current: ArcSwap<Version>,
-    writer: Mutex<bool>,
-    writer_cv: Condvar,
-    wal: Mutex<WalState>,
+    gate: Arc<Gate>,
+    log: Arc<Mutex<LogState>>,
+    /// The transaction watchdog thread was started.
+    watchdog: AtomicBool,
     retained: Mutex<Retained>,
+}
+
+/// Rolls back (releases the lock of) a transaction open longer than its
+/// deadline; runs on a thread of its own until the handle closes. Takes the
+/// log mutex first so that it never revokes a transaction in the middle of
+/// its commit.
+fn watch_transactions(gate: &Gate, log: &Mutex<LogState>) {
+    let mut slot = lock(&gate.slot);
+    loop {
+        if slot.closing {
+            return;
+        }
+        let now = Instant::now();
+        match slot.deadline {
+            Some(deadline) if now >= deadline => {
+                let holder = slot.holder;
+                drop(slot);
+                let _log = lock(log);
+                slot = lock(&gate.slot);
+                if slot.holder == holder && slot.deadline.is_some_and(|d| Instant::now() >= d) {
+                    slot.holder = None;
+                    slot.deadline = None;
+                    lock(&gate.file).release();
+                    gate.cv.notify_all();
+                }
+            }
+            Some(deadline) => {
+                slot = gate
+                    .cv
+                    .wait_timeout(slot, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            None => slot = gate.cv.wait(slot).unwrap_or_else(|e| e.into_inner()),
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+fn read_only_error(dir: &Path) -> Error {
+    Error::new(
+        ErrorKind::ArgumentError,
+        format!(
+            "the database {} was opened read-only: it cannot be written",
+            dir.display()
+        ),
+    )
+    .with_code("ForbiddenOnReadOnlyDatabase")
+}
+
 impl Shared {
-    fn acquire_writer(&self) -> Result<()> {
-        let deadline = Instant::now() + self.options.lock_timeout;
-        let mut busy = lock(&self.writer);
-        while *busy {
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Error::new(
-                    ErrorKind::TransientError,
-                    format!(
-                        "another write transaction held the database's writer lock for more than {:?}; retry later",
-                        self.options.lock_timeout
-                    ),
-                )
-                .with_code("LockAcquisitionTimeout"));
-            }
-            busy = self
-                .writer_cv
-                .wait_timeout(busy, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+    /// Takes the writer lock (this process's, then the cross-process file
+    /// lock), catches up with what other processes committed, and returns
+    /// the ticket of the holder.
+    fn acquire_writer(self: &Arc<Self>) -> Result<u64> {
+        if self.options.read_only {
+            return Err(read_only_error(&self.dir));
         }
-        *busy = true;
+        let timeout = self.options.lock_timeout;
+        let deadline = Instant::now() + timeout;
+        let ticket = {
+            let mut slot = lock(&self.gate.slot);
+            while slot.holder.is_some() {
+                let now = Instant::now();
+                if now >= deadline {
+                    return Err(Error::new(
+                        ErrorKind::TransientError,
+                        format!(
+                            "another write transaction of this process held the database's \
+                             writer lock for more than {timeout:?}; retry later"
+                        ),
+                    )
+                    .with_code("LockAcquisitionTimeout"));
+                }
+                slot = self
+                    .gate
+                    .cv
+                    .wait_timeout(slot, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            slot.next_ticket += 1;
+            slot.holder = Some(slot.next_ticket);
+            slot.deadline = self.options.transaction_timeout.map(|t| Instant::now() + t);
+            slot.next_ticket
+        };
+        if let Err(e) = lock(&self.gate.file).acquire(deadline, timeout) {
+            self.gate.release(ticket);
+            return Err(e);
+        }
+        let caught_up = self.catch_up(&mut lock(&self.log));
+        if let Err(e) = caught_up {
+            self.gate.release(ticket);
+            return Err(e);
+        }
+        if self.options.transaction_timeout.is_some()
+            && !self.watchdog.swap(true, Ordering::SeqCst)
+        {
+            let (gate, log) = (self.gate.clone(), self.log.clone());
+            std::thread::Builder::new()
+                .name("rhizome-txn-watchdog".into())
+                .spawn(move || watch_transactions(&gate, &log))
+                .map_err(|e| Error::internal(format!("starting the transaction watchdog: {e}")))?;
+        }
+        Ok(ticket)
+    }
+
+    pub(crate) fn release_writer(&self, ticket: u64) {
+        self.gate.release(ticket);
+    }
+
+    /// Under the writer lock: replays what other processes committed, cuts
+    /// off a torn record a dead writer left, and collects old segments.
+    fn catch_up(&self, w: &mut LogState) -> Result<()> {
+        // Another process may have appended or replaced the log: reopen it.
+        w.wal = None;
+        w.wal_id = None;
+        self.refresh(w, true)?;
+        let v = self.current.load();
+        w.fresh = !v.pos.live;
+        if !w.collected {
+            collect_leftovers(&self.dir, &v.store.manifest);
+            w.collected = true;
+        }
         Ok(())
     }
 
-    pub(crate) fn release_writer(&self) {
-        *lock(&self.writer) = false;
-        self.writer_cv.notify_one();
+    /// Publishes what changed in the files since the current version (see
+    /// [`crate::follow`]). `writer`: the caller holds the writer lock, so a
+    /// torn record at the end of the log is debris and is cut off.
+    fn refresh(&self, w: &mut LogState, writer: bool) -> Result<()> {
+        let _ = w;
+        let v = self.current.load_full();
+        let io = &*self.options.io;
+        let loaded = match follow::news(&self.dir, &v.pos) {
+            News::None => return Ok(()),
+            News::Tail => {
+                match follow::read_tail(&self.dir, io, v.snapshot(), &v.pos, v.last_commit)? {
+                    Some(l) => l,
+                    None => follow::load(&self.dir, io)?,
+                }
+            }
+            News::Reload => follow::load(&self.dir, io)?,
+        };
+        if writer && loaded.torn {
+            let mut f = io
+                .open_append(&self.wal_path())
+                .map_err(|e| self.io_error("opening", e))?;
+            f.truncate(loaded.pos.wal_len)
+                .map_err(|e| self.io_error("truncating", e))?;
+        }
+        self.current.store(Arc::new(Version::from_loaded(loaded)));
+        Ok(())
     }
 
     fn wal_path(&self) -> PathBuf {
@@ -359,7 +541,7 @@ impl Shared {
     }
 
     /// The open log, created on first use.
-    fn ensure_wal<'w>(&self, w: &'w mut WalState, generation: u64) -> Result<&'w mut Wal> {
+    fn ensure_wal<'w>(&self, w: &'w mut LogState, generation: u64) -> Result<&'w mut Wal> {
         if w.wal.is_none() {
             let io = &self.options.io;
             if w.fresh {
@@ -370,6 +552,9 @@ impl Shared {
             let file = io
                 .open_append(&self.wal_path())
                 .map_err(|e| self.io_error("opening", e))?;
+            let meta =
+                std::fs::metadata(self.wal_path()).map_err(|e| self.io_error("reading", e))?;
+            w.wal_id = Some(FileId::of(&meta));
             w.wal = Some(Wal::new(file));
         }
         Ok(w.wal.as_mut().expect("opened above"))
@@ -383,11 +568,24 @@ impl Shared {
                 counters,
             });
         }
-        let mut w = lock(&self.wal);
+        let mut w = lock(&self.log);
+        let slot = lock(&self.gate.slot);
+        if slot.holder != Some(txn.ticket) {
+            return Err(Error::new(
+                ErrorKind::TransientError,
+                format!(
+                    "the transaction was open longer than the transaction timeout ({:?}) \
+                     and was rolled back; run it again",
+                    self.options.transaction_timeout.unwrap_or_default()
+                ),
+            )
+            .with_code("TransactionTimedOut"));
+        }
         if let Some(why) = &w.broken {
             return Err(Error::new(ErrorKind::IoError, why.clone()));
         }
-        let commit = w.last_commit + 1;
+        let v = self.current.load_full();
+        let commit = v.last_commit + 1;
         let record = wal::encode_record(commit, &txn.state.ops);
         if record.len() > u32::MAX as usize {
             return Err(Error::new(
@@ -398,15 +596,24 @@ impl Shared {
         let generation = txn.state.snap.store().manifest.generation;
         let wal = self.ensure_wal(&mut w, generation)?;
         wal.append(&record)?;
-        let full = wal.len() >= self.options.checkpoint_wal_bytes;
-        w.last_commit = commit;
+        let wal_len = wal.len();
+        let full = wal_len >= self.options.checkpoint_wal_bytes;
         if txn.state.snap.delta().has_loose() {
             txn.state.snap.delta_mut().pack();
         }
+        let pos = LogPosition {
+            manifest: v.pos.manifest,
+            wal: w.wal_id,
+            wal_len,
+            live: true,
+        };
         self.current.store(Arc::new(Version::new(
             txn.state.snap.store().clone(),
             txn.state.snap.delta().clone(),
+            pos,
+            commit,
         )));
+        drop(slot);
         if full {
             // The commit is durable already; a failed checkpoint leaves the log in place.
             let _ = self.checkpoint_locked(&mut w);
@@ -417,7 +624,7 @@ impl Shared {
     }
 
     /// Merges the current state into a new segment (caller holds the writer lock).
-    fn checkpoint_locked(&self, w: &mut WalState) -> Result<bool> {
+    fn checkpoint_locked(&self, w: &mut LogState) -> Result<bool> {
         if let Some(why) = &w.broken {
             return Err(Error::new(ErrorKind::IoError, why.clone()));
         }
@@ -431,9 +638,11 @@ impl Shared {
         crate::checkpoint::write(&self.dir, &v.snapshot(), generation)?;
         // From here on the old log is stale (its generation is older than the manifest's).
         w.wal = None;
+        w.wal_id = None;
         w.fresh = true;
-        let reopened = Store::open(&self.dir).map(Arc::new);
-        let store = match reopened {
+        let reopened = Manifest::read_with_id(&self.dir)
+            .and_then(|(m, id)| Ok((Arc::new(Store::from_manifest(&self.dir, m)?), id)));
+        let (store, manifest_id) = match reopened {
             Ok(s) => s,
             Err(e) => {
                 let why = format!(
@@ -443,25 +652,62 @@ impl Shared {
                 return Err(e);
             }
         };
+        let pos = match self.ensure_wal(w, generation).map(|wal| wal.len()) {
+            Ok(wal_len) => LogPosition {
+                manifest: manifest_id,
+                wal: w.wal_id,
+                wal_len,
+                live: true,
+            },
+            Err(_) => {
+                // The stale log stays; the next writer replaces it.
+                w.wal = None;
+                w.fresh = true;
+                let stale = std::fs::metadata(self.wal_path()).ok();
+                LogPosition {
+                    manifest: manifest_id,
+                    wal: stale.as_ref().map(FileId::of),
+                    wal_len: stale.map_or(0, |m| m.len()),
+                    live: false,
+                }
+            }
+        };
         let delta = Arc::new(empty_delta(&store));
-        self.current.store(Arc::new(Version::new(store, delta)));
-        if let Err(e) = self.ensure_wal(w, generation) {
-            w.wal = None;
-            w.fresh = true;
-            let _ = e;
-        }
+        self.current.store(Arc::new(Version::new(
+            store,
+            delta,
+            pos,
+            v.last_commit,
+        )));
         if old_segment != self.current.load().store.manifest.segment {
-            let _ = std::fs::remove_file(self.dir.join(old_segment));
+            crate::lock::remove_if_unused(&self.dir.join(old_segment));
         }
+        collect_leftovers(&self.dir, &self.current.load().store.manifest);
         Ok(true)
     }
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        if self.options.checkpoint_on_close && !self.current.load().delta.is_empty() {
-            let mut w = lock(&self.wal);
-            let _ = self.checkpoint_locked(&mut w);
+        lock(&self.gate.slot).closing = true;
+        self.gate.cv.notify_all();
+        if self.options.checkpoint_on_close
+            && !self.options.read_only
+            && !self.current.load().delta.is_empty()
+        {
+            // Not through `acquire_writer` (it needs an `Arc<Self>`): no
+            // transaction of this handle is left, so only the file lock is needed.
+            let deadline = Instant::now() + self.options.lock_timeout;
+            if lock(&self.gate.file)
+                .acquire(deadline, self.options.lock_timeout)
+                .is_ok()
+            {
+                let mut w = lock(&self.log);
+                if self.catch_up(&mut w).is_ok() {
+                    let _ = self.checkpoint_locked(&mut w);
+                }
+                lock(&self.gate.file).release();
+            }
         }
     }
 }
@@ -473,8 +719,10 @@ pub struct Database {
     shared: Arc<Shared>,
 }
 
-/// Removes files an interrupted checkpoint may have left (best effort).
-fn remove_debris(dir: &Path, manifest: &Manifest) {
+/// Removes what interrupted or superseded checkpoints left: temporary files
+/// and segments the manifest does not name, if no process maps them. Only
+/// called under the writer lock (so no checkpoint is writing them now).
+fn collect_leftovers(dir: &Path, manifest: &Manifest) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -482,7 +730,9 @@ fn remove_debris(dir: &Path, manifest: &Manifest) {
         let name = entry.file_name().to_string_lossy().to_string();
         let stray_segment =
             name.starts_with("segment-") && name.ends_with(".rhz") && name != manifest.segment;
-        if stray_segment || name.ends_with(".tmp") {
+        if stray_segment {
+            crate::lock::remove_if_unused(&entry.path());
+        } else if name.ends_with(".tmp") {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -498,65 +748,29 @@ impl Database {
     /// commits of its write-ahead log. Fails with `IoError` if `dir` is not a
     /// database and `CorruptDatabase` if its files are damaged (a manifest
     /// naming arrays outside the segment, a truncated segment). A torn or
-    /// corrupt record at the end of the log is cut off (it was never
-    /// acknowledged); the commits before it are kept.
+    /// corrupt record at the end of the log is ignored (it was never
+    /// acknowledged; the next writer cuts it off); the commits before it are
+    /// kept. Opening takes no lock and writes nothing.
     pub fn open_with(dir: &Path, options: DatabaseOptions) -> Result<Database> {
-        let store = Arc::new(Store::open(dir)?);
-        remove_debris(dir, &store.manifest);
-        let generation = store.manifest.generation;
-        let mut state = TxnState::new(Snapshot::new(store.clone(), Arc::new(empty_delta(&store))));
-        let mut wal_state = WalState {
-            wal: None,
-            fresh: true,
-            last_commit: 0,
-            broken: None,
-        };
-        let wal_path = dir.join(WAL_FILE);
-        let bytes = options
-            .io
-            .read(&wal_path)
-            .map_err(|e| Error::io(wal_path.display(), e))?;
-        if let Some(bytes) = bytes {
-            let parsed = wal::parse(&bytes);
-            if parsed.generation == Some(generation) {
-                for record in &parsed.records {
-                    for op in &record.ops {
-                        state.apply(op).map_err(|e| {
-                            Error::new(
-                                ErrorKind::CorruptDatabase,
-                                format!(
-                                    "{}: replaying commit {} failed: {e}",
-                                    wal_path.display(),
-                                    record.commit
-                                ),
-                            )
-                        })?;
-                    }
-                    wal_state.last_commit = record.commit;
-                }
-                if parsed.valid_len < bytes.len() as u64 {
-                    let mut f = options
-                        .io
-                        .open_append(&wal_path)
-                        .map_err(|e| Error::io(wal_path.display(), e))?;
-                    f.truncate(parsed.valid_len)
-                        .map_err(|e| Error::io(wal_path.display(), e))?;
-                }
-                wal_state.fresh = false;
-            }
-        }
-        if state.snap.delta().has_loose() {
-            state.snap.delta_mut().pack();
-        }
-        let delta = state.snap.delta().clone();
+        let loaded = follow::load(dir, &*options.io)?;
         Ok(Database {
             shared: Arc::new(Shared {
                 dir: dir.to_path_buf(),
                 options,
-                current: ArcSwap::from_pointee(Version::new(store, delta)),
-                writer: Mutex::new(false),
-                writer_cv: Condvar::new(),
-                wal: Mutex::new(wal_state),
+                current: ArcSwap::from_pointee(Version::from_loaded(loaded)),
+                gate: Arc::new(Gate {
+                    slot: Mutex::new(WriterSlot::default()),
+                    cv: Condvar::new(),
+                    file: Mutex::new(WriterLock::new(dir)),
+                }),
+                log: Arc::new(Mutex::new(LogState {
+                    wal: None,
+                    wal_id: None,
+                    fresh: true,
+                    broken: None,
+                    collected: false,
+                })),
+                watchdog: AtomicBool::new(false),
                 retained: Mutex::new(Vec::new()),
             }),
         })
@@ -567,20 +781,43 @@ impl Database {
         &self.shared.dir
     }
 
-    /// A read snapshot of the latest committed state; share it across threads freely.
+    /// A read snapshot of the latest committed state, including what other
+    /// processes committed (see [`Database::try_snapshot`]); share it across
+    /// threads freely. If the files cannot be read right now, the last state
+    /// this handle knew is returned.
     pub fn snapshot(&self) -> Snapshot {
-        self.shared.current.load().snapshot()
+        self.try_snapshot()
+            .unwrap_or_else(|_| self.shared.current.load().snapshot())
     }
 
-    /// Starts the (single) write transaction, waiting up to
-    /// [`DatabaseOptions::lock_timeout`] for the current one to finish; then
-    /// fails with `TransientError` / `LockAcquisitionTimeout` (retryable).
+    /// A read snapshot of the latest committed state. Checks first (two
+    /// `stat` calls) whether another process committed or checkpointed
+    /// since this handle last looked, and if so replays its log records or
+    /// loads the new checkpoint. Fails only if the files cannot be read.
+    pub fn try_snapshot(&self) -> Result<Snapshot> {
+        let v = self.shared.current.load();
+        if follow::news(&self.shared.dir, &v.pos) == News::None {
+            return Ok(v.snapshot());
+        }
+        drop(v);
+        self.shared.refresh(&mut lock(&self.shared.log), false)?;
+        Ok(self.shared.current.load().snapshot())
+    }
+
+    /// Starts the write transaction, waiting up to
+    /// [`DatabaseOptions::lock_timeout`] for the writer lock (another
+    /// transaction of this process or of another process); then fails with
+    /// `TransientError` / `LockAcquisitionTimeout` (retryable), naming the
+    /// process holding it. The lock is held until the transaction commits,
+    /// rolls back, is dropped or times out. The transaction starts from the
+    /// latest state, other processes' commits included.
     pub fn begin_write(&self) -> Result<WriteTxn> {
-        self.shared.acquire_writer()?;
-        let snap = self.snapshot();
+        let ticket = self.shared.acquire_writer()?;
+        let snap = self.shared.current.load().snapshot();
         Ok(WriteTxn {
             state: TxnState::new(snap),
             shared: self.shared.clone(),
+            ticket,
         })
     }
 
@@ -591,20 +828,21 @@ impl Database {
     /// (see [`crate::checkpoint`]); snapshots taken before keep reading the
     /// old state with the old ids.
     pub fn checkpoint(&self) -> Result<bool> {
-        self.shared.acquire_writer()?;
-        let r = self.shared.checkpoint_locked(&mut lock(&self.shared.wal));
-        self.shared.release_writer();
+        let ticket = self.shared.acquire_writer()?;
+        let r = self.shared.checkpoint_locked(&mut lock(&self.shared.log));
+        self.shared.release_writer(ticket);
         r
     }
 
-    /// Checkpoints (if anything changed) and closes this handle.
+    /// Closes this handle. Nothing is rewritten: the log keeps the commits
+    /// since the last checkpoint and the next open replays it.
     pub fn close(self) -> Result<()> {
-        self.checkpoint().map(|_| ())
+        Ok(())
     }
 
     /// Number of the last acknowledged commit (0 if none since the database was created).
     pub fn last_commit(&self) -> u64 {
-        lock(&self.shared.wal).last_commit
+        self.shared.current.load().last_commit
     }
 
     fn retained(&self) -> (Arc<Catalog>, Arc<Statistics>) {
@@ -648,12 +886,24 @@ impl Database {
     /// constraints hold, the write-ahead log is readable. Returns the list
     /// of problems found (empty when healthy).
     pub fn check(&self) -> Vec<String> {
+        // A torn record at the end of the log is what an interrupted writer
+        // leaves, not damage: with the writer lock, catching up cuts it off.
+        // If another process is writing, its record in progress is skipped.
+        let writing_elsewhere = self.shared.options.read_only
+            || match self.shared.acquire_writer() {
+                Ok(ticket) => {
+                    self.shared.release_writer(ticket);
+                    false
+                }
+                Err(_) => true,
+            };
         let mut problems = crate::check::check(&self.snapshot());
         let path = self.shared.wal_path();
         match self.shared.options.io.read(&path) {
             Ok(Some(bytes)) => {
                 let parsed = wal::parse(&bytes);
-                if let Some(d) = parsed.damage {
+                let tail_in_progress = writing_elsewhere && parsed.generation.is_some();
+                if let Some(d) = parsed.damage.filter(|_| !tail_in_progress) {
                     problems.push(format!("write-ahead log {}: {d}", path.display()));
                 }
             }

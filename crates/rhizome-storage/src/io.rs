@@ -8,7 +8,8 @@
 //! included — and syncs can be made to fail.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use crate::lock::FileId;
+use std::io::{self, Read, Seek, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -38,6 +39,25 @@ pub trait StorageIo: Send + Sync {
     /// Replaces `path` atomically and durably by a file holding `bytes`
     /// (write a temporary file, fsync, rename, fsync the directory).
     fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()>;
+    /// Reads `path` from byte `offset` to its end, with the identity of the
+    /// file read; `None` if it does not exist.
+    fn read_from(&self, path: &Path, offset: u64) -> io::Result<Option<(FileId, Vec<u8>)>> {
+        read_file_from(path, offset)
+    }
+}
+
+/// [`StorageIo::read_from`] on the real file system.
+pub fn read_file_from(path: &Path, offset: u64) -> io::Result<Option<(FileId, Vec<u8>)>> {
+    let mut f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let id = FileId::of(&f.metadata()?);
+    f.seek(io::SeekFrom::Start(offset))?;
+    let mut out = Vec::new();
+    f.read_to_end(&mut out)?;
+    Ok(Some((id, out)))
 }
 
 /// The real file system.

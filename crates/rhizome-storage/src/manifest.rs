@@ -14,7 +14,8 @@ use crate::stats::Statistics;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result};
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::io::Write;
+use crate::lock::FileId;
+use std::io::{Read, Write};
 use std::path::Path;
 
 /// File name of the manifest inside a database directory.
@@ -52,6 +53,14 @@ pub struct RelTypeMeta {
     pub incoming: CsrMeta,
     /// Property columns in outgoing order.
     pub columns: Vec<(PropertyKeyId, ColumnMeta)>,
+}
+
+/// The two fields every format version keeps, read first so that a binary
+/// meeting a format it does not know says so instead of failing on a field.
+#[derive(Deserialize)]
+struct FormatHeader {
+    format: String,
+    version: u32,
 }
 
 /// The manifest.
@@ -92,8 +101,21 @@ pub struct Manifest {
 impl Manifest {
     /// Reads and checks the manifest of the database in `dir`.
     pub fn read(dir: &Path) -> Result<Manifest> {
+        Manifest::read_with_id(dir).map(|(m, _)| m)
+    }
+
+    /// Reads and checks the manifest of the database in `dir`, with the
+    /// identity of the file read (a new manifest is a new file, renamed over
+    /// the old one, so its identity tells whether a checkpoint happened since).
+    pub fn read_with_id(dir: &Path) -> Result<(Manifest, FileId)> {
         let path = dir.join(MANIFEST_FILE);
-        let text = fs::read_to_string(&path).map_err(|e| {
+        let read = fs::File::open(&path).and_then(|mut f| {
+            let id = FileId::of(&f.metadata()?);
+            let mut text = String::new();
+            f.read_to_string(&mut text)?;
+            Ok((text, id))
+        });
+        let (text, id) = read.map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 Error::new(
                     ErrorKind::IoError,
@@ -106,24 +128,45 @@ impl Manifest {
                 Error::io(path.display(), e)
             }
         })?;
+        let header: FormatHeader = serde_json::from_str(&text).map_err(|e| {
+            Error::new(
+                ErrorKind::CorruptDatabase,
+                format!("{}: {e}", path.display()),
+            )
+        })?;
+        if header.format != FORMAT_NAME {
+            return Err(Error::new(
+                ErrorKind::CorruptDatabase,
+                format!(
+                    "{}: format `{}` is not a Rhizome database (expected `{FORMAT_NAME}`)",
+                    path.display(),
+                    header.format
+                ),
+            ));
+        }
+        if header.version != FORMAT_VERSION {
+            let who = if header.version > FORMAT_VERSION {
+                "a newer Rhizome; upgrade this binary to open it"
+            } else {
+                "an older Rhizome that this binary cannot read"
+            };
+            return Err(Error::new(
+                ErrorKind::CorruptDatabase,
+                format!(
+                    "{}: the database has on-disk format version {}, written by {who} \
+                     (this binary reads version {FORMAT_VERSION})",
+                    path.display(),
+                    header.version
+                ),
+            ));
+        }
         let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
             Error::new(
                 ErrorKind::CorruptDatabase,
                 format!("{}: {e}", path.display()),
             )
         })?;
-        if manifest.format != FORMAT_NAME || manifest.version != FORMAT_VERSION {
-            return Err(Error::new(
-                ErrorKind::CorruptDatabase,
-                format!(
-                    "{}: format {} version {} is not supported (expected {FORMAT_NAME} {FORMAT_VERSION})",
-                    path.display(),
-                    manifest.format,
-                    manifest.version
-                ),
-            ));
-        }
-        Ok(manifest)
+        Ok((manifest, id))
     }
 
     /// Writes the manifest into `dir` atomically and durably.

@@ -86,13 +86,25 @@ impl SegmentWriter {
 pub struct Segment {
     map: memmap2::Mmap,
     path: PathBuf,
+    /// The open file, holding a shared `flock` while the segment is mapped so
+    /// that no checkpoint of any process deletes it (see [`crate::lock`]).
+    _pin: File,
 }
 
 impl Segment {
     /// Maps the segment at `path`, checking its header and that its length is
     /// the `expected_len` the manifest recorded (a shorter file is damaged).
+    /// Holds a shared lock on the file while the segment lives.
     pub fn open(path: &Path, expected_len: u64) -> Result<Segment> {
         let file = File::open(path).map_err(|e| Error::io(path.display(), e))?;
+        // A segment is deleted only under an exclusive lock; if a checkpoint
+        // holds one right now the file is being deleted and the caller retries.
+        if !crate::lock::try_lock(&file, false).map_err(|e| Error::io(path.display(), e))? {
+            return Err(Error::new(
+                ErrorKind::IoError,
+                format!("segment {} is being deleted", path.display()),
+            ));
+        }
         let len = file
             .metadata()
             .map_err(|e| Error::io(path.display(), e))?
@@ -117,6 +129,7 @@ impl Segment {
         Ok(Segment {
             map,
             path: path.to_path_buf(),
+            _pin: file,
         })
     }
 

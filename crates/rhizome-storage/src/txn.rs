@@ -826,6 +826,8 @@ impl TxnState {
 pub struct WriteTxn {
     pub(crate) state: TxnState,
     pub(crate) shared: Arc<Shared>,
+    /// Which holder of the writer lock this transaction is (see `Database::begin_write`).
+    pub(crate) ticket: u64,
 }
 
 impl WriteTxn {
@@ -957,7 +959,7 @@ impl WriteTxn {
 
 impl Drop for WriteTxn {
     fn drop(&mut self) {
-        self.shared.release_writer();
+        self.shared.release_writer(self.ticket);
     }
 }
 

@@ -400,22 +400,49 @@ pub fn parse(bytes: &[u8]) -> Parsed {
         };
     }
     let generation = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
-    let mut pos = HEADER_LEN as usize;
+    let tail = parse_records(&bytes[HEADER_LEN as usize..], HEADER_LEN);
+    Parsed {
+        generation: Some(generation),
+        records: tail.records,
+        valid_len: HEADER_LEN + tail.valid_len,
+        damage: tail.damage,
+    }
+}
+
+/// The records found in a part of a log (after its header).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tail {
+    /// The records of the valid prefix.
+    pub records: Vec<Record>,
+    /// Length of the valid prefix in bytes (from the start of the part).
+    pub valid_len: u64,
+    /// Why parsing stopped before the end, if it did.
+    pub damage: Option<String>,
+}
+
+/// Parses records from `bytes`, a part of a log starting at byte `at` of the
+/// file (a record boundary), keeping the longest valid prefix. A reader
+/// following the log of another process parses what was appended since it
+/// last looked; a record still being written shows as damage and is read
+/// again next time.
+pub fn parse_records(bytes: &[u8], at: u64) -> Tail {
+    let mut pos = 0usize;
     let mut records = Vec::new();
     let mut damage = None;
     while pos < bytes.len() {
+        let file_pos = at + pos as u64;
         let Some(frame) = bytes.get(pos..pos + 8) else {
-            damage = Some(format!("torn record header at byte {pos}"));
+            damage = Some(format!("torn record header at byte {file_pos}"));
             break;
         };
         let len = u32::from_le_bytes(frame[..4].try_into().expect("4 bytes")) as usize;
         let crc = u32::from_le_bytes(frame[4..].try_into().expect("4 bytes"));
         let Some(payload) = bytes.get(pos + 8..pos + 8 + len) else {
-            damage = Some(format!("torn record at byte {pos}"));
+            damage = Some(format!("torn record at byte {file_pos}"));
             break;
         };
         if crc32c::crc32c(payload) != crc || len < 8 {
-            damage = Some(format!("checksum mismatch in the record at byte {pos}"));
+            damage = Some(format!("checksum mismatch in the record at byte {file_pos}"));
             break;
         }
         let commit = u64::from_le_bytes(payload[..8].try_into().expect("8 bytes"));
@@ -427,18 +454,17 @@ pub fn parse(bytes: &[u8]) -> Parsed {
         match ops {
             Ok(ops) if r.pos == r.bytes.len() => records.push(Record { commit, ops }),
             Ok(_) => {
-                damage = Some(format!("trailing bytes in the record at byte {pos}"));
+                damage = Some(format!("trailing bytes in the record at byte {file_pos}"));
                 break;
             }
             Err(e) => {
-                damage = Some(format!("undecodable record at byte {pos}: {e}"));
+                damage = Some(format!("undecodable record at byte {file_pos}: {e}"));
                 break;
             }
         }
         pos += 8 + len;
     }
-    Parsed {
-        generation: Some(generation),
+    Tail {
         records,
         valid_len: pos as u64,
         damage,

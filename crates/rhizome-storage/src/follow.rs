@@ -1,0 +1,251 @@
+//! Following a database directory that other processes write.
+//!
+//! A published state remembers where it stands in the files
+//! ([`LogPosition`]): which manifest it was loaded from, which log file and
+//! how many bytes of it were replayed. Before a statement takes a snapshot,
+//! [`news`] compares that with two `stat` calls: if the log has grown, the
+//! new records are read and replayed on top of the state ([`read_tail`]); if
+//! the manifest or the log was replaced (another process checkpointed),
+//! the database is loaded again ([`load`]). Loading retries when it races a
+//! checkpoint (the manifest it read names a segment that is being deleted,
+//! or the log is already of a newer generation), so a reader never sees an
+//! error caused by another process's checkpoint.
+
+use crate::database::Store;
+use crate::delta::Delta;
+use crate::io::StorageIo;
+use crate::lock::FileId;
+use crate::manifest::{Manifest, MANIFEST_FILE};
+use crate::snapshot::Snapshot;
+use crate::txn::TxnState;
+use crate::wal::{self, Record, WAL_FILE};
+use rhizome_common::{Error, ErrorKind, Result};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where a published state stands in the database's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LogPosition {
+    /// The manifest the base was loaded from.
+    pub(crate) manifest: FileId,
+    /// The log file looked at (`None`: there was none).
+    pub(crate) wal: Option<FileId>,
+    /// Bytes of the log accounted for: the valid prefix replayed, or the
+    /// whole length of a stale log.
+    pub(crate) wal_len: u64,
+    /// True if the log applies to the manifest (same generation); false if
+    /// it is stale (older generation, bad header) or absent.
+    pub(crate) live: bool,
+}
+
+/// What changed in the files since a [`LogPosition`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum News {
+    /// Nothing.
+    None,
+    /// The live log grew (or was cut): read what follows the known prefix.
+    Tail,
+    /// The manifest or the log was replaced: load again.
+    Reload,
+}
+
+fn file_id(path: &Path) -> Option<(FileId, u64)> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| (FileId::of(&m), m.len()))
+}
+
+/// Compares `pos` with the files of `dir` (two `stat` calls).
+pub(crate) fn news(dir: &Path, pos: &LogPosition) -> News {
+    match file_id(&dir.join(MANIFEST_FILE)) {
+        Some((id, _)) if id == pos.manifest => {}
+        _ => return News::Reload,
+    }
+    match (file_id(&dir.join(WAL_FILE)), pos.wal) {
+        (None, None) => News::None,
+        (Some((id, len)), Some(known)) if id == known => {
+            if len == pos.wal_len {
+                News::None
+            } else if pos.live {
+                News::Tail
+            } else {
+                News::Reload
+            }
+        }
+        _ => News::Reload,
+    }
+}
+
+/// A state read from the files.
+pub(crate) struct Loaded {
+    pub(crate) store: Arc<Store>,
+    pub(crate) delta: Arc<Delta>,
+    pub(crate) pos: LogPosition,
+    pub(crate) last_commit: u64,
+    /// The log goes on past `pos.wal_len` with bytes that are not a whole
+    /// valid record: a record being written right now, or the torn tail of
+    /// a writer that died (which the next writer cuts off).
+    pub(crate) torn: bool,
+}
+
+/// Replays `records` on top of `snap`; returns the new delta and the last commit number.
+fn replay(
+    snap: Snapshot,
+    records: &[Record],
+    last_commit: u64,
+    dir: &Path,
+) -> Result<(Arc<Delta>, u64)> {
+    let mut state = TxnState::new(snap);
+    let mut last = last_commit;
+    for record in records {
+        for op in &record.ops {
+            state.apply(op).map_err(|e| {
+                Error::new(
+                    ErrorKind::CorruptDatabase,
+                    format!(
+                        "{}: replaying commit {} failed: {e}",
+                        dir.join(WAL_FILE).display(),
+                        record.commit
+                    ),
+                )
+            })?;
+        }
+        last = record.commit;
+    }
+    if state.snap.delta().has_loose() {
+        state.snap.delta_mut().pack();
+    }
+    Ok((state.snap.delta().clone(), last))
+}
+
+/// Loads the database in `dir`: its manifest, segment and live log.
+/// Retries (for up to about a second) while it races a checkpoint of
+/// another process.
+pub(crate) fn load(dir: &Path, io: &dyn StorageIo) -> Result<Loaded> {
+    let mut attempt = 0u32;
+    loop {
+        match load_once(dir, io)? {
+            Some(loaded) => return Ok(loaded),
+            None if attempt < 200 => {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(u64::from(attempt.min(10))));
+            }
+            None => {
+                return Err(Error::new(
+                    ErrorKind::TransientError,
+                    format!(
+                        "{}: the database kept changing while it was being opened \
+                         (checkpoints of other processes); retry",
+                        dir.display()
+                    ),
+                )
+                .with_code("DatabaseChanging"))
+            }
+        }
+    }
+}
+
+/// One attempt of [`load`]; `None` if it raced a checkpoint.
+fn load_once(dir: &Path, io: &dyn StorageIo) -> Result<Option<Loaded>> {
+    let (manifest, manifest_id) = Manifest::read_with_id(dir)?;
+    let store = match Store::from_manifest(dir, manifest) {
+        Ok(store) => Arc::new(store),
+        Err(e) => {
+            // A checkpoint replaced the manifest and deleted the segment it named.
+            return match file_id(&dir.join(MANIFEST_FILE)) {
+                Some((id, _)) if id == manifest_id => Err(e),
+                _ => Ok(None),
+            };
+        }
+    };
+    let wal_path = dir.join(WAL_FILE);
+    let log = io
+        .read_from(&wal_path, 0)
+        .map_err(|e| Error::io(wal_path.display(), e))?;
+    let empty = Arc::new(crate::database::empty_delta(&store));
+    let generation = store.manifest.generation;
+    let Some((wal_id, bytes)) = log else {
+        return Ok(Some(Loaded {
+            store,
+            delta: empty,
+            pos: LogPosition {
+                manifest: manifest_id,
+                wal: None,
+                wal_len: 0,
+                live: false,
+            },
+            last_commit: 0,
+            torn: false,
+        }));
+    };
+    let parsed = wal::parse(&bytes);
+    match parsed.generation {
+        Some(g) if g == generation => {
+            let snap = Snapshot::new(store.clone(), empty);
+            let (delta, last_commit) = replay(snap, &parsed.records, 0, dir)?;
+            Ok(Some(Loaded {
+                store,
+                delta,
+                pos: LogPosition {
+                    manifest: manifest_id,
+                    wal: Some(wal_id),
+                    wal_len: parsed.valid_len,
+                    live: true,
+                },
+                last_commit,
+                torn: parsed.valid_len < bytes.len() as u64,
+            }))
+        }
+        // The log is of a newer checkpoint than the manifest read: read again.
+        Some(g) if g > generation => Ok(None),
+        // A stale log (a checkpoint died before resetting it) or a bad header:
+        // everything in it is in the segment already.
+        _ => Ok(Some(Loaded {
+            store,
+            delta: empty,
+            pos: LogPosition {
+                manifest: manifest_id,
+                wal: Some(wal_id),
+                wal_len: bytes.len() as u64,
+                live: false,
+            },
+            last_commit: 0,
+            torn: false,
+        })),
+    }
+}
+
+/// Reads what the live log holds past `pos` and replays it on `snap`.
+/// `None` if the log file is not the one `pos` knows (load again).
+pub(crate) fn read_tail(
+    dir: &Path,
+    io: &dyn StorageIo,
+    snap: Snapshot,
+    pos: &LogPosition,
+    last_commit: u64,
+) -> Result<Option<Loaded>> {
+    let wal_path = dir.join(WAL_FILE);
+    let Some((id, bytes)) = io
+        .read_from(&wal_path, pos.wal_len)
+        .map_err(|e| Error::io(wal_path.display(), e))?
+    else {
+        return Ok(None);
+    };
+    if Some(id) != pos.wal || !pos.live {
+        return Ok(None);
+    }
+    let tail = wal::parse_records(&bytes, pos.wal_len);
+    let store = snap.store().clone();
+    let (delta, last_commit) = replay(snap, &tail.records, last_commit, dir)?;
+    Ok(Some(Loaded {
+        store,
+        delta,
+        pos: LogPosition {
+            wal_len: pos.wal_len + tail.valid_len,
+            ..*pos
+        },
+        last_commit,
+        torn: tail.valid_len < bytes.len() as u64,
+    }))
+}

@@ -1,0 +1,202 @@
+//! Cross-process file locks (`flock`), the one mechanism by which processes
+//! sharing a database directory coordinate.
+//!
+//! - **The writer lock** is an exclusive `flock` on the file `lock` in the
+//!   database directory, held from the start of a write transaction (or a
+//!   checkpoint) to its end. The file itself is permanent and means nothing:
+//!   only the lock on it does, and the kernel drops that lock when its holder
+//!   exits or is killed, so a crash never leaves a stale lock behind. The
+//!   holder writes its pid and command line into the file so that a process
+//!   that times out waiting can say who holds it.
+//! - **Segment pins**: every process that maps a segment holds a shared
+//!   `flock` on it for as long as the mapping lives. A checkpoint deletes a
+//!   superseded segment only if it can take an exclusive lock on it (nobody
+//!   maps it any more); otherwise the file stays and a later checkpoint or
+//!   write collects it.
+//!
+//! `flock` locks belong to an open file description, so two handles opened
+//! separately in one process exclude each other exactly like two processes.
+
+use rhizome_common::{Error, ErrorKind, Result};
+use rustix::fs::{flock, FlockOperation};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// File name of the writer lock inside a database directory.
+pub const LOCK_FILE: &str = "lock";
+
+/// The identity of a file (device and inode): a file replaced by a rename
+/// has a new identity even if its name is the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The identity of the file `meta` describes.
+    pub fn of(meta: &std::fs::Metadata) -> FileId {
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
+}
+
+/// Tries to take a lock on `file` without waiting; false if another open
+/// file holds a conflicting one.
+pub(crate) fn try_lock(file: &File, exclusive: bool) -> io::Result<bool> {
+    let op = if exclusive {
+        FlockOperation::NonBlockingLockExclusive
+    } else {
+        FlockOperation::NonBlockingLockShared
+    };
+    match flock(file, op) {
+        Ok(()) => Ok(true),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Deletes the segment at `path` if no process maps it (it can be locked
+/// exclusively). Returns true if the file is gone.
+pub(crate) fn remove_if_unused(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else {
+        return !path.exists();
+    };
+    match try_lock(&file, true) {
+        Ok(true) => std::fs::remove_file(path).is_ok(),
+        _ => false,
+    }
+}
+
+/// The database's writer lock, as one handle sees it.
+pub(crate) struct WriterLock {
+    path: PathBuf,
+    /// The locked file while this handle holds the lock.
+    held: Option<File>,
+}
+
+impl WriterLock {
+    /// The lock of the database in `dir` (nothing is opened yet).
+    pub(crate) fn new(dir: &Path) -> WriterLock {
+        WriterLock {
+            path: dir.join(LOCK_FILE),
+            held: None,
+        }
+    }
+
+    /// Takes the lock, waiting until `deadline`; then fails with
+    /// `TransientError` / `LockAcquisitionTimeout` naming the holder.
+    pub(crate) fn acquire(&mut self, deadline: Instant, waited_for: Duration) -> Result<()> {
+        let io_err = |e: io::Error| {
+            Error::new(
+                ErrorKind::IoError,
+                format!("writer lock {}: {e}", self.path.display()),
+            )
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&self.path)
+            .map_err(io_err)?;
+        let mut pause = Duration::from_micros(500);
+        while !try_lock(&file, true).map_err(io_err)? {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::new(
+                    ErrorKind::TransientError,
+                    format!(
+                        "the database {} is being written by {}, which held the writer lock \
+                         for longer than the lock timeout ({:?}); retry later, or wait longer \
+                         with --lock-timeout",
+                        self.path.parent().unwrap_or(&self.path).display(),
+                        holder_of(&self.path),
+                        waited_for
+                    ),
+                )
+                .with_code("LockAcquisitionTimeout"));
+            }
+            std::thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+        // Best effort: who holds the lock is only a hint for error messages.
+        let _ = file
+            .set_len(0)
+            .and_then(|_| file.rewind())
+            .and_then(|_| file.write_all(describe_self().as_bytes()));
+        self.held = Some(file);
+        Ok(())
+    }
+
+    /// Releases the lock if this handle holds it.
+    pub(crate) fn release(&mut self) {
+        // Closing the file drops the flock.
+        self.held = None;
+    }
+}
+
+/// `process <pid> (<command line>)` of this process, as written into the lock file.
+fn describe_self() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    format!("{}\n{}\n", std::process::id(), args.join(" "))
+}
+
+/// Who holds the lock at `path`, as its holder described itself.
+fn holder_of(path: &Path) -> String {
+    let mut text = String::new();
+    let read = File::open(path).and_then(|mut f| f.read_to_string(&mut text));
+    let mut lines = text.lines();
+    match (read, lines.next(), lines.next()) {
+        (Ok(_), Some(pid), cmd) if !pid.is_empty() => {
+            format!("process {pid} (`{}`)", cmd.unwrap_or("?"))
+        }
+        _ => "another process".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_handle_times_out_naming_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = WriterLock::new(dir.path());
+        let mut b = WriterLock::new(dir.path());
+        a.acquire(Instant::now(), Duration::ZERO).unwrap();
+        let t0 = Instant::now();
+        let err = b
+            .acquire(t0 + Duration::from_millis(50), Duration::from_millis(50))
+            .unwrap_err();
+        assert!(t0.elapsed() >= Duration::from_millis(50));
+        assert_eq!(err.kind, ErrorKind::TransientError);
+        assert!(
+            err.message
+                .contains(&format!("process {}", std::process::id())),
+            "{}",
+            err.message
+        );
+        a.release();
+        b.acquire(Instant::now(), Duration::ZERO).unwrap();
+    }
+
+    #[test]
+    fn pinned_segments_are_not_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("segment-000001.rhz");
+        std::fs::write(&path, b"x").unwrap();
+        let pin = File::open(&path).unwrap();
+        assert!(try_lock(&pin, false).unwrap());
+        assert!(!remove_if_unused(&path));
+        assert!(path.exists());
+        drop(pin);
+        assert!(remove_if_unused(&path));
+        assert!(!path.exists());
+    }
+}

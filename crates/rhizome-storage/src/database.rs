@@ -22,16 +22,16 @@ use crate::column::view::SliceSource;
 use crate::column::ColumnView;
 use crate::csr::{Csr, CsrMeta};
 use crate::delta::Delta;
+use crate::follow::{self, Loaded, LogPosition, News};
 use crate::index::PropertyIndex;
 use crate::io::{StdIo, StorageIo};
 use crate::labels::LabelIndex;
+use crate::lock::{FileId, WriterLock};
 use crate::manifest::Manifest;
 use crate::schema::{IndexDef, Schema};
 use crate::segment::{ArrayRef, Segment};
 use crate::snapshot::{GraphRead, Snapshot};
 use crate::stats::Statistics;
-use crate::follow::{self, Loaded, LogPosition, News};
-use crate::lock::{FileId, WriterLock};
 use crate::txn::{CommitInfo, TxnState, WriteTxn};
 use crate::wal::{self, Wal, WAL_FILE};
 use arc_swap::ArcSwap;
@@ -460,17 +460,17 @@ impl Shared {
             slot.deadline = self.options.transaction_timeout.map(|t| Instant::now() + t);
             slot.next_ticket
         };
-        if let Err(e) = lock(&self.gate.file).acquire(deadline, timeout) {
+        let locked = lock(&self.gate.file).acquire(deadline, timeout);
+        if let Err(e) = locked {
             self.gate.release(ticket);
             return Err(e);
         }
-        let caught_up = self.catch_up(&mut lock(&self.log));
+        let caught_up = { self.catch_up(&mut lock(&self.log)) };
         if let Err(e) = caught_up {
             self.gate.release(ticket);
             return Err(e);
         }
-        if self.options.transaction_timeout.is_some()
-            && !self.watchdog.swap(true, Ordering::SeqCst)
+        if self.options.transaction_timeout.is_some() && !self.watchdog.swap(true, Ordering::SeqCst)
         {
             let (gate, log) = (self.gate.clone(), self.log.clone());
             std::thread::Builder::new()
@@ -673,12 +673,8 @@ impl Shared {
             }
         };
         let delta = Arc::new(empty_delta(&store));
-        self.current.store(Arc::new(Version::new(
-            store,
-            delta,
-            pos,
-            v.last_commit,
-        )));
+        self.current
+            .store(Arc::new(Version::new(store, delta, pos, v.last_commit)));
         if old_segment != self.current.load().store.manifest.segment {
             crate::lock::remove_if_unused(&self.dir.join(old_segment));
         }

@@ -7,8 +7,8 @@
 //! with `StorageFull` — the shape of a real out-of-disk error, torn record
 //! included — and syncs can be made to fail.
 
-use std::fs::{File, OpenOptions};
 use crate::lock::FileId;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

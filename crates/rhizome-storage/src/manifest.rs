@@ -10,11 +10,11 @@ use crate::column::view::ColumnMeta;
 use crate::csr::CsrMeta;
 use crate::index::IndexMeta;
 use crate::labels::LabelRun;
+use crate::lock::FileId;
 use crate::stats::Statistics;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result};
 use serde::{Deserialize, Serialize};
 use std::fs;
-use crate::lock::FileId;
 use std::io::{Read, Write};
 use std::path::Path;
 

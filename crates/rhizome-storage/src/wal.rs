@@ -442,7 +442,9 @@ pub fn parse_records(bytes: &[u8], at: u64) -> Tail {
             break;
         };
         if crc32c::crc32c(payload) != crc || len < 8 {
-            damage = Some(format!("checksum mismatch in the record at byte {file_pos}"));
+            damage = Some(format!(
+                "checksum mismatch in the record at byte {file_pos}"
+            ));
             break;
         }
         let commit = u64::from_le_bytes(payload[..8].try_into().expect("8 bytes"));

@@ -830,6 +830,28 @@ impl Database {
         r
     }
 
+    /// Writes a consistent copy of the latest committed state (other
+    /// processes' commits included) into `dest`, a new or empty directory,
+    /// without blocking readers or writers: the segment is pinned while it
+    /// is copied, and the copy holds exactly the log records of that state.
+    /// The copy opens like any database. Works on a read-only handle.
+    pub fn backup(&self, dest: &Path) -> Result<()> {
+        crate::backup::prepare(dest)?;
+        for _ in 0..100 {
+            self.try_snapshot()?;
+            let v = self.shared.current.load_full();
+            let io = &*self.shared.options.io;
+            if let Some(log) = crate::backup::log_prefix(&self.shared.dir, io, &v.pos)? {
+                return crate::backup::write(&self.shared.dir, dest, &v.store, log.as_deref());
+            }
+        }
+        Err(Error::new(
+            ErrorKind::TransientError,
+            "the database kept being checkpointed while it was backed up; retry",
+        )
+        .with_code("DatabaseChanging"))
+    }
+
     /// Closes this handle. Nothing is rewritten: the log keeps the commits
     /// since the last checkpoint and the next open replays it.
     pub fn close(self) -> Result<()> {

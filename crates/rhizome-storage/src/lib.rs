@@ -20,6 +20,7 @@
 //! segment. See `txn` for the lock protocol and `wal` for the durability
 //! guarantees.
 
+mod backup;
 pub mod builder;
 pub mod catalog;
 mod check;

@@ -262,6 +262,51 @@ fn a_newer_format_is_refused_clearly() {
     );
 }
 
+#[test]
+fn backups_are_consistent_while_others_write() {
+    let (tmp, dir) = setup();
+    let writer = Database::open(&dir).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let busy = {
+        let (dir, stop) = (dir.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let db = Database::open(&dir).unwrap();
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut txn = db.begin_write().unwrap();
+                transfer(&mut txn, i % ACCOUNTS, (i + 1) % ACCOUNTS, 3);
+                txn.create_node(&["Y"], &[("w", Value::Int(9)), ("i", Value::Int(i))])
+                    .unwrap();
+                txn.commit().unwrap();
+                if i % 20 == 0 {
+                    db.checkpoint().unwrap();
+                }
+                i += 1;
+            }
+        })
+    };
+    create_y(&writer, 1, 1);
+    let options = DatabaseOptions {
+        read_only: true,
+        ..DatabaseOptions::default()
+    };
+    let reader = Database::open_with(&dir, options).unwrap();
+    for k in 0..10 {
+        std::thread::sleep(Duration::from_millis(5));
+        let dest = tmp.path().join(format!("backup-{k}"));
+        reader.backup(&dest).unwrap();
+        let copy = Database::open(&dest).unwrap();
+        let s = copy.snapshot();
+        assert_eq!(total(&s), ACCOUNTS * BALANCE);
+        assert!(written(&s).contains(&(1, 1)));
+        assert!(copy.check().is_empty(), "{:?}", copy.check());
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    busy.join().unwrap();
+    let err = reader.backup(&tmp.path().join("backup-0")).unwrap_err();
+    assert!(err.message.contains("not empty"), "{}", err.message);
+}
+
 // ---------------------------------------------------------------------------
 // Real processes, killed at random.
 

@@ -45,6 +45,32 @@ pub enum Command {
     /// Verify a database's integrity (adjacency both ways, columns, indexes,
     /// constraints, the write-ahead log) and report problems.
     Check(CheckArgs),
+    /// Copy a database consistently while other processes read and write it.
+    Backup(BackupArgs),
+}
+
+/// `rhizome backup <DB_DIR> <DEST>`.
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// The database directory.
+    pub db_dir: PathBuf,
+    /// Where to write the copy (a new or empty directory).
+    pub dest: PathBuf,
+}
+
+/// How `query` and `shell` open the database (shared by other processes).
+#[derive(Debug, Args, Clone, Default)]
+pub struct OpenArgs {
+    /// Wait at most SECONDS for the writer lock held by another transaction
+    /// or process, then fail with TransientError (LockAcquisitionTimeout).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub lock_timeout: Option<std::time::Duration>,
+    /// Roll back a write transaction open longer than SECONDS (releasing the lock).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub transaction_timeout: Option<std::time::Duration>,
+    /// Open read-only: never take the writer lock, never write a file.
+    #[arg(long)]
+    pub read_only: bool,
 }
 
 /// `rhizome check <DB_DIR>`.
@@ -169,6 +195,8 @@ pub struct QueryArgs {
     pub params: Vec<(String, Value)>,
     #[command(flatten)]
     pub exec: ExecArgs,
+    #[command(flatten)]
+    pub open: OpenArgs,
 }
 
 /// Options of query execution shared by `query`, `shell` and `demo`.
@@ -190,6 +218,8 @@ pub struct ShellArgs {
     pub db_dir: PathBuf,
     #[command(flatten)]
     pub exec: ExecArgs,
+    #[command(flatten)]
+    pub open: OpenArgs,
 }
 
 /// `rhizome demo`.

@@ -1,14 +1,21 @@
 //! [`GraphView`] over a native storage snapshot, and opening databases with
 //! errors that tell a user what to do.
 
+use crate::cli::OpenArgs;
 use crate::graph::{GraphView, Properties};
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result};
-use rhizome_storage::{Database, GraphRead, PropertyKeyId, RelInfo};
+use rhizome_storage::{Database, DatabaseOptions, GraphRead, PropertyKeyId, RelInfo};
 use std::path::Path;
 
-/// Opens the database in `dir`; a missing directory is an `IoError` that
-/// names the commands creating one.
+/// Opens the database in `dir` with default options; see [`open_database_with`].
 pub fn open_database(dir: &Path) -> Result<Database> {
+    open_database_with(dir, &OpenArgs::default())
+}
+
+/// Opens the database in `dir` as `--lock-timeout`, `--transaction-timeout`
+/// and `--read-only` say; a missing directory is an `IoError` that names the
+/// commands creating one.
+pub fn open_database_with(dir: &Path, args: &OpenArgs) -> Result<Database> {
     if !dir.exists() {
         return Err(Error::new(
             ErrorKind::IoError,
@@ -19,7 +26,14 @@ pub fn open_database(dir: &Path) -> Result<Database> {
             ),
         ));
     }
-    Database::open(dir)
+    let defaults = DatabaseOptions::default();
+    let options = DatabaseOptions {
+        lock_timeout: args.lock_timeout.unwrap_or(defaults.lock_timeout),
+        transaction_timeout: args.transaction_timeout.or(defaults.transaction_timeout),
+        read_only: args.read_only,
+        ..defaults
+    };
+    Database::open_with(dir, options)
 }
 
 /// Resolves entities through any [`GraphRead`] (a snapshot of the database the

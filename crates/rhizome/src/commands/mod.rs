@@ -18,13 +18,27 @@ pub fn run(command: Command) -> Result<(), Failure> {
         Command::Import(args) => import::run(args),
         Command::Query(args) => query::run(args),
         Command::Shell(args) => {
-            let db = crate::storage_view::open_database(&args.db_dir)?;
+            let db = crate::storage_view::open_database_with(&args.db_dir, &args.open)?;
             crate::shell::Shell::new(db, exec_options(&args.exec)).run()
         }
         Command::Demo(args) => demo::run(args),
         Command::Generate(which) => generate::run(which),
         Command::Bench(which) => bench::run(which),
         Command::Tck(args) => tck::run(args),
+        Command::Backup(args) => {
+            let options = crate::cli::OpenArgs {
+                read_only: true,
+                ..Default::default()
+            };
+            let db = crate::storage_view::open_database_with(&args.db_dir, &options)?;
+            db.backup(&args.dest)?;
+            println!(
+                "{}: backed up to {}",
+                args.db_dir.display(),
+                args.dest.display()
+            );
+            Ok(())
+        }
         Command::Check(args) => {
             let db = crate::storage_view::open_database(&args.db_dir)?;
             let problems = db.check();

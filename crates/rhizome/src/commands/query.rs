@@ -3,7 +3,7 @@
 use crate::cli::QueryArgs;
 use crate::engine;
 use crate::format::{output_error, write_result, OutputFormat};
-use crate::storage_view::{open_database, StorageView};
+use crate::storage_view::{open_database_with, StorageView};
 use crate::Failure;
 use rhizome_common::{Error, Result};
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 /// Runs `rhizome query`.
 pub fn run(args: QueryArgs) -> Result<(), Failure> {
     let query = query_text(&args)?;
-    let db = open_database(&args.db_dir)?;
+    let db = open_database_with(&args.db_dir, &args.open)?;
     // A parameter given twice takes its last value.
     let params: BTreeMap<_, _> = args.params.into_iter().collect();
     let options = super::exec_options(&args.exec);

@@ -45,6 +45,12 @@ pub struct WriteBenchOptions {
     pub a2_lookups: usize,
     /// Workers per read query (`None`: all).
     pub threads: Option<usize>,
+    /// The `rhizome` binary: if given, one-statement `rhizome query`
+    /// processes are timed on a copy of the likes graph (CREATE against
+    /// RETURN 1).
+    pub binary: Option<PathBuf>,
+    /// Interleaved rounds of the process comparison.
+    pub process_runs: usize,
 }
 
 impl Default for WriteBenchOptions {
@@ -64,6 +70,8 @@ impl Default for WriteBenchOptions {
             a1_lookups: 100_000,
             a2_lookups: 10_000,
             threads: Some(1),
+            binary: None,
+            process_runs: 11,
         }
     }
 }
@@ -81,6 +89,9 @@ pub struct WriteBenchReport {
     pub delta_share: f64,
     /// A1–A4 on base + delta and after a checkpoint.
     pub reads: Vec<ReadRow>,
+    /// Median wall time of a `rhizome query DB 'CREATE …'` process and of a
+    /// `rhizome query DB 'RETURN 1'` process (when a binary was given).
+    pub processes: Option<(Duration, Duration)>,
 }
 
 /// One read query on both databases.
@@ -215,7 +226,60 @@ pub fn run_write_bench(
     );
     bulk_and_single(options, out, &mut report)?;
     delta_reads(options, out, &mut report)?;
+    if let Some(binary) = &options.binary {
+        let base = likes_db(&options.data_dir, &options.likes)?;
+        let dir = work_dir(options, "processes")?.join("db");
+        copy_db(&base, &dir)?;
+        let (create, read) = process_costs(binary, &dir, options.process_runs)?;
+        let _ = writeln!(
+            out,
+            "one-row CREATE process: {:.1} ms, RETURN 1 process: {:.1} ms (medians of {} interleaved runs; ratio {:.2}, +{:.1} ms; target <= 2.00 or <= +20 ms)",
+            ms(create),
+            ms(read),
+            options.process_runs,
+            create.as_secs_f64() / read.as_secs_f64().max(1e-9),
+            ms(create) - ms(read)
+        );
+        report.processes = Some((create, read));
+    }
     Ok(report)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Medians of `runs` interleaved wall times of `binary query DB 'CREATE …'`
+/// (a durable one-row commit) and `binary query DB 'RETURN 1'` processes.
+pub fn process_costs(binary: &Path, db: &Path, runs: usize) -> Result<(Duration, Duration)> {
+    let run = |query: &str, i: usize| -> Result<Duration> {
+        let t = Instant::now();
+        let status = std::process::Command::new(binary)
+            .arg("query")
+            .arg(db)
+            .arg(query)
+            .args(["--param", &format!("i={i}"), "--format", "csv"])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .map_err(|e| Error::io(binary.display(), e))?;
+        let elapsed = t.elapsed();
+        if !status.success() {
+            return Err(Error::new(
+                rhizome_common::ErrorKind::IoError,
+                format!("`{} query` failed running {query}", binary.display()),
+            ));
+        }
+        Ok(elapsed)
+    };
+    let (mut create, mut read) = (Vec::new(), Vec::new());
+    // One untimed run of each warms the page cache.
+    run("RETURN 1", 0)?;
+    run("CREATE (:BenchProbe {i: $i})", 0)?;
+    for i in 0..runs.max(1) {
+        create.push(run("CREATE (:BenchProbe {i: $i})", i + 1)?);
+        read.push(run("RETURN 1", i)?);
+    }
+    Ok((median(create), median(read)))
 }
 
 /// Bulk node creation and durable single-row transactions on an empty database.
@@ -503,6 +567,8 @@ mod tests {
             a1_lookups: 50,
             a2_lookups: 10,
             threads: None,
+            binary: None,
+            process_runs: 1,
         };
         let mut out = Vec::new();
         let report = run_write_bench(&options, &mut out).unwrap();

@@ -6,16 +6,21 @@
 //!
 //! ## Files
 //! `manifest.json` names the current segment (`segment-NNNNNN.rhz`, NNNNNN =
-//! the manifest generation) and `wal.log` holds the commits since that
-//! segment was written (see [`crate::wal`]). Anything else (`*.tmp`, segments
-//! the manifest does not name) is debris of an interrupted checkpoint and is
-//! removed when a database is opened for writing.
+//! the manifest generation), `wal.log` holds the commits since that segment
+//! was written (see [`crate::wal`]) and `lock` carries the writer lock (see
+//! [`crate::lock`]). Anything else (`*.tmp`, segments the manifest does not
+//! name) is debris of an interrupted or superseded checkpoint; the next
+//! writer removes it (segments only once no process maps them). Opening
+//! writes nothing.
 //!
 //! ## Concurrency
 //! A [`Database`] handle is shared by cloning. The current state is one
-//! `Arc<Version>` (base store + delta) behind an atomic pointer: readers load
-//! it without locking; the single writer (see [`crate::txn`]) and checkpoints
-//! replace it. One process owns a database directory at a time.
+//! `Arc<Version>` (base store + delta + where it stands in the files) behind
+//! an atomic pointer: readers load it without locking; the single writer (see
+//! [`crate::txn`]), checkpoints and catching up with other processes (see
+//! [`crate::follow`]) replace it, ordered by the log mutex. Any number of
+//! processes may open a directory; writers of all of them are serialized by
+//! the writer lock.
 
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::column::view::SliceSource;

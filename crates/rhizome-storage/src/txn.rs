@@ -1,13 +1,18 @@
 //! Write transactions.
 //!
 //! ## Lock protocol
-//! One write transaction at a time: [`crate::Database::begin_write`] takes
-//! the database's writer lock (waiting up to
+//! One write transaction at a time per database directory, across threads
+//! and processes: [`crate::Database::begin_write`] takes the writer lock
+//! (this handle's slot, then the `flock` of [`crate::lock`]), waiting up to
 //! [`crate::DatabaseOptions::lock_timeout`], then failing with
-//! `TransientError` / `LockAcquisitionTimeout`, which a client may retry). The
-//! lock is held by the [`WriteTxn`] value and released when it commits, rolls
-//! back or is dropped. Checkpoints take the same lock. Readers never take it:
-//! they read the published version through an atomic pointer swap.
+//! `TransientError` / `LockAcquisitionTimeout` (which a client may retry;
+//! the message names the holding process). With the lock it catches up with
+//! what other processes committed. The lock is held by the [`WriteTxn`] value
+//! and released when it commits, rolls back, is dropped, or is open longer
+//! than [`crate::DatabaseOptions::transaction_timeout`] (its commit then
+//! fails with `TransactionTimedOut`). Checkpoints take the same lock. Readers
+//! never take it: they read the published version through an atomic
+//! pointer swap.
 //!
 //! ## Isolation
 //! A transaction starts from the latest published version and changes a

@@ -54,6 +54,7 @@ fn writes(args: BenchWritesArgs) -> Result<(), Failure> {
         batch: args.batch,
         single: args.single,
         threads: (args.threads > 0).then_some(args.threads),
+        binary: std::env::current_exe().ok(),
         ..defaults
     };
     if args.profile {

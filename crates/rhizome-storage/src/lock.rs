@@ -123,7 +123,7 @@ impl WriterLock {
                 .with_code("LockAcquisitionTimeout"));
             }
             std::thread::sleep(pause.min(deadline - now));
-            pause = (pause * 2).min(Duration::from_millis(20));
+            pause = (pause * 2).min(Duration::from_millis(5));
         }
         // Best effort: who holds the lock is only a hint for error messages.
         let _ = file

@@ -18,7 +18,7 @@
 //! `Arc<Version>` (base store + delta + where it stands in the files) behind
 //! an atomic pointer: readers load it without locking; the single writer (see
 //! [`crate::txn`]), checkpoints and catching up with other processes (see
-//! [`crate::follow`]) replace it, ordered by the log mutex. Any number of
+//! `follow.rs`) replace it, ordered by the log mutex. Any number of
 //! processes may open a directory; writers of all of them are serialized by
 //! the writer lock.
 
@@ -507,10 +507,10 @@ impl Shared {
     }
 
     /// Publishes what changed in the files since the current version (see
-    /// [`crate::follow`]). `writer`: the caller holds the writer lock, so a
+    /// [`crate::follow`]). `_log` is the guard of the log mutex, which orders
+    /// every publication. `writer`: the caller holds the writer lock, so a
     /// torn record at the end of the log is debris and is cut off.
-    fn refresh(&self, w: &mut LogState, writer: bool) -> Result<()> {
-        let _ = w;
+    fn refresh(&self, _log: &mut LogState, writer: bool) -> Result<()> {
         let v = self.current.load_full();
         let io = &*self.options.io;
         let loaded = match follow::news(&self.dir, &v.pos) {

@@ -19,6 +19,10 @@
 //! ([`wal`]) is durable. [`checkpoint`] merges base + delta into a new
 //! segment. See `txn` for the lock protocol and `wal` for the durability
 //! guarantees.
+//!
+//! Many processes may open one directory: writers of all of them take turns
+//! through an OS file lock ([`lock`]), and every snapshot first replays what
+//! other processes committed (`follow`).
 
 mod backup;
 pub mod builder;

@@ -29,7 +29,7 @@ use crate::csr::{Csr, CsrMeta};
 use crate::delta::Delta;
 use crate::follow::{self, Loaded, LogPosition, News};
 use crate::index::PropertyIndex;
-use crate::io::{StdIo, StorageIo};
+use crate::io::{StdIo, StorageIo, WalSync};
 use crate::labels::LabelIndex;
 use crate::lock::{FileId, WriterLock};
 use crate::manifest::Manifest;
@@ -42,7 +42,7 @@ use crate::wal::{self, Wal, WAL_FILE};
 use arc_swap::ArcSwap;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -329,6 +329,37 @@ struct LogState {
     broken: Option<String>,
     /// Leftovers of earlier checkpoints were collected (once per handle).
     collected: bool,
+    /// Commits appended to the log but not yet known durable, oldest first
+    /// (group commit). While there are any, this handle keeps the file lock.
+    pending: std::collections::VecDeque<Pending>,
+    /// The newest committed version, durable or not: the next write
+    /// transaction starts from it.
+    head: Option<Arc<Version>>,
+    /// Syncs the open log from the thread leading a group sync.
+    syncer: Option<Arc<dyn WalSync>>,
+}
+
+/// A commit appended to the log, waiting for a sync to be published.
+struct Pending {
+    /// Its place in this handle's order of commits.
+    seq: u64,
+    /// Where its record starts in the log.
+    start: u64,
+    version: Arc<Version>,
+}
+
+/// The group sync: one thread syncs the log for every commit appended
+/// before it started; the others wait.
+#[derive(Default)]
+struct SyncState {
+    /// A thread is syncing now.
+    syncing: bool,
+    /// Every commit with a lower or equal sequence number is durable and published.
+    durable_seq: u64,
+    /// Commits from this sequence number on failed (the sync failed).
+    failed_from: Option<(u64, String)>,
+    /// Sequence number of the next commit.
+    next_seq: u64,
 }
 
 /// Which transaction of this handle holds the writer lock.
@@ -352,6 +383,8 @@ pub(crate) struct Gate {
     slot: Mutex<WriterSlot>,
     cv: Condvar,
     file: Mutex<WriterLock>,
+    /// Number of commits appended but not yet synced (`LogState::pending`).
+    unsynced: AtomicUsize,
 }
 
 impl Gate {
@@ -361,8 +394,16 @@ impl Gate {
         if slot.holder == Some(ticket) {
             slot.holder = None;
             slot.deadline = None;
-            lock(&self.file).release();
+            self.release_file_if_idle(&slot);
             self.cv.notify_all();
+        }
+    }
+
+    /// Gives the file lock back to other processes unless a transaction of
+    /// this handle holds the slot or commits still wait for their sync.
+    fn release_file_if_idle(&self, slot: &WriterSlot) {
+        if slot.holder.is_none() && self.unsynced.load(Ordering::SeqCst) == 0 {
+            lock(&self.file).release();
         }
     }
 }
@@ -373,6 +414,8 @@ pub(crate) struct Shared {
     current: ArcSwap<Version>,
     gate: Arc<Gate>,
     log: Arc<Mutex<LogState>>,
+    sync: Mutex<SyncState>,
+    sync_cv: Condvar,
     /// The transaction watchdog thread was started.
     watchdog: AtomicBool,
     retained: Mutex<Retained>,
@@ -398,7 +441,7 @@ fn watch_transactions(gate: &Gate, log: &Mutex<LogState>) {
                 if slot.holder == holder && slot.deadline.is_some_and(|d| Instant::now() >= d) {
                     slot.holder = None;
                     slot.deadline = None;
-                    lock(&gate.file).release();
+                    gate.release_file_if_idle(&slot);
                     gate.cv.notify_all();
                 }
             }
@@ -465,15 +508,20 @@ impl Shared {
             slot.deadline = self.options.transaction_timeout.map(|t| Instant::now() + t);
             slot.next_ticket
         };
-        let locked = lock(&self.gate.file).acquire(deadline, timeout);
-        if let Err(e) = locked {
-            self.gate.release(ticket);
-            return Err(e);
-        }
-        let caught_up = { self.catch_up(&mut lock(&self.log)) };
-        if let Err(e) = caught_up {
-            self.gate.release(ticket);
-            return Err(e);
+        // Still held (commits of this handle wait for their sync): no other
+        // process can have written since this handle last caught up.
+        let held = lock(&self.gate.file).is_held();
+        if !held {
+            let locked = lock(&self.gate.file).acquire(deadline, timeout);
+            if let Err(e) = locked {
+                self.gate.release(ticket);
+                return Err(e);
+            }
+            let caught_up = { self.catch_up(&mut lock(&self.log)) };
+            if let Err(e) = caught_up {
+                self.gate.release(ticket);
+                return Err(e);
+            }
         }
         if self.options.transaction_timeout.is_some() && !self.watchdog.swap(true, Ordering::SeqCst)
         {
@@ -496,6 +544,7 @@ impl Shared {
         // Another process may have appended or replaced the log: reopen it.
         w.wal = None;
         w.wal_id = None;
+        w.syncer = None;
         self.refresh(w, true)?;
         let v = self.current.load();
         w.fresh = !v.pos.live;
@@ -510,7 +559,12 @@ impl Shared {
     /// [`crate::follow`]). `_log` is the guard of the log mutex, which orders
     /// every publication. `writer`: the caller holds the writer lock, so a
     /// torn record at the end of the log is debris and is cut off.
-    fn refresh(&self, _log: &mut LogState, writer: bool) -> Result<()> {
+    fn refresh(&self, log: &mut LogState, writer: bool) -> Result<()> {
+        if !log.pending.is_empty() {
+            // This handle holds the file lock and its own commits are being
+            // synced: nobody else wrote, and they are published when durable.
+            return Ok(());
+        }
         let v = self.current.load_full();
         let io = &*self.options.io;
         let loaded = match follow::news(&self.dir, &v.pos) {
@@ -560,11 +614,18 @@ impl Shared {
             let meta =
                 std::fs::metadata(self.wal_path()).map_err(|e| self.io_error("reading", e))?;
             w.wal_id = Some(FileId::of(&meta));
-            w.wal = Some(Wal::new(file));
+            let wal = Wal::new(file);
+            w.syncer = Some(wal.sync_handle()?);
+            w.wal = Some(wal);
         }
         Ok(w.wal.as_mut().expect("opened above"))
     }
 
+    /// Commits `txn` (group commit): under the log mutex, append its record
+    /// (no sync yet), make its version the base of the next transaction and
+    /// free the writer slot; then wait until a sync covers the record (one
+    /// thread syncs for every commit appended before it started) and its
+    /// version is published.
     pub(crate) fn commit(&self, mut txn: WriteTxn) -> Result<CommitInfo> {
         let counters = txn.state.counters;
         if txn.state.ops.is_empty() {
@@ -574,7 +635,7 @@ impl Shared {
             });
         }
         let mut w = lock(&self.log);
-        let slot = lock(&self.gate.slot);
+        let mut slot = lock(&self.gate.slot);
         if slot.holder != Some(txn.ticket) {
             return Err(Error::new(
                 ErrorKind::TransientError,
@@ -589,8 +650,8 @@ impl Shared {
         if let Some(why) = &w.broken {
             return Err(Error::new(ErrorKind::IoError, why.clone()));
         }
-        let v = self.current.load_full();
-        let commit = v.last_commit + 1;
+        let base = w.head.clone().unwrap_or_else(|| self.current.load_full());
+        let commit = base.last_commit + 1;
         let record = wal::encode_record(commit, &txn.state.ops);
         if record.len() > u32::MAX as usize {
             return Err(Error::new(
@@ -600,32 +661,183 @@ impl Shared {
         }
         let generation = txn.state.snap.store().manifest.generation;
         let wal = self.ensure_wal(&mut w, generation)?;
-        wal.append(&record)?;
+        let start = wal.len();
+        wal.append_unsynced(&record)?;
         let wal_len = wal.len();
         let full = wal_len >= self.options.checkpoint_wal_bytes;
         if txn.state.snap.delta().has_loose() {
             txn.state.snap.delta_mut().pack();
         }
         let pos = LogPosition {
-            manifest: v.pos.manifest,
+            manifest: base.pos.manifest,
             wal: w.wal_id,
             wal_len,
             live: true,
         };
-        self.current.store(Arc::new(Version::new(
+        let version = Arc::new(Version::new(
             txn.state.snap.store().clone(),
             txn.state.snap.delta().clone(),
             pos,
             commit,
-        )));
+        ));
+        let seq = {
+            let mut sync = lock(&self.sync);
+            sync.next_seq += 1;
+            sync.next_seq
+        };
+        w.head = Some(version.clone());
+        w.pending.push_back(Pending {
+            seq,
+            start,
+            version,
+        });
+        self.gate.unsynced.fetch_add(1, Ordering::SeqCst);
+        // The next transaction may start now, from this one's version.
+        slot.holder = None;
+        slot.deadline = None;
+        self.gate.cv.notify_all();
         drop(slot);
         if full {
-            // The commit is durable already; a failed checkpoint leaves the log in place.
-            let _ = self.checkpoint_locked(&mut w);
+            // Sync and publish everything now, then checkpoint (still under
+            // the log mutex, so no commit slips in between).
+            let synced = self.sync_pending(&mut w);
+            if synced.is_ok() {
+                // The commit is durable already; a failed checkpoint leaves the log in place.
+                let _ = self.checkpoint_locked(&mut w);
+            }
+            self.release_file_if_idle();
+            drop(w);
+            drop(txn);
+            return synced.map(|_| CommitInfo { commit, counters });
         }
         drop(w);
         drop(txn);
+        self.wait_durable(seq)?;
         Ok(CommitInfo { commit, counters })
+    }
+
+    /// Gives the file lock back unless this handle still needs it.
+    fn release_file_if_idle(&self) {
+        let slot = lock(&self.gate.slot);
+        self.gate.release_file_if_idle(&slot);
+    }
+
+    /// Waits until commit `seq` is durable and published; leads a sync if
+    /// no thread is syncing.
+    fn wait_durable(&self, seq: u64) -> Result<()> {
+        let mut sync = lock(&self.sync);
+        loop {
+            if let Some((from, why)) = &sync.failed_from {
+                if seq >= *from {
+                    return Err(Error::new(ErrorKind::IoError, why.clone()));
+                }
+            }
+            if sync.durable_seq >= seq {
+                return Ok(());
+            }
+            if !sync.syncing {
+                sync.syncing = true;
+                drop(sync);
+                let outcome = self.lead_sync();
+                let mut relocked = lock(&self.sync);
+                relocked.syncing = false;
+                match outcome {
+                    Ok(upto) => relocked.durable_seq = relocked.durable_seq.max(upto),
+                    Err((from, why)) => relocked.failed_from = Some((from, why)),
+                }
+                self.sync_cv.notify_all();
+                sync = relocked;
+                continue;
+            }
+            sync = self.sync_cv.wait(sync).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Syncs the log outside the log mutex (commits go on appending), then
+    /// publishes the commits the sync covered. Returns the last sequence
+    /// number published, or where the failed ones start and why.
+    fn lead_sync(&self) -> std::result::Result<u64, (u64, String)> {
+        let (syncer, upto) = {
+            let w = lock(&self.log);
+            match (w.syncer.clone(), w.pending.back()) {
+                (Some(syncer), Some(last)) => (syncer, last.seq),
+                // Published meanwhile (a checkpoint synced everything).
+                _ => return Ok(lock(&self.sync).next_seq),
+            }
+        };
+        let synced = syncer.sync();
+        let mut w = lock(&self.log);
+        let result = match synced {
+            Ok(()) => {
+                self.publish_up_to(&mut w, upto);
+                Ok(upto)
+            }
+            Err(e) => Err(self.fail_pending(&mut w, &e.to_string())),
+        };
+        drop(w);
+        self.release_file_if_idle();
+        result
+    }
+
+    /// Publishes the pending commits up to sequence number `upto`, in order.
+    fn publish_up_to(&self, w: &mut LogState, upto: u64) {
+        let mut newest = None;
+        while w.pending.front().is_some_and(|p| p.seq <= upto) {
+            newest = w.pending.pop_front().map(|p| p.version);
+            self.gate.unsynced.fetch_sub(1, Ordering::SeqCst);
+        }
+        if let Some(v) = newest {
+            self.current.store(v);
+        }
+        if w.pending.is_empty() {
+            w.head = None;
+        }
+    }
+
+    /// A sync failed: every pending commit fails, the log is cut back to
+    /// before the first of them and refuses further commits until reopen.
+    fn fail_pending(&self, w: &mut LogState, error: &str) -> (u64, String) {
+        let first = w
+            .pending
+            .front()
+            .map_or((u64::MAX, 0), |p| (p.seq, p.start));
+        if let Some(wal) = w.wal.as_mut() {
+            wal.sync_failed(first.1);
+        }
+        let n = w.pending.len();
+        w.pending.clear();
+        w.head = None;
+        self.gate.unsynced.fetch_sub(n, Ordering::SeqCst);
+        (
+            first.0,
+            format!("syncing the write-ahead log failed, the transaction was rolled back: {error}"),
+        )
+    }
+
+    /// Syncs and publishes every pending commit now (caller holds the log mutex).
+    fn sync_pending(&self, w: &mut LogState) -> Result<()> {
+        let Some(last) = w.pending.back().map(|p| p.seq) else {
+            return Ok(());
+        };
+        let synced = match &w.syncer {
+            Some(syncer) => syncer.sync().map_err(|e| e.to_string()),
+            None => Err("the log is not open".to_string()),
+        };
+        let mut sync = lock(&self.sync);
+        let outcome = match synced {
+            Ok(()) => {
+                self.publish_up_to(w, last);
+                sync.durable_seq = sync.durable_seq.max(last);
+                Ok(())
+            }
+            Err(e) => {
+                let (from, why) = self.fail_pending(w, &e);
+                sync.failed_from = Some((from, why.clone()));
+                Err(Error::new(ErrorKind::IoError, why))
+            }
+        };
+        self.sync_cv.notify_all();
+        outcome
     }
 
     /// Merges the current state into a new segment (caller holds the writer lock).
@@ -633,6 +845,7 @@ impl Shared {
         if let Some(why) = &w.broken {
             return Err(Error::new(ErrorKind::IoError, why.clone()));
         }
+        self.sync_pending(w)?;
         let v = self.current.load_full();
         if v.delta.is_empty() {
             return Ok(false);
@@ -644,6 +857,7 @@ impl Shared {
         // From here on the old log is stale (its generation is older than the manifest's).
         w.wal = None;
         w.wal_id = None;
+        w.syncer = None;
         w.fresh = true;
         let reopened = Manifest::read_with_id(&self.dir)
             .and_then(|(m, id)| Ok((Arc::new(Store::from_manifest(&self.dir, m)?), id)));
@@ -763,6 +977,7 @@ impl Database {
                     slot: Mutex::new(WriterSlot::default()),
                     cv: Condvar::new(),
                     file: Mutex::new(WriterLock::new(dir)),
+                    unsynced: AtomicUsize::new(0),
                 }),
                 log: Arc::new(Mutex::new(LogState {
                     wal: None,
@@ -770,7 +985,12 @@ impl Database {
                     fresh: true,
                     broken: None,
                     collected: false,
+                    pending: Default::default(),
+                    head: None,
+                    syncer: None,
                 })),
+                sync: Mutex::new(SyncState::default()),
+                sync_cv: Condvar::new(),
                 watchdog: AtomicBool::new(false),
                 retained: Mutex::new(Vec::new()),
             }),
@@ -814,7 +1034,12 @@ impl Database {
     /// latest state, other processes' commits included.
     pub fn begin_write(&self) -> Result<WriteTxn> {
         let ticket = self.shared.acquire_writer()?;
-        let snap = self.shared.current.load().snapshot();
+        // The newest commit, even if its sync is still running.
+        let head = lock(&self.shared.log).head.clone();
+        let snap = match head {
+            Some(v) => v.snapshot(),
+            None => self.shared.current.load().snapshot(),
+        };
         Ok(WriteTxn {
             state: TxnState::new(snap),
             shared: self.shared.clone(),

@@ -28,6 +28,24 @@ pub trait WalFile: Send {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// A second handle that syncs the file from another thread while this
+    /// one goes on appending (group commit).
+    fn sync_handle(&self) -> io::Result<Arc<dyn WalSync>>;
+}
+
+/// Makes everything appended to a log file so far durable (fdatasync);
+/// usable from any thread.
+pub trait WalSync: Send + Sync {
+    /// Syncs the file's data.
+    fn sync(&self) -> io::Result<()>;
+}
+
+struct StdSync(File);
+
+impl WalSync for StdSync {
+    fn sync(&self) -> io::Result<()> {
+        self.0.sync_data()
+    }
 }
 
 /// The file operations the log needs.
@@ -97,6 +115,10 @@ impl WalFile for StdFile {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn sync_handle(&self) -> io::Result<Arc<dyn WalSync>> {
+        Ok(Arc::new(StdSync(self.file.try_clone()?)))
     }
 }
 
@@ -209,6 +231,27 @@ impl WalFile for FaultyFile {
 
     fn len(&self) -> u64 {
         self.inner.len()
+    }
+
+    fn sync_handle(&self) -> io::Result<Arc<dyn WalSync>> {
+        Ok(Arc::new(FaultySync {
+            inner: self.inner.sync_handle()?,
+            io: self.io.clone(),
+        }))
+    }
+}
+
+struct FaultySync {
+    inner: Arc<dyn WalSync>,
+    io: FaultyIo,
+}
+
+impl WalSync for FaultySync {
+    fn sync(&self) -> io::Result<()> {
+        if self.io.fail_sync.load(Ordering::SeqCst) {
+            return Err(io::Error::other("fsync failed (injected)"));
+        }
+        self.inner.sync()
     }
 }
 

@@ -52,7 +52,7 @@ pub mod wal;
 pub use builder::{GraphBuilder, NodeGroupInput, RelGroupInput, RowLabels, WriteSummary};
 pub use catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 pub use database::{Database, DatabaseOptions};
-pub use io::{FaultyIo, StdIo, StorageIo, WalFile};
+pub use io::{FaultyIo, StdIo, StorageIo, WalFile, WalSync};
 pub use schema::{IndexDef, Schema, SchemaName, SchemaObjectKind};
 pub use snapshot::{Adjacency, Direction, GraphRead, NeighbourBatch, RelInfo, Snapshot};
 pub use stats::Statistics;

@@ -134,6 +134,11 @@ impl WriterLock {
         Ok(())
     }
 
+    /// True while this handle holds the lock.
+    pub(crate) fn is_held(&self) -> bool {
+        self.held.is_some()
+    }
+
     /// Releases the lock if this handle holds it.
     pub(crate) fn release(&mut self) {
         // Closing the file drops the flock.

@@ -22,8 +22,9 @@
 //! the valid prefix.
 
 use crate::codec;
-use crate::io::WalFile;
+use crate::io::{WalFile, WalSync};
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
+use std::sync::Arc;
 
 /// File name of the log inside a database directory.
 pub const WAL_FILE: &str = "wal.log";
@@ -473,6 +474,13 @@ pub fn parse_records(bytes: &[u8], at: u64) -> Tail {
     }
 }
 
+fn poisoned() -> Error {
+    Error::new(
+        ErrorKind::IoError,
+        "an earlier write-ahead log sync failed; reopen the database to write again",
+    )
+}
+
 /// The open log of a database (owned by whoever holds the writer lock).
 pub struct Wal {
     file: Box<dyn WalFile>,
@@ -500,14 +508,49 @@ impl Wal {
         self.file.len() <= HEADER_LEN
     }
 
+    /// Appends one record without making it durable (group commit syncs
+    /// through [`Wal::sync_handle`] later). On a failed append the file is
+    /// cut back to its previous length, so the log stays a valid prefix.
+    pub fn append_unsynced(&mut self, record: &[u8]) -> Result<()> {
+        if self.poisoned {
+            return Err(poisoned());
+        }
+        let before = self.file.len();
+        if let Err(e) = self.file.append(record) {
+            if self.file.truncate(before).is_err() {
+                self.poisoned = true;
+            }
+            return Err(Error::new(
+                ErrorKind::IoError,
+                format!("writing the write-ahead log failed, the transaction was rolled back: {e}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A handle that syncs this log from another thread.
+    pub fn sync_handle(&self) -> Result<Arc<dyn WalSync>> {
+        self.file.sync_handle().map_err(|e| {
+            Error::new(
+                ErrorKind::IoError,
+                format!("opening the write-ahead log for syncing: {e}"),
+            )
+        })
+    }
+
+    /// A sync failed: whether the bytes from `from` on are durable is
+    /// unknown, so they are cut off and no further commit is accepted until
+    /// the database is reopened.
+    pub fn sync_failed(&mut self, from: u64) {
+        self.poisoned = true;
+        let _ = self.file.truncate(from);
+    }
+
     /// Appends one record and makes it durable. On a failed append the file
     /// is cut back to its previous length, so the log stays a valid prefix.
     pub fn append(&mut self, record: &[u8]) -> Result<()> {
         if self.poisoned {
-            return Err(Error::new(
-                ErrorKind::IoError,
-                "an earlier write-ahead log sync failed; reopen the database to write again",
-            ));
+            return Err(poisoned());
         }
         let before = self.file.len();
         if let Err(e) = self.file.append(record) {

@@ -127,6 +127,57 @@ fn handles_see_each_others_commits_and_checkpoints() {
 }
 
 #[test]
+fn concurrent_commits_of_one_handle_share_syncs_and_all_land() {
+    let (_tmp, dir) = setup();
+    let db = Database::open(&dir).unwrap();
+    let other = Database::open(&dir).unwrap();
+    let commits: Vec<u64> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..16)
+            .map(|t| {
+                let db = &db;
+                scope.spawn(move || {
+                    (0..40)
+                        .map(|i| {
+                            let mut txn = db.begin_write().unwrap();
+                            txn.create_node(&["Y"], &[("w", Value::Int(t)), ("i", Value::Int(i))])
+                                .unwrap();
+                            if i % 4 == 0 {
+                                transfer(&mut txn, t % ACCOUNTS, (t + 1) % ACCOUNTS, 1);
+                            }
+                            let commit = txn.commit().unwrap().commit;
+                            // Read your own write at once.
+                            assert!(written(&db.snapshot()).contains(&(t, i)));
+                            commit
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        // Another handle reads meanwhile: whole commits only.
+        for _ in 0..50 {
+            assert_eq!(total(&other.snapshot()), ACCOUNTS * BALANCE);
+        }
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    let mut sorted = commits.clone();
+    sorted.sort_unstable();
+    assert_eq!(
+        sorted,
+        (1..=640).collect::<Vec<u64>>(),
+        "dense, unique commit numbers"
+    );
+    assert_eq!(written(&other.snapshot()).len(), 640);
+    assert_eq!(total(&other.snapshot()), ACCOUNTS * BALANCE);
+    drop(db);
+    let db = Database::open(&dir).unwrap();
+    assert_eq!(written(&db.snapshot()).len(), 640);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+}
+
+#[test]
 fn a_second_writer_waits_then_fails_naming_the_holder() {
     let (_tmp, dir) = setup();
     let a = Database::open(&dir).unwrap();
@@ -343,6 +394,34 @@ fn mp_child() {
         writeln!(out, "ERROR {what}").unwrap();
         std::process::exit(3);
     };
+    if role == "group" {
+        // Four threads of one process commit at once (group commit).
+        let out = std::sync::Mutex::new(out);
+        std::thread::scope(|scope| {
+            for t in 0..4i64 {
+                let (db, out) = (&db, &out);
+                scope.spawn(move || {
+                    for i in 0.. {
+                        let r = db.begin_write().and_then(|mut txn| {
+                            let props =
+                                [("w", Value::Int(me)), ("i", Value::Int(t * 1_000_000 + i))];
+                            txn.create_node(&["Y"], &props)?;
+                            txn.commit()
+                        });
+                        let mut out = out.lock().unwrap();
+                        match r {
+                            Ok(_) => writeln!(out, "ACK {me} {}", t * 1_000_000 + i).unwrap(),
+                            Err(e) => {
+                                writeln!(out, "ERROR {e}").unwrap();
+                                std::process::exit(3);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        return;
+    }
     for i in 0.. {
         match role.as_str() {
             "writer" => {
@@ -437,7 +516,7 @@ fn kill_rounds(rounds: u64) {
     let t0 = Instant::now();
     let mut reads = 0usize;
     for round in 0..rounds {
-        let roles = ["writer", "writer", "mover", "mover", "reader", "reader"];
+        let roles = ["writer", "group", "mover", "mover", "reader", "reader"];
         let mut children: Vec<(Child, PathBuf)> = roles
             .iter()
             .enumerate()

@@ -26,11 +26,13 @@ mod delete;
 
 use crate::chunk::{Chunk, RowBuilder};
 use crate::compile::{CNode, Compiler};
+use crate::context::InlineLimit;
 use crate::context::{MemoryBudget, Profile, QueryContext};
 use crate::expr::{Evaluator, Row};
-use crate::pipeline::{run_inline, InlineLimit};
+use crate::pipeline::drive::{run_inline, InlineRunner};
+use crate::query::{profile_report, ExecOptions, QueryResult};
+use crate::rows::Rows;
 use crate::scheduler::{QueryScope, ScopeOptions, WorkerPool};
-use crate::{ExecOptions, QueryResult, Rows};
 use rhizome_common::{Error, ErrorKind, NodeId, Result, Value};
 use rhizome_plan::{Expr, OpKind, Plan};
 use rhizome_storage::{Snapshot, WriteTxn};
@@ -104,7 +106,7 @@ pub fn execute_update(
         profile: profile.map(|p| {
             // Everything ran on this thread: worker time is wall time.
             let wall = start.elapsed();
-            crate::profile_report(plan, &p, wall, wall)
+            profile_report(plan, &p, wall, wall)
         }),
     })
 }
@@ -209,6 +211,7 @@ impl UpdateRun<'_> {
             worker_slots: 1,
             statement_time: self.statement_time,
             materialized: Default::default(),
+            runner: Arc::new(InlineRunner),
         });
         self.current = Some(q.clone());
         Ok(q)

@@ -115,7 +115,7 @@ fn count_star(input: PlanNode, out: Slot) -> PlanNode {
             keys: vec![],
             aggregates: vec![AggregateItem {
                 slot: out,
-                function: AggregateFunction::CountStar,
+                function: AggregateKind::CountStar,
                 args: vec![],
                 distinct: false,
             }],
@@ -255,7 +255,7 @@ fn three_hops_from_one_node_match_the_formula_and_use_all_workers() {
             keys: vec![],
             aggregates: vec![AggregateItem {
                 slot: 7,
-                function: AggregateFunction::Sum,
+                function: AggregateKind::Sum,
                 args: vec![slot(6)],
                 distinct: false,
             }],
@@ -356,13 +356,13 @@ fn grouping_and_distinct_agree_across_thread_counts() {
             aggregates: vec![
                 AggregateItem {
                     slot: 2,
-                    function: AggregateFunction::CountStar,
+                    function: AggregateKind::CountStar,
                     args: vec![],
                     distinct: false,
                 },
                 AggregateItem {
                     slot: 3,
-                    function: AggregateFunction::Max,
+                    function: AggregateKind::Max,
                     args: vec![prop(0, "id")],
                     distinct: false,
                 },

@@ -8,26 +8,10 @@ use crate::operator::{OperatorResult, Sink, TaskCtx, NEED_MORE};
 use crate::per_worker::PerWorker;
 use crate::vector::{self, Vector};
 use rhizome_common::{Result, Value};
-use rhizome_functions::aggregate::{Accumulator, AggregateKind};
+use rhizome_functions::aggregate::Accumulator;
 use rhizome_functions::ops::{GroupKey, KeyMap};
-use rhizome_plan::{AggregateFunction, OpKind};
+use rhizome_plan::OpKind;
 use std::sync::Arc;
-
-fn kind_of(f: AggregateFunction) -> AggregateKind {
-    match f {
-        AggregateFunction::CountStar => AggregateKind::CountStar,
-        AggregateFunction::Count => AggregateKind::Count,
-        AggregateFunction::Sum => AggregateKind::Sum,
-        AggregateFunction::Avg => AggregateKind::Avg,
-        AggregateFunction::Min => AggregateKind::Min,
-        AggregateFunction::Max => AggregateKind::Max,
-        AggregateFunction::Collect => AggregateKind::Collect,
-        AggregateFunction::StDev => AggregateKind::StDev,
-        AggregateFunction::StDevP => AggregateKind::StDevP,
-        AggregateFunction::PercentileCont => AggregateKind::PercentileCont,
-        AggregateFunction::PercentileDisc => AggregateKind::PercentileDisc,
-    }
-}
 
 /// A group's first-seen sequence number and its accumulators.
 type GroupState = (u64, Vec<Accumulator>);
@@ -54,7 +38,7 @@ impl AggregateSink {
             .c
             .aggregates
             .iter()
-            .map(|(item, _)| Accumulator::new(kind_of(item.function), item.distinct))
+            .map(|(item, _)| Accumulator::new(item.function, item.distinct))
             .collect()
     }
 }

@@ -12,7 +12,7 @@
 use super::{mark, transform_up, OptimizerRule, RuleContext};
 use crate::usage::{and_all, conjuncts, expr_reads};
 use rhizome_common::Value;
-use rhizome_plan::{AggregateFunction, AggregateItem, BinaryOp, Expr, OpKind, PlanNode, Slot};
+use rhizome_plan::{AggregateItem, AggregateKind, BinaryOp, Expr, OpKind, PlanNode, Slot};
 
 /// See the module documentation.
 pub struct ExpandCount;
@@ -84,8 +84,8 @@ impl OptimizerRule for ExpandCount {
             let counts_rows = aggregates.iter().all(|a| {
                 !a.distinct
                     && match a.function {
-                        AggregateFunction::CountStar => true,
-                        AggregateFunction::Count => {
+                        AggregateKind::CountStar => true,
+                        AggregateKind::Count => {
                             matches!(a.args.as_slice(), [Expr::Slot(s)] if *s == rel || *s == to)
                         }
                         _ => false,
@@ -149,7 +149,7 @@ impl OptimizerRule for ExpandCount {
                 .iter()
                 .map(|a| AggregateItem {
                     slot: a.slot,
-                    function: AggregateFunction::Sum,
+                    function: AggregateKind::Sum,
                     args: vec![Expr::Slot(count_slot)],
                     distinct: false,
                 })

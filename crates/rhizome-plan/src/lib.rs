@@ -14,6 +14,7 @@
 //! `IS NOT NULL` and the like are already desugared by the planner.
 
 mod display;
+mod tree;
 
 pub use display::{render_plan, ExprDisplay};
 

@@ -43,7 +43,8 @@ pub mod vector;
 pub mod write;
 
 pub use query::{
-    execute, execute_streaming, ExecOptions, OperatorProfile, ProfileReport, QueryResult,
+    execute, execute_streaming, OperatorProfile, ProfileReport, QueryOptions, QueryResult,
+    StatementSettings,
 };
 pub use rows::Rows;
 pub use stream::{RowBlock, RowReceiver};

@@ -13,41 +13,45 @@ use crate::scheduler::{CancelToken, ScopeOptions, WorkerPool};
 use crate::stream::RowReceiver;
 use rhizome_common::{Result, Value};
 use rhizome_plan::{render_plan, Plan};
-use rhizome_storage::Snapshot;
+use rhizome_storage::{Snapshot, WriteCounters};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How to run a query.
-#[derive(Clone)]
-pub struct ExecOptions {
-    /// Most workers the query may use at once (`--threads`); default: all.
+/// How a caller wants a statement run: the one options type from the
+/// command line and the servers through `rhizome_engine::Engine` down to
+/// the runtime (the engine re-exports it).
+#[derive(Clone, Default)]
+pub struct QueryOptions {
+    /// Most workers the query may use at once (default: all).
     pub threads: Option<usize>,
     /// Stop the query after this long.
     pub timeout: Option<Duration>,
-    /// Most bytes breakers may hold.
-    pub memory_limit: usize,
-    /// Collect per-operator counters.
-    pub profile: bool,
-    /// The pool to run on (default: the process-wide pool).
-    pub pool: Option<WorkerPool>,
-    /// Procedures callable with `CALL`.
-    pub procedures: Arc<Procedures>,
+    /// Most bytes the query's breakers may hold (default: unlimited).
+    pub memory_limit: Option<usize>,
     /// Cancelling this token stops the query (Ctrl-C, API calls).
     pub cancel: Option<Arc<CancelToken>>,
+    /// Run on this pool instead of the process-wide one (benchmarks, tests).
+    pub pool: Option<WorkerPool>,
 }
 
-impl Default for ExecOptions {
-    fn default() -> ExecOptions {
-        ExecOptions {
-            threads: None,
-            timeout: None,
-            memory_limit: usize::MAX,
-            profile: false,
-            pool: None,
+/// What the engine adds to a caller's [`QueryOptions`] for one planned
+/// statement: the procedures it may call and whether `PROFILE` asked for
+/// counters.
+#[derive(Clone)]
+pub struct StatementSettings {
+    /// Procedures callable with `CALL`.
+    pub procedures: Arc<Procedures>,
+    /// Collect per-operator counters.
+    pub profile: bool,
+}
+
+impl Default for StatementSettings {
+    fn default() -> StatementSettings {
+        StatementSettings {
             procedures: Arc::new(Procedures::builtin()),
-            cancel: None,
+            profile: false,
         }
     }
 }
@@ -92,17 +96,32 @@ impl ProfileReport {
     }
 }
 
-/// The result of a query.
-#[derive(Debug, Clone, PartialEq)]
+/// The outcome of one statement: the one result type from the runtime
+/// through `rhizome_engine::Engine` to the command line and the servers
+/// (the engine re-exports it).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct QueryResult {
-    /// Column names.
+    /// Column names, in `RETURN` order.
     pub columns: Vec<String>,
     /// Rows, values in column order (none if they were streamed).
     pub rows: Rows,
-    /// Wall-clock time.
+    /// Wall-clock time (the engine's: from text to last row).
     pub elapsed: Duration,
-    /// PROFILE counters, when requested.
+    /// For `EXPLAIN`: the plan (and no rows).
+    pub plan: Option<String>,
+    /// For `PROFILE`: the counters.
     pub profile: Option<ProfileReport>,
+    /// Side effects of an updating statement (all zero for a read-only one).
+    pub counters: WriteCounters,
+}
+
+impl QueryResult {
+    /// The plan to show: `EXPLAIN`'s, or `PROFILE`'s annotated with counters.
+    pub fn plan_text(&self) -> Option<&str> {
+        self.plan
+            .as_deref()
+            .or(self.profile.as_ref().map(|p| p.text.as_str()))
+    }
 }
 
 /// Runs `plan` over `snapshot` with `params`; blocks until done.
@@ -110,9 +129,10 @@ pub fn execute(
     plan: &Plan,
     snapshot: Snapshot,
     params: BTreeMap<String, Value>,
-    options: &ExecOptions,
+    options: &QueryOptions,
+    settings: &StatementSettings,
 ) -> Result<QueryResult> {
-    run(plan, snapshot, params, options, None)
+    run(plan, snapshot, params, options, settings, None)
 }
 
 /// Runs `plan` like [`execute`] but hands the result rows to `receiver`
@@ -123,17 +143,19 @@ pub fn execute_streaming(
     plan: &Plan,
     snapshot: Snapshot,
     params: BTreeMap<String, Value>,
-    options: &ExecOptions,
+    options: &QueryOptions,
+    settings: &StatementSettings,
     receiver: Arc<dyn RowReceiver>,
 ) -> Result<QueryResult> {
-    run(plan, snapshot, params, options, Some(receiver))
+    run(plan, snapshot, params, options, settings, Some(receiver))
 }
 
 fn run(
     plan: &Plan,
     snapshot: Snapshot,
     params: BTreeMap<String, Value>,
-    options: &ExecOptions,
+    options: &QueryOptions,
+    settings: &StatementSettings,
     receiver: Option<Arc<dyn RowReceiver>>,
 ) -> Result<QueryResult> {
     let start = Instant::now();
@@ -155,11 +177,11 @@ fn run(
         snapshot,
         params: Arc::new(params),
         scope: scope.clone(),
-        procedures: options.procedures.clone(),
-        profile: options
+        procedures: settings.procedures.clone(),
+        profile: settings
             .profile
             .then(|| Arc::new(Profile::new(operator_count))),
-        memory: MemoryBudget::new(options.memory_limit),
+        memory: MemoryBudget::new(options.memory_limit.unwrap_or(usize::MAX)),
         worker_slots: pool.threads() + 1,
         statement_time: now_utc(),
         materialized: Default::default(),
@@ -188,7 +210,9 @@ fn run(
         columns: plan.columns.iter().map(|(n, _)| n.clone()).collect(),
         rows,
         elapsed,
+        plan: None,
         profile,
+        counters: WriteCounters::default(),
     })
 }
 

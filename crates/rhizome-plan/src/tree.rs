@@ -16,9 +16,10 @@ impl Expr {
     pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match self {
             Expr::Literal(_) | Expr::Parameter(_) | Expr::Slot(_) | Expr::Path(_) => {}
-            Expr::Property(b, _) | Expr::Unary(_, b) | Expr::IsNull(b, _) | Expr::HasLabels(b, _) => {
-                f(b)
-            }
+            Expr::Property(b, _)
+            | Expr::Unary(_, b)
+            | Expr::IsNull(b, _)
+            | Expr::HasLabels(b, _) => f(b),
             Expr::Index(a, b) | Expr::Binary(_, a, b) => {
                 f(a);
                 f(b);
@@ -91,9 +92,10 @@ impl Expr {
     pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
         match self {
             Expr::Literal(_) | Expr::Parameter(_) | Expr::Slot(_) | Expr::Path(_) => {}
-            Expr::Property(b, _) | Expr::Unary(_, b) | Expr::IsNull(b, _) | Expr::HasLabels(b, _) => {
-                f(b)
-            }
+            Expr::Property(b, _)
+            | Expr::Unary(_, b)
+            | Expr::IsNull(b, _)
+            | Expr::HasLabels(b, _) => f(b),
             Expr::Index(a, b) | Expr::Binary(_, a, b) => {
                 f(a);
                 f(b);

@@ -610,15 +610,17 @@ pub enum MapProjectionItem {
     Entry(String, Expr),
 }
 
-/// What an expression subquery computes from the rows of its plan.
+/// What an expression subquery computes from the rows of its plan. The
+/// runtime's compiled form is the same enum over its compiled expressions
+/// (`SubqueryKind<CExpr>`), not a copy of the list.
 #[derive(Debug, Clone, PartialEq)]
-pub enum SubqueryKind {
+pub enum SubqueryKind<E = Expr> {
     /// `EXISTS { }` and pattern predicates: true if any row.
     Exists,
     /// `COUNT { }`: number of rows.
     Count,
     /// Pattern comprehension: the list of the expression's values, one per row.
-    Collect(Box<Expr>),
+    Collect(Box<E>),
 }
 
 /// One piece of a path value built from slots.

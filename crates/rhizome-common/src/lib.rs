@@ -10,6 +10,7 @@ pub mod ids;
 pub mod prefetch;
 pub mod temporal;
 pub mod value;
+pub mod vocabulary;
 
 pub use error::{Error, ErrorKind, Position, Result};
 pub use hash::{IdBuildHasher, IdHasher};
@@ -17,3 +18,4 @@ pub use ids::{NodeId, RelId};
 pub use prefetch::prefetch;
 pub use temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
 pub use value::{PathValue, Value};
+pub use vocabulary::{AggregateKind, Quantifier, ShortestPathKind, UnaryOp};

@@ -5,6 +5,7 @@
 //! only in layout (whitespace, comments, redundant parentheses, keyword case)
 //! compare equal, which is what the printer round-trip property relies on.
 
+pub use rhizome_common::{Quantifier, ShortestPathKind, UnaryOp};
 use std::fmt;
 
 /// A byte range `start..end` in the query text.
@@ -567,20 +568,11 @@ pub struct PatternPart {
     /// The path variable.
     pub variable: Option<Ident>,
     /// `shortestPath` / `allShortestPaths`, if used.
-    pub shortest: Option<ShortestKind>,
+    pub shortest: Option<ShortestPathKind>,
     /// The node-relationship chain.
     pub element: PatternElement,
     /// The part.
     pub span: Span,
-}
-
-/// Which shortest-path function wraps a pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShortestKind {
-    /// `shortestPath(...)`: one shortest path.
-    Shortest,
-    /// `allShortestPaths(...)`: all shortest paths.
-    All,
 }
 
 /// `(a)-[r]->(b)<-[s]-(c)...`.
@@ -677,17 +669,6 @@ pub enum Literal {
     String(String),
 }
 
-/// Unary operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnaryOp {
-    /// `NOT`
-    Not,
-    /// `-`
-    Neg,
-    /// `+`
-    Plus,
-}
-
 /// Binary operators (comparisons are [`ExprKind::Comparison`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinaryOp {
@@ -736,19 +717,6 @@ pub enum CompareOp {
     Le,
     /// `>=`
     Ge,
-}
-
-/// `all`, `any`, `none`, `single`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Quantifier {
-    /// True if the predicate holds for every element.
-    All,
-    /// True if it holds for at least one.
-    Any,
-    /// True if it holds for none.
-    None,
-    /// True if it holds for exactly one.
-    Single,
 }
 
 /// One entry of a map projection `v { ... }`.

@@ -62,7 +62,12 @@ fn scoping_errors() {
 
 #[test]
 fn aggregation_errors() {
-    assert_eq!(code("RETURN count(count(*))"), "InvalidAggregation");
+    // openCypher: an aggregate in an aggregate's argument is nested, and a
+    // non-deterministic argument is not constant over the group.
+    assert_eq!(code("RETURN count(count(*))"), "NestedAggregation");
+    assert_eq!(code("RETURN sum(1 + max(1))"), "NestedAggregation");
+    assert_eq!(code("RETURN count(rand())"), "NonConstantExpression");
+    assert_eq!(code("RETURN [x IN [1] | count(*)]"), "InvalidAggregation");
     assert_eq!(
         code("MATCH (n) WHERE count(n) > 1 RETURN n"),
         "InvalidAggregation"

@@ -16,8 +16,7 @@ use rhizome_common::{Error, ErrorKind, Result, Value};
 use rhizome_cypher::semantic::{ProcedureSignature, Type};
 use rhizome_cypher::AnalyzeOptions;
 use rhizome_exec::procedures::{Procedure, Procedures};
-use rhizome_exec::scheduler::{CancelToken, WorkerPool};
-use rhizome_exec::{ExecOptions, ProfileReport};
+use rhizome_exec::StatementSettings;
 use rhizome_planner::{Dir, PlannerContext, ProcedureInfo};
 use rhizome_storage::{Database, Snapshot, WriteTxn};
 
@@ -32,43 +31,11 @@ use schema::SchemaCommand;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 pub use transaction::Transaction;
 
 pub use rhizome_exec::procedures;
-pub use rhizome_exec::{RowBlock, RowReceiver, Rows};
-
-/// How to run one statement.
-#[derive(Clone, Default)]
-pub struct QueryOptions {
-    /// Most workers the query may use at once (default: all).
-    pub threads: Option<usize>,
-    /// Stop the query after this long.
-    pub timeout: Option<Duration>,
-    /// Most bytes the query's breakers may hold (default: unlimited).
-    pub memory_limit: Option<usize>,
-    /// Cancelling this token stops the query.
-    pub cancel: Option<Arc<CancelToken>>,
-    /// Run on this pool instead of the process-wide one (benchmarks, tests).
-    pub pool: Option<WorkerPool>,
-}
-
-/// The outcome of one statement.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueryResult {
-    /// Column names.
-    pub columns: Vec<String>,
-    /// Rows, values in column order (none if they were streamed).
-    pub rows: Rows,
-    /// Wall-clock time from text to last row.
-    pub elapsed: Duration,
-    /// For `EXPLAIN`: the plan (and no rows).
-    pub plan: Option<String>,
-    /// For `PROFILE`: the counters.
-    pub profile: Option<ProfileReport>,
-    /// Side effects of an updating statement (all zero for a read-only one).
-    pub counters: WriteCounters,
-}
+pub use rhizome_exec::{QueryOptions, QueryResult, RowBlock, RowReceiver, Rows};
 
 /// A database opened for queries, with its procedures.
 #[derive(Clone)]
@@ -122,19 +89,10 @@ fn checkpoint_procedure(db: Option<Database>) -> Procedure {
 
 /// The result of `EXPLAIN`: the plan text and the columns, no rows.
 /// The outcome of a plan the runtime executed, timed from `start`.
-fn executed(
-    result: rhizome_exec::QueryResult,
-    start: Instant,
-    counters: WriteCounters,
-) -> QueryResult {
-    QueryResult {
-        columns: result.columns,
-        rows: result.rows,
-        elapsed: start.elapsed(),
-        plan: None,
-        profile: result.profile,
-        counters,
-    }
+fn executed(mut result: QueryResult, start: Instant, counters: WriteCounters) -> QueryResult {
+    result.elapsed = start.elapsed();
+    result.counters = counters;
+    result
 }
 
 /// Hands the rows of a finished statement to `receiver`, if there is one
@@ -395,14 +353,15 @@ impl Engine {
             return hand_over(result, receiver);
         }
         let holding_writer = txn.is_some();
-        let exec_options = self.exec_options(options, planned.profile, holding_writer);
+        let settings = self.settings(planned.profile, holding_writer);
         let result = match receiver {
-            None => rhizome_exec::execute(&planned.plan, snapshot, params, &exec_options)?,
+            None => rhizome_exec::execute(&planned.plan, snapshot, params, options, &settings)?,
             Some(receiver) => rhizome_exec::execute_streaming(
                 &planned.plan,
                 snapshot,
                 params,
-                &exec_options,
+                options,
+                &settings,
                 receiver,
             )?,
         };
@@ -440,24 +399,15 @@ impl Engine {
         }
     }
 
-    fn exec_options(
-        &self,
-        options: &QueryOptions,
-        profile: bool,
-        holding_writer: bool,
-    ) -> ExecOptions {
-        ExecOptions {
-            threads: options.threads,
-            timeout: options.timeout,
-            memory_limit: options.memory_limit.unwrap_or(usize::MAX),
-            profile,
-            pool: options.pool.clone(),
+    /// What the engine adds to the caller's options for one statement.
+    fn settings(&self, profile: bool, holding_writer: bool) -> StatementSettings {
+        StatementSettings {
             procedures: if holding_writer {
                 self.procedures_holding_writer.clone()
             } else {
                 self.procedures.clone()
             },
-            cancel: options.cancel.clone(),
+            profile,
         }
     }
 
@@ -471,9 +421,9 @@ impl Engine {
         start: Instant,
     ) -> Result<QueryResult> {
         let before = txn.counters();
-        let exec_options = self.exec_options(options, planned.profile, true);
+        let settings = self.settings(planned.profile, true);
         let result =
-            rhizome_exec::write::execute_update(&planned.plan, txn, params, &exec_options)?;
+            rhizome_exec::write::execute_update(&planned.plan, txn, params, options, &settings)?;
         Ok(executed(
             result,
             start,

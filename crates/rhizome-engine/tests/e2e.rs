@@ -16,6 +16,9 @@
 //! - after a query's rows, `counters name=value ...` checks the statement's
 //!   side-effect counters (`nodes_created`, `relationships_deleted`, ...);
 //!   counters not named must be zero.
+//! - `param NAME = EXPR` (one line each, before a case): the next case runs
+//!   with parameter `$NAME` set to the value of the Cypher expression EXPR
+//!   (evaluated with `RETURN EXPR`), so a value reaches the query untyped.
 //!
 //! Every query of a generated dataset runs with 1 worker and with all
 //! workers; both must give the expected result.
@@ -77,6 +80,8 @@ struct Case {
     line: usize,
     query: String,
     expect: Expect,
+    /// Parameters as (name, Cypher expression of the value).
+    params: Vec<(String, String)>,
 }
 
 enum Expect {
@@ -99,6 +104,7 @@ fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
     let mut dataset = Vec::new();
     let mut cases = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
+    let mut params: Vec<(String, String)> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i].trim_end();
@@ -108,8 +114,15 @@ fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
             continue;
         }
         let words: Vec<&str> = line.split_whitespace().collect();
+        let cases_before = cases.len();
         match words[0] {
             "dataset" => dataset = words[1..].iter().map(|s| s.to_string()).collect(),
+            "param" => {
+                let (name, expr) = line["param".len()..]
+                    .split_once('=')
+                    .unwrap_or_else(|| panic!("line {start}: param NAME = EXPR"));
+                params.push((name.trim().to_string(), expr.trim().to_string()));
+            }
             "query" => {
                 let ordered = words.get(1) == Some(&"ordered");
                 let mut query = Vec::new();
@@ -131,6 +144,7 @@ fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
                     i += 1;
                 }
                 cases.push(Case {
+                    params: Vec::new(),
                     line: start,
                     query: query.join("\n"),
                     expect: Expect::Rows {
@@ -148,6 +162,7 @@ fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
                     i += 1;
                 }
                 cases.push(Case {
+                    params: Vec::new(),
                     line: start,
                     query: query.join("\n"),
                     expect: Expect::Plan {
@@ -162,6 +177,7 @@ fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
                     i += 1;
                 }
                 cases.push(Case {
+                    params: Vec::new(),
                     line: start,
                     query: query.join("\n"),
                     expect: Expect::Error {
@@ -171,6 +187,11 @@ fn parse_cases(text: &str) -> (Vec<String>, Vec<Case>) {
                 });
             }
             other => panic!("line {start}: unknown directive {other}"),
+        }
+        if cases.len() > cases_before {
+            if let Some(case) = cases.last_mut() {
+                case.params = std::mem::take(&mut params);
+            }
         }
     }
     (dataset, cases)
@@ -201,7 +222,7 @@ fn run_file(path: &Path) -> Vec<String> {
                 }
                 continue;
             }
-            let outcome = engine.execute(&case.query, BTreeMap::new(), &options);
+            let outcome = engine.execute(&case.query, case_params(&engine, case), &options);
             match (&case.expect, outcome) {
                 (
                     Expect::Rows {
@@ -251,6 +272,23 @@ fn run_file(path: &Path) -> Vec<String> {
         }
     }
     failures
+}
+
+/// The parameters of `case`, each the value of its Cypher expression.
+fn case_params(engine: &Engine, case: &Case) -> BTreeMap<String, rhizome_common::Value> {
+    case.params
+        .iter()
+        .map(|(name, expr)| {
+            let result = engine
+                .execute(
+                    &format!("RETURN {expr} AS v"),
+                    BTreeMap::new(),
+                    &QueryOptions::default(),
+                )
+                .unwrap_or_else(|e| panic!("param {name} = {expr}: {e}"));
+            (name.clone(), result.rows[0][0].clone())
+        })
+        .collect()
 }
 
 /// The non-zero counters as `name=value` words.

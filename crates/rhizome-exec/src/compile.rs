@@ -149,16 +149,9 @@ pub enum CMapItem {
     Entry(Arc<str>, CExpr),
 }
 
-/// What a compiled subquery computes.
-#[derive(Debug, Clone)]
-pub enum CSubquery {
-    /// Any row.
-    Exists,
-    /// Row count.
-    Count,
-    /// List of an expression's values.
-    Collect(Box<CExpr>),
-}
+/// What a compiled subquery computes: the plan's [`SubqueryKind`] over
+/// compiled expressions.
+pub type CSubquery = SubqueryKind<CExpr>;
 
 /// A compiled operator.
 #[derive(Debug)]

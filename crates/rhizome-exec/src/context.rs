@@ -1,8 +1,9 @@
 //! What every task of one query shares: the snapshot, the parameters, the
-//! scheduler scope, procedures, the memory budget and PROFILE counters.
+//! scheduler scope, procedures, the memory budget, PROFILE counters and the
+//! handle through which expressions and applies run inner plans.
 
 use crate::chunk::Chunk;
-use crate::procedures::Procedures;
+use crate::compile::CNode;
 use crate::scheduler::QueryScope;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_functions::EntityAccess;
@@ -97,6 +98,100 @@ impl MemoryBudget {
     }
 }
 
+/// Approximate bytes one materialized value takes (for the memory budget).
+pub const VALUE_BYTES: usize = 48;
+
+/// How much of an inline run's output is wanted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InlineLimit {
+    /// Every row.
+    All,
+    /// Stop at the first row (existence checks).
+    FirstRow,
+}
+
+/// Runs a compiled inner plan on the current thread, from an argument row,
+/// and returns its output chunks: how expression subqueries (`EXISTS { }`,
+/// `COUNT { }`, `COLLECT { }`), applies and updates reach the pipeline
+/// driver without depending on it. Each call is its own scope instance with
+/// its own cancellation token, so stopping at the first row stops only
+/// that run. Implemented by `crate::pipeline::drive::InlineRunner`.
+pub trait SubqueryRunner: Send + Sync {
+    /// Runs `plan` from `argument` (a one-row chunk) within `q`.
+    fn run(
+        &self,
+        plan: &Arc<CNode>,
+        argument: Chunk,
+        q: &QueryContext,
+        limit: InlineLimit,
+    ) -> Result<Vec<Chunk>>;
+}
+
+/// The body of a procedure: arguments in, rows of output fields out.
+pub type ProcedureFn =
+    Arc<dyn Fn(&QueryContext, &[Value]) -> Result<Vec<Vec<Value>>> + Send + Sync>;
+
+/// A procedure's declared interface.
+#[derive(Clone)]
+pub struct Procedure {
+    /// Qualified name, e.g. `db.labels`.
+    pub name: String,
+    /// Input parameter names and Cypher type names (`INTEGER?`, `STRING?`, ...).
+    pub inputs: Vec<(String, String)>,
+    /// Output field names and type names, in order.
+    pub outputs: Vec<(String, String)>,
+    /// The implementation.
+    pub body: ProcedureFn,
+}
+
+/// All procedures known to a query (the built-ins are in
+/// [`crate::procedures`]). Declared here because a procedure's body takes
+/// the query context, which holds the registry.
+#[derive(Clone, Default)]
+pub struct Procedures {
+    by_name: HashMap<String, Procedure>,
+}
+
+impl Procedures {
+    /// Adds or replaces a procedure.
+    pub fn register(&mut self, procedure: Procedure) {
+        self.by_name.insert(procedure.name.clone(), procedure);
+    }
+
+    /// The procedure named `name`.
+    pub fn get(&self, name: &str) -> Option<&Procedure> {
+        self.by_name.get(name)
+    }
+
+    /// All procedures.
+    pub fn all(&self) -> impl Iterator<Item = &Procedure> {
+        self.by_name.values()
+    }
+
+    /// Calls `name` with `args`, checking the argument count.
+    pub fn call(&self, q: &QueryContext, name: &str, args: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let procedure = self.get(name).ok_or_else(|| {
+            Error::new(
+                ErrorKind::ProcedureError,
+                format!("there is no procedure named `{name}`"),
+            )
+            .with_code("ProcedureNotFound")
+        })?;
+        if args.len() != procedure.inputs.len() {
+            return Err(Error::new(
+                ErrorKind::SemanticError,
+                format!(
+                    "procedure `{name}` takes {} argument(s), got {}",
+                    procedure.inputs.len(),
+                    args.len()
+                ),
+            )
+            .with_code("InvalidNumberOfArguments"));
+        }
+        (procedure.body)(q, args)
+    }
+}
+
 /// Everything the tasks of one query share.
 pub struct QueryContext {
     /// The snapshot every worker reads.
@@ -120,9 +215,21 @@ pub struct QueryContext {
     /// run (see [`crate::write`]), by operator id: a pipeline reaching one
     /// of them takes its rows from here instead of running it.
     pub materialized: Mutex<HashMap<usize, Vec<Chunk>>>,
+    /// Runs inner plans (subqueries, applies) inline.
+    pub runner: Arc<dyn SubqueryRunner>,
 }
 
 impl QueryContext {
+    /// Runs the inner plan `plan` from `argument` inline ([`SubqueryRunner`]).
+    pub fn run_inline(
+        &self,
+        plan: &Arc<CNode>,
+        argument: Chunk,
+        limit: InlineLimit,
+    ) -> Result<Vec<Chunk>> {
+        self.runner.run(plan, argument, self, limit)
+    }
+
     /// Entity access (and the statement clock) for the function library.
     pub fn graph(&self) -> StatementGraph<'_> {
         StatementGraph {

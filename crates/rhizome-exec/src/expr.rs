@@ -10,8 +10,8 @@
 
 use crate::chunk::{Chunk, NULL_ID};
 use crate::compile::{CExpr, CMapItem, CSubquery, Key, LabelTest};
+use crate::context::InlineLimit;
 use crate::context::QueryContext;
-use crate::pipeline::{run_inline, InlineLimit};
 use rhizome_common::{Error, ErrorKind, PathValue, Result, Value};
 use rhizome_functions::{functions, ops};
 use rhizome_plan::{BinaryOp, PathStep, Quantifier, Slot, UnaryOp};
@@ -464,7 +464,8 @@ impl<'q> Evaluator<'q> {
                     _ => InlineLimit::All,
                 };
                 let chunks =
-                    run_inline(plan, Chunk::single_row(&row.materialize()), self.q, limit)?;
+                    self.q
+                        .run_inline(plan, Chunk::single_row(&row.materialize()), limit)?;
                 match kind {
                     CSubquery::Exists => Ok(Value::Bool(chunks.iter().any(|c| !c.is_empty()))),
                     CSubquery::Count => Ok(Value::Int(chunks.iter().map(|c| c.len() as i64).sum())),
@@ -553,5 +554,25 @@ impl<'q> Evaluator<'q> {
             }
         }
         Ok(Value::Path(path))
+    }
+}
+/// Evaluates a constant count (SKIP / LIMIT / Top) expression. A value that
+/// is not a non-negative integer is a `SyntaxError` even at run time (as the
+/// openCypher TCK classifies it), with the detail code saying why.
+pub fn constant_count(q: &QueryContext, expr: &CExpr, what: &str) -> Result<u64> {
+    let empty = Chunk::new(0, 1);
+    let value = Evaluator::new(q).eval(expr, &Row::new(&empty, 0))?;
+    match value {
+        Value::Int(n) if n >= 0 => Ok(n as u64),
+        Value::Int(n) => Err(Error::new(
+            ErrorKind::SyntaxError,
+            format!("{what} must be a non-negative integer, got {n}"),
+        )
+        .with_code("NegativeIntegerArgument")),
+        other => Err(Error::new(
+            ErrorKind::SyntaxError,
+            format!("{what} must be a non-negative integer, got {other}"),
+        )
+        .with_code("InvalidArgumentType")),
     }
 }

@@ -3,9 +3,11 @@
 //!
 //! The path of a query through this crate:
 //! 1. [`compile`] resolves the plan's names against the snapshot once;
-//! 2. [`pipeline::build`] cuts it into pipelines at breakers;
-//! 3. the pipelines run one after another on the [`scheduler`]'s pool, each
-//!    source chunk a task, operators splitting work when workers are idle;
+//! 2. [`pipeline::build`] cuts it into pipelines at breakers, mapping each
+//!    plan node to a physical operator of [`ops`] (one per file);
+//! 3. [`pipeline::drive`] runs the pipelines one after another on the
+//!    [`scheduler`]'s pool, each source chunk a task, operators splitting
+//!    work when workers are idle;
 //! 4. the result sink turns the last pipeline's chunks into rows, on the
 //!    workers that produce them, and collects them or streams them to a
 //!    [`RowReceiver`].
@@ -14,242 +16,35 @@
 //! caller, `LIMIT`) flows down the scope tree and stops queued and running
 //! work within one chunk. A memory budget bounds what breakers hold.
 
+//!
+//! Layers, bottom up (no module imports one above it; `tests/module_graph.rs`
+//! checks there is no import cycle): [`chunk`], [`rows`], [`stream`],
+//! [`scheduler`], [`per_worker`], [`compile`]; [`context`] (what a query
+//! shares, including the [`context::SubqueryRunner`] handle through which
+//! expressions run subqueries); [`operator`] (the source / operator / sink
+//! roles and the task context); [`expr`] and [`vector`] (expression
+//! evaluation); [`ops`] (the physical operators); [`pipeline`] (building and
+//! driving); [`query`] and [`mod@write`] (entry points).
+
 pub mod chunk;
 pub mod compile;
 pub mod context;
 pub mod expr;
+pub mod operator;
 pub mod ops;
 pub mod per_worker;
 pub mod pipeline;
 pub mod procedures;
+pub mod query;
 pub mod rows;
 pub mod scheduler;
 pub mod stream;
 pub mod vector;
 pub mod write;
 
+pub use query::{
+    execute, execute_streaming, OperatorProfile, ProfileReport, QueryOptions, QueryResult,
+    StatementSettings,
+};
 pub use rows::Rows;
 pub use stream::{RowBlock, RowReceiver};
-
-use chunk::Chunk;
-use context::{MemoryBudget, Profile, QueryContext};
-use procedures::Procedures;
-use rhizome_common::{Result, Value};
-use rhizome_plan::{render_plan, Plan};
-use rhizome_storage::Snapshot;
-use scheduler::{CancelToken, ScopeOptions, WorkerPool};
-use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// How to run a query.
-#[derive(Clone)]
-pub struct ExecOptions {
-    /// Most workers the query may use at once (`--threads`); default: all.
-    pub threads: Option<usize>,
-    /// Stop the query after this long.
-    pub timeout: Option<Duration>,
-    /// Most bytes breakers may hold.
-    pub memory_limit: usize,
-    /// Collect per-operator counters.
-    pub profile: bool,
-    /// The pool to run on (default: the process-wide pool).
-    pub pool: Option<WorkerPool>,
-    /// Procedures callable with `CALL`.
-    pub procedures: Arc<Procedures>,
-    /// Cancelling this token stops the query (Ctrl-C, API calls).
-    pub cancel: Option<Arc<CancelToken>>,
-}
-
-impl Default for ExecOptions {
-    fn default() -> ExecOptions {
-        ExecOptions {
-            threads: None,
-            timeout: None,
-            memory_limit: usize::MAX,
-            profile: false,
-            pool: None,
-            procedures: Arc::new(Procedures::builtin()),
-            cancel: None,
-        }
-    }
-}
-
-/// PROFILE counters of one operator.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OperatorProfile {
-    /// Operator id (depth-first order).
-    pub id: usize,
-    /// Rows produced.
-    pub rows: u64,
-    /// Time spent in the operator itself.
-    pub time: Duration,
-    /// Chunks processed.
-    pub morsels: u64,
-    /// Distinct workers that ran it.
-    pub workers: u32,
-}
-
-/// What PROFILE reports.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProfileReport {
-    /// Per operator, in depth-first order.
-    pub operators: Vec<OperatorProfile>,
-    /// Wall-clock time of the query.
-    pub wall: Duration,
-    /// Worker time spent on the query's tasks.
-    pub busy: Duration,
-    /// The plan annotated with the counters.
-    pub text: String,
-}
-
-impl ProfileReport {
-    /// Share of worker time attributed to operators (1.0 = all of it).
-    pub fn attributed(&self) -> f64 {
-        let ops: Duration = self.operators.iter().map(|o| o.time).sum();
-        if self.busy.is_zero() {
-            1.0
-        } else {
-            ops.as_secs_f64() / self.busy.as_secs_f64()
-        }
-    }
-}
-
-/// The result of a query.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueryResult {
-    /// Column names.
-    pub columns: Vec<String>,
-    /// Rows, values in column order (none if they were streamed).
-    pub rows: Rows,
-    /// Wall-clock time.
-    pub elapsed: Duration,
-    /// PROFILE counters, when requested.
-    pub profile: Option<ProfileReport>,
-}
-
-/// Runs `plan` over `snapshot` with `params`; blocks until done.
-pub fn execute(
-    plan: &Plan,
-    snapshot: Snapshot,
-    params: BTreeMap<String, Value>,
-    options: &ExecOptions,
-) -> Result<QueryResult> {
-    run(plan, snapshot, params, options, None)
-}
-
-/// Runs `plan` like [`execute`] but hands the result rows to `receiver`
-/// as the workers produce them (see [`RowReceiver`] for their order); the
-/// result returned has no rows. Streamed rows are not charged to the
-/// memory limit: the query holds only one block per worker.
-pub fn execute_streaming(
-    plan: &Plan,
-    snapshot: Snapshot,
-    params: BTreeMap<String, Value>,
-    options: &ExecOptions,
-    receiver: Arc<dyn RowReceiver>,
-) -> Result<QueryResult> {
-    run(plan, snapshot, params, options, Some(receiver))
-}
-
-fn run(
-    plan: &Plan,
-    snapshot: Snapshot,
-    params: BTreeMap<String, Value>,
-    options: &ExecOptions,
-    receiver: Option<Arc<dyn RowReceiver>>,
-) -> Result<QueryResult> {
-    let start = Instant::now();
-    let pool = options
-        .pool
-        .clone()
-        .unwrap_or_else(|| WorkerPool::global().clone());
-    let mut compiler = compile::Compiler::new(&snapshot);
-    let root = compiler.node(&plan.root);
-    let operator_count = compiler.operator_count();
-    let scope = pool.open_scope(ScopeOptions {
-        max_parallel: options.threads.unwrap_or(usize::MAX),
-        deadline: options.timeout.map(|t| start + t),
-        parent: options.cancel.clone(),
-        ..ScopeOptions::default()
-    });
-    let closer = pool.close_on_drop(&scope);
-    let q = Arc::new(QueryContext {
-        snapshot,
-        params: Arc::new(params),
-        scope: scope.clone(),
-        procedures: options.procedures.clone(),
-        profile: options
-            .profile
-            .then(|| Arc::new(Profile::new(operator_count))),
-        memory: MemoryBudget::new(options.memory_limit),
-        worker_slots: pool.threads() + 1,
-        statement_time: context::now_utc(),
-        materialized: Default::default(),
-    });
-    // The result rows are built by the workers as the last pipeline runs.
-    // A statement without result columns (a standalone call of a void
-    // procedure) returns no rows, whatever rows it processed.
-    let rows_sink = Arc::new(ops::sinks::RowsSink::new(
-        q.worker_slots,
-        plan.columns.iter().map(|(_, slot)| *slot).collect(),
-        receiver,
-    ));
-    // Its time is charged to the plan's root operator.
-    let outcome =
-        pipeline::build_with_sink(&root, &q, &scope.cancel, (Some(root.id), rows_sink.clone()))
-            .and_then(|pipelines| pipeline::run_parallel(pipelines, Chunk::new(plan.width, 1), &q));
-    drop(closer);
-    outcome?;
-    let rows = rows_sink.take_rows();
-    let elapsed = start.elapsed();
-    let profile = q
-        .profile
-        .as_ref()
-        .map(|p| profile_report(plan, p, elapsed, scope.busy_time()));
-    Ok(QueryResult {
-        columns: plan.columns.iter().map(|(n, _)| n.clone()).collect(),
-        rows,
-        elapsed,
-        profile,
-    })
-}
-
-/// The PROFILE report of `plan` from its counters.
-pub(crate) fn profile_report(
-    plan: &Plan,
-    profile: &Profile,
-    wall: Duration,
-    busy: Duration,
-) -> ProfileReport {
-    let operators: Vec<OperatorProfile> = profile
-        .operators
-        .iter()
-        .enumerate()
-        .map(|(id, s)| OperatorProfile {
-            id,
-            rows: s.rows.load(Ordering::Relaxed),
-            time: Duration::from_nanos(s.nanos.load(Ordering::Relaxed)),
-            morsels: s.morsels.load(Ordering::Relaxed),
-            workers: s.workers.load(Ordering::Relaxed).count_ones(),
-        })
-        .collect();
-    let text = render_plan(plan, &mut |id, _| {
-        operators.get(id).map_or(String::new(), |o| {
-            format!(
-                "rows={} time={:.3}ms morsels={} workers={}",
-                o.rows,
-                o.time.as_secs_f64() * 1e3,
-                o.morsels,
-                o.workers
-            )
-        })
-    });
-    ProfileReport {
-        operators,
-        wall,
-        busy,
-        text,
-    }
-}

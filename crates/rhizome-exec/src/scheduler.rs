@@ -95,7 +95,7 @@ impl CancelToken {
 
 /// How long a task whose work can stop between any two chunks (a scan's
 /// range of nodes) runs before it hands the rest back to its query's queue
-/// ([`crate::pipeline::TaskCtx::quantum_spent`]), so that the worker
+/// ([`crate::operator::TaskCtx::quantum_spent`]), so that the worker
 /// chooses again by virtual time: the bound on one quantum of a long scan.
 pub const QUANTUM: Duration = Duration::from_millis(1);
 

@@ -3,7 +3,7 @@
 
 use rhizome_common::Value;
 use rhizome_exec::scheduler::{CancelToken, WorkerPool};
-use rhizome_exec::{execute, ExecOptions};
+use rhizome_exec::{execute, QueryOptions, StatementSettings};
 use rhizome_plan::*;
 use rhizome_storage::builder::{GraphBuilder, NodeGroupInput, RelGroupInput, RowLabels};
 use rhizome_storage::column::ColumnBuilder;
@@ -115,7 +115,7 @@ fn count_star(input: PlanNode, out: Slot) -> PlanNode {
             keys: vec![],
             aggregates: vec![AggregateItem {
                 slot: out,
-                function: AggregateFunction::CountStar,
+                function: AggregateKind::CountStar,
                 args: vec![],
                 distinct: false,
             }],
@@ -136,14 +136,20 @@ fn plan(root: PlanNode, width: usize, columns: &[(&str, Slot)], ordered: bool) -
 }
 
 fn run(p: &Plan, threads: usize) -> Vec<Vec<Value>> {
-    let options = ExecOptions {
+    let options = QueryOptions {
         threads: Some(threads),
-        ..ExecOptions::default()
+        ..QueryOptions::default()
     };
-    execute(p, snap(), BTreeMap::new(), &options)
-        .unwrap()
-        .rows
-        .to_vecs()
+    execute(
+        p,
+        snap(),
+        BTreeMap::new(),
+        &options,
+        &StatementSettings::default(),
+    )
+    .unwrap()
+    .rows
+    .to_vecs()
 }
 
 fn sorted(mut rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
@@ -255,7 +261,7 @@ fn three_hops_from_one_node_match_the_formula_and_use_all_workers() {
             keys: vec![],
             aggregates: vec![AggregateItem {
                 slot: 7,
-                function: AggregateFunction::Sum,
+                function: AggregateKind::Sum,
                 args: vec![slot(6)],
                 distinct: false,
             }],
@@ -356,13 +362,13 @@ fn grouping_and_distinct_agree_across_thread_counts() {
             aggregates: vec![
                 AggregateItem {
                     slot: 2,
-                    function: AggregateFunction::CountStar,
+                    function: AggregateKind::CountStar,
                     args: vec![],
                     distinct: false,
                 },
                 AggregateItem {
                     slot: 3,
-                    function: AggregateFunction::Max,
+                    function: AggregateKind::Max,
                     args: vec![prop(0, "id")],
                     distinct: false,
                 },
@@ -541,11 +547,18 @@ fn timeouts_and_cancellation_stop_the_query() {
     );
     let p = plan(count_star(big, 3), 4, &[("c", 3)], false);
     let started = std::time::Instant::now();
-    let options = ExecOptions {
+    let options = QueryOptions {
         timeout: Some(Duration::from_millis(200)),
-        ..ExecOptions::default()
+        ..QueryOptions::default()
     };
-    let err = execute(&p, snap(), BTreeMap::new(), &options).unwrap_err();
+    let err = execute(
+        &p,
+        snap(),
+        BTreeMap::new(),
+        &options,
+        &StatementSettings::default(),
+    )
+    .unwrap_err();
     assert_eq!(err.kind, rhizome_common::ErrorKind::QueryAborted);
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -554,15 +567,22 @@ fn timeouts_and_cancellation_stop_the_query() {
     );
 
     let token = CancelToken::root();
-    let options = ExecOptions {
+    let options = QueryOptions {
         cancel: Some(token.clone()),
-        ..ExecOptions::default()
+        ..QueryOptions::default()
     };
     let canceller = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(100));
         token.cancel();
     });
-    let err = execute(&p, snap(), BTreeMap::new(), &options).unwrap_err();
+    let err = execute(
+        &p,
+        snap(),
+        BTreeMap::new(),
+        &options,
+        &StatementSettings::default(),
+    )
+    .unwrap_err();
     canceller.join().unwrap();
     assert_eq!(err.kind, rhizome_common::ErrorKind::QueryAborted);
 
@@ -576,15 +596,16 @@ fn timeouts_and_cancellation_stop_the_query() {
         },
         vec![node(OpKind::AllNodesScan { out: 0 }, vec![arg()])],
     );
-    let options = ExecOptions {
-        memory_limit: 10_000,
-        ..ExecOptions::default()
+    let options = QueryOptions {
+        memory_limit: Some(10_000),
+        ..QueryOptions::default()
     };
     let err = execute(
         &plan(sort, 1, &[("n", 0)], true),
         snap(),
         BTreeMap::new(),
         &options,
+        &StatementSettings::default(),
     )
     .unwrap_err();
     assert_eq!(err.kind, rhizome_common::ErrorKind::QueryAborted);
@@ -597,12 +618,15 @@ fn profile_attributes_time_to_operators() {
     let scan = node(OpKind::AllNodesScan { out: 0 }, vec![arg()]);
     let e1 = expand(scan, 0, 1, 2, ExpandDirection::Both, vec![]);
     let p = plan(count_star(e1, 3), 4, &[("c", 3)], false);
-    let options = ExecOptions {
-        profile: true,
+    let options = QueryOptions {
         pool: Some(pool),
-        ..ExecOptions::default()
+        ..QueryOptions::default()
     };
-    let result = execute(&p, snap(), BTreeMap::new(), &options).unwrap();
+    let profile = StatementSettings {
+        profile: true,
+        ..StatementSettings::default()
+    };
+    let result = execute(&p, snap(), BTreeMap::new(), &options, &profile).unwrap();
     let report = result.profile.unwrap();
     assert_eq!(result.rows, vec![vec![Value::Int((N * DEGREE * 2) as i64)]]);
     let expand_stats = &report.operators[1];

@@ -17,62 +17,7 @@ use crate::temporal::duration as dur;
 use rhizome_common::{Duration, Result, Value};
 use std::cmp::Ordering;
 
-/// Which aggregate function an accumulator computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AggregateKind {
-    /// `count(*)`: counts rows, nulls included.
-    CountStar,
-    /// `count(x)`: counts non-null values.
-    Count,
-    /// `sum(x)`: numbers (integer while all are integers) or durations.
-    Sum,
-    /// `avg(x)`: float average of numbers, or average duration.
-    Avg,
-    /// `min(x)`: least value under orderability.
-    Min,
-    /// `max(x)`: greatest value under orderability.
-    Max,
-    /// `collect(x)`: list of non-null values in input order.
-    Collect,
-    /// `stDev(x)`: sample standard deviation.
-    StDev,
-    /// `stDevP(x)`: population standard deviation.
-    StDevP,
-    /// `percentileCont(x, p)`: interpolated percentile.
-    PercentileCont,
-    /// `percentileDisc(x, p)`: nearest-rank percentile.
-    PercentileDisc,
-}
-
-impl AggregateKind {
-    /// The aggregate named `name` (case-insensitive), `None` if `name` is not
-    /// an aggregate function. `count` means `count(x)`; the runtime asks for
-    /// [`AggregateKind::CountStar`] itself.
-    pub fn from_name(name: &str) -> Option<AggregateKind> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "count" => AggregateKind::Count,
-            "sum" => AggregateKind::Sum,
-            "avg" => AggregateKind::Avg,
-            "min" => AggregateKind::Min,
-            "max" => AggregateKind::Max,
-            "collect" => AggregateKind::Collect,
-            "stdev" => AggregateKind::StDev,
-            "stdevp" => AggregateKind::StDevP,
-            "percentilecont" => AggregateKind::PercentileCont,
-            "percentiledisc" => AggregateKind::PercentileDisc,
-            _ => return None,
-        })
-    }
-
-    /// Number of arguments the aggregate takes (percentiles take two).
-    pub fn arity(self) -> usize {
-        match self {
-            AggregateKind::CountStar => 0,
-            AggregateKind::PercentileCont | AggregateKind::PercentileDisc => 2,
-            _ => 1,
-        }
-    }
-}
+pub use rhizome_common::AggregateKind;
 
 /// A running sum: integer until a float arrives, or a duration. Integers
 /// add up in 128 bits, so the order the parts arrive in (which parallel

@@ -228,7 +228,7 @@ fn access_and_slicing() {
         (
             "[1][1.5]",
             ErrorKind::TypeError,
-            Some("InvalidArgumentType"),
+            Some("ListElementAccessByNonInteger"),
         ),
         ("100[0]", ErrorKind::TypeError, Some("InvalidArgumentType")),
         ("(1).a", ErrorKind::TypeError, Some("InvalidArgumentType")),

@@ -14,10 +14,12 @@
 //! `IS NOT NULL` and the like are already desugared by the planner.
 
 mod display;
+mod tree;
 
 pub use display::{render_plan, ExprDisplay};
 
 use rhizome_common::Value;
+pub use rhizome_common::{AggregateKind, Quantifier, ShortestPathKind, UnaryOp};
 
 /// Index of a value in a row.
 pub type Slot = usize;
@@ -118,53 +120,17 @@ pub struct SortKey {
     pub descending: bool,
 }
 
-/// An aggregate function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AggregateFunction {
-    /// `count(*)`: counts rows.
-    CountStar,
-    /// `count(x)`: counts non-null values.
-    Count,
-    /// `sum`
-    Sum,
-    /// `avg`
-    Avg,
-    /// `min`
-    Min,
-    /// `max`
-    Max,
-    /// `collect`
-    Collect,
-    /// `stDev` (sample)
-    StDev,
-    /// `stDevP` (population)
-    StDevP,
-    /// `percentileCont(x, p)`
-    PercentileCont,
-    /// `percentileDisc(x, p)`
-    PercentileDisc,
-}
-
 /// One aggregate computed by [`OpKind::Aggregate`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggregateItem {
     /// Output slot.
     pub slot: Slot,
     /// The function.
-    pub function: AggregateFunction,
+    pub function: AggregateKind,
     /// Arguments (none for `count(*)`; the percentile is the second).
     pub args: Vec<Expr>,
     /// `DISTINCT` inside the call.
     pub distinct: bool,
-}
-
-/// Kinds of procedure-free shortest path search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShortestPathKind {
-    /// One shortest path per pair.
-    Single,
-    /// All shortest paths per pair.
-    All,
 }
 
 /// Operators. `inputs` of the [`PlanNode`] are noted per variant; "input" alone means one.
@@ -588,17 +554,6 @@ pub struct CountHop {
     pub rel_predicate: Option<(Slot, Expr)>,
 }
 
-/// `NOT`, `-`, `+`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnaryOp {
-    /// Boolean negation (three-valued).
-    Not,
-    /// Arithmetic negation.
-    Neg,
-    /// Unary plus (checks the operand is a number).
-    Plus,
-}
-
 /// Binary operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinaryOp {
@@ -644,19 +599,6 @@ pub enum BinaryOp {
     In,
 }
 
-/// `all`, `any`, `none`, `single`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Quantifier {
-    /// Every element satisfies the predicate.
-    All,
-    /// At least one does.
-    Any,
-    /// None does.
-    None,
-    /// Exactly one does.
-    Single,
-}
-
 /// One entry of a map projection.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MapProjectionItem {
@@ -668,15 +610,17 @@ pub enum MapProjectionItem {
     Entry(String, Expr),
 }
 
-/// What an expression subquery computes from the rows of its plan.
+/// What an expression subquery computes from the rows of its plan. The
+/// runtime's compiled form is the same enum over its compiled expressions
+/// (`SubqueryKind<CExpr>`), not a copy of the list.
 #[derive(Debug, Clone, PartialEq)]
-pub enum SubqueryKind {
+pub enum SubqueryKind<E = Expr> {
     /// `EXISTS { }` and pattern predicates: true if any row.
     Exists,
     /// `COUNT { }`: number of rows.
     Count,
     /// Pattern comprehension: the list of the expression's values, one per row.
-    Collect(Box<Expr>),
+    Collect(Box<E>),
 }
 
 /// One piece of a path value built from slots.

@@ -9,9 +9,7 @@
 
 use crate::context::{Dir, PlannerContext};
 use rhizome_common::Value;
-use rhizome_plan::{
-    BinaryOp, ExpandDirection, Expr, IndexLookup, OpKind, PlanNode, Slot, SubqueryKind,
-};
+use rhizome_plan::{BinaryOp, ExpandDirection, Expr, IndexLookup, OpKind, PlanNode, Slot};
 use std::collections::HashMap;
 
 /// Selectivity of an equality predicate without statistics.
@@ -119,83 +117,17 @@ pub fn annotate(node: &mut PlanNode, ctx: &dyn PlannerContext) {
 }
 
 fn annotate_exprs(kind: &mut OpKind, ctx: &dyn PlannerContext) {
-    for e in crate::usage::op_exprs_mut(kind) {
+    for e in kind.exprs_mut() {
         annotate_expr(e, ctx);
     }
 }
 
 fn annotate_expr(e: &mut Expr, ctx: &dyn PlannerContext) {
-    match e {
-        Expr::Subquery(plan, kind) => {
+    e.visit_mut(&mut |x| {
+        if let Expr::Subquery(plan, _) = x {
             annotate(plan, ctx);
-            if let SubqueryKind::Collect(x) = kind {
-                annotate_expr(x, ctx);
-            }
         }
-        Expr::Property(b, _) | Expr::Unary(_, b) | Expr::IsNull(b, _) | Expr::HasLabels(b, _) => {
-            annotate_expr(b, ctx)
-        }
-        Expr::Binary(_, a, b) | Expr::Index(a, b) => {
-            annotate_expr(a, ctx);
-            annotate_expr(b, ctx);
-        }
-        Expr::List(items) | Expr::Function(_, items) => {
-            items.iter_mut().for_each(|x| annotate_expr(x, ctx))
-        }
-        Expr::Map(items) => items.iter_mut().for_each(|(_, x)| annotate_expr(x, ctx)),
-        Expr::Case {
-            operand,
-            whens,
-            else_,
-        } => {
-            for x in operand.iter_mut().chain(else_.iter_mut()) {
-                annotate_expr(x, ctx);
-            }
-            for (w, t) in whens {
-                annotate_expr(w, ctx);
-                annotate_expr(t, ctx);
-            }
-        }
-        Expr::ListComprehension {
-            list,
-            predicate,
-            projection,
-            ..
-        } => {
-            annotate_expr(list, ctx);
-            for x in predicate.iter_mut().chain(projection.iter_mut()) {
-                annotate_expr(x, ctx);
-            }
-        }
-        Expr::Quantified {
-            list, predicate, ..
-        } => {
-            annotate_expr(list, ctx);
-            annotate_expr(predicate, ctx);
-        }
-        Expr::Reduce {
-            init, list, expr, ..
-        } => {
-            annotate_expr(init, ctx);
-            annotate_expr(list, ctx);
-            annotate_expr(expr, ctx);
-        }
-        Expr::MapProjection(b, items) => {
-            annotate_expr(b, ctx);
-            for item in items {
-                if let rhizome_plan::MapProjectionItem::Entry(_, x) = item {
-                    annotate_expr(x, ctx);
-                }
-            }
-        }
-        Expr::Slice(a, b, c) => {
-            annotate_expr(a, ctx);
-            for x in [b, c].into_iter().flatten() {
-                annotate_expr(x, ctx);
-            }
-        }
-        Expr::Literal(_) | Expr::Parameter(_) | Expr::Slot(_) | Expr::Path(_) => {}
-    }
+    });
 }
 
 fn annotate_node(

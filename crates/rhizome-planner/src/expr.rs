@@ -9,7 +9,7 @@
 use crate::logical::{Planner, Scope, VarKind};
 use rhizome_common::{Error, ErrorKind, Result, Value};
 use rhizome_cypher::ast::{self, ExprKind};
-use rhizome_plan::{BinaryOp, Expr, MapProjectionItem, Quantifier, SubqueryKind, UnaryOp};
+use rhizome_plan::{BinaryOp, Expr, MapProjectionItem, SubqueryKind};
 
 /// The literal as a value.
 pub(crate) fn literal(l: &ast::Literal) -> Value {
@@ -168,15 +168,6 @@ fn binary_op(op: ast::BinaryOp) -> BinaryOp {
     }
 }
 
-fn quantifier(q: ast::Quantifier) -> Quantifier {
-    match q {
-        ast::Quantifier::All => Quantifier::All,
-        ast::Quantifier::Any => Quantifier::Any,
-        ast::Quantifier::None => Quantifier::None,
-        ast::Quantifier::Single => Quantifier::Single,
-    }
-}
-
 /// An error for a variable the analysis should have rejected.
 pub(crate) fn unknown_variable(name: &str) -> Error {
     Error::new(
@@ -241,14 +232,7 @@ impl Planner<'_> {
                     None => None,
                 },
             ),
-            ExprKind::Unary(op, x) => {
-                let op = match op {
-                    ast::UnaryOp::Not => UnaryOp::Not,
-                    ast::UnaryOp::Neg => UnaryOp::Neg,
-                    ast::UnaryOp::Plus => UnaryOp::Plus,
-                };
-                Expr::Unary(op, Box::new(self.lower(x, scope)?))
-            }
+            ExprKind::Unary(op, x) => Expr::Unary(*op, Box::new(self.lower(x, scope)?)),
             ExprKind::Binary(op, a, b) => {
                 binary(binary_op(*op), self.lower(a, scope)?, self.lower(b, scope)?)
             }
@@ -363,7 +347,7 @@ impl Planner<'_> {
                     None => Expr::Slot(slot),
                 };
                 Expr::Quantified {
-                    quantifier: quantifier(*q),
+                    quantifier: *q,
                     variable: slot,
                     list: Box::new(list),
                     predicate: Box::new(predicate),

@@ -235,8 +235,8 @@ fn collect_subqueries(node: &PlanNode, out: &mut Vec<(&'static str, PlanNode)>) 
     let mut found = Vec::new();
     node.walk(&mut |n| {
         let mut kind = n.kind.clone();
-        for e in usage::op_exprs_mut(&mut kind) {
-            rules::visit_exprs(e, &mut |x| {
+        for e in kind.exprs_mut() {
+            e.visit_mut(&mut |x| {
                 if let Expr::Subquery(plan, k) = x {
                     let name = match k {
                         SubqueryKind::Exists => "EXISTS",

@@ -5,10 +5,7 @@
 //! an expression (comprehension variables, slots written by a nested plan)
 //! are not reads of the enclosing row.
 
-use rhizome_plan::{
-    CreateNode, CreateRel, Expr, MapProjectionItem, OpKind, PathStep, PlanNode, RemoveItem,
-    SetItem, Slot, SubqueryKind,
-};
+use rhizome_plan::{CreateNode, CreateRel, Expr, OpKind, PathStep, PlanNode, Slot, SubqueryKind};
 use std::collections::BTreeSet;
 
 /// Slots read by `e` from the row it is evaluated on.
@@ -21,42 +18,8 @@ pub fn expr_reads(e: &Expr) -> BTreeSet<Slot> {
 /// Adds the slots `e` reads to `out`.
 pub fn add_expr_reads(e: &Expr, out: &mut BTreeSet<Slot>) {
     match e {
-        Expr::Literal(_) | Expr::Parameter(_) => {}
         Expr::Slot(s) => {
             out.insert(*s);
-        }
-        Expr::Property(b, _) => add_expr_reads(b, out),
-        Expr::Index(a, b) => {
-            add_expr_reads(a, out);
-            add_expr_reads(b, out);
-        }
-        Expr::Slice(a, b, c) => {
-            add_expr_reads(a, out);
-            for x in [b, c].into_iter().flatten() {
-                add_expr_reads(x, out);
-            }
-        }
-        Expr::List(items) | Expr::Function(_, items) => {
-            items.iter().for_each(|x| add_expr_reads(x, out))
-        }
-        Expr::Map(items) => items.iter().for_each(|(_, x)| add_expr_reads(x, out)),
-        Expr::Unary(_, x) | Expr::IsNull(x, _) | Expr::HasLabels(x, _) => add_expr_reads(x, out),
-        Expr::Binary(_, a, b) => {
-            add_expr_reads(a, out);
-            add_expr_reads(b, out);
-        }
-        Expr::Case {
-            operand,
-            whens,
-            else_,
-        } => {
-            for x in operand.iter().chain(else_.iter()) {
-                add_expr_reads(x, out);
-            }
-            for (w, t) in whens {
-                add_expr_reads(w, out);
-                add_expr_reads(t, out);
-            }
         }
         Expr::ListComprehension {
             variable,
@@ -97,14 +60,6 @@ pub fn add_expr_reads(e: &Expr, out: &mut BTreeSet<Slot>) {
             inner.remove(accumulator);
             out.extend(inner);
         }
-        Expr::MapProjection(b, items) => {
-            add_expr_reads(b, out);
-            for item in items {
-                if let MapProjectionItem::Entry(_, x) = item {
-                    add_expr_reads(x, out);
-                }
-            }
-        }
         Expr::Subquery(plan, kind) => {
             let (free, bound) = free_reads(plan);
             out.extend(free);
@@ -125,6 +80,8 @@ pub fn add_expr_reads(e: &Expr, out: &mut BTreeSet<Slot>) {
                 }
             }
         }
+        // Every other expression reads what its sub-expressions read.
+        _ => e.for_each_child(&mut |c| add_expr_reads(c, out)),
     }
 }
 
@@ -141,7 +98,7 @@ pub fn op_reads(kind: &OpKind) -> BTreeSet<Slot> {
         | OpKind::Merge { .. }
         | OpKind::Foreach { .. } => {
             let mut k = kind.clone();
-            for x in op_exprs_mut(&mut k) {
+            for x in k.exprs_mut() {
                 e(x, &mut out);
             }
             match kind {
@@ -343,25 +300,6 @@ fn create_writes(kind: &OpKind) -> Vec<Slot> {
     }
 }
 
-/// Every expression of a list of assignments, mutably.
-fn set_items_exprs_mut(items: &mut [SetItem]) -> Vec<&mut Expr> {
-    let mut v = Vec::new();
-    for item in items {
-        match item {
-            SetItem::Property { entity, value, .. } => {
-                v.push(entity);
-                v.push(value);
-            }
-            SetItem::Properties { entity, map, .. } => {
-                v.push(entity);
-                v.push(map);
-            }
-            SetItem::Labels { entity, .. } => v.push(entity),
-        }
-    }
-    v
-}
-
 /// The slots a plan reads from the row its `Argument` yields (reads not
 /// bound below them), and the slots bound in its output rows.
 pub fn free_reads(node: &PlanNode) -> (BTreeSet<Slot>, BTreeSet<Slot>) {
@@ -422,80 +360,6 @@ pub fn plan_reads(node: &PlanNode) -> BTreeSet<Slot> {
     let mut out = BTreeSet::new();
     node.walk(&mut |n| out.extend(op_reads(&n.kind)));
     out
-}
-
-/// Every expression an operator holds, mutably (for rewrites of all expressions).
-pub fn op_exprs_mut(kind: &mut OpKind) -> Vec<&mut Expr> {
-    use rhizome_plan::{IndexLookup, SeekBound};
-    match kind {
-        OpKind::IndexSeek { lookup, .. } => match lookup {
-            IndexLookup::Equal(x) | IndexLookup::AnyOf(x) => vec![x],
-            IndexLookup::Range(lo, hi) => {
-                let mut v = Vec::new();
-                for b in [lo, hi] {
-                    if let SeekBound::Inclusive(x) | SeekBound::Exclusive(x) = b {
-                        v.push(x);
-                    }
-                }
-                v
-            }
-        },
-        OpKind::NodeByIdSeek { ids, .. } => vec![ids],
-        OpKind::VarExpand { rel_predicate, .. } => {
-            rel_predicate.iter_mut().map(|(_, p)| p).collect()
-        }
-        OpKind::ExpandCount {
-            rel_predicate,
-            prefix,
-            ..
-        } => rel_predicate
-            .iter_mut()
-            .chain(prefix.iter_mut().filter_map(|h| h.rel_predicate.as_mut()))
-            .map(|(_, p)| p)
-            .collect(),
-        OpKind::ShortestPath { path_predicate, .. } => path_predicate.iter_mut().collect(),
-        OpKind::Filter { predicate } => vec![predicate],
-        OpKind::Project { items } => items.iter_mut().map(|(_, x)| x).collect(),
-        OpKind::Aggregate { keys, aggregates } => keys
-            .iter_mut()
-            .map(|(_, x)| x)
-            .chain(aggregates.iter_mut().flat_map(|a| a.args.iter_mut()))
-            .collect(),
-        OpKind::Top { limit, .. } => vec![limit],
-        OpKind::Skip { count } | OpKind::Limit { count } => vec![count],
-        OpKind::Unwind { list, .. } => vec![list],
-        OpKind::ProcedureCall { args, .. } => args.iter_mut().collect(),
-        OpKind::Create { nodes, rels } => nodes
-            .iter_mut()
-            .filter_map(|n| n.properties.as_mut())
-            .chain(rels.iter_mut().filter_map(|r| r.properties.as_mut()))
-            .collect(),
-        OpKind::Merge {
-            nodes,
-            rels,
-            on_create,
-            on_match,
-        } => {
-            let mut v: Vec<&mut Expr> = nodes
-                .iter_mut()
-                .filter_map(|n| n.properties.as_mut())
-                .chain(rels.iter_mut().filter_map(|r| r.properties.as_mut()))
-                .collect();
-            v.extend(set_items_exprs_mut(on_create));
-            v.extend(set_items_exprs_mut(on_match));
-            v
-        }
-        OpKind::SetItems { items } => set_items_exprs_mut(items),
-        OpKind::RemoveItems { items } => items
-            .iter_mut()
-            .map(|i| match i {
-                RemoveItem::Property { entity, .. } | RemoveItem::Labels { entity, .. } => entity,
-            })
-            .collect(),
-        OpKind::Delete { exprs, .. } => exprs.iter_mut().collect(),
-        OpKind::Foreach { list, .. } => vec![list],
-        _ => Vec::new(),
-    }
 }
 
 /// Splits a predicate into its top-level `AND` conjuncts.

@@ -9,7 +9,7 @@
 //! `HashJoin` computed once sees only the enclosing row; `Union` yields its
 //! output slots.
 
-use crate::usage::{op_exprs_mut, op_reads, op_writes};
+use crate::usage::{op_reads, op_writes};
 use rhizome_common::{Error, ErrorKind, Result};
 use rhizome_plan::{Expr, OpKind, Plan, PlanNode, Slot};
 use std::collections::BTreeSet;
@@ -124,8 +124,8 @@ fn check(node: &PlanNode, outer: &BTreeSet<Slot>, width: usize) -> Result<BTreeS
     let mut kind = node.kind.clone();
     let mut nested = Vec::new();
     let mut local = Vec::new();
-    for e in op_exprs_mut(&mut kind) {
-        crate::rules::visit_exprs(e, &mut |x| match x {
+    for e in kind.exprs_mut() {
+        e.visit_mut(&mut |x| match x {
             Expr::Subquery(plan, _) => nested.push((**plan).clone()),
             Expr::ListComprehension { variable, .. } | Expr::Quantified { variable, .. } => {
                 local.push(*variable)

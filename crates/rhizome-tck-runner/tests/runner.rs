@@ -116,6 +116,30 @@ Feature: Runner self-test
       RETURN 1
       """
     Then the result should be empty
+
+  Scenario: [11] a wildcard detail accepts any detail code
+    Given any graph
+    When executing query:
+      """
+      RETURN x
+      """
+    Then a SyntaxError should be raised at compile time: *
+
+  Scenario: [12] a wildcard detail still checks the kind
+    Given any graph
+    When executing query:
+      """
+      RETURN x
+      """
+    Then a TypeError should be raised at compile time: *
+
+  Scenario: [13] a wildcard detail still checks the phase
+    Given any graph
+    When executing query:
+      """
+      RETURN x
+      """
+    Then a SyntaxError should be raised at runtime: *
 "#;
 
 fn outcomes() -> Vec<(String, Outcome)> {
@@ -127,7 +151,7 @@ fn outcomes() -> Vec<(String, Outcome)> {
     assert_eq!(report.features.len(), 1);
     assert_eq!(report.features[0].category, "clauses/self");
     let text = report.render();
-    assert!(text.trim_end().ends_with("5 passed, 5 failed"), "{text}");
+    assert!(text.trim_end().ends_with("6 passed, 7 failed"), "{text}");
     report.features[0]
         .scenarios
         .iter()
@@ -145,7 +169,7 @@ fn scenarios_pass_and_fail_for_the_right_reasons() {
             .map(|(_, o)| o.clone())
             .unwrap()
     };
-    for n in ["1", "2", "5", "6", "8"] {
+    for n in ["1", "2", "5", "6", "8", "11"] {
         assert_eq!(by_number(n), Outcome::Passed, "scenario {n}");
     }
     let failed = |n: &str| match by_number(n) {
@@ -161,6 +185,16 @@ fn scenarios_pass_and_fail_for_the_right_reasons() {
         failed("9")
     );
     assert!(matches!(by_number("10"), Outcome::Errored(_)));
+    assert!(
+        failed("12").contains("expected TypeError at compile time: *"),
+        "{}",
+        failed("12")
+    );
+    assert!(
+        failed("13").contains("expected SyntaxError at runtime: *"),
+        "{}",
+        failed("13")
+    );
 }
 
 #[test]

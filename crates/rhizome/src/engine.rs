@@ -1,34 +1,16 @@
 //! The seam between the command line and query execution.
 //!
 //! Every front end of the `rhizome` command (`query`, `shell`, `demo`) runs a
-//! statement through [`execute`] and formats the [`QueryResult`] it returns;
+//! statement through [`execute`] and formats the [`QueryResult`] it returns
+//! (the engine's own result and [`QueryOptions`], re-exported);
 //! none of them knows how a query is parsed, planned or run. Behind
 //! [`execute`] is [`rhizome_engine::Engine`]: the Cypher front end (errors
 //! with positions), the planner and the parallel runtime.
 
 use rhizome_common::{Result, Value};
-use rhizome_engine::Rows;
+pub use rhizome_engine::{QueryOptions, QueryResult};
 use rhizome_storage::Database;
 use std::collections::BTreeMap;
-use std::time::Duration;
-
-/// How a statement is run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExecOptions {
-    /// Worker threads the query may use (at least 1).
-    pub threads: usize,
-    /// Wall-clock budget; the query is cancelled with `QueryAborted` after it.
-    pub timeout: Option<Duration>,
-}
-
-impl Default for ExecOptions {
-    fn default() -> ExecOptions {
-        ExecOptions {
-            threads: crate::config::default_threads(),
-            timeout: None,
-        }
-    }
-}
 
 /// Side effects of a statement, as Cypher reports them (the engine's counters).
 pub type QueryStats = rhizome_engine::WriteCounters;
@@ -96,22 +78,6 @@ mod interrupt {
     }
 }
 
-/// The complete result of one statement.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct QueryResult {
-    /// Column names, in `RETURN` order.
-    pub columns: Vec<String>,
-    /// Rows; each has one value per column.
-    pub rows: Rows,
-    /// Side-effect counters.
-    pub stats: QueryStats,
-    /// Time from receiving the text to the last row.
-    pub elapsed: Duration,
-    /// For `EXPLAIN`, the plan; for `PROFILE`, the plan annotated with
-    /// per-operator counters.
-    pub plan: Option<String>,
-}
-
 /// Runs one Cypher statement against `db` with parameters `params`.
 ///
 /// Errors carry their classification and, for errors in the query text, the
@@ -120,7 +86,7 @@ pub fn execute(
     db: &Database,
     query: &str,
     params: &BTreeMap<String, Value>,
-    options: &ExecOptions,
+    options: &QueryOptions,
 ) -> Result<QueryResult> {
     let engine = rhizome_engine::Engine::new(db.clone());
     run(options, |engine_options| {
@@ -135,33 +101,23 @@ pub fn execute_in(
     txn: &mut rhizome_engine::Transaction,
     query: &str,
     params: &BTreeMap<String, Value>,
-    options: &ExecOptions,
+    options: &QueryOptions,
 ) -> Result<QueryResult> {
     run(options, |engine_options| {
         txn.execute(query, params.clone(), engine_options)
     })
 }
 
-/// Runs a statement with Ctrl-C armed to cancel it, and converts its result.
+/// Runs a statement with Ctrl-C armed to cancel it.
 fn run(
-    options: &ExecOptions,
-    statement: impl FnOnce(&rhizome_engine::QueryOptions) -> Result<rhizome_engine::QueryResult>,
+    options: &QueryOptions,
+    statement: impl FnOnce(&QueryOptions) -> Result<QueryResult>,
 ) -> Result<QueryResult> {
-    let cancel = interrupt::arm();
-    let engine_options = rhizome_engine::QueryOptions {
-        threads: Some(options.threads),
-        timeout: options.timeout,
-        cancel: Some(cancel),
-        ..rhizome_engine::QueryOptions::default()
+    let options = QueryOptions {
+        cancel: Some(interrupt::arm()),
+        ..options.clone()
     };
-    let result = statement(&engine_options);
+    let result = statement(&options);
     interrupt::disarm();
-    let result = result?;
-    Ok(QueryResult {
-        columns: result.columns,
-        rows: result.rows,
-        stats: result.counters,
-        elapsed: result.elapsed,
-        plan: result.plan.or(result.profile.map(|p| p.text)),
-    })
+    result
 }

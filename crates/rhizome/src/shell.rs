@@ -6,7 +6,7 @@
 //! one may omit its `;`), and exits with code 1 if any failed (0 if none), so `echo 'MATCH (n) RETURN count(n);' | rhizome shell DB` works in
 //! scripts. Results go to standard output, errors to standard error.
 
-use crate::engine::{self, ExecOptions};
+use crate::engine::{self, QueryOptions};
 use crate::format::render_table;
 use crate::params::parse_param;
 use crate::schema::{render_schema, render_stats};
@@ -46,7 +46,7 @@ enum Flow {
 /// A shell session over one database.
 pub struct Shell {
     db: Database,
-    options: ExecOptions,
+    options: QueryOptions,
     params: BTreeMap<String, Value>,
     buffer: StatementBuffer,
     /// Whether a statement or command failed.
@@ -57,7 +57,7 @@ pub struct Shell {
 
 impl Shell {
     /// A session on `db`.
-    pub fn new(db: Database, options: ExecOptions) -> Shell {
+    pub fn new(db: Database, options: QueryOptions) -> Shell {
         Shell {
             db,
             options,

@@ -28,9 +28,9 @@ impl<'a> Parser<'a> {
             None
         };
         let shortest = if self.peek_at(1) == Token::LParen && self.at_kw("shortestPath") {
-            Some(ShortestKind::Shortest)
+            Some(ShortestPathKind::Single)
         } else if self.peek_at(1) == Token::LParen && self.at_kw("allShortestPaths") {
-            Some(ShortestKind::All)
+            Some(ShortestPathKind::All)
         } else {
             None
         };

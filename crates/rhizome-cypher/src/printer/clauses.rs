@@ -356,12 +356,12 @@ impl Printer {
             self.w(" = ");
         }
         match p.shortest {
-            Some(ShortestKind::Shortest) => {
+            Some(ShortestPathKind::Single) => {
                 self.w("shortestPath(");
                 self.element(&p.element);
                 self.w(")");
             }
-            Some(ShortestKind::All) => {
+            Some(ShortestPathKind::All) => {
                 self.w("allShortestPaths(");
                 self.element(&p.element);
                 self.w(")");

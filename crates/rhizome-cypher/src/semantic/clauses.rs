@@ -71,6 +71,18 @@ impl<'a> Analyzer<'a> {
                 Clause::With(p) => {
                     self.projection(p, true)?;
                 }
+                Clause::Call(c) if n > 1 || kind != QueryKind::Top => {
+                    // `YIELD *` names its columns implicitly, which only a
+                    // standalone call may do (openCypher's Call5).
+                    if let Some(y) = c.yield_.as_ref().filter(|y| y.star) {
+                        return Err(self.err(
+                            y.span,
+                            "UnexpectedSyntax",
+                            "`YIELD *` is only allowed in a standalone procedure call; name the fields inside a query",
+                        ));
+                    }
+                    self.clause(clause)?;
+                }
                 other => self.clause(other)?,
             }
             if last && kind == QueryKind::Top {

@@ -14,6 +14,7 @@ impl<'a> Analyzer<'a> {
             Ctx {
                 aggregates: false,
                 predicate: true,
+                in_aggregate: false,
             },
         )?;
         self.expect_boolean(e, &ty)
@@ -94,31 +95,37 @@ impl<'a> Analyzer<'a> {
                 Type::Any
             }
             ExprKind::Index(base, index) => {
+                // Indexing with a value of the wrong type is a TypeError
+                // whenever it is found: here when the types are known, at
+                // run time (`rhizome_functions::ops::index`) otherwise.
                 let t = self.expr(base, value_ctx)?;
                 let it = self.expr(index, value_ctx)?;
+                let type_error = |span, code, message: String| {
+                    self.err_kind(span, rhizome_common::ErrorKind::TypeError, code, message)
+                };
                 match t {
                     Type::List(elem) => {
-                        if !it.may_be_number() {
-                            return Err(self.err(
+                        if !it.may_be_integer() {
+                            return Err(type_error(
                                 index.span,
-                                "InvalidArgumentType",
-                                format!("list index must be an integer, got {it}"),
+                                "ListElementAccessByNonInteger",
+                                format!("a list can only be indexed by an integer, not by {it}"),
                             ));
                         }
                         *elem
                     }
                     Type::Node | Type::Relationship | Type::Map => {
                         if !it.may_be_string() {
-                            return Err(self.err(
+                            return Err(type_error(
                                 index.span,
-                                "InvalidArgumentType",
-                                format!("property key must be a string, got {it}"),
+                                "MapElementAccessByNonString",
+                                format!("a map can only be indexed by a string, not by {it}"),
                             ));
                         }
                         Type::Any
                     }
                     Type::Integer | Type::Float | Type::Boolean | Type::String | Type::Path => {
-                        return Err(self.err(
+                        return Err(type_error(
                             e.span,
                             "InvalidArgumentType",
                             format!("cannot index into a {t}"),
@@ -276,7 +283,7 @@ impl<'a> Analyzer<'a> {
                 if !ctx.aggregates {
                     return Err(self.err(
                         e.span,
-                        "InvalidAggregation",
+                        misplaced_aggregate(ctx),
                         "aggregate function `count(*)` is not allowed here",
                     ));
                 }
@@ -302,6 +309,7 @@ impl<'a> Analyzer<'a> {
                     let inner = Ctx {
                         aggregates: false,
                         predicate: false,
+                        in_aggregate: ctx.in_aggregate,
                     };
                     if let Some(p) = predicate {
                         this.bool_operand(
@@ -336,6 +344,7 @@ impl<'a> Analyzer<'a> {
                     let inner = Ctx {
                         aggregates: false,
                         predicate: false,
+                        in_aggregate: ctx.in_aggregate,
                     };
                     if let Some(p) = predicate {
                         this.bool_operand(
@@ -395,6 +404,7 @@ impl<'a> Analyzer<'a> {
                             Ctx {
                                 aggregates: false,
                                 predicate: true,
+                                in_aggregate: ctx.in_aggregate,
                             },
                         )?;
                     }
@@ -529,7 +539,7 @@ impl<'a> Analyzer<'a> {
             if !ctx.aggregates {
                 return Err(self.err(
                     e.span,
-                    "InvalidAggregation",
+                    misplaced_aggregate(ctx),
                     format!("aggregate function `{qualified}` is not allowed here"),
                 ));
             }
@@ -541,9 +551,19 @@ impl<'a> Analyzer<'a> {
                 format!("DISTINCT can only be used with aggregate functions, not `{qualified}`"),
             ));
         }
+        if ctx.in_aggregate && sig.name == "rand" {
+            // An aggregate's argument must be the same expression of each
+            // row; a random number is not (openCypher: `count(rand())`).
+            return Err(self.err(
+                e.span,
+                "NonConstantExpression",
+                "a non-deterministic function such as `rand()` cannot be aggregated",
+            ));
+        }
         let inner = Ctx {
             aggregates: ctx.aggregates && !sig.aggregate,
             predicate: sig.name == "exists",
+            in_aggregate: ctx.in_aggregate || sig.aggregate,
         };
         let mut types = Vec::with_capacity(args.len());
         for (i, arg) in args.iter().enumerate() {
@@ -592,6 +612,16 @@ impl<'a> Analyzer<'a> {
     }
 }
 
+/// The detail code of an aggregate where none may be: inside another
+/// aggregate's arguments it is nested, elsewhere misplaced.
+fn misplaced_aggregate(ctx: Ctx) -> &'static str {
+    if ctx.in_aggregate {
+        "NestedAggregation"
+    } else {
+        "InvalidAggregation"
+    }
+}
+
 fn arg_accepts(kind: ArgKind, t: &Type) -> bool {
     if matches!(t, Type::Any | Type::Null) {
         return true;
@@ -606,7 +636,8 @@ fn arg_accepts(kind: ArgKind, t: &Type) -> bool {
         ArgKind::List => matches!(t, Type::List(_)),
         ArgKind::Number => matches!(t, Type::Integer | Type::Float),
         ArgKind::String => matches!(t, Type::String),
-        ArgKind::Sized => matches!(t, Type::List(_) | Type::String | Type::Path),
+        // A path's length is `length(p)`; `size(p)` is a type error.
+        ArgKind::Sized => matches!(t, Type::List(_) | Type::String),
     }
 }
 

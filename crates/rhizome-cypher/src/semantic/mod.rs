@@ -202,6 +202,10 @@ pub(crate) struct Ctx {
     pub aggregates: bool,
     /// A pattern predicate is allowed here (boolean position in WHERE).
     pub predicate: bool,
+    /// Inside the arguments of an aggregate function: another aggregate is
+    /// a `NestedAggregation`, a non-deterministic function a
+    /// `NonConstantExpression`.
+    pub in_aggregate: bool,
 }
 
 impl Ctx {
@@ -209,6 +213,7 @@ impl Ctx {
         Ctx {
             aggregates: false,
             predicate: false,
+            in_aggregate: false,
         }
     }
 }

@@ -393,6 +393,7 @@ impl<'a> Analyzer<'a> {
         let item_ctx = Ctx {
             aggregates: true,
             predicate: false,
+            in_aggregate: false,
         };
         let mut agg_flags = Vec::with_capacity(p.items.len());
         for item in &p.items {
@@ -508,6 +509,7 @@ impl<'a> Analyzer<'a> {
                         Ctx {
                             aggregates: aggregating,
                             predicate: false,
+                            in_aggregate: false,
                         },
                     )?;
                 }

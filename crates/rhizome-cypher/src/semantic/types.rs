@@ -46,6 +46,11 @@ impl Type {
         matches!(self, Type::Any | Type::Null | Type::Integer | Type::Float)
     }
 
+    /// Whether a value of this type could be an integer (or null).
+    pub fn may_be_integer(&self) -> bool {
+        matches!(self, Type::Any | Type::Null | Type::Integer)
+    }
+
     /// Whether a value of this type could be a string (or null).
     pub fn may_be_string(&self) -> bool {
         matches!(self, Type::Any | Type::Null | Type::String)

@@ -5,7 +5,8 @@
 
 use crate::chunk::Chunk;
 use crate::compile::CNode;
-use crate::pipeline::{run_inline, InlineLimit, Operator, TaskCtx};
+use crate::context::InlineLimit;
+use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::Result;
 use rhizome_plan::OpKind;
 use std::sync::Arc;
@@ -36,17 +37,19 @@ impl Apply {
 }
 
 impl Operator for Apply {
-    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
         let inner = &self.node.inputs[1];
         let mut keep = Vec::new();
         for row in 0..input.len() {
             if ctx.cancelled() {
-                return Ok(());
+                return NEED_MORE;
             }
             let argument = input.select(vec![row as u32]);
             match &self.node.kind {
                 OpKind::SemiApply { anti } => {
-                    let found = run_inline(inner, argument, ctx.q, InlineLimit::FirstRow)?
+                    let found = ctx
+                        .q
+                        .run_inline(inner, argument, InlineLimit::FirstRow)?
                         .iter()
                         .any(|c| !c.is_empty());
                     if found != *anti {
@@ -54,22 +57,27 @@ impl Operator for Apply {
                     }
                 }
                 OpKind::Optional { nullable } => {
-                    let chunks = run_inline(inner, argument.clone(), ctx.q, InlineLimit::All)?;
+                    let chunks = ctx
+                        .q
+                        .run_inline(inner, argument.clone(), InlineLimit::All)?;
                     if chunks.iter().all(|c| c.is_empty()) {
                         let mut row_chunk = argument;
                         for &slot in nullable {
                             row_chunk.clear_column(slot);
                         }
-                        ctx.emit(row_chunk)?;
+                        return_if_finished!(ctx.emit(row_chunk));
                     } else {
                         for c in chunks {
-                            ctx.emit(overlay(&argument, c))?;
+                            return_if_finished!(ctx.emit(overlay(&argument, c)));
                         }
                     }
                 }
                 _ => {
-                    for c in run_inline(inner, argument.clone(), ctx.q, InlineLimit::All)? {
-                        ctx.emit(overlay(&argument, c))?;
+                    for c in ctx
+                        .q
+                        .run_inline(inner, argument.clone(), InlineLimit::All)?
+                    {
+                        return_if_finished!(ctx.emit(overlay(&argument, c)));
                     }
                 }
             }
@@ -80,8 +88,8 @@ impl Operator for Apply {
             } else {
                 input.select(keep)
             };
-            ctx.emit(out)?;
+            return_if_finished!(ctx.emit(out));
         }
-        Ok(())
+        NEED_MORE
     }
 }

@@ -13,11 +13,11 @@
 //! changed since the last checkpoint, so counting over a large delta stays
 //! close to counting after a checkpoint.
 
-use super::expand::{excluded_rels, has_labels, maybe_split, skip_entry, walks};
+use super::adjacency::{excluded_rels, has_labels, maybe_split, skip_entry, walks};
 use crate::chunk::{Chunk, Column, ColumnData, NULL_ID};
 use crate::compile::{CExpr, CNode, Types};
 use crate::expr::{Evaluator, Row};
-use crate::pipeline::{Operator, TaskCtx};
+use crate::operator::{Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::{BinaryOp, ExpandDirection, OpKind, Slot};
 use rhizome_storage::{Direction, GraphRead, LabelId, RelFloats, RelTypeId, Snapshot, TypeLists};
@@ -907,7 +907,7 @@ impl<'a> CountCtx<'a, '_> {
 }
 
 impl Operator for ExpandCount {
-    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
         let OpKind::ExpandCount {
             from,
             prefix,
@@ -983,7 +983,7 @@ impl Operator for ExpandCount {
         while row < end {
             if heavy || row % 256 == 0 {
                 if ctx.cancelled() {
-                    return Ok(());
+                    return NEED_MORE;
                 }
                 // A heavy row (a walk of several hops) is worth a task of
                 // its own; cheap rows are handed over two at least.

@@ -1,49 +1,51 @@
-//! Physical operators, one family per file, and the factory that builds the
-//! streaming ones from compiled plan nodes (breakers are sinks: [`sinks`]).
+//! Physical operators, one per file, named by what they do. Each implements
+//! a role of [`crate::operator`]; which plan node becomes which operator is
+//! decided in [`crate::pipeline::build`].
+//!
+//! | file | operator | role |
+//! |---|---|---|
+//! | [`scan`] | `Scan`: all nodes, a label, an index seek, ids | operator |
+//! | [`expand`] | `Expand`: one hop over the adjacency | operator |
+//! | [`expand_into`] | `ExpandInto`: relationships between two bound nodes | operator |
+//! | [`expand_count`] | `ExpandCount`: counts the last hops without rows | operator |
+//! | [`varexpand`] | `VarExpand`: variable-length paths | operator |
+//! | [`shortest`] | `ShortestPath`: `shortestPath` / `allShortestPaths` | operator |
+//! | [`filter`] | `Filter`: `WHERE` | operator |
+//! | [`project`] | `Project`: computed values into slots | operator |
+//! | [`unwind`] | `Unwind`: one row per list element | operator |
+//! | [`skip`] | `Skip`: `SKIP` | operator |
+//! | [`distinct`] | `Distinct`: `DISTINCT`, `UNION` | operator |
+//! | [`procedure_call`] | `ProcedureCall`: `CALL … YIELD` | operator |
+//! | [`apply`] | `Apply`: `OPTIONAL MATCH`, `CALL { }`, semi-applies | operator |
+//! | [`cartesian`] | `Cartesian`: cartesian product (probe side) | operator |
+//! | [`hash_join`] | `HashJoin`: hash join (probe side) | operator |
+//! | [`aggregate`] | `AggregateSink`: hash aggregation | sink |
+//! | [`sort`] | `SortSink`: `ORDER BY`, top-k | sink |
+//! | [`limit`] | `LimitSink`: `LIMIT` | sink |
+//! | [`collect`] | `CollectSink`: inner runs, join build sides | sink |
+//! | [`result`] | `RowsSink`: a query's result rows | sink |
+//!
+//! [`adjacency`] and [`materialized`] hold what several operators share.
 
+pub mod adjacency;
+pub mod aggregate;
 pub mod apply;
+pub mod cartesian;
+pub mod collect;
+pub mod distinct;
 pub mod expand;
 pub mod expand_count;
-pub mod join;
+pub mod expand_into;
+pub mod filter;
+pub mod hash_join;
+pub mod limit;
+pub mod materialized;
+pub mod procedure_call;
+pub mod project;
+pub mod result;
 pub mod scan;
 pub mod shortest;
-pub mod simple;
-pub mod sinks;
+pub mod skip;
 pub mod sort;
+pub mod unwind;
 pub mod varexpand;
-
-use crate::compile::CNode;
-use crate::context::QueryContext;
-use crate::pipeline::Operator;
-use rhizome_common::{Error, Result};
-use rhizome_plan::OpKind;
-use std::sync::Arc;
-
-/// Builds the streaming operator for `node` (not `Argument`, breakers or joins).
-pub fn streaming_operator(node: &Arc<CNode>, q: &QueryContext) -> Result<Arc<dyn Operator>> {
-    Ok(match &node.kind {
-        OpKind::AllNodesScan { .. }
-        | OpKind::LabelScan { .. }
-        | OpKind::IndexSeek { .. }
-        | OpKind::NodeByIdSeek { .. } => Arc::new(scan::Scan::new(node.clone())),
-        OpKind::Expand { .. } => Arc::new(expand::Expand::new(node.clone())),
-        OpKind::ExpandInto { .. } => Arc::new(expand::ExpandInto::new(node.clone())),
-        OpKind::ExpandCount { .. } => Arc::new(expand_count::ExpandCount::new(node.clone())),
-        OpKind::VarExpand { .. } => Arc::new(varexpand::VarExpand::new(node.clone())),
-        OpKind::ShortestPath { .. } => Arc::new(shortest::ShortestPath::new(node.clone())),
-        OpKind::Filter { .. } => Arc::new(simple::Filter::new(node.clone())),
-        OpKind::Project { .. } => Arc::new(simple::Project::new(node.clone())),
-        OpKind::Unwind { .. } => Arc::new(simple::Unwind::new(node.clone())),
-        OpKind::Skip { .. } => Arc::new(simple::Skip::new(node.clone(), q)?),
-        OpKind::Distinct { slots } => Arc::new(simple::Distinct::new(slots.clone())),
-        OpKind::ProcedureCall { .. } => Arc::new(simple::ProcedureCall::new(node.clone())),
-        OpKind::Optional { .. } | OpKind::Apply | OpKind::SemiApply { .. } => {
-            Arc::new(apply::Apply::new(node.clone()))
-        }
-        other => {
-            return Err(Error::internal(format!(
-                "{other:?} is not a streaming operator"
-            )))
-        }
-    })
-}

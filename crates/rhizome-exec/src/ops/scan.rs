@@ -7,7 +7,7 @@
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
-use crate::pipeline::{Operator, TaskCtx};
+use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use crossbeam_utils::CachePadded;
 use rhizome_common::{NodeId, Result, Value};
 use rhizome_plan::{IndexLookup, OpKind, Slot};
@@ -273,25 +273,34 @@ fn emit_nodes(
     row: usize,
     out: Slot,
     morsels: &Arc<Morsels>,
-) -> Result<()> {
+) -> Result<OperatorResult> {
     let repeated: Arc<[u32]> = vec![row as u32; morsels.size.min(CHUNK_SIZE)].into();
     let mut claimed = false;
     loop {
         if claimed && ctx.quantum_spent() {
             let (single, morsels) = (input.select(vec![row as u32]), morsels.clone());
-            return ctx.spawn(move |ctx| emit_nodes(ctx, &single, 0, out, &morsels));
+            ctx.spawn(move |ctx| emit_nodes(ctx, &single, 0, out, &morsels).map(drop))?;
+            return NEED_MORE;
         }
         let Some(morsel) = morsels.claim() else {
-            return Ok(());
+            return NEED_MORE;
         };
         claimed = true;
         let mut next = morsel.start;
         while next < morsel.end {
             if ctx.cancelled() {
-                return Ok(());
+                return NEED_MORE;
             }
             let stop = morsel.end.min(next + CHUNK_SIZE);
-            emit_chunk(ctx, input, &repeated, row, out, &morsels.nodes, next..stop)?;
+            return_if_finished!(emit_chunk(
+                ctx,
+                input,
+                &repeated,
+                row,
+                out,
+                &morsels.nodes,
+                next..stop
+            ));
             next = stop;
         }
     }
@@ -306,7 +315,7 @@ fn emit_chunk(
     out: Slot,
     nodes: &ScanNodes,
     positions: Range<usize>,
-) -> Result<()> {
+) -> Result<OperatorResult> {
     let mut chunk = if positions.len() == repeated.len() {
         input.select_shared(repeated)
     } else {
@@ -317,19 +326,21 @@ fn emit_chunk(
 }
 
 impl Operator for Scan {
-    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
         let out = self.out();
         // Seek results of many input rows share output chunks.
         let (mut rows, mut nodes): (Vec<u32>, Vec<NodeId>) = (Vec::new(), Vec::new());
-        let flush =
-            |rows: &mut Vec<u32>, nodes: &mut Vec<NodeId>, ctx: &mut TaskCtx<'_>| -> Result<()> {
-                if rows.is_empty() {
-                    return Ok(());
-                }
-                let mut chunk = input.select(std::mem::take(rows));
-                chunk.set_column(out, Column::new(ColumnData::Nodes(std::mem::take(nodes))));
-                ctx.emit(chunk)
-            };
+        let flush = |rows: &mut Vec<u32>,
+                     nodes: &mut Vec<NodeId>,
+                     ctx: &mut TaskCtx<'_>|
+         -> Result<OperatorResult> {
+            if rows.is_empty() {
+                return NEED_MORE;
+            }
+            let mut chunk = input.select(std::mem::take(rows));
+            chunk.set_column(out, Column::new(ColumnData::Nodes(std::mem::take(nodes))));
+            ctx.emit(chunk)
+        };
         // Equality seeks read the index slice directly: no list per row.
         let equality_seek = match (&self.node.kind, self.node.c.label, self.node.c.key) {
             (
@@ -344,7 +355,7 @@ impl Operator for Scan {
         };
         for row in 0..input.len() {
             if ctx.cancelled() {
-                return Ok(());
+                return NEED_MORE;
             }
             if let Some((label, key, eval)) = &equality_seek {
                 let value = eval.eval(&self.node.c.exprs[0], &Row::new(&input, row))?;
@@ -367,7 +378,7 @@ impl Operator for Scan {
                         rows.push(row as u32);
                         nodes.push(node);
                         if rows.len() == CHUNK_SIZE {
-                            flush(&mut rows, &mut nodes, ctx)?;
+                            return_if_finished!(flush(&mut rows, &mut nodes, ctx));
                         }
                     }
                     continue;
@@ -379,12 +390,12 @@ impl Operator for Scan {
                         rows.push(row as u32);
                         nodes.push(node);
                         if rows.len() == CHUNK_SIZE {
-                            flush(&mut rows, &mut nodes, ctx)?;
+                            return_if_finished!(flush(&mut rows, &mut nodes, ctx));
                         }
                     }
                 }
                 Targets::Ranges(ranges) => {
-                    flush(&mut rows, &mut nodes, ctx)?;
+                    return_if_finished!(flush(&mut rows, &mut nodes, ctx));
                     let nodes = ScanNodes::new(ranges);
                     let workers = ctx.q.scope.max_parallel();
                     let morsels = Arc::new(Morsels {
@@ -399,10 +410,12 @@ impl Operator for Scan {
                         let single = input.select(vec![row as u32]);
                         for _ in 1..helpers {
                             let (single, morsels) = (single.clone(), morsels.clone());
-                            ctx.spawn(move |ctx| emit_nodes(ctx, &single, 0, out, &morsels))?;
+                            ctx.spawn(move |ctx| {
+                                emit_nodes(ctx, &single, 0, out, &morsels).map(drop)
+                            })?;
                         }
                     }
-                    emit_nodes(ctx, &input, row, out, &morsels)?;
+                    return_if_finished!(emit_nodes(ctx, &input, row, out, &morsels));
                 }
             }
         }

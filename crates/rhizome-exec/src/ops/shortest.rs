@@ -1,11 +1,11 @@
 //! `shortestPath` and `allShortestPaths` between two bound nodes, by
 //! breadth-first search recording every shortest-path parent.
 
-use super::expand::{skip_entry, walks};
+use super::adjacency::{skip_entry, walks};
 use crate::chunk::{Chunk, Column, ColumnData, NULL_ID};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
-use crate::pipeline::{Operator, TaskCtx};
+use crate::operator::{Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, PathValue, RelId, Result, Value};
 use rhizome_plan::{OpKind, ShortestPathKind};
 use std::collections::HashMap;
@@ -54,7 +54,7 @@ fn unwind_paths(
 }
 
 impl Operator for ShortestPath {
-    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
         let OpKind::ShortestPath {
             from,
             to,
@@ -79,7 +79,7 @@ impl Operator for ShortestPath {
         let (mut rows, mut paths, mut rel_lists) = (Vec::new(), Vec::new(), Vec::new());
         for row in 0..input.len() {
             if ctx.cancelled() {
-                return Ok(());
+                return NEED_MORE;
             }
             let a = input
                 .column(*from)
@@ -178,7 +178,7 @@ impl Operator for ShortestPath {
             }
         }
         if rows.is_empty() {
-            return Ok(());
+            return NEED_MORE;
         }
         let mut chunk = input.select(rows);
         chunk.set_column(*path, Column::new(ColumnData::Values(paths)));

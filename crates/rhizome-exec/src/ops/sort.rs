@@ -9,11 +9,11 @@
 //! gathered from the kept chunks column by column, so node and relationship
 //! columns stay id columns.
 
-use super::sinks::VALUE_BYTES;
 use crate::chunk::{Chunk, CHUNK_SIZE};
 use crate::context::QueryContext;
+use crate::context::VALUE_BYTES;
+use crate::operator::{OperatorResult, Sink, TaskCtx, NEED_MORE};
 use crate::per_worker::{lock, PerWorker};
-use crate::pipeline::{Sink, TaskCtx};
 use rhizome_common::{Result, Value};
 use rhizome_functions::ops::order;
 use rhizome_plan::{Slot, SortKey};
@@ -463,9 +463,9 @@ fn gather<'c>(rows: impl Iterator<Item = (&'c Chunk, u32)>, only: Option<&[Slot]
 }
 
 impl Sink for SortSink {
-    fn consume(&self, mut chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+    fn consume(&self, mut chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
         if self.limit == Some(0) || chunk.is_empty() {
-            return Ok(());
+            return NEED_MORE;
         }
         let worker = ctx.worker % self.locals.len();
         let mut guard = self.locals.lock(worker);
@@ -516,7 +516,7 @@ impl Sink for SortSink {
                     .charge(len * (width + self.keys.len()) * VALUE_BYTES)?;
             }
         }
-        Ok(())
+        NEED_MORE
     }
 
     /// First wave: sort each worker's rows; second wave: merge the parts;

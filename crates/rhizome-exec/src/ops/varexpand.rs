@@ -3,11 +3,11 @@
 //! uniqueness), depth first with an explicit stack (no recursion, so deep
 //! paths cannot overflow the stack).
 
-use super::expand::{excluded_rels, has_labels, skip_entry, walks};
+use super::adjacency::{excluded_rels, has_labels, skip_entry, walks};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
-use crate::pipeline::{Operator, TaskCtx};
+use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::OpKind;
 use std::sync::Arc;
@@ -31,7 +31,7 @@ struct Frame {
 }
 
 impl Operator for VarExpand {
-    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<()> {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
         let OpKind::VarExpand {
             from,
             rels,
@@ -61,9 +61,9 @@ impl Operator for VarExpand {
                      rs: &mut Vec<Value>,
                      ns: &mut Vec<NodeId>,
                      ctx: &mut TaskCtx<'_>|
-         -> Result<()> {
+         -> Result<OperatorResult> {
             if rows.is_empty() {
-                return Ok(());
+                return NEED_MORE;
             }
             let mut chunk = input.select(std::mem::take(rows));
             chunk.set_column(*rels, Column::new(ColumnData::Values(std::mem::take(rs))));
@@ -72,7 +72,7 @@ impl Operator for VarExpand {
         };
         for row in 0..input.len() {
             if ctx.cancelled() {
-                return Ok(());
+                return NEED_MORE;
             }
             let start = input
                 .column(*from)
@@ -168,9 +168,14 @@ impl Operator for VarExpand {
                     }
                     if out_rows.len() >= CHUNK_SIZE {
                         if ctx.cancelled() {
-                            return Ok(());
+                            return NEED_MORE;
                         }
-                        flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)?;
+                        return_if_finished!(flush(
+                            &mut out_rows,
+                            &mut out_rels,
+                            &mut out_nodes,
+                            ctx
+                        ));
                     }
                 }
             }

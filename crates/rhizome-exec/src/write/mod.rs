@@ -26,11 +26,13 @@ mod delete;
 
 use crate::chunk::{Chunk, RowBuilder};
 use crate::compile::{CNode, Compiler};
+use crate::context::InlineLimit;
 use crate::context::{MemoryBudget, Profile, QueryContext};
 use crate::expr::{Evaluator, Row};
-use crate::pipeline::{run_inline, InlineLimit};
+use crate::pipeline::drive::{run_inline, InlineRunner};
+use crate::query::{profile_report, QueryOptions, QueryResult, StatementSettings};
+use crate::rows::Rows;
 use crate::scheduler::{QueryScope, ScopeOptions, WorkerPool};
-use crate::{ExecOptions, QueryResult, Rows};
 use rhizome_common::{Error, ErrorKind, NodeId, Result, Value};
 use rhizome_plan::{Expr, OpKind, Plan};
 use rhizome_storage::{Snapshot, WriteTxn};
@@ -44,7 +46,8 @@ pub fn execute_update(
     plan: &Plan,
     txn: &mut WriteTxn,
     params: BTreeMap<String, Value>,
-    options: &ExecOptions,
+    options: &QueryOptions,
+    settings: &StatementSettings,
 ) -> Result<QueryResult> {
     let start = Instant::now();
     let pool = options
@@ -58,7 +61,7 @@ pub fn execute_update(
         ..ScopeOptions::default()
     });
     let closer = pool.close_on_drop(&scope);
-    let operator_count = if options.profile {
+    let operator_count = if settings.profile {
         let snapshot = txn.view();
         let mut compiler = Compiler::new(&snapshot);
         compiler.node(&plan.root);
@@ -70,10 +73,11 @@ pub fn execute_update(
         plan,
         txn,
         params: Arc::new(params),
-        profile: options
+        profile: settings
             .profile
             .then(|| Arc::new(Profile::new(operator_count))),
         options,
+        settings,
         scope: scope.clone(),
         statement_time: crate::context::now_utc(),
         current: None,
@@ -101,11 +105,13 @@ pub fn execute_update(
         columns: plan.columns.iter().map(|(n, _)| n.clone()).collect(),
         rows: result_rows,
         elapsed: start.elapsed(),
+        plan: None,
         profile: profile.map(|p| {
             // Everything ran on this thread: worker time is wall time.
             let wall = start.elapsed();
-            crate::profile_report(plan, &p, wall, wall)
+            profile_report(plan, &p, wall, wall)
         }),
+        counters: Default::default(),
     })
 }
 
@@ -119,7 +125,8 @@ pub(crate) struct UpdateRun<'a> {
     params: Arc<BTreeMap<String, Value>>,
     /// PROFILE counters shared by every context of the run.
     profile: Option<Arc<Profile>>,
-    options: &'a ExecOptions,
+    options: &'a QueryOptions,
+    settings: &'a StatementSettings,
     scope: Arc<QueryScope>,
     statement_time: (i64, u32),
     /// Query context over the transaction's state as of the last write
@@ -203,12 +210,13 @@ impl UpdateRun<'_> {
             snapshot: self.txn.view(),
             params: self.params.clone(),
             scope: self.scope.clone(),
-            procedures: self.options.procedures.clone(),
+            procedures: self.settings.procedures.clone(),
             profile: self.profile.clone(),
-            memory: MemoryBudget::new(self.options.memory_limit),
+            memory: MemoryBudget::new(self.options.memory_limit.unwrap_or(usize::MAX)),
             worker_slots: 1,
             statement_time: self.statement_time,
             materialized: Default::default(),
+            runner: Arc::new(InlineRunner),
         });
         self.current = Some(q.clone());
         Ok(q)

@@ -8,7 +8,8 @@ use rhizome_common::{Error, ErrorKind, Result, Value};
 /// `container[idx]`.
 ///
 /// - list with an integer: negative indices count from the end; out of
-///   range gives null; a non-integer index is a `TypeError`.
+///   range gives null; a non-integer index is
+///   `TypeError: ListElementAccessByNonInteger`.
 /// - map, node or relationship with a string: the value or null;
 ///   a map with a non-string key is `TypeError: MapElementAccessByNonString`.
 /// - null on either side gives null; any other container is a `TypeError`.
@@ -24,10 +25,14 @@ pub fn index(container: &Value, idx: &Value, graph: &dyn EntityAccess) -> Result
                 Value::Null
             })
         }
-        (Value::List(_), _) => Err(invalid_type(format!(
-            "a list can only be indexed by an integer, not by {}",
-            idx.type_name()
-        ))),
+        (Value::List(_), _) => Err(Error::new(
+            ErrorKind::TypeError,
+            format!(
+                "a list can only be indexed by an integer, not by {}",
+                idx.type_name()
+            ),
+        )
+        .with_code("ListElementAccessByNonInteger")),
         (Value::Map(_) | Value::Node(_) | Value::Relationship(_), Value::String(key)) => {
             property(container, key, graph)
         }

@@ -117,7 +117,7 @@ pub fn divide(a: &Value, b: &Value) -> Result<Value> {
             if divisor == 0.0 {
                 return Err(arithmetic("/ by zero").with_code("DivisionByZero"));
             }
-            Duration(dur::mul_float(d, 1.0 / divisor)?)
+            Duration(dur::div_float(d, divisor)?)
         }
         _ => return Err(type_mismatch("/", a, b)),
     })

@@ -76,9 +76,21 @@ pub fn mul_float(d: &Duration, factor: f64) -> Result<Duration> {
     )
 }
 
+/// `d / divisor`: each component divided (not multiplied by the inverse,
+/// which rounds differently), fractions cascading down as for
+/// [`mul_float`]. The caller rejects a zero divisor.
+pub fn div_float(d: &Duration, divisor: f64) -> Result<Duration> {
+    approximate(
+        d.months as f64 / divisor,
+        d.days as f64 / divisor,
+        d.seconds as f64 / divisor,
+        d.nanos as f64 / divisor,
+    )
+}
+
 /// `d / n` for a count (used by `avg`).
 pub fn div_count(d: &Duration, n: i64) -> Result<Duration> {
-    mul_float(d, 1.0 / n as f64)
+    div_float(d, n as f64)
 }
 
 fn checked_f64_to_i128(x: f64) -> Result<i128> {
@@ -88,7 +100,9 @@ fn checked_f64_to_i128(x: f64) -> Result<i128> {
     Ok(x as i128)
 }
 
-/// Builds a duration from fractional components, cascading fractions down.
+/// Builds a duration from fractional components, cascading fractions down;
+/// what is left below a nanosecond is dropped (truncated toward zero, as
+/// every larger unit is), so `duration * 0.5` of one nanosecond is zero.
 pub fn approximate(months: f64, days: f64, seconds: f64, nanos: f64) -> Result<Duration> {
     let whole_months = checked_f64_to_i128(months.trunc())?;
     let days = days + (months - months.trunc()) * SECONDS_PER_MONTH / SECONDS_PER_DAY;
@@ -96,7 +110,7 @@ pub fn approximate(months: f64, days: f64, seconds: f64, nanos: f64) -> Result<D
     let seconds = seconds + (days - days.trunc()) * SECONDS_PER_DAY;
     let whole_seconds = checked_f64_to_i128(seconds.trunc())?;
     let nanos = nanos + (seconds - seconds.trunc()) * 1e9;
-    let whole_nanos = checked_f64_to_i128(nanos.round())?;
+    let whole_nanos = checked_f64_to_i128(nanos.trunc())?;
     normalized(whole_months, whole_days, whole_seconds, whole_nanos)
 }
 

@@ -281,10 +281,7 @@ impl Planner<'_> {
                 direction: direction(rp.direction),
                 min,
                 max,
-                kind: match kind {
-                    ast::ShortestKind::Shortest => ShortestPathKind::Single,
-                    ast::ShortestKind::All => ShortestPathKind::All,
-                },
+                kind,
                 rel_map: rp.properties.as_deref().cloned(),
             });
         } else {

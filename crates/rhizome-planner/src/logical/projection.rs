@@ -13,7 +13,7 @@ use super::{over, Planner, Scope, VarKind};
 use crate::expr::{collect_aggregates, function_name, is_aggregate_call};
 use rhizome_common::{Error, Result};
 use rhizome_cypher::ast::{self, ExprKind};
-use rhizome_plan::{AggregateFunction, AggregateItem, OpKind, PlanNode, Slot, SortKey};
+use rhizome_plan::{AggregateItem, AggregateKind, OpKind, PlanNode, Slot, SortKey};
 
 /// The plan after a projection, its scope and its columns in order.
 pub(crate) struct Projected {
@@ -30,27 +30,15 @@ struct Item {
     kind: VarKind,
 }
 
-fn aggregate_function(e: &ast::Expr) -> Option<(AggregateFunction, bool, &[ast::Expr])> {
+fn aggregate_function(e: &ast::Expr) -> Option<(AggregateKind, bool, &[ast::Expr])> {
     match &e.kind {
-        ExprKind::CountStar => Some((AggregateFunction::CountStar, false, &[])),
+        ExprKind::CountStar => Some((AggregateKind::CountStar, false, &[])),
         ExprKind::FunctionCall {
             name,
             distinct,
             args,
         } => {
-            let f = match function_name(name).as_str() {
-                "count" => AggregateFunction::Count,
-                "sum" => AggregateFunction::Sum,
-                "avg" => AggregateFunction::Avg,
-                "min" => AggregateFunction::Min,
-                "max" => AggregateFunction::Max,
-                "collect" => AggregateFunction::Collect,
-                "stdev" => AggregateFunction::StDev,
-                "stdevp" => AggregateFunction::StDevP,
-                "percentilecont" => AggregateFunction::PercentileCont,
-                "percentiledisc" => AggregateFunction::PercentileDisc,
-                _ => return None,
-            };
+            let f = AggregateKind::from_name(&function_name(name))?;
             Some((f, *distinct, args))
         }
         _ => None,

@@ -2,8 +2,7 @@
 //! number of matches, so it becomes a `COUNT` subquery: the runtime counts
 //! the inner rows instead of building a list of projected values.
 
-use super::{mark, transform_up, visit_exprs, OptimizerRule, RuleContext};
-use crate::usage::op_exprs_mut;
+use super::{mark, OptimizerRule, RuleContext};
 use rhizome_plan::{Expr, PlanNode, SubqueryKind};
 
 /// See the module documentation.
@@ -14,29 +13,27 @@ impl OptimizerRule for CountComprehension {
         "count_comprehension"
     }
 
-    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        transform_up(node, &mut |mut n| {
-            let mut changed = false;
-            for e in op_exprs_mut(&mut n.kind) {
-                visit_exprs(e, &mut |x| {
-                    let Expr::Function(name, args) = x else {
-                        return;
-                    };
-                    if name != "size" || args.len() != 1 {
-                        return;
-                    }
-                    if let Expr::Subquery(plan, SubqueryKind::Collect(_)) = &args[0] {
-                        *x = Expr::Subquery(plan.clone(), SubqueryKind::Count);
-                        changed = true;
-                    }
-                });
-            }
-            if changed {
-                mark(n, self.name())
-            } else {
-                n
-            }
-        })
+    fn rewrite(&self, mut n: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
+        let mut changed = false;
+        for e in n.kind.exprs_mut() {
+            e.visit_mut(&mut |x| {
+                let Expr::Function(name, args) = x else {
+                    return;
+                };
+                if name != "size" || args.len() != 1 {
+                    return;
+                }
+                if let Expr::Subquery(plan, SubqueryKind::Collect(_)) = &args[0] {
+                    *x = Expr::Subquery(plan.clone(), SubqueryKind::Count);
+                    changed = true;
+                }
+            });
+        }
+        if changed {
+            mark(n, self.name())
+        } else {
+            n
+        }
     }
 }
 

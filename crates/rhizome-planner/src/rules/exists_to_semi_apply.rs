@@ -4,7 +4,7 @@
 //! a scoped probe per row with early exit instead of evaluating a subquery
 //! expression. The other conjuncts are applied first, as a filter below.
 
-use super::{mark, transform_up, OptimizerRule, RuleContext};
+use super::{mark, OptimizerRule, RuleContext};
 use crate::usage::{and_all, conjuncts};
 use rhizome_plan::{Expr, OpKind, PlanNode, SubqueryKind, UnaryOp};
 
@@ -27,38 +27,36 @@ impl OptimizerRule for ExistsToSemiApply {
         "exists_to_semi_apply"
     }
 
-    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        transform_up(node, &mut |n| {
-            let OpKind::Filter { predicate } = &n.kind else {
-                return n;
-            };
-            if n.inputs.len() != 1 {
-                return n;
+    fn rewrite(&self, n: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
+        let OpKind::Filter { predicate } = &n.kind else {
+            return n;
+        };
+        if n.inputs.len() != 1 {
+            return n;
+        }
+        let conj = conjuncts(predicate.clone());
+        if !conj.iter().any(|c| as_exists(c).is_some()) {
+            return n;
+        }
+        let mut rest = Vec::new();
+        let mut probes = Vec::new();
+        for c in conj {
+            match as_exists(&c) {
+                Some(p) => probes.push(p),
+                None => rest.push(c),
             }
-            let conj = conjuncts(predicate.clone());
-            if !conj.iter().any(|c| as_exists(c).is_some()) {
-                return n;
-            }
-            let mut rest = Vec::new();
-            let mut probes = Vec::new();
-            for c in conj {
-                match as_exists(&c) {
-                    Some(p) => probes.push(p),
-                    None => rest.push(c),
-                }
-            }
-            let mut plan = n.inputs[0].clone();
-            if let Some(predicate) = and_all(rest) {
-                plan = PlanNode::new(OpKind::Filter { predicate }, vec![plan], 0.0);
-            }
-            for (inner, anti) in probes {
-                plan = mark(
-                    PlanNode::new(OpKind::SemiApply { anti }, vec![plan, inner], 0.0),
-                    self.name(),
-                );
-            }
-            plan
-        })
+        }
+        let mut plan = n.inputs[0].clone();
+        if let Some(predicate) = and_all(rest) {
+            plan = PlanNode::new(OpKind::Filter { predicate }, vec![plan], 0.0);
+        }
+        for (inner, anti) in probes {
+            plan = mark(
+                PlanNode::new(OpKind::SemiApply { anti }, vec![plan, inner], 0.0),
+                self.name(),
+            );
+        }
+        plan
     }
 }
 

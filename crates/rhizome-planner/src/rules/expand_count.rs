@@ -9,10 +9,10 @@
 //! With grouping keys, rows counting zero are dropped (they would not have
 //! existed as rows, so they must not create groups).
 
-use super::{mark, transform_up, OptimizerRule, RuleContext};
+use super::{mark, OptimizerRule, RuleContext};
 use crate::usage::{and_all, conjuncts, expr_reads};
 use rhizome_common::Value;
-use rhizome_plan::{AggregateFunction, AggregateItem, BinaryOp, Expr, OpKind, PlanNode, Slot};
+use rhizome_plan::{AggregateItem, AggregateKind, BinaryOp, Expr, OpKind, PlanNode, Slot};
 
 /// See the module documentation.
 pub struct ExpandCount;
@@ -62,110 +62,108 @@ impl OptimizerRule for ExpandCount {
         "expand_count"
     }
 
-    fn rewrite(&self, node: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode {
+    fn rewrite(&self, n: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode {
         let slots = &mut *ctx.slots;
-        transform_up(node, &mut |n| {
-            let (OpKind::Aggregate { keys, aggregates }, [below]) = (&n.kind, n.inputs.as_slice())
-            else {
-                return n;
-            };
-            if aggregates.is_empty() {
-                return n;
-            }
-            let (filter, expand) = match (&below.kind, below.inputs.as_slice()) {
-                (OpKind::Filter { predicate }, [e]) => (Some(predicate.clone()), e),
-                _ => (None, below),
-            };
-            let Some(mut h) = hop(expand) else {
-                return n;
-            };
-            let (rel, to) = (h.rel, h.to);
-            // Only row counts: count(*) or count of a value the hop always binds.
-            let counts_rows = aggregates.iter().all(|a| {
-                !a.distinct
-                    && match a.function {
-                        AggregateFunction::CountStar => true,
-                        AggregateFunction::Count => {
-                            matches!(a.args.as_slice(), [Expr::Slot(s)] if *s == rel || *s == to)
-                        }
-                        _ => false,
+        let (OpKind::Aggregate { keys, aggregates }, [below]) = (&n.kind, n.inputs.as_slice())
+        else {
+            return n;
+        };
+        if aggregates.is_empty() {
+            return n;
+        }
+        let (filter, expand) = match (&below.kind, below.inputs.as_slice()) {
+            (OpKind::Filter { predicate }, [e]) => (Some(predicate.clone()), e),
+            _ => (None, below),
+        };
+        let Some(mut h) = hop(expand) else {
+            return n;
+        };
+        let (rel, to) = (h.rel, h.to);
+        // Only row counts: count(*) or count of a value the hop always binds.
+        let counts_rows = aggregates.iter().all(|a| {
+            !a.distinct
+                && match a.function {
+                    AggregateKind::CountStar => true,
+                    AggregateKind::Count => {
+                        matches!(a.args.as_slice(), [Expr::Slot(s)] if *s == rel || *s == to)
                     }
-            });
-            if !counts_rows {
-                return n;
-            }
-            if keys.iter().any(|(_, k)| {
-                let r = expr_reads(k);
-                r.contains(&rel) || r.contains(&to)
-            }) {
-                return n;
-            }
-            let mut rel_preds = Vec::new();
-            if let Some(p) = filter {
-                for c in conjuncts(p) {
-                    let reads = expr_reads(&c);
-                    match &c {
-                        Expr::HasLabels(base, labels) if **base == Expr::Slot(to) => {
-                            h.to_labels.extend(labels.iter().cloned());
-                        }
-                        _ if reads.contains(&to) => return n,
-                        _ => rel_preds.push(c),
+                    _ => false,
+                }
+        });
+        if !counts_rows {
+            return n;
+        }
+        if keys.iter().any(|(_, k)| {
+            let r = expr_reads(k);
+            r.contains(&rel) || r.contains(&to)
+        }) {
+            return n;
+        }
+        let mut rel_preds = Vec::new();
+        if let Some(p) = filter {
+            for c in conjuncts(p) {
+                let reads = expr_reads(&c);
+                match &c {
+                    Expr::HasLabels(base, labels) if **base == Expr::Slot(to) => {
+                        h.to_labels.extend(labels.iter().cloned());
                     }
+                    _ if reads.contains(&to) => return n,
+                    _ => rel_preds.push(c),
                 }
             }
-            let count_slot = slots.anon();
-            let rel_predicate = and_all(rel_preds).map(|p| (rel, p));
-            let mut plan = mark(
-                PlanNode::new(
-                    OpKind::ExpandCount {
-                        from: h.from,
-                        prefix: Vec::new(),
-                        types: h.types,
-                        direction: h.direction,
-                        to_labels: h.to_labels,
-                        rel_predicate,
-                        distinct_from: h.distinct_from,
-                        count_slot,
-                    },
-                    vec![h.input],
-                    0.0,
-                ),
-                self.name(),
+        }
+        let count_slot = slots.anon();
+        let rel_predicate = and_all(rel_preds).map(|p| (rel, p));
+        let mut plan = mark(
+            PlanNode::new(
+                OpKind::ExpandCount {
+                    from: h.from,
+                    prefix: Vec::new(),
+                    types: h.types,
+                    direction: h.direction,
+                    to_labels: h.to_labels,
+                    rel_predicate,
+                    distinct_from: h.distinct_from,
+                    count_slot,
+                },
+                vec![h.input],
+                0.0,
+            ),
+            self.name(),
+        );
+        if !keys.is_empty() {
+            plan = PlanNode::new(
+                OpKind::Filter {
+                    predicate: Expr::Binary(
+                        BinaryOp::Gt,
+                        Box::new(Expr::Slot(count_slot)),
+                        Box::new(Expr::Literal(Value::Int(0))),
+                    ),
+                },
+                vec![plan],
+                0.0,
             );
-            if !keys.is_empty() {
-                plan = PlanNode::new(
-                    OpKind::Filter {
-                        predicate: Expr::Binary(
-                            BinaryOp::Gt,
-                            Box::new(Expr::Slot(count_slot)),
-                            Box::new(Expr::Literal(Value::Int(0))),
-                        ),
-                    },
-                    vec![plan],
-                    0.0,
-                );
-            }
-            let aggregates = aggregates
-                .iter()
-                .map(|a| AggregateItem {
-                    slot: a.slot,
-                    function: AggregateFunction::Sum,
-                    args: vec![Expr::Slot(count_slot)],
-                    distinct: false,
-                })
-                .collect();
-            mark(
-                PlanNode::new(
-                    OpKind::Aggregate {
-                        keys: keys.clone(),
-                        aggregates,
-                    },
-                    vec![plan],
-                    0.0,
-                ),
-                self.name(),
-            )
-        })
+        }
+        let aggregates = aggregates
+            .iter()
+            .map(|a| AggregateItem {
+                slot: a.slot,
+                function: AggregateKind::Sum,
+                args: vec![Expr::Slot(count_slot)],
+                distinct: false,
+            })
+            .collect();
+        mark(
+            PlanNode::new(
+                OpKind::Aggregate {
+                    keys: keys.clone(),
+                    aggregates,
+                },
+                vec![plan],
+                0.0,
+            ),
+            self.name(),
+        )
     }
 }
 

@@ -5,89 +5,12 @@
 //! Anything that could raise an error at run time (overflow, division by
 //! zero, type errors) is left alone so the runtime reports it.
 
-use super::{mark, transform_up, OptimizerRule, RuleContext};
-use crate::usage::op_exprs_mut;
+use super::{mark, OptimizerRule, RuleContext};
 use rhizome_common::Value;
 use rhizome_plan::{BinaryOp, Expr, OpKind, PlanNode, UnaryOp};
 
 /// See the module documentation.
 pub struct FoldConstants;
-
-/// Visits every sub-expression of `e` (children first), mutably; plans
-/// nested in subqueries are not entered.
-pub(crate) fn visit_exprs_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
-    match e {
-        Expr::Literal(_) | Expr::Parameter(_) | Expr::Slot(_) | Expr::Path(_) => {}
-        Expr::Property(b, _) | Expr::Unary(_, b) | Expr::IsNull(b, _) | Expr::HasLabels(b, _) => {
-            visit_exprs_mut(b, f)
-        }
-        Expr::Index(a, b) | Expr::Binary(_, a, b) => {
-            visit_exprs_mut(a, f);
-            visit_exprs_mut(b, f);
-        }
-        Expr::Slice(a, b, c) => {
-            visit_exprs_mut(a, f);
-            for x in [b, c].into_iter().flatten() {
-                visit_exprs_mut(x, f);
-            }
-        }
-        Expr::List(items) | Expr::Function(_, items) => {
-            items.iter_mut().for_each(|x| visit_exprs_mut(x, f))
-        }
-        Expr::Map(items) => items.iter_mut().for_each(|(_, x)| visit_exprs_mut(x, f)),
-        Expr::Case {
-            operand,
-            whens,
-            else_,
-        } => {
-            for x in operand.iter_mut().chain(else_.iter_mut()) {
-                visit_exprs_mut(x, f);
-            }
-            for (w, t) in whens {
-                visit_exprs_mut(w, f);
-                visit_exprs_mut(t, f);
-            }
-        }
-        Expr::ListComprehension {
-            list,
-            predicate,
-            projection,
-            ..
-        } => {
-            visit_exprs_mut(list, f);
-            for x in predicate.iter_mut().chain(projection.iter_mut()) {
-                visit_exprs_mut(x, f);
-            }
-        }
-        Expr::Quantified {
-            list, predicate, ..
-        } => {
-            visit_exprs_mut(list, f);
-            visit_exprs_mut(predicate, f);
-        }
-        Expr::Reduce {
-            init, list, expr, ..
-        } => {
-            visit_exprs_mut(init, f);
-            visit_exprs_mut(list, f);
-            visit_exprs_mut(expr, f);
-        }
-        Expr::MapProjection(b, items) => {
-            visit_exprs_mut(b, f);
-            for item in items {
-                if let rhizome_plan::MapProjectionItem::Entry(_, x) = item {
-                    visit_exprs_mut(x, f);
-                }
-            }
-        }
-        Expr::Subquery(_, kind) => {
-            if let rhizome_plan::SubqueryKind::Collect(x) = kind {
-                visit_exprs_mut(x, f);
-            }
-        }
-    }
-    f(e);
-}
 
 /// The folded value of `e` if its operands are literals and folding cannot fail.
 pub(crate) fn fold(e: &Expr) -> Option<Value> {
@@ -163,7 +86,7 @@ pub(crate) fn fold(e: &Expr) -> Option<Value> {
 
 fn fold_expr(e: &mut Expr) -> bool {
     let mut changed = false;
-    visit_exprs_mut(e, &mut |x| {
+    e.visit_mut(&mut |x| {
         if let Some(v) = fold(x) {
             *x = Expr::Literal(v);
             changed = true;
@@ -177,26 +100,24 @@ impl OptimizerRule for FoldConstants {
         "fold_constants"
     }
 
-    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        transform_up(node, &mut |mut n| {
-            if let OpKind::Filter {
-                predicate: Expr::Literal(Value::Bool(true)),
-            } = &n.kind
-            {
-                if n.inputs.len() == 1 {
-                    return n.inputs.pop().unwrap_or_else(crate::logical::argument);
-                }
+    fn rewrite(&self, mut n: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
+        if let OpKind::Filter {
+            predicate: Expr::Literal(Value::Bool(true)),
+        } = &n.kind
+        {
+            if n.inputs.len() == 1 {
+                return n.inputs.pop().unwrap_or_else(crate::logical::argument);
             }
-            let mut changed = false;
-            for e in op_exprs_mut(&mut n.kind) {
-                changed |= fold_expr(e);
-            }
-            if changed {
-                mark(n, self.name())
-            } else {
-                n
-            }
-        })
+        }
+        let mut changed = false;
+        for e in n.kind.exprs_mut() {
+            changed |= fold_expr(e);
+        }
+        if changed {
+            mark(n, self.name())
+        } else {
+            n
+        }
     }
 }
 

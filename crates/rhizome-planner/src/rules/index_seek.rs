@@ -4,7 +4,7 @@
 //! ranges (`<`, `<=`, `>`, `>=`, both bounds combined when given). The
 //! conjuncts the seek answers are dropped; the rest stay in a filter.
 
-use super::{mark, transform_up, OptimizerRule, RuleContext};
+use super::{mark, OptimizerRule, RuleContext};
 use crate::usage::{and_all, conjuncts, expr_reads};
 use rhizome_common::Value;
 use rhizome_plan::{BinaryOp, Expr, IndexLookup, OpKind, PlanNode, SeekBound, Slot};
@@ -64,105 +64,103 @@ impl OptimizerRule for IndexSeek {
         "index_seek"
     }
 
-    fn rewrite(&self, node: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode {
+    fn rewrite(&self, n: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode {
         let pctx = ctx.ctx;
-        transform_up(node, &mut |n| {
-            let (OpKind::Filter { predicate }, [scan]) = (&n.kind, n.inputs.as_slice()) else {
-                return n;
-            };
-            let OpKind::LabelScan { out, label } = &scan.kind else {
-                return n;
-            };
-            let out = *out;
-            let conj = conjuncts(predicate.clone());
-            let parsed: Vec<Option<(BinaryOp, String, Expr)>> = conj
+        let (OpKind::Filter { predicate }, [scan]) = (&n.kind, n.inputs.as_slice()) else {
+            return n;
+        };
+        let OpKind::LabelScan { out, label } = &scan.kind else {
+            return n;
+        };
+        let out = *out;
+        let conj = conjuncts(predicate.clone());
+        let parsed: Vec<Option<(BinaryOp, String, Expr)>> = conj
+            .iter()
+            .map(|c| compare_on(c, out).filter(|(_, k, _)| pctx.has_index(label, k)))
+            .collect();
+        // Equality with the fewest expected rows, then IN, then a range.
+        let mut best: Option<(usize, Vec<usize>, String, IndexLookup)> = None;
+        let mut best_rows = f64::INFINITY;
+        for (i, p) in parsed.iter().enumerate() {
+            if let Some((BinaryOp::Eq, k, v)) = p {
+                if is_list_value(v) {
+                    continue;
+                }
+                let rows = crate::cost::seek_rows(pctx, label, k);
+                if best.is_none() || rows < best_rows {
+                    best_rows = rows;
+                    best = Some((0, vec![i], k.clone(), IndexLookup::Equal(v.clone())));
+                }
+            }
+        }
+        if best.is_none() {
+            if let Some((i, Some((_, k, v)))) = parsed
                 .iter()
-                .map(|c| compare_on(c, out).filter(|(_, k, _)| pctx.has_index(label, k)))
-                .collect();
-            // Equality with the fewest expected rows, then IN, then a range.
-            let mut best: Option<(usize, Vec<usize>, String, IndexLookup)> = None;
-            let mut best_rows = f64::INFINITY;
-            for (i, p) in parsed.iter().enumerate() {
-                if let Some((BinaryOp::Eq, k, v)) = p {
-                    if is_list_value(v) {
-                        continue;
-                    }
-                    let rows = crate::cost::seek_rows(pctx, label, k);
-                    if best.is_none() || rows < best_rows {
-                        best_rows = rows;
-                        best = Some((0, vec![i], k.clone(), IndexLookup::Equal(v.clone())));
-                    }
-                }
-            }
-            if best.is_none() {
-                if let Some((i, Some((_, k, v)))) = parsed
-                    .iter()
-                    .enumerate()
-                    .find(|(_, p)| matches!(p, Some((BinaryOp::In, ..))))
-                {
-                    best = Some((1, vec![i], k.clone(), IndexLookup::AnyOf(v.clone())));
-                }
-            }
-            if best.is_none() {
-                let mut key: Option<String> = None;
-                let (mut lo, mut hi) = (SeekBound::Unbounded, SeekBound::Unbounded);
-                let mut used = Vec::new();
-                for (i, p) in parsed.iter().enumerate() {
-                    let Some((op, k, v)) = p else { continue };
-                    if !matches!(
-                        op,
-                        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
-                    ) {
-                        continue;
-                    }
-                    if key.as_ref().is_some_and(|x| x != k) {
-                        continue;
-                    }
-                    let slot = match op {
-                        BinaryOp::Gt | BinaryOp::Ge => &mut lo,
-                        _ => &mut hi,
-                    };
-                    if !matches!(slot, SeekBound::Unbounded) {
-                        continue;
-                    }
-                    *slot = match op {
-                        BinaryOp::Ge | BinaryOp::Le => SeekBound::Inclusive(v.clone()),
-                        _ => SeekBound::Exclusive(v.clone()),
-                    };
-                    key = Some(k.clone());
-                    used.push(i);
-                }
-                if let Some(k) = key {
-                    best = Some((2, used, k, IndexLookup::Range(lo, hi)));
-                }
-            }
-            let Some((_, used, key, lookup)) = best else {
-                return n;
-            };
-            let rest: Vec<Expr> = conj
-                .into_iter()
                 .enumerate()
-                .filter(|(i, _)| !used.contains(i))
-                .map(|(_, c)| c)
-                .collect();
-            let seek = mark(
-                PlanNode::new(
-                    OpKind::IndexSeek {
-                        out,
-                        label: label.clone(),
-                        key,
-                        lookup,
-                    },
-                    scan.inputs.clone(),
-                    0.0,
-                ),
-                self.name(),
-            );
-            match and_all(rest) {
-                Some(predicate) => PlanNode::new(OpKind::Filter { predicate }, vec![seek], 0.0),
-                None => seek,
+                .find(|(_, p)| matches!(p, Some((BinaryOp::In, ..))))
+            {
+                best = Some((1, vec![i], k.clone(), IndexLookup::AnyOf(v.clone())));
             }
-        })
+        }
+        if best.is_none() {
+            let mut key: Option<String> = None;
+            let (mut lo, mut hi) = (SeekBound::Unbounded, SeekBound::Unbounded);
+            let mut used = Vec::new();
+            for (i, p) in parsed.iter().enumerate() {
+                let Some((op, k, v)) = p else { continue };
+                if !matches!(
+                    op,
+                    BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+                ) {
+                    continue;
+                }
+                if key.as_ref().is_some_and(|x| x != k) {
+                    continue;
+                }
+                let slot = match op {
+                    BinaryOp::Gt | BinaryOp::Ge => &mut lo,
+                    _ => &mut hi,
+                };
+                if !matches!(slot, SeekBound::Unbounded) {
+                    continue;
+                }
+                *slot = match op {
+                    BinaryOp::Ge | BinaryOp::Le => SeekBound::Inclusive(v.clone()),
+                    _ => SeekBound::Exclusive(v.clone()),
+                };
+                key = Some(k.clone());
+                used.push(i);
+            }
+            if let Some(k) = key {
+                best = Some((2, used, k, IndexLookup::Range(lo, hi)));
+            }
+        }
+        let Some((_, used, key, lookup)) = best else {
+            return n;
+        };
+        let rest: Vec<Expr> = conj
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !used.contains(i))
+            .map(|(_, c)| c)
+            .collect();
+        let seek = mark(
+            PlanNode::new(
+                OpKind::IndexSeek {
+                    out,
+                    label: label.clone(),
+                    key,
+                    lookup,
+                },
+                scan.inputs.clone(),
+                0.0,
+            ),
+            self.name(),
+        );
+        match and_all(rest) {
+            Some(predicate) => PlanNode::new(OpKind::Filter { predicate }, vec![seek], 0.0),
+            None => seek,
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! instead of a full sort); with a `Skip` between them the top keeps
 //! `skip + limit` rows and the skip stays above it.
 
-use super::{mark, transform_up, OptimizerRule, RuleContext};
+use super::{mark, OptimizerRule, RuleContext};
 use rhizome_plan::{BinaryOp, Expr, OpKind, PlanNode};
 
 /// See the module documentation.
@@ -13,58 +13,56 @@ impl OptimizerRule for LimitToTop {
         "limit_to_top"
     }
 
-    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        transform_up(node, &mut |n| {
-            let (OpKind::Limit { count }, [below]) = (&n.kind, n.inputs.as_slice()) else {
-                return n;
-            };
-            match (&below.kind, below.inputs.as_slice()) {
-                (OpKind::Sort { keys }, [input]) => mark(
+    fn rewrite(&self, n: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
+        let (OpKind::Limit { count }, [below]) = (&n.kind, n.inputs.as_slice()) else {
+            return n;
+        };
+        match (&below.kind, below.inputs.as_slice()) {
+            (OpKind::Sort { keys }, [input]) => mark(
+                PlanNode::new(
+                    OpKind::Top {
+                        keys: keys.clone(),
+                        limit: count.clone(),
+                    },
+                    vec![input.clone()],
+                    0.0,
+                ),
+                self.name(),
+            ),
+            (OpKind::Skip { count: skip }, [sorted]) => {
+                let (OpKind::Sort { keys }, [input]) = (&sorted.kind, sorted.inputs.as_slice())
+                else {
+                    return n;
+                };
+                let limit = Expr::Binary(
+                    BinaryOp::Add,
+                    Box::new(skip.clone()),
+                    Box::new(count.clone()),
+                );
+                let top = mark(
                     PlanNode::new(
                         OpKind::Top {
                             keys: keys.clone(),
-                            limit: count.clone(),
+                            limit,
                         },
                         vec![input.clone()],
                         0.0,
                     ),
                     self.name(),
-                ),
-                (OpKind::Skip { count: skip }, [sorted]) => {
-                    let (OpKind::Sort { keys }, [input]) = (&sorted.kind, sorted.inputs.as_slice())
-                    else {
-                        return n;
-                    };
-                    let limit = Expr::Binary(
-                        BinaryOp::Add,
-                        Box::new(skip.clone()),
-                        Box::new(count.clone()),
-                    );
-                    let top = mark(
-                        PlanNode::new(
-                            OpKind::Top {
-                                keys: keys.clone(),
-                                limit,
-                            },
-                            vec![input.clone()],
-                            0.0,
-                        ),
-                        self.name(),
-                    );
-                    mark(
-                        PlanNode::new(
-                            OpKind::Skip {
-                                count: skip.clone(),
-                            },
-                            vec![top],
-                            0.0,
-                        ),
-                        self.name(),
-                    )
-                }
-                _ => n,
+                );
+                mark(
+                    PlanNode::new(
+                        OpKind::Skip {
+                            count: skip.clone(),
+                        },
+                        vec![top],
+                        0.0,
+                    ),
+                    self.name(),
+                )
             }
-        })
+            _ => n,
+        }
     }
 }
 

@@ -1,9 +1,14 @@
 //! Optimizer rules: one rule per file, each a unit struct implementing
 //! [`OptimizerRule`] whose file, struct and [`OptimizerRule::name`] agree.
 //!
-//! [`optimize`] applies the rules in [`all_rules`] order, over and over,
-//! until a whole pass changes nothing (or a pass limit is reached, so a pair
-//! of rules undoing each other cannot loop forever). A rule marks every
+//! A rule rewrites one operator and declares how the plan is walked for it
+//! ([`OptimizerRule::apply_order`]); the driver ([`apply_rule`]) owns the
+//! walk (`PlanNode::transform_up` / `transform_down` of `rhizome-plan`,
+//! which enter plans nested in expressions too) and checks that the rule
+//! kept the plan's output schema. [`optimize`] applies the rules in
+//! [`all_rules`] order, over and over, until a whole pass changes nothing
+//! (or a pass limit is reached, so a pair of rules undoing each other cannot
+//! loop forever). A rule marks every
 //! operator it creates or changes with its name (`PlanNode::rule`), which
 //! EXPLAIN prints. Rules never change what the plan returns: the result
 //! columns' slots and the rows' values are preserved.
@@ -40,7 +45,9 @@ pub use rel_predicate_into_expand::RelPredicateIntoExpand;
 
 use crate::context::PlannerContext;
 use crate::slots::Slots;
-use rhizome_plan::{Expr, PlanNode, Slot};
+use crate::usage::subtree_writes;
+use rhizome_plan::{PlanNode, Slot};
+use std::collections::BTreeSet;
 
 /// What a rule may read (statistics, the result slots) and allocate (slots).
 pub struct RuleContext<'a> {
@@ -52,11 +59,30 @@ pub struct RuleContext<'a> {
     pub slots: &'a mut Slots,
 }
 
-/// A rewrite of a plan tree that keeps its results.
+/// How the optimizer walks the plan for a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApplyOrder {
+    /// Each operator after its inputs (and the plans nested in its
+    /// expressions): [`PlanNode::transform_up`].
+    BottomUp,
+    /// Each operator before its inputs: [`PlanNode::transform_down`].
+    TopDown,
+    /// Once, at the root: for rules that need the whole plan first (which
+    /// slots anything reads); such a rule walks with the same drivers.
+    WholePlan,
+}
+
+/// A rewrite of a plan that keeps its results.
 pub trait OptimizerRule: Send + Sync {
     /// The rule's name, as shown by EXPLAIN (the file name).
     fn name(&self) -> &'static str;
-    /// Rewrites the tree rooted at `node`; returns it unchanged when the rule does not apply.
+    /// How the driver walks the plan for this rule.
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::BottomUp
+    }
+    /// Rewrites one operator (its inputs already rewritten when bottom-up;
+    /// the root for [`ApplyOrder::WholePlan`]); returns it unchanged when the
+    /// rule does not apply.
     fn rewrite(&self, node: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode;
 }
 
@@ -83,16 +109,61 @@ pub fn all_rules() -> Vec<Box<dyn OptimizerRule>> {
 /// Most passes over the rule list.
 const MAX_PASSES: usize = 8;
 
+/// What a plan promises its reader: the result slots it produces (of those
+/// a rule must keep, [`RuleContext::columns`]).
+fn output_schema(root: &PlanNode, columns: &[Slot]) -> BTreeSet<Slot> {
+    let written = subtree_writes(root);
+    columns
+        .iter()
+        .copied()
+        .filter(|c| written.contains(c))
+        .collect()
+}
+
+/// Applies one rule to the plan at `root`, walking it as the rule asks, and
+/// checks that the rule kept the output schema: every result slot the plan
+/// produced before, it still produces. A rule that breaks it is a planner
+/// bug: debug builds stop on it, release builds keep the plan as it was.
+pub fn apply_rule(rule: &dyn OptimizerRule, root: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode {
+    let before = output_schema(&root, &ctx.columns);
+    let kept = root.clone();
+    let rewritten = match rule.apply_order() {
+        ApplyOrder::BottomUp => root.transform_up(&mut |n| rule.rewrite(n, ctx)),
+        ApplyOrder::TopDown => root.transform_down(&mut |n| rule.rewrite(n, ctx)),
+        ApplyOrder::WholePlan => rule.rewrite(root, ctx),
+    };
+    let after = output_schema(&rewritten, &ctx.columns);
+    if !after.is_superset(&before) {
+        debug_assert!(
+            false,
+            "optimizer rule {} lost result slots {:?}",
+            rule.name(),
+            before.difference(&after).collect::<Vec<_>>()
+        );
+        return kept;
+    }
+    rewritten
+}
+
 /// Applies `rules` to a fixed point.
 pub fn optimize_with(
-    mut root: PlanNode,
+    root: PlanNode,
     rules: &[Box<dyn OptimizerRule>],
+    ctx: &mut RuleContext<'_>,
+) -> PlanNode {
+    let rules: Vec<&dyn OptimizerRule> = rules.iter().map(|r| r.as_ref()).collect();
+    optimize_to_fixed_point(root, &rules, ctx)
+}
+
+fn optimize_to_fixed_point(
+    mut root: PlanNode,
+    rules: &[&dyn OptimizerRule],
     ctx: &mut RuleContext<'_>,
 ) -> PlanNode {
     for _ in 0..MAX_PASSES {
         let before = root.clone();
         for rule in rules {
-            root = rule.rewrite(root, ctx);
+            root = apply_rule(*rule, root, ctx);
         }
         if root == before {
             break;
@@ -137,16 +208,7 @@ fn optimize_write_free(
     ctx: &mut RuleContext<'_>,
 ) -> PlanNode {
     if !node.has_updates() {
-        for _ in 0..MAX_PASSES {
-            let before = node.clone();
-            for rule in rules {
-                node = rule.rewrite(node, ctx);
-            }
-            if node == before {
-                break;
-            }
-        }
-        return node;
+        return optimize_to_fixed_point(node, rules, ctx);
     }
     node.inputs = std::mem::take(&mut node.inputs)
         .into_iter()
@@ -158,43 +220,6 @@ fn optimize_write_free(
 /// Applies [`all_rules`] to a fixed point.
 pub fn optimize(root: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode {
     optimize_with(root, &all_rules(), ctx)
-}
-
-/// Rewrites every operator bottom-up (inputs first, and plans nested in
-/// expressions), applying `f` to each.
-pub fn transform_up(node: PlanNode, f: &mut dyn FnMut(PlanNode) -> PlanNode) -> PlanNode {
-    let PlanNode {
-        mut kind,
-        inputs,
-        estimated_rows,
-        rule,
-    } = node;
-    let inputs = inputs.into_iter().map(|n| transform_up(n, f)).collect();
-    for e in crate::usage::op_exprs_mut(&mut kind) {
-        transform_expr_plans(e, f);
-    }
-    f(PlanNode {
-        kind,
-        inputs,
-        estimated_rows,
-        rule,
-    })
-}
-
-/// Applies [`transform_up`] to every plan nested in `e`.
-fn transform_expr_plans(e: &mut Expr, f: &mut dyn FnMut(PlanNode) -> PlanNode) {
-    crate::rules::fold_constants::visit_exprs_mut(e, &mut |x| {
-        if let Expr::Subquery(plan, _) = x {
-            let p = std::mem::replace(&mut **plan, crate::logical::argument());
-            **plan = transform_up(p, f);
-        }
-    });
-}
-
-/// Visits every sub-expression of `e` (children first), mutably; plans
-/// nested in subqueries are not entered.
-pub fn visit_exprs(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
-    fold_constants::visit_exprs_mut(e, f)
 }
 
 /// Marks `node` as produced by `rule`.
@@ -240,5 +265,71 @@ pub(crate) mod test_util {
     /// Like [`plan_with`] against the empty context.
     pub fn plan_empty(query: &str, rule: Option<Box<dyn OptimizerRule>>) -> String {
         plan_with(query, rule, &EmptyContext)
+    }
+}
+
+#[cfg(test)]
+mod driver_tests {
+    use super::{apply_rule, ApplyOrder, OptimizerRule, RuleContext};
+    use crate::context::EmptyContext;
+    use crate::slots::Slots;
+    use rhizome_common::Value;
+    use rhizome_plan::{Expr, OpKind, PlanNode};
+
+    /// A broken rule: drops every projection (and so the result column).
+    struct DropProjections;
+
+    impl OptimizerRule for DropProjections {
+        fn name(&self) -> &'static str {
+            "drop_projections"
+        }
+        fn apply_order(&self) -> ApplyOrder {
+            ApplyOrder::TopDown
+        }
+        fn rewrite(&self, mut node: PlanNode, _: &mut RuleContext<'_>) -> PlanNode {
+            match node.kind {
+                OpKind::Project { .. } => node.inputs.pop().expect("an input"),
+                _ => node,
+            }
+        }
+    }
+
+    fn plan() -> PlanNode {
+        let argument = PlanNode::new(OpKind::Argument, Vec::new(), 1.0);
+        PlanNode::new(
+            OpKind::Project {
+                items: vec![(0, Expr::Literal(Value::Int(1)))],
+            },
+            vec![argument],
+            1.0,
+        )
+    }
+
+    #[test]
+    #[cfg_attr(
+        debug_assertions,
+        should_panic(expected = "optimizer rule drop_projections lost result slots [0]")
+    )]
+    fn the_driver_rejects_a_rule_that_loses_a_result_column() {
+        let mut slots = Slots::new();
+        let mut ctx = RuleContext {
+            ctx: &EmptyContext,
+            columns: vec![0],
+            slots: &mut slots,
+        };
+        // Release builds keep the plan the rule was given.
+        assert_eq!(apply_rule(&DropProjections, plan(), &mut ctx), plan());
+    }
+
+    #[test]
+    fn the_driver_lets_a_rule_drop_what_is_not_a_result_column() {
+        let mut slots = Slots::new();
+        let mut ctx = RuleContext {
+            ctx: &EmptyContext,
+            columns: vec![],
+            slots: &mut slots,
+        };
+        let out = apply_rule(&DropProjections, plan(), &mut ctx);
+        assert_eq!(out.kind, OpKind::Argument);
     }
 }

@@ -1,7 +1,7 @@
 //! `node_by_id_seek`: a filter `id(n) = x` or `id(n) IN list` over a scan
 //! of `n` becomes a `NodeByIdSeek` (a label scan leaves a label check).
 
-use super::{mark, transform_up, OptimizerRule, RuleContext};
+use super::{mark, OptimizerRule, RuleContext};
 use crate::usage::{and_all, conjuncts, expr_reads};
 use rhizome_common::Value;
 use rhizome_plan::{BinaryOp, Expr, OpKind, PlanNode, Slot};
@@ -42,35 +42,33 @@ impl OptimizerRule for NodeByIdSeek {
         "node_by_id_seek"
     }
 
-    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        transform_up(node, &mut |n| {
-            let (OpKind::Filter { predicate }, [scan]) = (&n.kind, n.inputs.as_slice()) else {
-                return n;
-            };
-            let (out, label) = match &scan.kind {
-                OpKind::AllNodesScan { out } => (*out, None),
-                OpKind::LabelScan { out, label } => (*out, Some(label.clone())),
-                _ => return n,
-            };
-            let mut conj = conjuncts(predicate.clone());
-            let Some(i) = conj.iter().position(|c| ids_of(c, out).is_some()) else {
-                return n;
-            };
-            let Some(ids) = ids_of(&conj.remove(i), out) else {
-                return n;
-            };
-            if let Some(l) = label {
-                conj.insert(0, Expr::HasLabels(Box::new(Expr::Slot(out)), vec![l]));
-            }
-            let seek = mark(
-                PlanNode::new(OpKind::NodeByIdSeek { out, ids }, scan.inputs.clone(), 0.0),
-                self.name(),
-            );
-            match and_all(conj) {
-                Some(predicate) => PlanNode::new(OpKind::Filter { predicate }, vec![seek], 0.0),
-                None => seek,
-            }
-        })
+    fn rewrite(&self, n: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
+        let (OpKind::Filter { predicate }, [scan]) = (&n.kind, n.inputs.as_slice()) else {
+            return n;
+        };
+        let (out, label) = match &scan.kind {
+            OpKind::AllNodesScan { out } => (*out, None),
+            OpKind::LabelScan { out, label } => (*out, Some(label.clone())),
+            _ => return n,
+        };
+        let mut conj = conjuncts(predicate.clone());
+        let Some(i) = conj.iter().position(|c| ids_of(c, out).is_some()) else {
+            return n;
+        };
+        let Some(ids) = ids_of(&conj.remove(i), out) else {
+            return n;
+        };
+        if let Some(l) = label {
+            conj.insert(0, Expr::HasLabels(Box::new(Expr::Slot(out)), vec![l]));
+        }
+        let seek = mark(
+            PlanNode::new(OpKind::NodeByIdSeek { out, ids }, scan.inputs.clone(), 0.0),
+            self.name(),
+        );
+        match and_all(conj) {
+            Some(predicate) => PlanNode::new(OpKind::Filter { predicate }, vec![seek], 0.0),
+            None => seek,
+        }
     }
 }
 

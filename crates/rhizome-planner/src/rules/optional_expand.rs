@@ -3,7 +3,7 @@
 //! becomes one `OptionalExpand` (an `Expand` with `optional`), which keeps
 //! rows without matches with nulls instead of running an inner plan per row.
 
-use super::{mark, transform_up, OptimizerRule, RuleContext};
+use super::{mark, OptimizerRule, RuleContext};
 use rhizome_plan::{OpKind, PlanNode};
 
 /// See the module documentation.
@@ -14,63 +14,60 @@ impl OptimizerRule for OptionalExpand {
         "optional_expand"
     }
 
-    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        transform_up(node, &mut |n| {
-            let (OpKind::Optional { nullable }, [input, inner]) = (&n.kind, n.inputs.as_slice())
-            else {
-                return n;
-            };
-            let [arg] = inner.inputs.as_slice() else {
-                return n;
-            };
-            if !matches!(arg.kind, OpKind::Argument) {
-                return n;
-            }
-            let kind = match &inner.kind {
+    fn rewrite(&self, n: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
+        let (OpKind::Optional { nullable }, [input, inner]) = (&n.kind, n.inputs.as_slice()) else {
+            return n;
+        };
+        let [arg] = inner.inputs.as_slice() else {
+            return n;
+        };
+        if !matches!(arg.kind, OpKind::Argument) {
+            return n;
+        }
+        let kind = match &inner.kind {
+            OpKind::Expand {
+                from,
+                rel,
+                to,
+                types,
+                direction,
+                to_labels,
+                distinct_from,
+                optional: false,
+            } if nullable.iter().all(|s| s == rel || s == to) && distinct_from.is_empty() => {
                 OpKind::Expand {
-                    from,
-                    rel,
-                    to,
-                    types,
-                    direction,
-                    to_labels,
-                    distinct_from,
-                    optional: false,
-                } if nullable.iter().all(|s| s == rel || s == to) && distinct_from.is_empty() => {
-                    OpKind::Expand {
-                        from: *from,
-                        rel: *rel,
-                        to: *to,
-                        types: types.clone(),
-                        direction: *direction,
-                        to_labels: to_labels.clone(),
-                        distinct_from: Vec::new(),
-                        optional: true,
-                    }
+                    from: *from,
+                    rel: *rel,
+                    to: *to,
+                    types: types.clone(),
+                    direction: *direction,
+                    to_labels: to_labels.clone(),
+                    distinct_from: Vec::new(),
+                    optional: true,
                 }
+            }
+            OpKind::ExpandInto {
+                from,
+                rel,
+                to,
+                types,
+                direction,
+                distinct_from,
+                optional: false,
+            } if nullable.iter().all(|s| s == rel) && distinct_from.is_empty() => {
                 OpKind::ExpandInto {
-                    from,
-                    rel,
-                    to,
-                    types,
-                    direction,
-                    distinct_from,
-                    optional: false,
-                } if nullable.iter().all(|s| s == rel) && distinct_from.is_empty() => {
-                    OpKind::ExpandInto {
-                        from: *from,
-                        rel: *rel,
-                        to: *to,
-                        types: types.clone(),
-                        direction: *direction,
-                        distinct_from: Vec::new(),
-                        optional: true,
-                    }
+                    from: *from,
+                    rel: *rel,
+                    to: *to,
+                    types: types.clone(),
+                    direction: *direction,
+                    distinct_from: Vec::new(),
+                    optional: true,
                 }
-                _ => return n,
-            };
-            mark(PlanNode::new(kind, vec![input.clone()], 0.0), self.name())
-        })
+            }
+            _ => return n,
+        };
+        mark(PlanNode::new(kind, vec![input.clone()], 0.0), self.name())
     }
 }
 

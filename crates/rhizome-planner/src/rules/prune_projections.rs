@@ -3,8 +3,8 @@
 //! empty, so values (and the properties behind them) that are never used
 //! are never computed or read.
 
-use super::{transform_up, OptimizerRule, RuleContext};
-use crate::usage::{op_exprs_mut, op_reads};
+use super::{ApplyOrder, OptimizerRule, RuleContext};
+use crate::usage::op_reads;
 use rhizome_plan::{Expr, OpKind, PlanNode, Slot, SubqueryKind};
 use std::collections::BTreeSet;
 
@@ -16,8 +16,8 @@ fn deep_reads(node: &PlanNode, out: &mut BTreeSet<Slot>) {
     node.walk(&mut |n| {
         out.extend(op_reads(&n.kind));
         let mut kind = n.kind.clone();
-        for e in op_exprs_mut(&mut kind) {
-            super::fold_constants::visit_exprs_mut(e, &mut |x| {
+        for e in kind.exprs_mut() {
+            e.visit_mut(&mut |x| {
                 if let Expr::Subquery(plan, k) = x {
                     deep_reads(plan, out);
                     if let SubqueryKind::Collect(v) = k {
@@ -34,10 +34,15 @@ impl OptimizerRule for PruneProjections {
         "prune_projections"
     }
 
+    fn apply_order(&self) -> ApplyOrder {
+        // Which projections are needed is known only from the whole plan.
+        ApplyOrder::WholePlan
+    }
+
     fn rewrite(&self, node: PlanNode, ctx: &mut RuleContext<'_>) -> PlanNode {
         let mut needed: BTreeSet<Slot> = ctx.columns.iter().copied().collect();
         deep_reads(&node, &mut needed);
-        transform_up(node, &mut |mut n| {
+        node.transform_up(&mut |mut n| {
             let OpKind::Project { items } = &mut n.kind else {
                 return n;
             };

@@ -6,7 +6,7 @@
 //! pushed below an operator that changes which rows exist by looking at
 //! all of them (aggregation, distinct, skip/limit/top, union).
 
-use super::{transform_up, OptimizerRule, RuleContext};
+use super::{OptimizerRule, RuleContext};
 use crate::usage::{and_all, conjuncts, expr_reads, op_writes, subtree_writes};
 use rhizome_plan::{Expr, OpKind, PlanNode, Slot};
 use std::collections::BTreeSet;
@@ -124,23 +124,21 @@ impl OptimizerRule for PushDownFilter {
         NAME
     }
 
-    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        transform_up(node, &mut |n| {
-            let OpKind::Filter { predicate } = &n.kind else {
-                return n;
-            };
-            if n.inputs.len() != 1 {
-                return n;
-            }
-            let conj = conjuncts(predicate.clone());
-            let input = n.inputs[0].clone();
-            let (moved, changed) = sink(conj, input);
-            if changed {
-                moved
-            } else {
-                n
-            }
-        })
+    fn rewrite(&self, n: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
+        let OpKind::Filter { predicate } = &n.kind else {
+            return n;
+        };
+        if n.inputs.len() != 1 {
+            return n;
+        }
+        let conj = conjuncts(predicate.clone());
+        let input = n.inputs[0].clone();
+        let (moved, changed) = sink(conj, input);
+        if changed {
+            moved
+        } else {
+            n
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! expressions are computed only for the rows that are returned and the
 //! limit reaches the operators that can stop early.
 
-use super::{mark, transform_up, OptimizerRule, RuleContext};
+use super::{mark, OptimizerRule, RuleContext};
 use crate::usage::{op_reads, op_writes};
 use rhizome_plan::{OpKind, PlanNode};
 
@@ -15,47 +15,45 @@ impl OptimizerRule for PushDownLimit {
         "push_down_limit"
     }
 
-    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        transform_up(node, &mut |n| {
-            if !matches!(
-                n.kind,
-                OpKind::Limit { .. } | OpKind::Skip { .. } | OpKind::Top { .. }
-            ) || n.inputs.len() != 1
-            {
-                return n;
+    fn rewrite(&self, n: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
+        if !matches!(
+            n.kind,
+            OpKind::Limit { .. } | OpKind::Skip { .. } | OpKind::Top { .. }
+        ) || n.inputs.len() != 1
+        {
+            return n;
+        }
+        // The chain of projections directly below, top first.
+        let mut chain: Vec<OpKind> = Vec::new();
+        let mut cur = &n.inputs[0];
+        while let (OpKind::Project { .. }, [input]) = (&cur.kind, cur.inputs.as_slice()) {
+            chain.push(cur.kind.clone());
+            cur = input;
+        }
+        if chain.is_empty() {
+            return n;
+        }
+        // Projections the limit (or a projection that stays) reads must stay below.
+        let mut required = op_reads(&n.kind);
+        let mut keep = vec![false; chain.len()];
+        for (i, p) in chain.iter().enumerate() {
+            if op_writes(p).iter().any(|s| required.contains(s)) {
+                keep[i] = true;
+                required.extend(op_reads(p));
             }
-            // The chain of projections directly below, top first.
-            let mut chain: Vec<OpKind> = Vec::new();
-            let mut cur = &n.inputs[0];
-            while let (OpKind::Project { .. }, [input]) = (&cur.kind, cur.inputs.as_slice()) {
-                chain.push(cur.kind.clone());
-                cur = input;
-            }
-            if chain.is_empty() {
-                return n;
-            }
-            // Projections the limit (or a projection that stays) reads must stay below.
-            let mut required = op_reads(&n.kind);
-            let mut keep = vec![false; chain.len()];
-            for (i, p) in chain.iter().enumerate() {
-                if op_writes(p).iter().any(|s| required.contains(s)) {
-                    keep[i] = true;
-                    required.extend(op_reads(p));
-                }
-            }
-            if keep.iter().all(|&k| k) {
-                return n;
-            }
-            let mut plan = cur.clone();
-            for (p, _) in chain.iter().zip(&keep).rev().filter(|(_, &k)| k) {
-                plan = PlanNode::new(p.clone(), vec![plan], 0.0);
-            }
-            plan = mark(PlanNode::new(n.kind.clone(), vec![plan], 0.0), self.name());
-            for (p, _) in chain.iter().zip(&keep).rev().filter(|(_, &k)| !k) {
-                plan = PlanNode::new(p.clone(), vec![plan], 0.0);
-            }
-            plan
-        })
+        }
+        if keep.iter().all(|&k| k) {
+            return n;
+        }
+        let mut plan = cur.clone();
+        for (p, _) in chain.iter().zip(&keep).rev().filter(|(_, &k)| k) {
+            plan = PlanNode::new(p.clone(), vec![plan], 0.0);
+        }
+        plan = mark(PlanNode::new(n.kind.clone(), vec![plan], 0.0), self.name());
+        for (p, _) in chain.iter().zip(&keep).rev().filter(|(_, &k)| !k) {
+            plan = PlanNode::new(p.clone(), vec![plan], 0.0);
+        }
+        plan
     }
 }
 

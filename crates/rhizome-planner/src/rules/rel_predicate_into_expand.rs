@@ -3,8 +3,7 @@
 //! of) the expansion's `rel_predicate`, so paths are pruned while they are
 //! enumerated instead of filtered afterwards.
 
-use super::fold_constants::visit_exprs_mut;
-use super::{mark, transform_up, OptimizerRule, RuleContext};
+use super::{mark, OptimizerRule, RuleContext};
 use crate::usage::{and_all, conjuncts, expr_reads};
 use rhizome_plan::{BinaryOp, Expr, OpKind, PlanNode, Quantifier, Slot};
 
@@ -13,7 +12,7 @@ pub struct RelPredicateIntoExpand;
 
 /// Replaces reads of slot `from` by `to`.
 pub(crate) fn substitute(e: &mut Expr, from: Slot, to: Slot) {
-    visit_exprs_mut(e, &mut |x| {
+    e.visit_mut(&mut |x| {
         if *x == Expr::Slot(from) {
             *x = Expr::Slot(to);
         }
@@ -23,7 +22,7 @@ pub(crate) fn substitute(e: &mut Expr, from: Slot, to: Slot) {
 fn has_subquery(e: &Expr) -> bool {
     let mut found = false;
     let mut copy = e.clone();
-    visit_exprs_mut(&mut copy, &mut |x| found |= matches!(x, Expr::Subquery(..)));
+    copy.visit_mut(&mut |x| found |= matches!(x, Expr::Subquery(..)));
     found
 }
 
@@ -32,56 +31,54 @@ impl OptimizerRule for RelPredicateIntoExpand {
         "rel_predicate_into_expand"
     }
 
-    fn rewrite(&self, node: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        transform_up(node, &mut |n| {
-            let (OpKind::Filter { predicate }, [expand]) = (&n.kind, n.inputs.as_slice()) else {
-                return n;
-            };
-            let OpKind::VarExpand { rels, to, .. } = &expand.kind else {
-                return n;
-            };
-            let (rels, to) = (*rels, *to);
-            let mut moved = Vec::new();
-            let mut rest = Vec::new();
-            for c in conjuncts(predicate.clone()) {
-                match &c {
-                    Expr::Quantified {
-                        quantifier: Quantifier::All,
-                        variable,
-                        list,
-                        predicate,
-                    } if **list == Expr::Slot(rels) && !has_subquery(predicate) => {
-                        let reads = expr_reads(predicate);
-                        if reads.iter().all(|s| s != &rels && s != &to) {
-                            moved.push((*variable, (**predicate).clone()));
-                            continue;
-                        }
-                        rest.push(c);
+    fn rewrite(&self, n: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
+        let (OpKind::Filter { predicate }, [expand]) = (&n.kind, n.inputs.as_slice()) else {
+            return n;
+        };
+        let OpKind::VarExpand { rels, to, .. } = &expand.kind else {
+            return n;
+        };
+        let (rels, to) = (*rels, *to);
+        let mut moved = Vec::new();
+        let mut rest = Vec::new();
+        for c in conjuncts(predicate.clone()) {
+            match &c {
+                Expr::Quantified {
+                    quantifier: Quantifier::All,
+                    variable,
+                    list,
+                    predicate,
+                } if **list == Expr::Slot(rels) && !has_subquery(predicate) => {
+                    let reads = expr_reads(predicate);
+                    if reads.iter().all(|s| s != &rels && s != &to) {
+                        moved.push((*variable, (**predicate).clone()));
+                        continue;
                     }
-                    _ => rest.push(c),
+                    rest.push(c);
                 }
+                _ => rest.push(c),
             }
-            if moved.is_empty() {
-                return n;
+        }
+        if moved.is_empty() {
+            return n;
+        }
+        let mut expand = expand.clone();
+        if let OpKind::VarExpand { rel_predicate, .. } = &mut expand.kind {
+            for (var, mut p) in moved {
+                *rel_predicate = Some(match rel_predicate.take() {
+                    None => (var, p),
+                    Some((v0, p0)) => {
+                        substitute(&mut p, var, v0);
+                        (v0, Expr::Binary(BinaryOp::And, Box::new(p0), Box::new(p)))
+                    }
+                });
             }
-            let mut expand = expand.clone();
-            if let OpKind::VarExpand { rel_predicate, .. } = &mut expand.kind {
-                for (var, mut p) in moved {
-                    *rel_predicate = Some(match rel_predicate.take() {
-                        None => (var, p),
-                        Some((v0, p0)) => {
-                            substitute(&mut p, var, v0);
-                            (v0, Expr::Binary(BinaryOp::And, Box::new(p0), Box::new(p)))
-                        }
-                    });
-                }
-            }
-            let expand = mark(expand, self.name());
-            match and_all(rest) {
-                Some(predicate) => PlanNode::new(OpKind::Filter { predicate }, vec![expand], 0.0),
-                None => expand,
-            }
-        })
+        }
+        let expand = mark(expand, self.name());
+        match and_all(rest) {
+            Some(predicate) => PlanNode::new(OpKind::Filter { predicate }, vec![expand], 0.0),
+            None => expand,
+        }
     }
 }
 

@@ -9,7 +9,7 @@ mod query;
 mod tck;
 
 use crate::cli::{Command, ExecArgs};
-use crate::engine::ExecOptions;
+use crate::engine::QueryOptions;
 use crate::Failure;
 
 /// Runs one subcommand.
@@ -63,9 +63,10 @@ pub fn run(command: Command) -> Result<(), Failure> {
 }
 
 /// Execution options from the shared `--threads` / `--timeout` flags.
-pub fn exec_options(args: &ExecArgs) -> ExecOptions {
-    ExecOptions {
-        threads: args.threads.unwrap_or_else(crate::config::default_threads),
+pub fn exec_options(args: &ExecArgs) -> QueryOptions {
+    QueryOptions {
+        threads: Some(args.threads.unwrap_or_else(crate::config::default_threads)),
         timeout: args.timeout,
+        ..QueryOptions::default()
     }
 }

@@ -22,8 +22,7 @@ pub fn run(args: QueryArgs) -> Result<(), Failure> {
     // The table shows the plan of EXPLAIN / PROFILE itself; JSON and CSV
     // stay machine-readable, so the plan goes to stderr.
     if let Some(plan) = result
-        .plan
-        .as_ref()
+        .plan_text()
         .filter(|_| args.format != OutputFormat::Table)
     {
         eprintln!("{}", plan.trim_end());

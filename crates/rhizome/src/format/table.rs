@@ -12,7 +12,7 @@ use std::fmt::Write;
 /// any, then the footer line. (`EXPLAIN` has no rows: only its plan shows.)
 pub fn render_table(result: &QueryResult, graph: &dyn GraphView) -> Result<String> {
     let mut out = String::new();
-    let only_plan = result.plan.is_some() && result.rows.is_empty();
+    let only_plan = result.plan_text().is_some() && result.rows.is_empty();
     if !result.columns.is_empty() && !only_plan {
         let cells = result
             .rows
@@ -25,7 +25,7 @@ pub fn render_table(result: &QueryResult, graph: &dyn GraphView) -> Result<Strin
             .collect::<Result<Vec<_>>>()?;
         out = render_grid(&result.columns, &cells);
     }
-    if let Some(plan) = &result.plan {
+    if let Some(plan) = result.plan_text() {
         out.push_str(plan.trim_end());
         out.push('\n');
     }
@@ -91,7 +91,7 @@ pub fn render_grid(columns: &[String], rows: &[Vec<Cell>]) -> String {
 fn footer(result: &QueryResult) -> String {
     let n = result.rows.len();
     let mut parts = vec![format!("{n} {}", if n == 1 { "row" } else { "rows" })];
-    parts.extend(crate::engine::counter_lines(&result.stats));
+    parts.extend(crate::engine::counter_lines(&result.counters));
     parts.push(format!("elapsed {}", format_elapsed(result.elapsed)));
     parts.join(", ")
 }
@@ -310,14 +310,14 @@ mod tests {
         let result = QueryResult {
             columns: vec![],
             rows: vec![vec![]].into(),
-            stats: QueryStats {
+            counters: QueryStats {
                 nodes_created: 2,
                 properties_set: 4,
                 labels_added: 1,
                 ..QueryStats::default()
             },
             elapsed: Duration::from_millis(250),
-            plan: None,
+            ..QueryResult::default()
         };
         assert_eq!(
             render_table(&result, &NoGraph).unwrap(),

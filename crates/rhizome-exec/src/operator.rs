@@ -1,0 +1,339 @@
+//! The roles a physical operator plays in a pipeline, and what a running
+//! task knows. This module is the bottom of the runtime: operators
+//! (`crate::ops`) implement its traits, the pipeline builder and driver
+//! (`crate::pipeline`) wire them up and run them; it depends on neither.
+//!
+//! A pipeline is one [`Source`], a chain of [`Operator`]s and one [`Sink`]
+//! (DuckDB's three roles). Chunks are *pushed*: the driver takes the
+//! source's chunks and hands each to the first operator, which pushes what
+//! it produces to the next stage with [`TaskCtx::emit`], down to the sink.
+//! Every push answers with an [`OperatorResult`], so an operator learns at
+//! once when nothing downstream wants more rows.
+//!
+//! Threading contract, for all three roles: within one pipeline, many
+//! workers push chunks through the same operator and sink objects at the
+//! same time (every source chunk is a task, and operators split their work
+//! into more tasks, [`TaskCtx::split_off`]), unless the pipeline is
+//! *ordered*, when one task pushes its chunks in source order. State shared
+//! across chunks is therefore either synchronized or kept per worker
+//! ([`crate::per_worker::PerWorker`] indexed by [`TaskCtx::worker`]).
+
+use crate::chunk::Chunk;
+use crate::context::QueryContext;
+use crate::scheduler::{CancelToken, QUANTUM};
+use rhizome_common::Result;
+use rhizome_plan::Slot;
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// What an operator or a sink answers after taking a chunk (after DuckDB's
+/// `OperatorResultType`; there is no `HaveMoreOutput`, since operators
+/// push all their output before they return, and no `Blocked`, since no
+/// operator waits).
+#[must_use = "an operator must stop producing once downstream is finished"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperatorResult {
+    /// The chunk is done with; send the next one.
+    NeedMoreInput,
+    /// No more input is wanted by this stage or any after it (a `LIMIT`
+    /// has its rows, an existence check found one): the caller stops
+    /// producing, and the driver stops feeding the pipeline on every
+    /// worker.
+    Finished,
+}
+
+impl OperatorResult {
+    /// True for [`OperatorResult::Finished`].
+    #[inline]
+    pub fn is_finished(self) -> bool {
+        self == OperatorResult::Finished
+    }
+}
+
+/// Shorthand for the common answer.
+pub const NEED_MORE: Result<OperatorResult> = Ok(OperatorResult::NeedMoreInput);
+
+/// The start of a pipeline: hands the driver every chunk the pipeline is
+/// to process. Called once per pipeline run, on the driving thread, before
+/// any operator runs; the chunks then become tasks (one per chunk, or one
+/// for all when the pipeline is ordered).
+///
+/// Scans are not sources: every pipeline starts from an argument row (the
+/// outer row of a correlated subquery, or the empty row), and a scan is an
+/// [`Operator`] that expands that row into the graph's nodes.
+pub trait Source: Send + Sync {
+    /// The chunks to push, in their order; `argument` is the run's argument chunk.
+    fn chunks(&self, argument: &Chunk) -> Vec<Chunk>;
+}
+
+/// A streaming operator: takes a chunk and pushes its results to the next
+/// stage with [`TaskCtx::emit`] before it returns.
+///
+/// Called concurrently from many workers with different chunks (see the
+/// module's threading contract); errors fail the query. An operator
+/// checks [`TaskCtx::cancelled`] in long loops and stops as soon as an
+/// `emit` answers [`OperatorResult::Finished`].
+pub trait Operator: Send + Sync {
+    /// Processes one input chunk.
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult>;
+}
+
+/// The end of a pipeline (a breaker, or the collector of a run's result),
+/// with a global state and a local state per worker.
+///
+/// * [`Sink::consume`] runs concurrently on many workers and touches only
+///   the calling worker's local state (`ctx.worker`) or synchronized state.
+/// * [`Sink::finish_parts`] runs serially on the driving thread between
+///   waves; the pieces of one wave ([`Sink::finish_part`]) run concurrently.
+/// * [`Sink::finish`] runs once, on the driving thread, after every
+///   `consume` and every wave; it merges the local states and returns the
+///   output chunks that the next pipeline reads.
+pub trait Sink: Send + Sync {
+    /// Absorbs a chunk.
+    fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult>;
+    /// Merges local states and returns the output chunks.
+    fn finish(&self, q: &QueryContext) -> Result<Vec<Chunk>>;
+    /// Starts the next wave of finishing work that runs on the pool before
+    /// [`Sink::finish`] (such as sorting each worker's rows) and returns its
+    /// number of independent pieces; 0 when there is no more.
+    fn finish_parts(&self) -> usize {
+        0
+    }
+    /// Does piece `part` of the current wave; pieces run concurrently.
+    fn finish_part(&self, _part: usize) -> Result<()> {
+        Ok(())
+    }
+    /// True if the sink puts its rows in the order of the source chunks they
+    /// came from ([`TaskCtx::source`]), so an ordered pipeline ending here
+    /// may run its source chunks as parallel tasks.
+    fn sequenced(&self) -> bool {
+        false
+    }
+    /// The only slots the sink reads from its chunks, if it reads no others
+    /// (`None`: any slot may be read).
+    fn reads(&self) -> Option<&[Slot]> {
+        None
+    }
+}
+
+/// A shared cell through which a pipeline hands its output to a later one.
+pub type Cell = Arc<Mutex<Vec<Chunk>>>;
+
+/// The stages of one pipeline as a task pushes chunks through them: the
+/// operators in push order and the sink, each with the operator id PROFILE
+/// charges it to.
+pub struct Chain {
+    /// Operators in push order, with their operator ids.
+    pub operators: Vec<(usize, Arc<dyn Operator>)>,
+    /// The sink and its operator id, if it is a planned operator (a breaker).
+    pub sink: (Option<usize>, Arc<dyn Sink>),
+    /// The sink produces the query's result rows; their time is charged to
+    /// the plan's root without counting rows again.
+    pub result_sink: bool,
+    /// Source chunks are processed in order, by one task.
+    pub ordered: bool,
+    /// Cancelled when the pipeline may stop early (a sink is finished).
+    pub token: Arc<CancelToken>,
+}
+
+/// Runs work as a new task of the current pipeline on the worker pool;
+/// implemented by the parallel driver (`crate::pipeline::drive`), absent
+/// in inline runs, where work runs in place.
+pub trait Spawner: Sync {
+    /// Queues `work` at `stage` for the task of source chunk `source`.
+    fn spawn_at(&self, stage: usize, source: usize, work: TaskWork);
+}
+
+/// Work handed to another task ([`TaskCtx::spawn`]).
+pub type TaskWork = Box<dyn FnOnce(&mut TaskCtx<'_>) -> Result<()> + Send>;
+
+/// What a running task knows: the query, its pipeline and stage, its worker.
+pub struct TaskCtx<'a> {
+    /// The query.
+    pub q: &'a QueryContext,
+    chain: &'a Chain,
+    spawner: Option<&'a dyn Spawner>,
+    stage: usize,
+    /// Worker index (for per-worker sink state).
+    pub worker: usize,
+    /// Position of the task's source chunk in the pipeline's source.
+    pub source: usize,
+    /// Time spent in later stages, to be subtracted from the current one.
+    inner_nanos: u64,
+    /// When the task started on the pool (none for inline runs).
+    started: Option<Instant>,
+}
+
+impl<'a> TaskCtx<'a> {
+    /// A task at `stage` of `chain`; `spawner` is the pool's, if the task runs there.
+    pub fn new(
+        q: &'a QueryContext,
+        chain: &'a Chain,
+        spawner: Option<&'a dyn Spawner>,
+        stage: usize,
+        worker: usize,
+        source: usize,
+    ) -> TaskCtx<'a> {
+        TaskCtx {
+            q,
+            chain,
+            spawner,
+            stage,
+            worker,
+            source,
+            inner_nanos: 0,
+            started: spawner.map(|_| Instant::now()),
+        }
+    }
+
+    /// Pushes a chunk to the next stage; answers whether more is wanted.
+    pub fn emit(&mut self, chunk: Chunk) -> Result<OperatorResult> {
+        if chunk.is_empty() {
+            return NEED_MORE;
+        }
+        if let Some(profile) = &self.q.profile {
+            let id = self.chain.operators[self.stage].0;
+            profile.operators[id]
+                .rows
+                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        }
+        self.push_at(self.stage + 1, chunk)
+    }
+
+    /// Pushes `chunk` into the current stage again (used to hand a split off).
+    pub fn push_here(&mut self, chunk: Chunk) -> Result<OperatorResult> {
+        self.push_at(self.stage, chunk)
+    }
+
+    /// Pushes `chunk` into `stage` (the sink after the last operator),
+    /// charging the time to it for PROFILE. A stage that answers
+    /// [`OperatorResult::Finished`] stops the whole pipeline.
+    pub fn push_at(&mut self, stage: usize, chunk: Chunk) -> Result<OperatorResult> {
+        let chain = self.chain;
+        let saved_stage = self.stage;
+        self.stage = stage;
+        let outer_inner = std::mem::take(&mut self.inner_nanos);
+        let start = self.q.profile.as_ref().map(|_| Instant::now());
+        let at_sink = stage == chain.operators.len();
+        let result = if at_sink {
+            chain.sink.1.consume(chunk, self)
+        } else {
+            chain.operators[stage].1.execute(chunk, self)
+        };
+        if let (Some(profile), Some(start)) = (&self.q.profile, start) {
+            let total = start.elapsed().as_nanos() as u64;
+            let id = if at_sink {
+                chain.sink.0
+            } else {
+                Some(chain.operators[stage].0)
+            };
+            let own = total.saturating_sub(self.inner_nanos);
+            if let (true, Some(id)) = (at_sink && chain.result_sink, id) {
+                // The result sink, charged to the plan's root: time only (its
+                // chunks were counted where they were produced).
+                profile.add_time(id, own);
+            } else if let Some(id) = id {
+                profile.record(id, self.worker, 0, own);
+            }
+            self.inner_nanos = outer_inner + total;
+        } else {
+            self.inner_nanos = outer_inner;
+        }
+        self.stage = saved_stage;
+        if let Ok(OperatorResult::Finished) = result {
+            chain.token.cancel();
+        }
+        result
+    }
+
+    /// True if the pipeline (or the query) was stopped; operators check it
+    /// between chunks and in long loops.
+    #[inline]
+    pub fn cancelled(&self) -> bool {
+        self.chain.token.is_cancelled() || self.q.scope.is_cancelled()
+    }
+
+    /// True if handing part of the current work to another worker would help now.
+    #[inline]
+    pub fn can_split(&self) -> bool {
+        self.is_parallel() && self.q.scope.wants_split()
+    }
+
+    /// True once this task has run on the pool for a [`QUANTUM`]: an
+    /// operator that can stop between chunks then hands the rest of its work
+    /// to a new task ([`TaskCtx::spawn`]) and returns, so the worker chooses
+    /// the next task again and no query holds a worker for long. Always
+    /// false inline and in ordered pipelines, where a spawn runs in place.
+    #[inline]
+    pub fn quantum_spent(&self) -> bool {
+        self.is_parallel() && self.started.is_some_and(|t| t.elapsed() >= QUANTUM)
+    }
+
+    /// True if tasks run on the pool (so [`TaskCtx::spawn`] runs in parallel).
+    #[inline]
+    pub fn is_parallel(&self) -> bool {
+        self.spawner.is_some() && !self.chain.ordered
+    }
+
+    /// Runs `work` at the current stage as a new task (or right away when
+    /// running inline or ordered). Errors fail the query.
+    pub fn spawn(
+        &mut self,
+        work: impl FnOnce(&mut TaskCtx<'_>) -> Result<()> + Send + 'static,
+    ) -> Result<()> {
+        match self.spawner.filter(|_| !self.chain.ordered) {
+            Some(spawner) => {
+                spawner.spawn_at(self.stage, self.source, Box::new(work));
+                Ok(())
+            }
+            None => work(self),
+        }
+    }
+
+    /// Hands the second half of the work `next..end` still to do to a new
+    /// task at the current stage when that helps now ([`TaskCtx::can_split`])
+    /// and at least `min` (and 1) items remain; returns the end of the part
+    /// the calling task keeps. `part` makes the new task's work for the half
+    /// it takes over. Operators call it between pieces of work, so one big
+    /// input (a start node's neighbours, a long unwound list) is cut in
+    /// halves for as long as workers are idle.
+    pub fn split_off<W>(
+        &mut self,
+        next: usize,
+        end: usize,
+        min: usize,
+        part: impl FnOnce(Range<usize>) -> W,
+    ) -> Result<usize>
+    where
+        W: FnOnce(&mut TaskCtx<'_>) -> Result<()> + Send + 'static,
+    {
+        if end.saturating_sub(next) < min.max(1) || !self.can_split() {
+            return Ok(end);
+        }
+        let mid = next + (end - next) / 2;
+        self.spawn(part(mid..end))?;
+        Ok(mid)
+    }
+
+    /// Time spent in later stages since the task (or its last push) began;
+    /// the driver subtracts it from the time of work done directly in a
+    /// spawned task.
+    pub fn inner_nanos(&self) -> u64 {
+        self.inner_nanos
+    }
+}
+
+/// Evaluates a push (`Result<OperatorResult>`, such as [`TaskCtx::emit`]),
+/// propagates its error, and returns [`OperatorResult::Finished`] from the
+/// calling function once downstream is finished:
+/// `return_if_finished!(ctx.emit(chunk));`.
+macro_rules! return_if_finished {
+    ($push:expr) => {
+        if $push?.is_finished() {
+            return Ok($crate::operator::OperatorResult::Finished);
+        }
+    };
+}
+pub(crate) use return_if_finished;

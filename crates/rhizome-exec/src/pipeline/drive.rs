@@ -1,0 +1,280 @@
+//! Running pipelines: on the worker pool ([`run_parallel`]), each source
+//! chunk a task and operators' splits more tasks, or inline on the calling
+//! thread ([`run_inline`], the [`InlineRunner`] behind
+//! [`QueryContext::run_inline`]).
+
+use super::build::build;
+use super::Pipeline;
+use crate::chunk::Chunk;
+use crate::compile::CNode;
+use crate::context::{InlineLimit, QueryContext, SubqueryRunner};
+use crate::operator::{Spawner, TaskCtx, TaskWork};
+use crate::scheduler::Task;
+use rhizome_common::{Error, ErrorKind, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+/// Whether a wave of tasks is done, and whether the caller sleeps until it is.
+#[derive(Default)]
+struct Done {
+    done: bool,
+    /// The caller blocked and counts as asleep: the last task counts it
+    /// awake again before waking it, so threads polling for work give up
+    /// their cores for it at once (`QueryScope::fall_asleep`).
+    caller_asleep: bool,
+}
+
+/// Shared by all tasks of one pipeline when it runs on the pool.
+struct SharedRun {
+    pipeline: Pipeline,
+    q: Arc<QueryContext>,
+    outstanding: AtomicUsize,
+    done: (Mutex<Done>, Condvar),
+}
+
+impl SharedRun {
+    /// Waits until every task counted in `outstanding` is done (the caller's
+    /// own count included), then rearms for the next wave of tasks.
+    fn wait(&self) {
+        // Rather than sleep while tasks wait for a worker, run them here.
+        self.task_done();
+        self.q
+            .scope
+            .watch(|| self.outstanding.load(Ordering::Acquire) == 0);
+        let mut state = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !state.done {
+            state.caller_asleep = true;
+            self.q.scope.fall_asleep();
+            while !state.done {
+                state = self.done.1.wait(state).unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        state.done = false;
+        self.outstanding.store(1, Ordering::Release);
+    }
+
+    /// Runs the sink's waves of finishing pieces as tasks, waiting for each.
+    fn finish_parts(self: &Arc<SharedRun>) {
+        loop {
+            let parts = self.pipeline.chain.sink.1.finish_parts();
+            if parts == 0 || self.q.scope.is_cancelled() {
+                return;
+            }
+            self.finish_wave(parts);
+        }
+    }
+
+    fn finish_wave(self: &Arc<SharedRun>, parts: usize) {
+        for part in 0..parts {
+            let run = self.clone();
+            run.outstanding.fetch_add(1, Ordering::AcqRel);
+            self.q.scope.spawn(Box::new(move |worker| {
+                let start = run.q.profile.as_ref().map(|_| Instant::now());
+                if let Err(e) = run.pipeline.chain.sink.1.finish_part(part) {
+                    run.q.scope.fail(e);
+                }
+                if let (Some(profile), Some(start), Some(id)) =
+                    (&run.q.profile, start, run.pipeline.chain.sink.0)
+                {
+                    profile.record(id, worker.worker, 0, start.elapsed().as_nanos() as u64);
+                }
+                run.task_done();
+            }));
+        }
+        self.wait();
+    }
+
+    fn task_done(&self) {
+        if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let mut state = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
+            state.done = true;
+            if std::mem::take(&mut state.caller_asleep) {
+                self.q.scope.woken();
+            }
+            self.done.1.notify_all();
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.pipeline.chain.token.is_cancelled() || self.q.scope.is_cancelled()
+    }
+}
+
+impl Spawner for Arc<SharedRun> {
+    fn spawn_at(&self, stage: usize, source: usize, work: TaskWork) {
+        let shared = self.clone();
+        shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        let scope = shared.q.scope.clone();
+        scope.spawn(Box::new(move |worker| {
+            if !shared.stopped() {
+                let spawner: &dyn Spawner = &shared;
+                let chain = &shared.pipeline.chain;
+                let mut ctx = TaskCtx::new(
+                    &shared.q,
+                    chain,
+                    Some(spawner),
+                    stage,
+                    worker.worker,
+                    source,
+                );
+                let start = shared.q.profile.as_ref().map(|_| Instant::now());
+                if let Err(e) = work(&mut ctx) {
+                    shared.q.scope.fail(e);
+                }
+                // Work done directly in the task (not through a stage) belongs
+                // to the operator that spawned it.
+                if let (Some(profile), Some(start)) = (&shared.q.profile, start) {
+                    let total = start.elapsed().as_nanos() as u64;
+                    if let Some((id, _)) = chain.operators.get(stage) {
+                        profile.record(
+                            *id,
+                            worker.worker,
+                            0,
+                            total.saturating_sub(ctx.inner_nanos()),
+                        );
+                    }
+                }
+            }
+            shared.task_done();
+        }));
+    }
+}
+
+/// Runs a run's pipelines on the worker pool, waiting for each; returns the
+/// final pipeline's output.
+pub fn run_parallel(
+    pipelines: Vec<Pipeline>,
+    argument: Chunk,
+    q: &Arc<QueryContext>,
+) -> Result<Vec<Chunk>> {
+    let mut result = Vec::new();
+    for pipeline in pipelines {
+        q.check_cancelled()
+            .map_err(|e| q.scope.take_error().unwrap_or(e))?;
+        let chunks = pipeline.source.chunks(&argument);
+        let one_task = pipeline.chain.ordered && !pipeline.sequenced;
+        let shared = Arc::new(SharedRun {
+            pipeline,
+            q: q.clone(),
+            outstanding: AtomicUsize::new(1),
+            done: (Mutex::default(), Condvar::new()),
+        });
+        let tasks: Vec<Vec<Chunk>> = if one_task {
+            vec![chunks]
+        } else {
+            chunks.into_iter().map(|c| vec![c]).collect()
+        };
+        let mut first = None;
+        for (source, batch) in tasks.into_iter().enumerate() {
+            let run = shared.clone();
+            run.outstanding.fetch_add(1, Ordering::AcqRel);
+            let task: Task = Box::new(move |worker| {
+                let spawner: &dyn Spawner = &run;
+                let mut ctx = TaskCtx::new(
+                    &run.q,
+                    &run.pipeline.chain,
+                    Some(spawner),
+                    0,
+                    worker.worker,
+                    source,
+                );
+                for chunk in batch {
+                    if run.stopped() {
+                        break;
+                    }
+                    match ctx.push_at(0, chunk) {
+                        Ok(result) if result.is_finished() => break,
+                        Ok(_) => {}
+                        Err(e) => {
+                            run.q.scope.fail(e);
+                            break;
+                        }
+                    }
+                }
+                run.task_done();
+            });
+            // The waiting thread starts the first source chunk itself (the
+            // others are queued first, for the workers).
+            match first {
+                None => first = Some(task),
+                Some(_) => q.scope.spawn(task),
+            }
+        }
+        if let Some(task) = first {
+            q.scope.run_here(task);
+        }
+        shared.wait();
+        // A failure cancels the scope, so this skips failed runs.
+        if !q.scope.is_cancelled() {
+            shared.finish_parts();
+        }
+        if let Some(error) = q.scope.take_error() {
+            return Err(error);
+        }
+        q.check_cancelled()?;
+        result = shared.pipeline.finish(q)?;
+    }
+    Ok(result)
+}
+
+/// Runs a plan on the current thread, starting from `argument` (the outer
+/// row), and returns its output chunks. Used for inner sides of applies,
+/// expression subqueries and updates; each call is its own scope instance
+/// with its own cancellation token, so stopping at the first row stops only
+/// this run.
+pub fn run_inline(
+    node: &Arc<CNode>,
+    argument: Chunk,
+    q: &QueryContext,
+    limit: InlineLimit,
+) -> Result<Vec<Chunk>> {
+    let token = q.scope.cancel.child();
+    let pipelines = build(node, q, &token, limit == InlineLimit::FirstRow)?;
+    let mut result = Vec::new();
+    for pipeline in pipelines {
+        if q.scope.is_cancelled() {
+            return Err(q.scope.take_error().unwrap_or_else(|| {
+                Error::new(ErrorKind::QueryAborted, "the query was cancelled")
+            }));
+        }
+        let chunks = pipeline.source.chunks(&argument);
+        let mut ctx = TaskCtx::new(q, &pipeline.chain, None, 0, 0, 0);
+        for (source, chunk) in chunks.into_iter().enumerate() {
+            if pipeline.chain.token.is_cancelled() {
+                break;
+            }
+            ctx.source = source;
+            if ctx.push_at(0, chunk)?.is_finished() {
+                break;
+            }
+        }
+        let sink = &pipeline.chain.sink.1;
+        loop {
+            let parts = sink.finish_parts();
+            if parts == 0 {
+                break;
+            }
+            for part in 0..parts {
+                sink.finish_part(part)?;
+            }
+        }
+        result = pipeline.finish(q)?;
+    }
+    Ok(result)
+}
+
+/// The [`SubqueryRunner`] every query context holds: [`run_inline`].
+pub struct InlineRunner;
+
+impl SubqueryRunner for InlineRunner {
+    fn run(
+        &self,
+        plan: &Arc<CNode>,
+        argument: Chunk,
+        q: &QueryContext,
+        limit: InlineLimit,
+    ) -> Result<Vec<Chunk>> {
+        run_inline(plan, argument, q, limit)
+    }
+}

@@ -1,0 +1,385 @@
+//! The one walk over plans and expressions: child visitors of [`Expr`],
+//! the expressions an operator holds ([`OpKind::exprs_mut`]), and the
+//! [`PlanNode::transform_up`] / [`PlanNode::transform_down`] drivers that
+//! optimizer rules use instead of writing their own recursion (after
+//! datafusion's `TreeNode`).
+
+use crate::{
+    Expr, IndexLookup, MapProjectionItem, OpKind, PlanNode, RemoveItem, SeekBound, SetItem,
+    SubqueryKind,
+};
+
+impl Expr {
+    /// Calls `f` on each direct sub-expression, in evaluation order. The
+    /// projection of a `COLLECT`-style subquery is a child; the plan of a
+    /// subquery is not (it is a [`PlanNode`], see [`PlanNode::transform_up`]).
+    pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        match self {
+            Expr::Literal(_) | Expr::Parameter(_) | Expr::Slot(_) | Expr::Path(_) => {}
+            Expr::Property(b, _)
+            | Expr::Unary(_, b)
+            | Expr::IsNull(b, _)
+            | Expr::HasLabels(b, _) => f(b),
+            Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+                f(a);
+                f(b);
+            }
+            Expr::Slice(a, b, c) => {
+                f(a);
+                for x in [b, c].into_iter().flatten() {
+                    f(x);
+                }
+            }
+            Expr::List(items) | Expr::Function(_, items) => items.iter().for_each(f),
+            Expr::Map(items) => items.iter().for_each(|(_, x)| f(x)),
+            Expr::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                if let Some(x) = operand {
+                    f(x);
+                }
+                for (w, t) in whens {
+                    f(w);
+                    f(t);
+                }
+                if let Some(x) = else_ {
+                    f(x);
+                }
+            }
+            Expr::ListComprehension {
+                list,
+                predicate,
+                projection,
+                ..
+            } => {
+                f(list);
+                for x in predicate.iter().chain(projection.iter()) {
+                    f(x);
+                }
+            }
+            Expr::Quantified {
+                list, predicate, ..
+            } => {
+                f(list);
+                f(predicate);
+            }
+            Expr::Reduce {
+                init, list, expr, ..
+            } => {
+                f(init);
+                f(list);
+                f(expr);
+            }
+            Expr::MapProjection(b, items) => {
+                f(b);
+                for item in items {
+                    if let MapProjectionItem::Entry(_, x) = item {
+                        f(x);
+                    }
+                }
+            }
+            Expr::Subquery(_, kind) => {
+                if let SubqueryKind::Collect(x) = kind {
+                    f(x);
+                }
+            }
+        }
+    }
+
+    /// Like [`Expr::for_each_child`], mutably.
+    pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match self {
+            Expr::Literal(_) | Expr::Parameter(_) | Expr::Slot(_) | Expr::Path(_) => {}
+            Expr::Property(b, _)
+            | Expr::Unary(_, b)
+            | Expr::IsNull(b, _)
+            | Expr::HasLabels(b, _) => f(b),
+            Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+                f(a);
+                f(b);
+            }
+            Expr::Slice(a, b, c) => {
+                f(a);
+                for x in [b, c].into_iter().flatten() {
+                    f(x);
+                }
+            }
+            Expr::List(items) | Expr::Function(_, items) => items.iter_mut().for_each(f),
+            Expr::Map(items) => items.iter_mut().for_each(|(_, x)| f(x)),
+            Expr::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                if let Some(x) = operand {
+                    f(x);
+                }
+                for (w, t) in whens {
+                    f(w);
+                    f(t);
+                }
+                if let Some(x) = else_ {
+                    f(x);
+                }
+            }
+            Expr::ListComprehension {
+                list,
+                predicate,
+                projection,
+                ..
+            } => {
+                f(list);
+                for x in predicate.iter_mut().chain(projection.iter_mut()) {
+                    f(x);
+                }
+            }
+            Expr::Quantified {
+                list, predicate, ..
+            } => {
+                f(list);
+                f(predicate);
+            }
+            Expr::Reduce {
+                init, list, expr, ..
+            } => {
+                f(init);
+                f(list);
+                f(expr);
+            }
+            Expr::MapProjection(b, items) => {
+                f(b);
+                for item in items {
+                    if let MapProjectionItem::Entry(_, x) = item {
+                        f(x);
+                    }
+                }
+            }
+            Expr::Subquery(_, kind) => {
+                if let SubqueryKind::Collect(x) = kind {
+                    f(x);
+                }
+            }
+        }
+    }
+
+    /// Visits `self` and every sub-expression, children first; plans nested
+    /// in subqueries are not entered.
+    pub fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        self.for_each_child(&mut |c| c.visit(f));
+        f(self);
+    }
+
+    /// Like [`Expr::visit`], mutably: `f` sees each expression after its
+    /// children were visited (so it may replace it with a rewritten one).
+    pub fn visit_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        self.for_each_child_mut(&mut |c| c.visit_mut(f));
+        f(self);
+    }
+}
+
+/// Every expression of a list of assignments, mutably.
+fn set_items_exprs_mut(items: &mut [SetItem]) -> Vec<&mut Expr> {
+    let mut v = Vec::new();
+    for item in items {
+        match item {
+            SetItem::Property { entity, value, .. } => {
+                v.push(entity);
+                v.push(value);
+            }
+            SetItem::Properties { entity, map, .. } => {
+                v.push(entity);
+                v.push(map);
+            }
+            SetItem::Labels { entity, .. } => v.push(entity),
+        }
+    }
+    v
+}
+
+impl OpKind {
+    /// Every expression the operator holds, mutably (the top expressions;
+    /// their sub-expressions through [`Expr::visit_mut`]).
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            OpKind::IndexSeek { lookup, .. } => match lookup {
+                IndexLookup::Equal(x) | IndexLookup::AnyOf(x) => vec![x],
+                IndexLookup::Range(lo, hi) => {
+                    let mut v = Vec::new();
+                    for b in [lo, hi] {
+                        if let SeekBound::Inclusive(x) | SeekBound::Exclusive(x) = b {
+                            v.push(x);
+                        }
+                    }
+                    v
+                }
+            },
+            OpKind::NodeByIdSeek { ids, .. } => vec![ids],
+            OpKind::VarExpand { rel_predicate, .. } => {
+                rel_predicate.iter_mut().map(|(_, p)| p).collect()
+            }
+            OpKind::ExpandCount {
+                rel_predicate,
+                prefix,
+                ..
+            } => rel_predicate
+                .iter_mut()
+                .chain(prefix.iter_mut().filter_map(|h| h.rel_predicate.as_mut()))
+                .map(|(_, p)| p)
+                .collect(),
+            OpKind::ShortestPath { path_predicate, .. } => path_predicate.iter_mut().collect(),
+            OpKind::Filter { predicate } => vec![predicate],
+            OpKind::Project { items } => items.iter_mut().map(|(_, x)| x).collect(),
+            OpKind::Aggregate { keys, aggregates } => keys
+                .iter_mut()
+                .map(|(_, x)| x)
+                .chain(aggregates.iter_mut().flat_map(|a| a.args.iter_mut()))
+                .collect(),
+            OpKind::Top { limit, .. } => vec![limit],
+            OpKind::Skip { count } | OpKind::Limit { count } => vec![count],
+            OpKind::Unwind { list, .. } => vec![list],
+            OpKind::ProcedureCall { args, .. } => args.iter_mut().collect(),
+            OpKind::Create { nodes, rels } => nodes
+                .iter_mut()
+                .filter_map(|n| n.properties.as_mut())
+                .chain(rels.iter_mut().filter_map(|r| r.properties.as_mut()))
+                .collect(),
+            OpKind::Merge {
+                nodes,
+                rels,
+                on_create,
+                on_match,
+            } => {
+                let mut v: Vec<&mut Expr> = nodes
+                    .iter_mut()
+                    .filter_map(|n| n.properties.as_mut())
+                    .chain(rels.iter_mut().filter_map(|r| r.properties.as_mut()))
+                    .collect();
+                v.extend(set_items_exprs_mut(on_create));
+                v.extend(set_items_exprs_mut(on_match));
+                v
+            }
+            OpKind::SetItems { items } => set_items_exprs_mut(items),
+            OpKind::RemoveItems { items } => items
+                .iter_mut()
+                .map(|i| match i {
+                    RemoveItem::Property { entity, .. } | RemoveItem::Labels { entity, .. } => {
+                        entity
+                    }
+                })
+                .collect(),
+            OpKind::Delete { exprs, .. } => exprs.iter_mut().collect(),
+            OpKind::Foreach { list, .. } => vec![list],
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl PlanNode {
+    /// Rewrites every operator bottom-up: inputs first, then plans nested
+    /// in the operator's expressions, then the operator itself with `f`.
+    pub fn transform_up(self, f: &mut dyn FnMut(PlanNode) -> PlanNode) -> PlanNode {
+        let PlanNode {
+            mut kind,
+            inputs,
+            estimated_rows,
+            rule,
+        } = self;
+        let inputs = inputs.into_iter().map(|n| n.transform_up(f)).collect();
+        transform_nested(&mut kind, &mut |p| p.transform_up(f));
+        f(PlanNode {
+            kind,
+            inputs,
+            estimated_rows,
+            rule,
+        })
+    }
+
+    /// Rewrites every operator top-down: the operator with `f` first, then
+    /// (in what `f` returned) plans nested in its expressions and its inputs.
+    pub fn transform_down(self, f: &mut dyn FnMut(PlanNode) -> PlanNode) -> PlanNode {
+        let PlanNode {
+            mut kind,
+            inputs,
+            estimated_rows,
+            rule,
+        } = f(self);
+        transform_nested(&mut kind, &mut |p| p.transform_down(f));
+        let inputs = inputs.into_iter().map(|n| n.transform_down(f)).collect();
+        PlanNode {
+            kind,
+            inputs,
+            estimated_rows,
+            rule,
+        }
+    }
+}
+
+/// Replaces every plan nested in `kind`'s expressions by `f` of it.
+fn transform_nested(kind: &mut OpKind, f: &mut dyn FnMut(PlanNode) -> PlanNode) {
+    for e in kind.exprs_mut() {
+        e.visit_mut(&mut |x| {
+            if let Expr::Subquery(plan, _) = x {
+                let placeholder = PlanNode::new(OpKind::Argument, Vec::new(), 1.0);
+                let p = std::mem::replace(&mut **plan, placeholder);
+                **plan = f(p);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BinaryOp, Expr, OpKind, PlanNode, SubqueryKind};
+    use rhizome_common::Value;
+
+    fn int(i: i64) -> Expr {
+        Expr::Literal(Value::Int(i))
+    }
+
+    #[test]
+    fn visit_sees_children_before_parents() {
+        let e = Expr::Binary(
+            BinaryOp::Add,
+            Box::new(int(1)),
+            Box::new(Expr::List(vec![int(2), Expr::Slot(3)])),
+        );
+        let mut seen = Vec::new();
+        e.visit(&mut |x| {
+            seen.push(match x {
+                Expr::Literal(Value::Int(i)) => format!("{i}"),
+                Expr::Slot(s) => format!("s{s}"),
+                Expr::List(_) => "list".into(),
+                Expr::Binary(..) => "add".into(),
+                _ => "?".into(),
+            })
+        });
+        assert_eq!(seen, ["1", "2", "s3", "list", "add"]);
+    }
+
+    #[test]
+    fn transforms_reach_inputs_and_nested_plans_in_their_order() {
+        let nested = PlanNode::new(OpKind::Argument, Vec::new(), 1.0);
+        let filter = PlanNode::new(
+            OpKind::Filter {
+                predicate: Expr::Subquery(Box::new(nested), SubqueryKind::Exists),
+            },
+            vec![PlanNode::new(OpKind::Argument, Vec::new(), 1.0)],
+            1.0,
+        );
+        let mut order = Vec::new();
+        let up = filter.clone().transform_up(&mut |n| {
+            order.push(n.name());
+            n
+        });
+        assert_eq!(up, filter);
+        assert_eq!(order, ["Argument", "Argument", "Filter"]);
+        order.clear();
+        filter.transform_down(&mut |n| {
+            order.push(n.name());
+            n
+        });
+        assert_eq!(order, ["Filter", "Argument", "Argument"]);
+    }
+}

@@ -22,8 +22,8 @@ fn groups(what: &str, spec: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<InputGrou
             let names: String = names.extract().map_err(|_| {
                 PyTypeError::new_err(format!("{what}: keys must be label or type names"))
             })?;
-            let files: Vec<PathBuf> = if files.is_instance_of::<PyString>() {
-                vec![files.extract()?]
+            let files: Vec<PathBuf> = if let Ok(one) = files.extract::<PathBuf>() {
+                vec![one]
             } else {
                 files.extract().map_err(|_| {
                     PyTypeError::new_err(format!(

@@ -258,14 +258,8 @@ fn from_python(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Val
     if let Ok(s) = value.cast::<PyString>() {
         return Ok(Value::String(s.to_str()?.to_string()));
     }
-    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-        let mut items = Vec::new();
-        for (i, item) in value.try_iter()?.enumerate() {
-            path.push(format!("[{i}]"));
-            items.push(from_python(&item?, path)?);
-            path.pop();
-        }
-        return Ok(Value::List(items));
+    if value.is_instance_of::<PyList>() || value.is_exact_instance_of::<PyTuple>() {
+        return list(value, path);
     }
     if let Ok(dict) = value.cast::<PyDict>() {
         let mut map = BTreeMap::new();
@@ -288,6 +282,9 @@ fn from_python(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Val
     if !parts.is_none() {
         return temporal(&parts);
     }
+    if value.is_instance_of::<PyTuple>() {
+        return list(value, path); // a named tuple other than rhizome.Duration
+    }
     // numpy scalars and other numbers that behave as ints or floats
     if value.hasattr("__index__")? {
         if let Ok(i) = value.extract::<i64>() {
@@ -305,6 +302,17 @@ fn from_python(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Val
         describe(path),
         type_name(value)
     )))
+}
+
+/// A list parameter from a Python list or tuple.
+fn list(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Value> {
+    let mut items = Vec::new();
+    for (i, item) in value.try_iter()?.enumerate() {
+        path.push(format!("[{i}]"));
+        items.push(from_python(&item?, path)?);
+        path.pop();
+    }
+    Ok(Value::List(items))
 }
 
 /// A temporal value from the tagged tuple of `_temporal_parts`.

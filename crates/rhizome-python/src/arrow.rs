@@ -1,7 +1,7 @@
 //! Result columns as Arrow arrays, handed to pyarrow through the Arrow C
 //! stream interface (the `__arrow_c_stream__` PyCapsule protocol).
 //!
-//! Each column's type is inferred from its values: integers become `int64`,
+//! Each column is built in one pass over the rows; its type comes from its values: integers become `int64`,
 //! numbers with a float among them `double`, strings `utf8` (`large_utf8`
 //! past 2 GiB), booleans `bool`, dates `date32`, local times `time64[ns]`,
 //! date-times `timestamp[ns]` (with the zone or offset they share, else
@@ -12,17 +12,17 @@
 //! as dicts: `_id`, `_labels` / `_type`, `_start`, `_end`, properties) and
 //! `pyarrow.array`.
 
-use arrow_array::builder::{BooleanBuilder, GenericStringBuilder};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::types::{
     ArrowPrimitiveType, Date32Type, Float64Type, Int64Type, IntervalMonthDayNanoType,
     Time64NanosecondType, TimestampNanosecondType,
 };
 use arrow_array::{
-    ArrayRef, NullArray, PrimitiveArray, RecordBatch, RecordBatchIterator, RecordBatchOptions,
+    Array, ArrayRef, BooleanArray, LargeStringArray, NullArray, PrimitiveArray, RecordBatch,
+    RecordBatchIterator, RecordBatchOptions, StringArray,
 };
-use arrow_buffer::{IntervalMonthDayNano, NullBufferBuilder};
-use arrow_schema::{ArrowError, DataType, Field, Schema};
+use arrow_buffer::{BooleanBuffer, IntervalMonthDayNano, NullBufferBuilder, OffsetBuffer};
+use arrow_schema::{ArrowError, Field, Schema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use rhizome_common::Value;
@@ -31,34 +31,33 @@ use std::sync::{Arc, Mutex};
 
 const NANOS: i64 = 1_000_000_000;
 
-/// The Arrow type a column's values fit, or `Python` for none.
-#[derive(Debug, Clone, PartialEq)]
-enum Kind {
-    /// Only nulls (or no rows).
-    Null,
-    Int,
-    Float,
-    Bool,
-    String {
-        bytes: usize,
-    },
-    Date,
-    LocalTime,
-    LocalDateTime,
-    /// Zoned date-times with the time zone for the column.
-    DateTime {
-        zone: Zone,
-    },
-    Duration,
-    Python,
-}
-
-/// The time zone of a date-time column.
+/// The time zone of a date-time column: the one all its values share, else UTC.
 #[derive(Debug, Clone, PartialEq)]
 enum Zone {
     Named(Arc<str>),
     Offset(i32),
     Utc,
+}
+
+impl Zone {
+    fn of(t: &rhizome_common::temporal::DateTime) -> Zone {
+        match &t.zone {
+            Some(name) => Zone::Named(name.clone()),
+            None => Zone::Offset(t.offset_seconds),
+        }
+    }
+
+    fn name(&self) -> Arc<str> {
+        match self {
+            Zone::Named(name) => name.clone(),
+            Zone::Offset(seconds) => {
+                let sign = if *seconds < 0 { '-' } else { '+' };
+                let s = seconds.unsigned_abs();
+                format!("{sign}{:02}:{:02}", s / 3600, s / 60 % 60).into()
+            }
+            Zone::Utc => "UTC".into(),
+        }
+    }
 }
 
 fn nanos_of(seconds: i64, nanos: u32) -> Option<i64> {
@@ -73,179 +72,225 @@ fn interval_of(d: &rhizome_common::temporal::Duration) -> Option<IntervalMonthDa
     ))
 }
 
-/// The kind of column `column` of `rows`.
-fn infer<'r>(rows: impl Iterator<Item = &'r [Value]>, column: usize) -> Kind {
-    let mut kind = Kind::Null;
-    for row in rows {
-        let value = &row[column];
-        let next = match (&kind, value) {
-            (_, Value::Null) => continue,
-            (Kind::Null | Kind::Int, Value::Int(_)) => Kind::Int,
-            (Kind::Float, Value::Int(_)) => Kind::Float,
-            (Kind::Null | Kind::Int | Kind::Float, Value::Float(_)) => Kind::Float,
-            (Kind::Null | Kind::Bool, Value::Bool(_)) => Kind::Bool,
-            (Kind::Null, Value::String(s)) => Kind::String { bytes: s.len() },
-            (Kind::String { bytes }, Value::String(s)) => Kind::String {
-                bytes: bytes + s.len(),
+/// The values of one column so far, typed by the first non-null value and
+/// widened or given up on as later values demand.
+enum Values {
+    /// Only nulls so far.
+    Null,
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    Bool(Vec<bool>),
+    /// UTF-8 bytes and the end offset of each value.
+    Str(Vec<u8>, Vec<i64>),
+    Date(Vec<i32>),
+    LocalTime(Vec<i64>),
+    LocalDateTime(Vec<i64>),
+    DateTime(Vec<i64>, Zone),
+    Duration(Vec<IntervalMonthDayNano>),
+    /// No Arrow type holds the column: it goes through Python objects.
+    Python,
+}
+
+/// Builds one column's Arrow array in a single pass over its values.
+struct ColumnBuilder {
+    values: Values,
+    nulls: NullBufferBuilder,
+    /// Rows pushed so far.
+    len: usize,
+    /// Rows the column will have (for capacities).
+    capacity: usize,
+}
+
+/// A vector of `len` defaults (the nulls before the first value) with room
+/// for `capacity`.
+fn filled<T: Default + Clone>(len: usize, capacity: usize) -> Vec<T> {
+    let mut v = Vec::with_capacity(capacity);
+    v.resize(len, T::default());
+    v
+}
+
+impl ColumnBuilder {
+    fn new(capacity: usize) -> ColumnBuilder {
+        ColumnBuilder {
+            values: Values::Null,
+            nulls: NullBufferBuilder::new(capacity),
+            len: 0,
+            capacity,
+        }
+    }
+
+    fn is_python(&self) -> bool {
+        matches!(self.values, Values::Python)
+    }
+
+    /// Starts typed values for the first non-null value.
+    fn start(&self, value: &Value) -> Values {
+        let (len, cap) = (self.len, self.capacity);
+        match value {
+            Value::Int(_) => Values::Int(filled(len, cap)),
+            Value::Float(_) => Values::Float(filled(len, cap)),
+            Value::Bool(_) => Values::Bool(filled(len, cap)),
+            Value::String(_) => {
+                let mut offsets = Vec::with_capacity(cap + 1);
+                offsets.resize(len + 1, 0);
+                Values::Str(Vec::new(), offsets)
+            }
+            Value::Date(_) => Values::Date(filled(len, cap)),
+            Value::LocalTime(_) => Values::LocalTime(filled(len, cap)),
+            Value::LocalDateTime(_) => Values::LocalDateTime(filled(len, cap)),
+            Value::DateTime(t) => Values::DateTime(filled(len, cap), Zone::of(t)),
+            Value::Duration(_) => Values::Duration(filled(len, cap)),
+            _ => Values::Python,
+        }
+    }
+
+    /// Appends `value`; a value that does not fit the column's type turns
+    /// it into a Python column (integers widen to floats).
+    #[inline]
+    fn push(&mut self, value: &Value) {
+        if value.is_null() {
+            self.nulls.append_null();
+            match &mut self.values {
+                Values::Null | Values::Python => {}
+                Values::Int(v) => v.push(0),
+                Values::Float(v) => v.push(0.0),
+                Values::Bool(v) => v.push(false),
+                Values::Str(bytes, offsets) => offsets.push(bytes.len() as i64),
+                Values::Date(v) => v.push(0),
+                Values::LocalTime(v) | Values::LocalDateTime(v) | Values::DateTime(v, _) => {
+                    v.push(0)
+                }
+                Values::Duration(v) => v.push(IntervalMonthDayNano::default()),
+            }
+            self.len += 1;
+            return;
+        }
+        if matches!(self.values, Values::Null) {
+            self.values = self.start(value);
+        }
+        let fits = match (&mut self.values, value) {
+            (Values::Int(v), Value::Int(i)) => {
+                v.push(*i);
+                true
+            }
+            (Values::Int(ints), Value::Float(x)) => {
+                let mut floats: Vec<f64> = Vec::with_capacity(self.capacity);
+                floats.extend(ints.iter().map(|&i| i as f64));
+                floats.push(*x);
+                self.values = Values::Float(floats);
+                true
+            }
+            (Values::Float(v), Value::Float(x)) => {
+                v.push(*x);
+                true
+            }
+            (Values::Float(v), Value::Int(i)) => {
+                v.push(*i as f64);
+                true
+            }
+            (Values::Bool(v), Value::Bool(b)) => {
+                v.push(*b);
+                true
+            }
+            (Values::Str(bytes, offsets), Value::String(s)) => {
+                bytes.extend_from_slice(s.as_bytes());
+                offsets.push(bytes.len() as i64);
+                true
+            }
+            (Values::Date(v), Value::Date(d)) => match i32::try_from(d.days) {
+                Ok(days) => {
+                    v.push(days);
+                    true
+                }
+                Err(_) => false,
             },
-            (Kind::Null | Kind::Date, Value::Date(d)) if i32::try_from(d.days).is_ok() => {
-                Kind::Date
+            (Values::LocalTime(v), Value::LocalTime(t)) => {
+                v.push(t.nanos);
+                true
             }
-            (Kind::Null | Kind::LocalTime, Value::LocalTime(_)) => Kind::LocalTime,
-            (Kind::Null | Kind::LocalDateTime, Value::LocalDateTime(t))
-                if nanos_of(t.seconds, t.nanos).is_some() =>
-            {
-                Kind::LocalDateTime
-            }
-            (Kind::Null, Value::DateTime(t)) if nanos_of(t.seconds, t.nanos).is_some() => {
-                Kind::DateTime {
-                    zone: match &t.zone {
-                        Some(name) => Zone::Named(name.clone()),
-                        None => Zone::Offset(t.offset_seconds),
-                    },
+            (Values::LocalDateTime(v), Value::LocalDateTime(t)) => {
+                match nanos_of(t.seconds, t.nanos) {
+                    Some(n) => {
+                        v.push(n);
+                        true
+                    }
+                    None => false,
                 }
             }
-            (Kind::DateTime { zone }, Value::DateTime(t))
-                if nanos_of(t.seconds, t.nanos).is_some() =>
-            {
-                let same = match (zone, &t.zone) {
-                    (Zone::Named(a), Some(b)) => a == b,
-                    (Zone::Offset(a), None) => *a == t.offset_seconds,
-                    _ => false,
-                };
-                Kind::DateTime {
-                    zone: if same { zone.clone() } else { Zone::Utc },
+            (Values::DateTime(v, zone), Value::DateTime(t)) => match nanos_of(t.seconds, t.nanos) {
+                Some(n) => {
+                    v.push(n);
+                    if *zone != Zone::Utc && *zone != Zone::of(t) {
+                        *zone = Zone::Utc;
+                    }
+                    true
                 }
-            }
-            (Kind::Null | Kind::Duration, Value::Duration(d)) if interval_of(d).is_some() => {
-                Kind::Duration
-            }
-            _ => return Kind::Python,
+                None => false,
+            },
+            (Values::Duration(v), Value::Duration(d)) => match interval_of(d) {
+                Some(i) => {
+                    v.push(i);
+                    true
+                }
+                None => false,
+            },
+            _ => false,
         };
-        kind = next;
-    }
-    kind
-}
-
-/// A primitive array of `rows`' column `column`, `native` giving each
-/// non-null value (inference guarantees it gives one).
-fn primitive<'r, T: ArrowPrimitiveType>(
-    rows: impl ExactSizeIterator<Item = &'r [Value]>,
-    column: usize,
-    native: impl Fn(&Value) -> Option<T::Native>,
-) -> PrimitiveArray<T> {
-    let mut values = Vec::with_capacity(rows.len());
-    let mut nulls = NullBufferBuilder::new(rows.len());
-    for row in rows {
-        match native(&row[column]) {
-            Some(v) => {
-                values.push(v);
-                nulls.append_non_null();
-            }
-            None => {
-                values.push(T::Native::default());
-                nulls.append_null();
-            }
+        if fits {
+            self.nulls.append_non_null();
+        } else {
+            self.values = Values::Python;
         }
+        self.len += 1;
     }
-    PrimitiveArray::new(values.into(), nulls.finish())
-}
 
-fn strings<'r, O: arrow_array::OffsetSizeTrait>(
-    rows: impl ExactSizeIterator<Item = &'r [Value]>,
-    column: usize,
-    bytes: usize,
-) -> ArrayRef {
-    let mut builder = GenericStringBuilder::<O>::with_capacity(rows.len(), bytes);
-    for row in rows {
-        match &row[column] {
-            Value::String(s) => builder.append_value(s),
-            _ => builder.append_null(),
+    /// The finished array, or `None` for a Python column.
+    fn finish(mut self) -> Option<ArrayRef> {
+        let nulls = self.nulls.finish();
+        fn primitive<T: ArrowPrimitiveType>(
+            v: Vec<T::Native>,
+            nulls: Option<arrow_buffer::NullBuffer>,
+        ) -> PrimitiveArray<T> {
+            PrimitiveArray::new(v.into(), nulls)
         }
-    }
-    Arc::new(builder.finish())
-}
-
-fn zone_name(zone: &Zone) -> Arc<str> {
-    match zone {
-        Zone::Named(name) => name.clone(),
-        Zone::Offset(seconds) => {
-            let sign = if *seconds < 0 { '-' } else { '+' };
-            let s = seconds.unsigned_abs();
-            format!("{sign}{:02}:{:02}", s / 3600, s / 60 % 60).into()
-        }
-        Zone::Utc => "UTC".into(),
-    }
-}
-
-/// Column `column` as an Arrow array, or `None` if it needs Python objects.
-fn native_column<'r, I>(rows: impl Fn() -> I, column: usize) -> Option<(DataType, ArrayRef)>
-where
-    I: ExactSizeIterator<Item = &'r [Value]>,
-{
-    let array: ArrayRef = match infer(rows(), column) {
-        Kind::Python => return None,
-        Kind::Null => Arc::new(NullArray::new(rows().len())),
-        Kind::Int => Arc::new(primitive::<Int64Type>(rows(), column, |v| match v {
-            Value::Int(i) => Some(*i),
-            _ => None,
-        })),
-        Kind::Float => Arc::new(primitive::<Float64Type>(rows(), column, |v| match v {
-            Value::Int(i) => Some(*i as f64),
-            Value::Float(x) => Some(*x),
-            _ => None,
-        })),
-        Kind::Bool => {
-            let mut builder = BooleanBuilder::with_capacity(rows().len());
-            for row in rows() {
-                match &row[column] {
-                    Value::Bool(b) => builder.append_value(*b),
-                    _ => builder.append_null(),
+        Some(match std::mem::replace(&mut self.values, Values::Python) {
+            Values::Python => return None,
+            Values::Null => Arc::new(NullArray::new(self.len)),
+            Values::Int(v) => Arc::new(primitive::<Int64Type>(v, nulls)),
+            Values::Float(v) => Arc::new(primitive::<Float64Type>(v, nulls)),
+            Values::Bool(v) => Arc::new(BooleanArray::new(BooleanBuffer::from(v), nulls)),
+            Values::Str(bytes, offsets) => {
+                if bytes.len() <= i32::MAX as usize {
+                    let small: Vec<i32> = offsets.iter().map(|&o| o as i32).collect();
+                    // SAFETY: the offsets are ascending ends of whole UTF-8
+                    // strings appended to `bytes`.
+                    Arc::new(unsafe {
+                        StringArray::new_unchecked(
+                            OffsetBuffer::new_unchecked(small.into()),
+                            bytes.into(),
+                            nulls,
+                        )
+                    })
+                } else {
+                    // SAFETY: as above.
+                    Arc::new(unsafe {
+                        LargeStringArray::new_unchecked(
+                            OffsetBuffer::new_unchecked(offsets.into()),
+                            bytes.into(),
+                            nulls,
+                        )
+                    })
                 }
             }
-            Arc::new(builder.finish())
-        }
-        Kind::String { bytes } if bytes <= i32::MAX as usize => {
-            strings::<i32>(rows(), column, bytes)
-        }
-        Kind::String { bytes } => strings::<i64>(rows(), column, bytes),
-        Kind::Date => Arc::new(primitive::<Date32Type>(rows(), column, |v| match v {
-            Value::Date(d) => i32::try_from(d.days).ok(),
-            _ => None,
-        })),
-        Kind::LocalTime => Arc::new(primitive::<Time64NanosecondType>(
-            rows(),
-            column,
-            |v| match v {
-                Value::LocalTime(t) => Some(t.nanos),
-                _ => None,
-            },
-        )),
-        Kind::LocalDateTime => Arc::new(primitive::<TimestampNanosecondType>(
-            rows(),
-            column,
-            |v| match v {
-                Value::LocalDateTime(t) => nanos_of(t.seconds, t.nanos),
-                _ => None,
-            },
-        )),
-        Kind::DateTime { zone } => Arc::new(
-            primitive::<TimestampNanosecondType>(rows(), column, |v| match v {
-                Value::DateTime(t) => nanos_of(t.seconds, t.nanos),
-                _ => None,
-            })
-            .with_timezone(zone_name(&zone)),
-        ),
-        Kind::Duration => Arc::new(primitive::<IntervalMonthDayNanoType>(
-            rows(),
-            column,
-            |v| match v {
-                Value::Duration(d) => interval_of(d),
-                _ => None,
-            },
-        )),
-    };
-    Some((array.data_type().clone(), array))
+            Values::Date(v) => Arc::new(primitive::<Date32Type>(v, nulls)),
+            Values::LocalTime(v) => Arc::new(primitive::<Time64NanosecondType>(v, nulls)),
+            Values::LocalDateTime(v) => Arc::new(primitive::<TimestampNanosecondType>(v, nulls)),
+            Values::DateTime(v, zone) => {
+                Arc::new(primitive::<TimestampNanosecondType>(v, nulls).with_timezone(zone.name()))
+            }
+            Values::Duration(v) => Arc::new(primitive::<IntervalMonthDayNanoType>(v, nulls)),
+        })
+    }
 }
 
 /// The columns of a result that Arrow types hold, as one record batch, and
@@ -257,27 +302,35 @@ pub(crate) struct NativeColumns {
     pub python: Vec<usize>,
 }
 
-/// Builds the native columns of `rows` (call without the GIL).
-pub(crate) fn native_columns<'r, I>(
+/// Builds the native columns of `rows` in one pass over them (call it
+/// without the GIL).
+pub(crate) fn native_columns<'r>(
     names: &[String],
-    rows: impl Fn() -> I,
-) -> Result<NativeColumns, ArrowError>
-where
-    I: ExactSizeIterator<Item = &'r [Value]>,
-{
+    rows: impl ExactSizeIterator<Item = &'r [Value]>,
+) -> Result<NativeColumns, ArrowError> {
+    let count = rows.len();
+    let mut builders: Vec<ColumnBuilder> =
+        names.iter().map(|_| ColumnBuilder::new(count)).collect();
+    for row in rows {
+        for (builder, value) in builders.iter_mut().zip(row) {
+            if !builder.is_python() {
+                builder.push(value);
+            }
+        }
+    }
     let mut fields = Vec::new();
     let mut arrays = Vec::new();
     let mut python = Vec::new();
-    for (column, name) in names.iter().enumerate() {
-        match native_column(&rows, column) {
-            Some((data_type, array)) => {
-                fields.push(Field::new(name, data_type, true));
+    for (column, (name, builder)) in names.iter().zip(builders).enumerate() {
+        match builder.finish() {
+            Some(array) => {
+                fields.push(Field::new(name, array.data_type().clone(), true));
                 arrays.push(array);
             }
             None => python.push(column),
         }
     }
-    let options = RecordBatchOptions::new().with_row_count(Some(rows().len()));
+    let options = RecordBatchOptions::new().with_row_count(Some(count));
     let batch = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)?;
     Ok(NativeColumns { batch, python })
 }

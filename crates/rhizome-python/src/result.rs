@@ -38,7 +38,7 @@ impl QueryResult {
             graph,
             elapsed: result.elapsed.as_secs_f64(),
             plan: result.plan,
-            profile: result.profile.map(|p| format!("{p:?}")),
+            profile: result.profile.map(|p| p.text),
             counters: vec![
                 ("nodes_created", c.nodes_created),
                 ("nodes_deleted", c.nodes_deleted),
@@ -78,7 +78,7 @@ impl QueryResult {
         let rows = &self.rows;
         let columns = &self.columns;
         let native = py
-            .detach(|| native_columns(columns, || rows.iter().skip(cursor)))
+            .detach(|| native_columns(columns, rows.iter().skip(cursor)))
             .map_err(|e| PyRuntimeError::new_err(format!("building Arrow arrays failed: {e}")))?;
         let stream = Bound::new(py, ArrowStream::new(native.batch))?;
         let mut table = pyarrow.getattr("table")?.call1((stream,))?;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pathlib
 from types import TracebackType
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
@@ -79,7 +80,7 @@ class Database:
 
     def __init__(self, path: _Path, read_only: bool = False) -> None: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> pathlib.Path: ...
     @property
     def read_only(self) -> bool: ...
     def execute(

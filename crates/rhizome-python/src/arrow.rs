@@ -26,6 +26,7 @@ use arrow_schema::{ArrowError, Field, Schema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use rhizome_common::Value;
+use rhizome_engine::Rows;
 use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
 
@@ -293,24 +294,23 @@ impl ColumnBuilder {
     }
 }
 
-/// The columns of a result that Arrow types hold, as one record batch, and
-/// the indexes of the columns left for Python.
+/// The columns of a result that Arrow types hold, as record batches of
+/// consecutive rows, and the indexes of the columns left for Python.
 pub(crate) struct NativeColumns {
-    /// The batch (columns in result order, the Python ones left out).
-    pub batch: RecordBatch,
+    /// The batches (columns in result order, the Python ones left out).
+    pub batches: Vec<RecordBatch>,
     /// Indexes of the columns not in `batch`.
     pub python: Vec<usize>,
 }
 
-/// Builds the native columns of `rows` in one pass over them (call it
-/// without the GIL).
-pub(crate) fn native_columns<'r>(
-    names: &[String],
+/// The columns of `rows` in one pass: the arrays that Arrow types hold, or
+/// `None` for a column that needs Python objects.
+fn build<'r>(
+    width: usize,
     rows: impl ExactSizeIterator<Item = &'r [Value]>,
-) -> Result<NativeColumns, ArrowError> {
+) -> Vec<Option<ArrayRef>> {
     let count = rows.len();
-    let mut builders: Vec<ColumnBuilder> =
-        names.iter().map(|_| ColumnBuilder::new(count)).collect();
+    let mut builders: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(count)).collect();
     for row in rows {
         for (builder, value) in builders.iter_mut().zip(row) {
             if !builder.is_python() {
@@ -318,11 +318,89 @@ pub(crate) fn native_columns<'r>(
             }
         }
     }
+    builders.into_iter().map(ColumnBuilder::finish).collect()
+}
+
+/// Results smaller than this are converted on the calling thread alone.
+const PARALLEL_ROWS: usize = 1 << 18;
+
+/// Builds the native columns of rows `start..` of `rows` (call it without
+/// the GIL). A large result is cut into one range per core, each built on
+/// a scoped thread into a batch of its own; if the ranges disagree on a
+/// column's type (integers in one, floats in another), the whole is built
+/// again in one range.
+pub(crate) fn native_columns(
+    names: &[String],
+    rows: &Rows,
+    start: usize,
+) -> Result<NativeColumns, ArrowError> {
+    let count = rows.len().saturating_sub(start);
+    let parts = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4)
+        .min(count / PARALLEL_ROWS)
+        .max(1);
+    if parts > 1 {
+        let chunk = count.div_ceil(parts);
+        let built: Vec<Vec<Option<ArrayRef>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..parts)
+                .map(|part| {
+                    let from = start + part * chunk;
+                    let len = chunk.min(rows.len() - from);
+                    scope.spawn(move || build(names.len(), rows.iter().skip(from).take(len)))
+                })
+                .collect();
+            let mut built = vec![build(names.len(), rows.iter().skip(start).take(chunk))];
+            for handle in handles {
+                built.push(handle.join().unwrap_or_default());
+            }
+            built
+        });
+        let first = &built[0];
+        let agree = built.iter().all(|part| {
+            part.len() == names.len()
+                && part.iter().zip(first).all(|(a, b)| match (a, b) {
+                    (Some(a), Some(b)) => a.data_type() == b.data_type(),
+                    _ => false,
+                })
+        });
+        if agree {
+            let mut parts = built.into_iter();
+            let head = batch(names, parts.next().unwrap_or_default(), chunk)?;
+            let mut batches = vec![head.batch];
+            for part in parts {
+                let len = part.first().and_then(|a| a.as_ref()).map_or(0, |a| a.len());
+                batches.push(batch(names, part, len)?.batch);
+            }
+            return Ok(NativeColumns {
+                batches,
+                python: Vec::new(),
+            });
+        }
+    }
+    let whole = batch(names, build(names.len(), rows.iter().skip(start)), count)?;
+    Ok(NativeColumns {
+        batches: vec![whole.batch],
+        python: whole.python,
+    })
+}
+
+/// One record batch of `rows` rows from built columns.
+struct Batch {
+    batch: RecordBatch,
+    python: Vec<usize>,
+}
+
+fn batch(
+    names: &[String],
+    columns: Vec<Option<ArrayRef>>,
+    rows: usize,
+) -> Result<Batch, ArrowError> {
     let mut fields = Vec::new();
     let mut arrays = Vec::new();
     let mut python = Vec::new();
-    for (column, (name, builder)) in names.iter().zip(builders).enumerate() {
-        match builder.finish() {
+    for (column, (name, array)) in names.iter().zip(columns).enumerate() {
+        match array {
             Some(array) => {
                 fields.push(Field::new(name, array.data_type().clone(), true));
                 arrays.push(array);
@@ -330,9 +408,32 @@ pub(crate) fn native_columns<'r>(
             None => python.push(column),
         }
     }
-    let options = RecordBatchOptions::new().with_row_count(Some(count));
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
     let batch = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)?;
-    Ok(NativeColumns { batch, python })
+    Ok(Batch { batch, python })
+}
+
+/// Drops `rows` on as many threads as [`native_columns`] used (freeing a
+/// large result's values is a sizeable share of handing it to Arrow).
+pub(crate) fn drop_rows(rows: Rows) {
+    let count = rows.len();
+    let parts = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4)
+        .min(count / PARALLEL_ROWS)
+        .max(1);
+    let mut blocks: Vec<Vec<Value>> = rows.into_blocks().collect();
+    if parts == 1 {
+        return;
+    }
+    let per = blocks.len().div_ceil(parts);
+    std::thread::scope(|scope| {
+        while blocks.len() > per {
+            let tail = blocks.split_off(blocks.len() - per);
+            scope.spawn(move || drop(tail));
+        }
+        drop(std::mem::take(&mut blocks));
+    });
 }
 
 /// A record batch offered to pyarrow as an Arrow C stream (once).
@@ -342,10 +443,12 @@ pub(crate) struct ArrowStream {
 }
 
 impl ArrowStream {
-    /// A stream of `batch`.
-    pub fn new(batch: RecordBatch) -> ArrowStream {
-        let schema = batch.schema();
-        let reader = RecordBatchIterator::new([Ok(batch)], schema);
+    /// A stream of `batches` (at least one; all of one schema).
+    pub fn new(batches: Vec<RecordBatch>) -> ArrowStream {
+        let schema = batches
+            .first()
+            .map_or_else(|| Arc::new(Schema::empty()), |b| b.schema());
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
         ArrowStream {
             stream: Mutex::new(Some(FFI_ArrowArrayStream::new(Box::new(reader)))),
         }

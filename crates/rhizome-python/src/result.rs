@@ -17,8 +17,10 @@ use rhizome_storage::Snapshot;
 pub(crate) struct QueryResult {
     columns: Vec<String>,
     rows: Rows,
-    /// Index of the next row to fetch.
+    /// Index of the next row to fetch in `rows`.
     cursor: usize,
+    /// Rows of the result, fetched or not (`rows` is emptied by `arrow()`).
+    total: usize,
     /// The state the entities of the rows are read from.
     graph: Snapshot,
     elapsed: f64,
@@ -31,10 +33,12 @@ impl QueryResult {
     /// Wraps an engine result whose entities live in `graph`.
     pub fn new(result: rhizome_engine::QueryResult, graph: Snapshot) -> QueryResult {
         let c = result.counters;
+        let total = result.rows.len();
         QueryResult {
             columns: result.columns,
             rows: result.rows,
             cursor: 0,
+            total,
             graph,
             elapsed: result.elapsed.as_secs_f64(),
             plan: result.plan,
@@ -78,9 +82,9 @@ impl QueryResult {
         let rows = &self.rows;
         let columns = &self.columns;
         let native = py
-            .detach(|| native_columns(columns, rows.iter().skip(cursor)))
+            .detach(|| native_columns(columns, rows, cursor))
             .map_err(|e| PyRuntimeError::new_err(format!("building Arrow arrays failed: {e}")))?;
-        let stream = Bound::new(py, ArrowStream::new(native.batch))?;
+        let stream = Bound::new(py, ArrowStream::new(native.batches))?;
         let mut table = pyarrow.getattr("table")?.call1((stream,))?;
         if !native.python.is_empty() {
             let to_array = python_array(py)?;
@@ -95,7 +99,10 @@ impl QueryResult {
                     .call_method1("add_column", (column, self.columns[column].as_str(), array))?;
             }
         }
-        self.cursor = self.rows.len();
+        // every row is fetched now: free them (on the cores the conversion used)
+        let rows = std::mem::replace(&mut self.rows, Rows::new(self.columns.len()));
+        self.cursor = 0;
+        py.detach(|| crate::arrow::drop_rows(rows));
         Ok(table)
     }
 }
@@ -146,7 +153,7 @@ impl QueryResult {
 
     /// The number of rows of the result (fetched or not).
     fn __len__(&self) -> usize {
-        self.rows.len()
+        self.total
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -207,8 +214,8 @@ impl QueryResult {
         format!(
             "<rhizome.Result columns={:?} rows={} fetched={}>",
             self.columns,
-            self.rows.len(),
-            self.cursor
+            self.total,
+            self.total - (self.rows.len() - self.cursor)
         )
     }
 }

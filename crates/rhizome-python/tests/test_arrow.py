@@ -124,3 +124,27 @@ def test_polars_dataframe(db):
     assert frame.schema["i"] == pl.Int64
     assert frame.schema["s"] == pl.String
     assert frame["i"].to_list() == [1, 2, 3]
+
+
+def test_large_results_convert_in_parts(db):
+    # above the size converted on several threads: the parts must agree
+    n = 600_000
+    result = db.execute(
+        "UNWIND range(1, $n) AS i RETURN i, toString(i) AS s, "
+        "CASE WHEN i > $n - 10 THEN 0.5 ELSE i END AS late_float, "
+        "CASE WHEN i = $n THEN 'x' ELSE i END AS late_string",
+        {"n": n},
+    )
+    assert len(result) == n
+    table = result.arrow()
+    assert len(result) == n and result.fetchone() is None
+    assert table.num_rows == n
+    types = dict(zip(table.column_names, table.schema.types))
+    assert types["i"] == pa.int64() and types["s"] == pa.string()
+    assert types["late_float"] == pa.float64()
+    assert types["late_string"] == pa.string()
+    ints = table.column("i").to_pylist()
+    assert sorted(ints) == list(range(1, n + 1))
+    by_i = dict(zip(ints, table.column("late_string").to_pylist()))
+    assert by_i[n] == "x" and by_i[1] == "1"
+    assert dict(zip(ints, table.column("late_float").to_pylist()))[n] == 0.5

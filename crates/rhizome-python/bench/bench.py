@@ -7,8 +7,8 @@ into pyarrow and pandas, SQ5 on the chain graph, A3 on a likes graph.
 Use a release build of the package (`pip install ./crates/rhizome-python`)
 and `pip install pyarrow pandas kuzu`; Kuzu's column is left out if it does
 not import. The data (CSV files and both databases) is made on the first
-run and reused. Prints the median of `--runs` timed runs after one warm-up
-run, in milliseconds; "engine" is Rhizome's own time for the statement
+run and reused. Prints the median and the minimum of `--runs` timed runs (after a warm-up
+run; Rhizome's and Kuzu's runs alternate), in milliseconds; "engine" is Rhizome's own time for the statement
 (Result.elapsed), the rest of the Arrow time is the conversion.
 """
 
@@ -113,14 +113,19 @@ def kuzu_dbs(data: Path):
     return (cdb, c), (ldb, l)
 
 
-def timed(fn, runs: int):
-    fn()  # warm-up
-    times, last = [], None
+def timed_pair(ours, theirs, runs: int):
+    """Median and minimum milliseconds of each, run alternately (the shared
+    machine's speed shifts; a round sees both under the same load)."""
+    fns = [f for f in (ours, theirs) if f is not None]
+    times = [[] for _ in fns]
+    for fn in fns:
+        fn()  # warm-up
     for _ in range(runs):
-        start = time.perf_counter()
-        last = fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times), last
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            times[i].append((time.perf_counter() - start) * 1000)
+    return [(statistics.median(t), min(t)) for t in times]
 
 
 def main() -> None:
@@ -167,15 +172,17 @@ def main() -> None:
          (lambda: k[1][1].execute(A3, {"id": person}).get_all()) if k else None,
          lambda r: r[0][0], A3),
     ]
-    print(f"{'query':34} {'rhizome ms':>11} {'(engine)':>9} {'kuzu ms':>9}  rows/result")
+    print(f"{'query':32} {'rhizome med/min':>16} {'(engine)':>9} {'kuzu med/min':>14}  rows/result")
     for name, ours, theirs, size, query in rows:
-        ours_ms, ours_out = timed(ours, args.runs)
-        line = f"{name:34} {ours_ms:11.1f} {engine[query]:9.1f}"
+        check = [ours(), theirs() if theirs else None]
+        measured = timed_pair(ours, theirs, args.runs)
+        (om, on) = measured[0]
+        line = f"{name:32} {om:8.1f} /{on:6.1f} {engine[query]:9.1f}"
         if theirs is not None:
-            theirs_ms, theirs_out = timed(theirs, args.runs)
-            line += f" {theirs_ms:9.1f}  {size(ours_out)} / {size(theirs_out)}"
+            (tm, tn) = measured[1]
+            line += f" {tm:7.1f} /{tn:5.1f}  {size(check[0])} / {size(check[1])}"
         else:
-            line += f" {'-':>9}  {size(ours_out)}"
+            line += f" {'-':>14}  {size(check[0])}"
         print(line, flush=True)
 
 

@@ -161,12 +161,19 @@ impl<'a, 'py> ToPython<'a, 'py> {
 
     fn relationship(&mut self, id: RelId) -> PyResult<Bound<'py, PyAny>> {
         let Some(info) = self.graph.relationship(id) else {
-            return Err(crate::errors::to_py_err(
-                self.py,
-                rhizome_common::Error::new(
-                    rhizome_common::ErrorKind::EntityNotFound,
-                    format!("relationship {id} of the result no longer exists"),
-                ),
+            // deleted by the statement that returns it: only the id is left
+            let properties = PyDict::new(self.py);
+            if self.as_maps {
+                properties.set_item("_id", id)?;
+                return Ok(properties.into_any());
+            }
+            let none = self.py.None();
+            return self.helpers.relationship.bind(self.py).call1((
+                id,
+                none.clone_ref(self.py),
+                none.clone_ref(self.py),
+                none,
+                properties,
             ));
         };
         let rel_type = self

@@ -121,3 +121,11 @@ def test_unsupported_parameters_are_type_errors(db):
 def test_missing_parameter_is_reported(db):
     with pytest.raises(rhizome.ParameterMissing):
         db.execute("RETURN $nope")
+
+
+def test_entities_deleted_by_the_statement_keep_their_id(people):
+    [(r,)] = people.execute("MATCH ()-[r:KNOWS]->() DELETE r RETURN r").fetchall()
+    assert isinstance(r, rhizome.Relationship) and r.type is None and r.properties == {}
+    [(n,)] = people.execute("MATCH (n:Note) DETACH DELETE n RETURN n").fetchall()
+    assert isinstance(n, rhizome.Node) and n.labels == [] and n.properties == {}
+    assert people.execute("MATCH ()-[r:KNOWS]->() RETURN count(r)").fetchall() == [(0,)]

@@ -20,7 +20,8 @@ _NANOS_PER_SECOND = 1_000_000_000
 
 class Node:
     """A node of a query result: its ``id``, ``labels`` and ``properties``
-    as they were in the snapshot the query read.
+    as they were right after the statement (a node deleted by the statement
+    that returns it has no labels and no properties).
 
     ``node["name"]`` and ``node.get("name")`` read a property. Two nodes are
     equal when their ids are.
@@ -52,12 +53,19 @@ class Node:
 
 class Relationship:
     """A relationship of a query result: ``id``, ``type``, ``start`` and
-    ``end`` (node ids) and ``properties``."""
+    ``end`` (node ids) and ``properties``. A relationship deleted by the
+    statement that returns it has only its id (``type``, ``start`` and
+    ``end`` are ``None``)."""
 
     __slots__ = ("id", "type", "start", "end", "properties")
 
     def __init__(
-        self, id: int, type: str, start: int, end: int, properties: Dict[str, Any]
+        self,
+        id: int,
+        type: Optional[str],
+        start: Optional[int],
+        end: Optional[int],
+        properties: Dict[str, Any],
     ) -> None:
         self.id = id
         self.type = type

@@ -75,15 +75,16 @@ impl Handle {
         let cancel = CancelToken::root();
         let options = options(&cancel, timeout)?;
         let read_only = self.read_only;
+        let query = query.to_string();
         let outcome = run_released(py, &cancel, move || {
-            if read_only && engine.is_updating(query, &params)? {
+            if read_only && engine.is_updating(&query, &params)? {
                 return Err(Error::new(
                     ErrorKind::SemanticError,
                     "the database was opened read-only (read_only=True): this statement writes",
                 )
                 .with_code("AccessMode"));
             }
-            let result = engine.execute(query, params, &options)?;
+            let result = engine.execute(&query, params, &options)?;
             Ok((result, engine.database().snapshot()))
         })?;
         let (result, snapshot) = outcome.py_err(py)?;
@@ -105,7 +106,7 @@ impl Handle {
         let cancel = CancelToken::root();
         let txn = run_released(py, &cancel, move || engine.begin())?.py_err(py)?;
         Ok(Transaction {
-            txn: Mutex::new(Some(txn)),
+            txn: Arc::new(Mutex::new(Some(txn))),
         })
     }
 }
@@ -265,7 +266,7 @@ impl Connection {
 /// failed statement only rollback remains.
 #[pyclass(module = "rhizome", frozen)]
 pub(crate) struct Transaction {
-    txn: Mutex<Option<rhizome_engine::Transaction>>,
+    txn: Arc<Mutex<Option<rhizome_engine::Transaction>>>,
 }
 
 impl Transaction {
@@ -288,11 +289,12 @@ impl Transaction {
         let params = values::parameters(parameters)?;
         let cancel = CancelToken::root();
         let options = options(&cancel, timeout)?;
-        let txn = &self.txn;
+        let txn = self.txn.clone();
+        let query = query.to_string();
         let outcome = run_released(py, &cancel, move || {
             let mut guard = txn.lock().unwrap_or_else(|e| e.into_inner());
             let txn = guard.as_mut().ok_or_else(|| closed("transaction"))?;
-            let result = txn.execute(query, params, &options)?;
+            let result = txn.execute(&query, params, &options)?;
             let snapshot = txn.snapshot().ok_or_else(|| closed("transaction"))?;
             Ok((result, snapshot))
         })?;

@@ -106,7 +106,7 @@ pub(crate) fn import_csv<'py>(
         threads,
     };
     let cancel = CancelToken::root();
-    let report = run_released(py, &cancel, || {
+    let report = run_released(py, &cancel, move || {
         rhizome_import::import(&path, &options, &NoProgress)
     })?
     .py_err(py)?;

@@ -63,36 +63,107 @@ class Error(Exception):
         return text
 
 
-def _kind(name: str, doc: str) -> Type[Error]:
-    cls = type(name, (Error,), {"__doc__": doc, "kind": name, "__module__": "rhizome"})
-    return cls
+class SyntaxError(Error):  # noqa: A001
+    """The query text is not valid Cypher."""
+
+    kind = "SyntaxError"
 
 
-SyntaxError = _kind("SyntaxError", "The query text is not valid Cypher.")  # noqa: A001
-SemanticError = _kind("SemanticError", "The query is valid Cypher but not meaningful.")
-ParameterMissing = _kind("ParameterMissing", "A parameter the query uses was not supplied.")
-TypeError = _kind("TypeError", "A value has the wrong type for an operation.")  # noqa: A001
-ArgumentError = _kind("ArgumentError", "An argument has the right type but an invalid value.")
-ArithmeticError = _kind("ArithmeticError", "Arithmetic failed (overflow, division by zero).")  # noqa: A001
-EntityNotFound = _kind("EntityNotFound", "An entity the query refers to does not exist.")
-ConstraintValidationFailed = _kind(
-    "ConstraintValidationFailed", "A write would break a schema constraint."
-)
-ConstraintVerificationFailed = _kind(
-    "ConstraintVerificationFailed", "A constraint cannot be created on the existing data."
-)
-ProcedureError = _kind("ProcedureError", "A procedure failed or does not exist.")
-QueryAborted = _kind(
-    "QueryAborted", "The query was cancelled, timed out or ran out of its memory budget."
-)
-InputError = _kind("InputError", "An input file (CSV, ...) is malformed.")
-IoError = _kind("IoError", "Reading or writing a file failed.")
-CorruptDatabase = _kind("CorruptDatabase", "A database directory is damaged or of an unknown format.")
-TransientError = _kind(
-    "TransientError", "A temporary condition (the writer lock is busy): retrying may succeed."
-)
-SchemaError = _kind("SchemaError", "A schema command conflicts with the schema.")
-InternalError = _kind("InternalError", "A bug in Rhizome: an invariant did not hold.")
+class SemanticError(Error):
+    """The query is valid Cypher but not meaningful."""
+
+    kind = "SemanticError"
+
+
+class ParameterMissing(Error):
+    """A parameter the query uses was not supplied."""
+
+    kind = "ParameterMissing"
+
+
+class TypeError(Error):  # noqa: A001
+    """A value has the wrong type for an operation."""
+
+    kind = "TypeError"
+
+
+class ArgumentError(Error):
+    """An argument has the right type but an invalid value."""
+
+    kind = "ArgumentError"
+
+
+class ArithmeticError(Error):  # noqa: A001
+    """Arithmetic failed (overflow, division by zero)."""
+
+    kind = "ArithmeticError"
+
+
+class EntityNotFound(Error):
+    """An entity the query refers to does not exist."""
+
+    kind = "EntityNotFound"
+
+
+class ConstraintValidationFailed(Error):
+    """A write would break a schema constraint."""
+
+    kind = "ConstraintValidationFailed"
+
+
+class ConstraintVerificationFailed(Error):
+    """A constraint cannot be created on the existing data."""
+
+    kind = "ConstraintVerificationFailed"
+
+
+class ProcedureError(Error):
+    """A procedure failed or does not exist."""
+
+    kind = "ProcedureError"
+
+
+class QueryAborted(Error):
+    """The query was cancelled, timed out or ran out of its memory budget."""
+
+    kind = "QueryAborted"
+
+
+class InputError(Error):
+    """An input file (CSV, ...) is malformed."""
+
+    kind = "InputError"
+
+
+class IoError(Error):
+    """Reading or writing a file failed."""
+
+    kind = "IoError"
+
+
+class CorruptDatabase(Error):
+    """A database directory is damaged or of an unknown format."""
+
+    kind = "CorruptDatabase"
+
+
+class TransientError(Error):
+    """A temporary condition (the writer lock is busy): retrying may succeed."""
+
+    kind = "TransientError"
+
+
+class SchemaError(Error):
+    """A schema command conflicts with the schema."""
+
+    kind = "SchemaError"
+
+
+class InternalError(Error):
+    """A bug in Rhizome: an invariant did not hold."""
+
+    kind = "InternalError"
+
 
 _BY_KIND: Dict[str, Type[Error]] = {
     cls.kind: cls
@@ -116,6 +187,10 @@ _BY_KIND: Dict[str, Type[Error]] = {
         InternalError,
     )
 }
+
+
+for _cls in (Error, *_BY_KIND.values()):
+    _cls.__module__ = "rhizome"  # shown as rhizome.SyntaxError, where users import it
 
 
 def _from_native(

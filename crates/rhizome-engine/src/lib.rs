@@ -219,6 +219,17 @@ impl Engine {
         self.plans.stats()
     }
 
+    /// True if running `query` would write (an updating clause or a schema
+    /// change), judged from its plan without running it: lets a read-only
+    /// client refuse a statement before it takes the writer lock.
+    pub fn is_updating(&self, query: &str, params: &BTreeMap<String, Value>) -> Result<bool> {
+        Ok(match self.prepare(query, params, &self.db.snapshot())? {
+            Prepared::Plan(planned) => planned.plan.updating && !planned.explain,
+            Prepared::Schema(_, SchemaCommand::Change) => true,
+            Prepared::Schema(_, SchemaCommand::Show) => false,
+        })
+    }
+
     /// Parses, checks and plans `query` without running it; returns the plan text.
     pub fn explain(&self, query: &str, params: &BTreeMap<String, Value>) -> Result<String> {
         match self.prepare(query, params, &self.db.snapshot())? {

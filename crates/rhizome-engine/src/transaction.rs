@@ -55,6 +55,12 @@ impl Transaction {
         result
     }
 
+    /// A read snapshot of the transaction's state, its own writes
+    /// included (to resolve the entities of its results); `None` once closed.
+    pub fn snapshot(&self) -> Option<rhizome_storage::Snapshot> {
+        self.txn.as_ref().map(WriteTxn::snapshot)
+    }
+
     /// Makes the transaction's writes durable and visible.
     pub fn commit(mut self) -> Result<CommitInfo> {
         self.usable()?;

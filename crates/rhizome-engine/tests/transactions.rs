@@ -141,3 +141,50 @@ fn schema_changes_are_transactional() {
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::ConstraintValidationFailed);
 }
+
+#[test]
+fn a_transaction_snapshot_holds_its_own_writes() {
+    use rhizome_storage::GraphRead;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = empty_engine(dir.path());
+    let mut tx = engine.begin().unwrap();
+    let r = tx
+        .execute(
+            "CREATE (n:Fresh {v: 7}) RETURN n",
+            BTreeMap::new(),
+            &QueryOptions::default(),
+        )
+        .unwrap();
+    let Value::Node(id) = r.rows[0][0] else {
+        panic!("not a node: {:?}", r.rows[0][0]);
+    };
+    let inside = tx.snapshot().unwrap();
+    assert!(inside.node_exists(id));
+    assert!(!engine.database().snapshot().node_exists(id));
+    tx.rollback();
+}
+
+#[test]
+fn is_updating_tells_writes_from_reads_without_running_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = empty_engine(dir.path());
+    let params = BTreeMap::new();
+    for (query, writes) in [
+        ("MATCH (n) RETURN n", false),
+        ("EXPLAIN CREATE (:A)", false),
+        ("SHOW INDEXES", false),
+        ("CREATE (:A)", true),
+        ("MATCH (n) SET n.x = 1", true),
+        ("PROFILE CREATE (:A)", true),
+        ("CREATE INDEX FOR (a:A) ON (a.x)", true),
+    ] {
+        assert_eq!(
+            engine.is_updating(query, &params).unwrap(),
+            writes,
+            "{query}"
+        );
+    }
+    assert_eq!(count(&engine), Value::Int(0), "nothing ran");
+    let err = engine.is_updating("CREATE (", &params).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::SyntaxError);
+}

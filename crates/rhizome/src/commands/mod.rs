@@ -5,6 +5,7 @@ mod bench;
 mod demo;
 mod generate;
 mod import;
+pub mod import_dimacs;
 mod query;
 mod tck;
 
@@ -16,6 +17,7 @@ use crate::Failure;
 pub fn run(command: Command) -> Result<(), Failure> {
     match command {
         Command::Import(args) => import::run(args),
+        Command::ImportDimacs(args) => import_dimacs::run(args),
         Command::Query(args) => query::run(args),
         Command::Shell(args) => {
             let db = crate::storage_view::open_database(&args.db_dir)?;

@@ -41,18 +41,19 @@ pub fn parse_filter(text: &str, what: &str) -> Result<Vec<ExpandSpec>> {
             Some(name) => (true, name),
             None => (false, rest),
         };
-        let direction =
-            match (incoming, outgoing) {
-                (true, true) => return Err(Error::new(
+        let direction = match (incoming, outgoing) {
+            (true, true) => {
+                return Err(Error::new(
                     ErrorKind::ArgumentError,
                     format!(
                         "{what}: `{item}` has both `<` and `>`; write `{name}` for both directions"
                     ),
-                )),
-                (true, false) => TypeDirection::Incoming,
-                (false, true) => TypeDirection::Outgoing,
-                (false, false) => TypeDirection::Both,
-            };
+                ))
+            }
+            (true, false) => TypeDirection::Incoming,
+            (false, true) => TypeDirection::Outgoing,
+            (false, false) => TypeDirection::Both,
+        };
         let name = name.trim();
         if name.contains(['<', '>']) {
             return Err(Error::new(

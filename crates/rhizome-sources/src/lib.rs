@@ -3,7 +3,7 @@
 //! connections, kept in a bounded cache shared by every query on the
 //! source, and prefetched by graph-aware prefetchers.
 //!
-//! Modules: [`mapping`] (the mapping file and its checks), [`fetch`] (what
+//! Modules: [`bench`](mod@bench) (`rhizome bench roads`), [`mapping`] (the mapping file and its checks), [`fetch`] (what
 //! one round trip asks for), [`postgres`] and [`redis_backend`] (the
 //! backends), [`cache`] (the shared cache and its freshness rule),
 //! [`counters`] (round trips, rows, bytes, hits, prefetch use, waiting),
@@ -15,6 +15,7 @@
 //! the runtime to read through the `GraphRead` seam, which comes next (the
 //! fetchers are batch-shaped for it).
 
+pub mod bench;
 pub mod cache;
 pub mod counters;
 pub mod fetch;

@@ -102,7 +102,8 @@ fn distances_from(from: usize) -> Vec<u64> {
         let f: Vec<&str> = line.split_whitespace().collect();
         match f.first() {
             Some(&"p") => arcs = vec![Vec::new(); f[2].parse::<usize>().unwrap() + 1],
-            Some(&"a") => arcs[f[1].parse::<usize>().unwrap()].push((f[2].parse().unwrap(), f[3].parse().unwrap())),
+            Some(&"a") => arcs[f[1].parse::<usize>().unwrap()]
+                .push((f[2].parse().unwrap(), f[3].parse().unwrap())),
             _ => {}
         }
     }
@@ -131,7 +132,9 @@ fn routes() -> Vec<(i64, i64, f64)> {
         .into_iter()
         .map(|from| {
             let dist = distances_from(from);
-            let to = (1..dist.len()).min_by_key(|&t| dist[t].abs_diff(2_000)).unwrap();
+            let to = (1..dist.len())
+                .min_by_key(|&t| dist[t].abs_diff(2_000))
+                .unwrap();
             (from as i64, to as i64, dist[to] as f64)
         })
         .collect()
@@ -155,20 +158,37 @@ fn route_costs_are_equal_over_native_postgres_and_redis() {
             assert_eq!(want, Some(reference), "native {goal:?} {from}->{to}");
             for source in [&pg, &redis] {
                 for prefetch in strategies {
-                    if prefetch == Prefetch::BoxBlock(0.005) && source.mapping().backend == rhizome_sources::Backend::Redis {
+                    if prefetch == Prefetch::BoxBlock(0.005)
+                        && source.mapping().backend == rhizome_sources::Backend::Redis
+                    {
                         continue; // Redis mappings have no box template.
                     }
-                    if goal == Goal::Dijkstra && (i > 0 || matches!(prefetch, Prefetch::None | Prefetch::Lookahead(1))) {
+                    if goal == Goal::Dijkstra
+                        && (i > 0 || matches!(prefetch, Prefetch::None | Prefetch::Lookahead(1)))
+                    {
                         continue; // Dijkstra settles many more nodes: one route, the batching prefetchers.
                     }
                     source.clear_cache();
-                    let graph = SourceGraph::new(source, &specs, "distance").unwrap().with_prefetch(prefetch);
+                    let graph = SourceGraph::new(source, &specs, "distance")
+                        .unwrap()
+                        .with_prefetch(prefetch);
                     let before = source.counters();
                     let started = Instant::now();
                     let got = source_cost(&graph, from, to, goal).unwrap();
                     let used = source.counters().since(&before);
-                    eprintln!("{} {prefetch:?} {goal:?} {from}->{to}: {:.0} ms, {}", source.mapping().name, started.elapsed().as_secs_f64() * 1e3, used.render());
-                    assert_eq!(got, want, "{} {prefetch:?} {goal:?} {from}->{to}: {}", source.mapping().name, used.render());
+                    eprintln!(
+                        "{} {prefetch:?} {goal:?} {from}->{to}: {:.0} ms, {}",
+                        source.mapping().name,
+                        started.elapsed().as_secs_f64() * 1e3,
+                        used.render()
+                    );
+                    assert_eq!(
+                        got,
+                        want,
+                        "{} {prefetch:?} {goal:?} {from}->{to}: {}",
+                        source.mapping().name,
+                        used.render()
+                    );
                     assert!(used.round_trips > 0);
                 }
             }

@@ -263,6 +263,9 @@ pub enum BenchCommand {
     /// Writes: bulk UNWIND CREATE, durable single-row transactions, likes
     /// reads on base + delta against after a checkpoint.
     Writes(BenchWritesArgs),
+    /// A* on a road network: native vs PostgreSQL / Redis sources (cold per
+    /// prefetcher, hot) vs a PL/pgSQL A*.
+    Roads(crate::commands::bench_roads::BenchRoadsArgs),
 }
 
 /// `rhizome bench ldbc`.

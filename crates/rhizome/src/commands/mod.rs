@@ -2,6 +2,7 @@
 //! libraries and prints the outcome.
 
 mod bench;
+pub mod bench_roads;
 mod demo;
 mod generate;
 mod import;

@@ -672,3 +672,17 @@ impl tokio_postgres::types::ToSql for KeyArray {
 
     tokio_postgres::types::to_sql_checked!();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_first_parameter_is_replaced() {
+        assert_eq!(
+            replace_param1("WHERE a = ANY($1) AND b = $10 OR c = $1", "X"),
+            "WHERE a = ANY(X) AND b = $10 OR c = X"
+        );
+        assert_eq!(replace_param1("no parameter", "X"), "no parameter");
+    }
+}

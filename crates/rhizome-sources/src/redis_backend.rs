@@ -431,3 +431,34 @@ impl Redis {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_split_around_the_key() {
+        assert_eq!(
+            split_pattern("lux:junction:{id}"),
+            ("lux:junction:".into(), String::new())
+        );
+        assert_eq!(split_pattern("a{id}b"), ("a".into(), "b".into()));
+    }
+
+    #[test]
+    fn values_parse_as_declared() {
+        assert_eq!(
+            parse_value("42", PropertyType::Integer),
+            Some(Value::Int(42))
+        );
+        assert_eq!(
+            parse_value("49.5", PropertyType::Float),
+            Some(Value::Float(49.5))
+        );
+        assert_eq!(parse_value("x", PropertyType::Integer), None);
+        assert_eq!(
+            parse_value("true", PropertyType::Boolean),
+            Some(Value::Bool(true))
+        );
+    }
+}

@@ -8,7 +8,8 @@
 #    FUZZ_SECONDS seconds (default 30): the Cypher parser and compiler
 #    (seeded with every TCK query), the write-ahead log reader and the
 #    property value codec. libFuzzer exits non-zero on any crash, timeout or
-#    leak, failing the script.
+#    leak, failing the script. The DIMACS road-network parsers have a
+#    proptest smoke and a libFuzzer target too (rhizome-import:dimacs).
 #
 # Usage: scripts/suites/10-fuzz-smoke.sh            (FUZZ_SECONDS=30 by default)
 #        FUZZ_SECONDS=600 scripts/suites/10-fuzz-smoke.sh
@@ -19,6 +20,8 @@ seconds="${FUZZ_SECONDS:-30}"
 
 echo "== stable smoke: mutated TCK queries"
 (cd "$root" && cargo test -q -p rhizome-cypher --test fuzz_smoke)
+echo "== stable smoke: DIMACS parsers (proptest)"
+(cd "$root" && cargo test -q -p rhizome-import --lib dimacs::tests::parsers_never_panic)
 
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "cargo-fuzz (nightly) not available: install with 'cargo install cargo-fuzz' to run the libFuzzer targets"
@@ -26,7 +29,7 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
 fi
 
 tck="${RHIZOME_TCK_DIR:-$root/../shared/tck}"
-for spec in rhizome-cypher:parse rhizome-cypher:compile rhizome-storage:wal rhizome-storage:value; do
+for spec in rhizome-cypher:parse rhizome-cypher:compile rhizome-storage:wal rhizome-storage:value rhizome-import:dimacs; do
     crate="${spec%%:*}"
     target="${spec#*:}"
     fuzz="$root/crates/$crate/fuzz"

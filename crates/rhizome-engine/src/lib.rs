@@ -185,11 +185,16 @@ impl Engine {
         Ok(Engine::new(Database::open(dir)?))
     }
 
-    /// An engine over an open database with the built-in procedures.
+    /// An engine over an open database with the built-in procedures
+    /// (`db.*` and the route procedures of `rhizome-routes`).
     pub fn new(db: Database) -> Engine {
         let with = |checkpoint: Procedure| {
             let mut procedures = Procedures::builtin();
             procedures.register(checkpoint);
+            // Route finding (apoc.algo.dijkstra, aStar, ...): rhizome-routes.
+            for route in rhizome_routes::procedures() {
+                procedures.register(route);
+            }
             Arc::new(procedures)
         };
         Engine {

@@ -12,13 +12,15 @@
 //! Modules: [`options`] (what to import), `header` (header syntax),
 //! `csv_reader` (records and quoting), `parse` (typed fields),
 //! `id_space` (CSV ids to node ids), `nodes` / `relationships` (one group
-//! each), `pipeline` (threads), [`report`] (the summary), [`generate`]
+//! each), `pipeline` (threads), [`report`] (the summary), [`dimacs`] (DIMACS road
+//! networks), [`generate`]
 //! (the likes and chain data sets), [`ldbc`] (LDBC SNB layouts), [`bench`](mod@bench)
 //! (the import benchmark). The user guide is `docs/import.md`.
 
 pub mod bench;
 mod csv_reader;
 mod destination;
+pub mod dimacs;
 pub mod generate;
 mod header;
 mod id_space;
@@ -31,6 +33,7 @@ pub mod progress;
 mod relationships;
 pub mod report;
 
+pub use dimacs::{import_dimacs, DimacsOptions};
 pub use generate::{generate_chain, generate_likes, ChainOptions, LikesOptions};
 pub use ldbc::{ldbc_options, LdbcLayout, REFERENCE_PROPERTY_RENAMES};
 pub use options::{parse_delimiter, IdType, ImportOptions, InputGroup};

@@ -28,6 +28,8 @@ pub struct Cli {
 pub enum Command {
     /// Bulk-import CSV files (neo4j-admin format) into a new database.
     Import(ImportArgs),
+    /// Import a DIMACS road network (.gr arcs, .co coordinates) into a new database.
+    ImportDimacs(crate::commands::import_dimacs::ImportDimacsArgs),
     /// Run one Cypher statement and print its result.
     Query(QueryArgs),
     /// Open an interactive Cypher shell (reads statements from stdin when piped).
@@ -291,6 +293,9 @@ pub enum BenchCommand {
     /// Writes: bulk UNWIND CREATE, durable single-row transactions, likes
     /// reads on base + delta against after a checkpoint.
     Writes(BenchWritesArgs),
+    /// A* on a road network: native vs PostgreSQL / Redis sources (cold per
+    /// prefetcher, hot) vs a PL/pgSQL A*.
+    Roads(crate::commands::bench_roads::BenchRoadsArgs),
 }
 
 /// `rhizome bench ldbc`.

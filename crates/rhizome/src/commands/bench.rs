@@ -14,6 +14,7 @@ pub fn run(command: BenchCommand) -> Result<(), Failure> {
         BenchCommand::Queries(args) => queries(args),
         BenchCommand::Ldbc(args) => ldbc(args),
         BenchCommand::Writes(args) => writes(args),
+        BenchCommand::Roads(args) => super::bench_roads::run(args),
     }
 }
 

@@ -2,9 +2,11 @@
 //! libraries and prints the outcome.
 
 mod bench;
+pub mod bench_roads;
 mod demo;
 mod generate;
 mod import;
+pub mod import_dimacs;
 mod query;
 mod tck;
 
@@ -16,6 +18,7 @@ use crate::Failure;
 pub fn run(command: Command) -> Result<(), Failure> {
     match command {
         Command::Import(args) => import::run(args),
+        Command::ImportDimacs(args) => import_dimacs::run(args),
         Command::Query(args) => query::run(args),
         Command::Shell(args) => {
             let db = crate::storage_view::open_database_with(&args.db_dir, &args.open)?;

@@ -1,0 +1,29 @@
+//! Graphs that live in PostgreSQL or Redis, read through a JSON mapping
+//! (the Crackle approach): fetched lazily in batches over a pool of async
+//! connections, kept in a bounded cache shared by every query on the
+//! source, and prefetched by graph-aware prefetchers.
+//!
+//! Modules: [`bench`](mod@bench) (`rhizome bench roads`), [`mapping`] (the mapping file and its checks), [`fetch`] (what
+//! one round trip asks for), [`postgres`] and [`redis_backend`] (the
+//! backends), [`cache`] (the shared cache and its freshness rule),
+//! [`counters`] (round trips, rows, bytes, hits, prefetch use, waiting),
+//! [`source`] (a connected [`Source`], and [`SourceGraph`], the route
+//! searches' view of it). The user guide is `docs/sources.md`.
+//!
+//! Today route searches (`rhizome_routes`) run over a source through
+//! [`SourceGraph`]; running the whole Cypher language over a source needs
+//! the runtime to read through the `GraphRead` seam, which comes next (the
+//! fetchers are batch-shaped for it).
+
+pub mod bench;
+pub mod cache;
+pub mod counters;
+pub mod fetch;
+pub mod mapping;
+pub mod postgres;
+pub mod redis_backend;
+pub mod source;
+
+pub use counters::CounterSnapshot;
+pub use mapping::{Backend, Mapping, Prefetch};
+pub use source::{Source, SourceGraph};

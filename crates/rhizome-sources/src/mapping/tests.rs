@@ -1,0 +1,119 @@
+use super::*;
+
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/sources");
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+fn example(name: &str) -> String {
+    std::fs::read_to_string(format!("{EXAMPLES}/{name}")).unwrap()
+}
+
+#[test]
+fn the_examples_parse() {
+    let env = |name: &str| (name == "RHIZOME_PG_PORT").then(|| "6000".to_string());
+    let pg = Mapping::parse_with_env(&example("roads-postgres.json"), &env).unwrap();
+    assert_eq!(pg.backend, Backend::Postgres);
+    assert_eq!(pg.connection, "postgresql://rhizome@127.0.0.1:6000/roads");
+    assert_eq!(pg.prefetch, Prefetch::Lookahead(4));
+    let junction = pg.node_space("Junction").unwrap();
+    assert_eq!(junction.coordinates, Some(("lat".into(), "lon".into())));
+    assert_eq!(
+        pg.rel_space("ROAD").unwrap().property_index("distance"),
+        Some(0)
+    );
+    let redis = Mapping::parse_with_env(&example("roads-redis.json"), &no_env).unwrap();
+    assert_eq!(redis.connection, "redis://127.0.0.1:63799/0");
+    assert_eq!(
+        redis
+            .rel_space("ROAD")
+            .unwrap()
+            .outgoing
+            .as_ref()
+            .unwrap()
+            .element,
+        vec!["neighbour", "id", "distance"]
+    );
+}
+
+/// Replaces `from` by `to` in the Postgres example and returns the error.
+fn error_after(file: &str, from: &str, to: &str) -> Error {
+    let text = example(file);
+    assert!(text.contains(from), "{from}");
+    Mapping::parse_with_env(&text.replacen(from, to, 1), &no_env).unwrap_err()
+}
+
+#[test]
+fn invalid_mappings_name_the_key() {
+    let pg = "roads-postgres.json";
+    let redis = "roads-redis.json";
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (pg, "\"backend\": \"postgres\"", "\"backend\": \"mysql\"", "mapping key `backend`: unknown backend `mysql`"),
+        (pg, "rhizome@127", "rhizome:secret@127", "mapping key `connection`: holds a password"),
+        (pg, "${RHIZOME_PG_PORT:-54329}", "${RHIZOME_PG_PORT}", "mapping key `connection`: the environment variable RHIZOME_PG_PORT is not set"),
+        (pg, "\"id\": \"integer\", \"lat\"", "\"id\": \"int\", \"lat\"", "mapping key `nodes.Junction.properties.id`: unknown type `int`"),
+        (pg, "\"key\": \"id\",\n      \"properties\": { \"id\"", "\"key\": \"ident\",\n      \"properties\": { \"id\"", "mapping key `nodes.Junction.key`: `ident` is not one of"),
+        (pg, "WHERE id = ANY($1)", "WHERE id = 1", "mapping key `nodes.Junction.fetch`: must use $1"),
+        (pg, "\"lat\": \"lat\", \"lon\": \"lon\"", "\"lat\": \"latitude\", \"lon\": \"lon\"", "mapping key `nodes.Junction.coordinates.lat`: `latitude` is not one of"),
+        (pg, "\"from\": \"Junction\"", "\"from\": \"Crossing\"", "mapping key `relationships.ROAD.from`: `Crossing` is not a label"),
+        (pg, "\"lookahead\": 4", "\"lookahead\": 40", "mapping key `prefetch.lookahead`: must be an integer depth from 1 to 16"),
+        (pg, "\"ttl_seconds\": 600", "\"ttl_seconds\": -1", "mapping key `cache.ttl_seconds`: must be a positive number"),
+        (pg, "\"pool_size\": 4", "\"pool_size\": 0", "mapping key `pool_size`: must be an integer from 1 to 64"),
+        (pg, "\"fetch\"", "\"fecth\"", "mapping key `nodes.Junction.fecth`: unknown key"),
+        (pg, "\"pool_size\"", "\"pool\"", "unknown top-level key `pool`"),
+        (pg, "\"outgoing\": \"SELECT source AS node, target AS neighbour, id, distance FROM luxembourg.road WHERE source = ANY($1)\",\n", "", "never"),
+        (redis, "\"luxembourg:junction:{id}\"", "\"luxembourg:junction\"", "mapping key `nodes.Junction.fetch`: must be a key pattern with {id}"),
+        (redis, "[\"neighbour\", \"id\", \"distance\"] },\n      \"incoming\"", "[\"neighbour\", \"dist\"] },\n      \"incoming\"", "mapping key `relationships.ROAD.outgoing.element`: `dist` is neither"),
+        (redis, "\"redis://", "\"postgresql://", "mapping key `connection`: a Redis source needs a redis:// URL"),
+    ];
+    for &(file, from, to, message) in cases {
+        if message == "never" {
+            // Only incoming left: still valid.
+            let text = example(file).replacen(from, to, 1);
+            Mapping::parse_with_env(&text, &no_env).unwrap();
+            continue;
+        }
+        let e = error_after(file, from, to);
+        assert_eq!(e.kind, ErrorKind::InputError, "{e}");
+        assert!(e.message.contains(message), "{to}: {e}");
+    }
+    let e = Mapping::parse_with_env("{\"backend\": ", &no_env).unwrap_err();
+    assert!(
+        e.message.contains("not valid") && e.position.is_some(),
+        "{e}"
+    );
+}
+
+#[test]
+fn environment_substitution() {
+    let env = |name: &str| match name {
+        "A" => Some("x".to_string()),
+        "EMPTY" => Some(String::new()),
+        _ => None,
+    };
+    assert_eq!(
+        substitute_env("a${A}b${B:-y}${EMPTY:-z}", "k", &env).unwrap(),
+        "axbyz"
+    );
+    assert!(substitute_env("${A", "k", &env).is_err());
+    assert!(substitute_env("${A B}", "k", &env).is_err());
+}
+
+#[test]
+fn garbage_never_panics() {
+    let base = example("roads-postgres.json");
+    let bytes = base.as_bytes();
+    let mut seed = 7u64;
+    for _ in 0..3000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut text = bytes.to_vec();
+        for k in 0..(seed % 4 + 1) {
+            let at = ((seed >> (8 * k)) as usize) % text.len();
+            text[at] = b"{}[]\",:0a$ -"[(seed as usize >> 3) % 12];
+        }
+        let _ = Mapping::parse_with_env(&String::from_utf8_lossy(&text), &no_env);
+    }
+}

@@ -1,0 +1,688 @@
+//! The PostgreSQL backend: a pool of `tokio-postgres` clients, one prepared
+//! statement per template, checked against the mapping when the source
+//! connects (parameter types, column names and types; errors name the
+//! mapping key). A round sends its statements together on one client, so
+//! they travel pipelined: one round trip.
+
+use crate::cache::AdjacencyList;
+use crate::fetch::{bad_data, unavailable, value_bytes, Fetched, ListRef, Round};
+use crate::mapping::{Mapping, PropertyType};
+use futures_util::future::try_join_all;
+use rhizome_common::{Error, ErrorKind, Result, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, NoTls, Row, Statement};
+
+/// Where each needed value is in a statement's result.
+#[derive(Debug, Clone)]
+struct Columns {
+    /// Column of each mapped property, in the mapping's order.
+    properties: Vec<usize>,
+    /// `node` (adjacency statements).
+    node: Option<usize>,
+    /// `neighbour` (adjacency statements).
+    neighbour: Option<usize>,
+    /// The relationship key (adjacency statements).
+    rel_key: Option<usize>,
+    /// The node key (node statements).
+    key: Option<usize>,
+}
+
+/// The SQL of the source's statements.
+#[derive(Debug, Clone)]
+struct Sql {
+    nodes: Vec<String>,
+    boxes: Vec<Option<String>>,
+    lists: Vec<(ListRef, String)>,
+    /// Mapping keys of the node spaces (`nodes.Junction`) and lists
+    /// (`relationships.ROAD.outgoing`), for errors.
+    node_keys: Vec<String>,
+    list_keys: Vec<String>,
+}
+
+/// Statements of one client.
+struct Prepared {
+    client: Client,
+    nodes: Vec<Statement>,
+    boxes: Vec<Option<Statement>>,
+    lists: Vec<(ListRef, Statement)>,
+    /// Lookahead per list: (edges of depth < k, node rows of depth <= k).
+    lookahead: Vec<(ListRef, Statement, Statement)>,
+}
+
+/// A PostgreSQL source's connections.
+pub struct Postgres {
+    name: String,
+    url: String,
+    sql: Sql,
+    node_columns: Vec<Columns>,
+    list_columns: Vec<(ListRef, Columns)>,
+    pool: Vec<Mutex<Option<Arc<Prepared>>>>,
+    next: AtomicUsize,
+}
+
+fn mapping_error(at: &str, message: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::InputError,
+        format!("mapping key `{at}`: {message}"),
+    )
+    .with_code("InvalidMapping")
+}
+
+/// Replaces the parameter `$1` (not `$10`...) by `with`.
+fn replace_param1(template: &str, with: &str) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(at) = rest.find("$1") {
+        let after = &rest[at + 2..];
+        out.push_str(&rest[..at]);
+        if after.starts_with(|c: char| c.is_ascii_digit()) {
+            out.push_str("$1");
+        } else {
+            out.push_str(with);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+fn supported(ty: &Type) -> bool {
+    [
+        Type::INT2,
+        Type::INT4,
+        Type::INT8,
+        Type::FLOAT4,
+        Type::FLOAT8,
+        Type::TEXT,
+        Type::VARCHAR,
+        Type::BPCHAR,
+        Type::NAME,
+        Type::BOOL,
+    ]
+    .contains(ty)
+}
+
+fn is_integer(ty: &Type) -> bool {
+    [Type::INT2, Type::INT4, Type::INT8].contains(ty)
+}
+
+/// Finds the columns of a prepared statement.
+fn columns(
+    statement: &Statement,
+    at: &str,
+    properties: &[(String, PropertyType)],
+    extra: &[&str],
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    let cols = statement.columns();
+    let find = |name: &str| cols.iter().position(|c| c.name() == name);
+    let mut props = Vec::new();
+    for (name, ty) in properties {
+        let i = find(name).ok_or_else(|| {
+            mapping_error(
+                at,
+                format!(
+                    "the query returns no column `{name}` (it returns {})",
+                    cols.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })?;
+        let col_ty = cols[i].type_();
+        let fits = match ty {
+            PropertyType::Integer => is_integer(col_ty),
+            PropertyType::Float => {
+                is_integer(col_ty) || [Type::FLOAT4, Type::FLOAT8].contains(col_ty)
+            }
+            PropertyType::String => {
+                [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME].contains(col_ty)
+            }
+            PropertyType::Boolean => *col_ty == Type::BOOL,
+        };
+        if !fits || !supported(col_ty) {
+            return Err(mapping_error(
+                at,
+                format!(
+                    "column `{name}` has SQL type {col_ty}, which does not fit the declared {ty:?}"
+                ),
+            ));
+        }
+        props.push(i);
+    }
+    let mut more = Vec::new();
+    for name in extra {
+        let i = find(name)
+            .ok_or_else(|| mapping_error(at, format!("the query returns no column `{name}`")))?;
+        if !is_integer(cols[i].type_()) {
+            return Err(mapping_error(
+                at,
+                format!("column `{name}` must be an integer"),
+            ));
+        }
+        more.push(i);
+    }
+    Ok((props, more))
+}
+
+fn check_key_array(statement: &Statement, at: &str) -> Result<()> {
+    match statement.params().first() {
+        Some(t) if *t == Type::INT4_ARRAY || *t == Type::INT8_ARRAY || *t == Type::INT2_ARRAY => {
+            Ok(())
+        }
+        Some(t) => Err(mapping_error(
+            at,
+            format!("$1 must be an array of integer keys, PostgreSQL reads it as {t}"),
+        )),
+        None => Err(mapping_error(at, "has no parameter $1")),
+    }
+}
+
+/// Decodes column `i` of `row` as a value.
+fn decode(row: &Row, i: usize) -> std::result::Result<Value, tokio_postgres::Error> {
+    let ty = row.columns()[i].type_().clone();
+    Ok(match ty {
+        Type::INT2 => row
+            .try_get::<_, Option<i16>>(i)?
+            .map_or(Value::Null, |v| Value::Int(v.into())),
+        Type::INT4 => row
+            .try_get::<_, Option<i32>>(i)?
+            .map_or(Value::Null, |v| Value::Int(v.into())),
+        Type::INT8 => row
+            .try_get::<_, Option<i64>>(i)?
+            .map_or(Value::Null, Value::Int),
+        Type::FLOAT4 => row
+            .try_get::<_, Option<f32>>(i)?
+            .map_or(Value::Null, |v| Value::Float(v.into())),
+        Type::FLOAT8 => row
+            .try_get::<_, Option<f64>>(i)?
+            .map_or(Value::Null, Value::Float),
+        Type::BOOL => row
+            .try_get::<_, Option<bool>>(i)?
+            .map_or(Value::Null, Value::Bool),
+        _ => row
+            .try_get::<_, Option<String>>(i)?
+            .map_or(Value::Null, Value::String),
+    })
+}
+
+fn int_at(row: &Row, i: usize, source: &str, what: &str) -> Result<i64> {
+    match decode(row, i).map_err(|e| unavailable(source, e))? {
+        Value::Int(v) => Ok(v),
+        other => Err(bad_data(
+            source,
+            format!("{what} is {}, not an integer", other.type_name()),
+        )),
+    }
+}
+
+impl Postgres {
+    /// Connects `pool_size` clients lazily; checks the templates on one
+    /// connection now, so a bad mapping fails at once.
+    pub async fn connect(mapping: &Mapping) -> Result<Postgres> {
+        let mut sql = Sql {
+            nodes: Vec::new(),
+            boxes: Vec::new(),
+            lists: Vec::new(),
+            node_keys: Vec::new(),
+            list_keys: Vec::new(),
+        };
+        for space in &mapping.nodes {
+            sql.nodes.push(space.fetch.clone());
+            sql.boxes.push(space.in_box.clone());
+            sql.node_keys.push(format!("nodes.{}", space.label));
+        }
+        for (r, rel) in mapping.relationships.iter().enumerate() {
+            for (outgoing, fetch) in [(true, &rel.outgoing), (false, &rel.incoming)] {
+                if let Some(fetch) = fetch {
+                    let list = ListRef {
+                        rel: r as u16,
+                        outgoing,
+                    };
+                    sql.lists.push((list, fetch.template.clone()));
+                    sql.list_keys.push(format!(
+                        "relationships.{}.{}",
+                        rel.rel_type,
+                        if outgoing { "outgoing" } else { "incoming" }
+                    ));
+                }
+            }
+        }
+        let mut pg = Postgres {
+            name: mapping.name.clone(),
+            url: mapping.connection.clone(),
+            sql,
+            node_columns: Vec::new(),
+            list_columns: Vec::new(),
+            pool: (0..mapping.pool_size).map(|_| Mutex::new(None)).collect(),
+            next: AtomicUsize::new(0),
+        };
+        let mut first = pg.prepare_basic().await?;
+        for (s, space) in mapping.nodes.iter().enumerate() {
+            let at = format!("nodes.{}.fetch", space.label);
+            check_key_array(&first.nodes[s], &at)?;
+            let (properties, key) = columns(
+                &first.nodes[s],
+                &at,
+                &space.properties,
+                &[space.key.as_str()],
+            )?;
+            if let Some(b) = &first.boxes[s] {
+                let at = format!("nodes.{}.in_box", space.label);
+                let (box_props, _) = columns(b, &at, &space.properties, &[space.key.as_str()])?;
+                if box_props != properties {
+                    return Err(mapping_error(
+                        &at,
+                        "must return the same columns in the same order as `fetch`",
+                    ));
+                }
+            }
+            pg.node_columns.push(Columns {
+                properties,
+                node: None,
+                neighbour: None,
+                rel_key: None,
+                key: Some(key[0]),
+            });
+        }
+        for (list, statement) in &first.lists {
+            let rel = &mapping.relationships[list.rel as usize];
+            let at = format!(
+                "relationships.{}.{}",
+                rel.rel_type,
+                if list.outgoing {
+                    "outgoing"
+                } else {
+                    "incoming"
+                }
+            );
+            check_key_array(statement, &at)?;
+            let (properties, extra) = columns(
+                statement,
+                &at,
+                &rel.properties,
+                &["node", "neighbour", rel.key.as_str()],
+            )?;
+            pg.list_columns.push((
+                *list,
+                Columns {
+                    properties,
+                    node: Some(extra[0]),
+                    neighbour: Some(extra[1]),
+                    rel_key: Some(extra[2]),
+                    key: None,
+                },
+            ));
+        }
+        first.lookahead = pg.prepare_lookahead(&first).await?;
+        *pg.pool[0].lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(first));
+        Ok(pg)
+    }
+
+    /// A new connection with every statement prepared.
+    async fn prepare(&self) -> Result<Arc<Prepared>> {
+        let mut prepared = self.prepare_basic().await?;
+        prepared.lookahead = self.prepare_lookahead(&prepared).await?;
+        Ok(Arc::new(prepared))
+    }
+
+    /// Prepares `sql` on `client`; a query PostgreSQL rejects is a mapping
+    /// error at `at`.
+    async fn prepare_one(&self, client: &Client, sql: &str, at: &str) -> Result<Statement> {
+        client
+            .prepare(sql)
+            .await
+            .map_err(|e| match e.as_db_error() {
+                Some(db) => mapping_error(
+                    at,
+                    format!("PostgreSQL rejects the query: {}", db.message()),
+                ),
+                None => unavailable(&self.name, e),
+            })
+    }
+
+    /// A new connection with the mapping's own statements prepared.
+    async fn prepare_basic(&self) -> Result<Prepared> {
+        let (client, connection) = tokio_postgres::connect(&self.url, NoTls)
+            .await
+            .map_err(|e| unavailable(&self.name, format!("cannot connect to PostgreSQL: {e}")))?;
+        tokio::spawn(async move {
+            // Ends when the client is dropped or the server goes away; the
+            // next request then fails with a clear error.
+            let _ = connection.await;
+        });
+        let mut nodes = Vec::new();
+        let mut boxes = Vec::new();
+        for (s, sql) in self.sql.nodes.iter().enumerate() {
+            let at = format!("{}.fetch", self.sql.node_keys[s]);
+            nodes.push(self.prepare_one(&client, sql, &at).await?);
+        }
+        for (s, sql) in self.sql.boxes.iter().enumerate() {
+            let at = format!("{}.in_box", self.sql.node_keys[s]);
+            boxes.push(match sql {
+                Some(sql) => Some(self.prepare_one(&client, sql, &at).await?),
+                None => None,
+            });
+        }
+        let mut lists = Vec::new();
+        for (i, (list, sql)) in self.sql.lists.iter().enumerate() {
+            lists.push((
+                *list,
+                self.prepare_one(&client, sql, &self.sql.list_keys[i])
+                    .await?,
+            ));
+        }
+        Ok(Prepared {
+            client,
+            nodes,
+            boxes,
+            lists,
+            lookahead: Vec::new(),
+        })
+    }
+
+    /// The lookahead statements, derived from the templates: keys reached
+    /// from `$1` in fewer than `$2` steps (a recursive query), then the
+    /// list template over all of them at once, and the first node space's
+    /// template over every reached key.
+    async fn prepare_lookahead(
+        &self,
+        p: &Prepared,
+    ) -> Result<Vec<(ListRef, Statement, Statement)>> {
+        let array_of = |statement: &Statement| {
+            if statement.params().first() == Some(&Type::INT8_ARRAY) {
+                "bigint[]"
+            } else {
+                "integer[]"
+            }
+        };
+        let mut out = Vec::new();
+        for (i, (list, sql)) in self.sql.lists.iter().enumerate() {
+            let array = array_of(&p.lists[i].1);
+            let reach = format!(
+                "WITH RECURSIVE reach(n, depth) AS ( \
+                   SELECT k::bigint, 0 FROM unnest($1::bigint[]) AS k \
+                   UNION \
+                   SELECT e.neighbour::bigint, r.depth + 1 FROM reach r, \
+                     LATERAL ({}) e WHERE r.depth < $2 )",
+                replace_param1(sql, &format!("ARRAY[r.n]::{array}"))
+            );
+            let edges = format!(
+                "{reach} SELECT * FROM ({}) e",
+                replace_param1(
+                    sql,
+                    &format!("(SELECT array_agg(DISTINCT n) FROM reach WHERE depth < $2)::{array}")
+                )
+            );
+            let node_rows = format!(
+                "{reach} SELECT * FROM ({}) f",
+                replace_param1(
+                    &self.sql.nodes[0],
+                    &format!(
+                        "(SELECT array_agg(DISTINCT n) FROM reach)::{}",
+                        array_of(&p.nodes[0])
+                    )
+                )
+            );
+            let at = format!("{} (its lookahead query)", self.sql.list_keys[i]);
+            let edges = self.prepare_one(&p.client, &edges, &at).await?;
+            let node_rows = self.prepare_one(&p.client, &node_rows, &at).await?;
+            out.push((*list, edges, node_rows));
+        }
+        Ok(out)
+    }
+
+    /// A live connection from the pool (reconnecting a slot whose
+    /// connection was lost).
+    async fn connection(&self) -> Result<Arc<Prepared>> {
+        let slot = self.next.fetch_add(1, Ordering::Relaxed) % self.pool.len();
+        let current = self.pool[slot]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match current {
+            Some(p) if !p.client.is_closed() => Ok(p),
+            _ => {
+                let fresh = self.prepare().await?;
+                *self.pool[slot].lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh.clone());
+                Ok(fresh)
+            }
+        }
+    }
+
+    fn list_columns(&self, list: ListRef) -> &Columns {
+        &self
+            .list_columns
+            .iter()
+            .find(|(l, _)| *l == list)
+            .expect("every list has columns")
+            .1
+    }
+
+    /// Node rows of `rows` (from a node statement of space `space`).
+    fn node_rows(&self, space: u16, rows: &[Row], out: &mut Fetched) -> Result<Vec<i64>> {
+        let columns = &self.node_columns[space as usize];
+        let key_col = columns.key.expect("node statements have a key column");
+        let mut keys = Vec::with_capacity(rows.len());
+        for row in rows {
+            let key = int_at(row, key_col, &self.name, "a node key")?;
+            let mut props = Vec::with_capacity(columns.properties.len());
+            for &c in &columns.properties {
+                let v = decode(row, c).map_err(|e| unavailable(&self.name, e))?;
+                out.bytes += value_bytes(&v);
+                props.push(v);
+            }
+            out.rows += 1;
+            out.nodes.push((space, key, Some(props)));
+            keys.push(key);
+        }
+        Ok(keys)
+    }
+
+    /// Adjacency lists of `rows` grouped by node, one entry per key of `keys`.
+    fn adjacency_rows(
+        &self,
+        list: ListRef,
+        keys: &[i64],
+        rows: &[Row],
+        out: &mut Fetched,
+    ) -> Result<()> {
+        let columns = self.list_columns(list);
+        let mut by_node: std::collections::HashMap<i64, AdjacencyList> = keys
+            .iter()
+            .map(|&k| (k, AdjacencyList::default()))
+            .collect();
+        for row in rows {
+            let node = int_at(row, columns.node.expect("adjacency"), &self.name, "`node`")?;
+            let neighbour = int_at(
+                row,
+                columns.neighbour.expect("adjacency"),
+                &self.name,
+                "`neighbour`",
+            )?;
+            let rel = int_at(
+                row,
+                columns.rel_key.expect("adjacency"),
+                &self.name,
+                "a relationship key",
+            )?;
+            let mut props = Vec::with_capacity(columns.properties.len());
+            for &c in &columns.properties {
+                let v = decode(row, c).map_err(|e| unavailable(&self.name, e))?;
+                out.bytes += value_bytes(&v);
+                props.push(v);
+            }
+            out.rows += 1;
+            out.bytes += 24;
+            let list = by_node.entry(node).or_default();
+            list.neighbours.push(neighbour);
+            list.rels.push(rel);
+            list.properties.push(props);
+        }
+        for (key, adjacency) in by_node {
+            out.adjacency.push((list, key, adjacency));
+        }
+        Ok(())
+    }
+
+    fn query_error(&self, e: tokio_postgres::Error) -> Error {
+        match e.as_db_error() {
+            Some(db) => unavailable(&self.name, format!("PostgreSQL: {}", db.message())),
+            None => unavailable(
+                &self.name,
+                format!("the connection to PostgreSQL failed: {e}"),
+            ),
+        }
+    }
+
+    /// Runs a round: every statement sent at once on one connection.
+    pub async fn round(&self, round: &Round) -> Result<Fetched> {
+        let p = self.connection().await?;
+        let client = &p.client;
+        let node_queries = round.nodes.iter().map(|(space, keys)| {
+            let statement = p.nodes[*space as usize].clone();
+            let keys = narrow(&statement, keys);
+            async move { client.query(&statement, &[&keys]).await }
+        });
+        let list_queries = round.adjacency.iter().map(|(list, keys)| {
+            let statement = p
+                .lists
+                .iter()
+                .find(|(l, _)| l == list)
+                .expect("prepared")
+                .1
+                .clone();
+            let keys = narrow(&statement, keys);
+            async move { client.query(&statement, &[&keys]).await }
+        });
+        let (node_rows, list_rows) = futures_util::future::try_join(
+            try_join_all(node_queries.map(Box::pin)),
+            try_join_all(list_queries.map(Box::pin)),
+        )
+        .await
+        .map_err(|e| self.query_error(e))?;
+        let mut out = Fetched::default();
+        for ((space, keys), rows) in round.nodes.iter().zip(&node_rows) {
+            let found = self.node_rows(*space, rows, &mut out)?;
+            let found: std::collections::HashSet<i64> = found.into_iter().collect();
+            for &k in keys {
+                if !found.contains(&k) {
+                    out.nodes.push((*space, k, None));
+                }
+            }
+        }
+        for ((list, keys), rows) in round.adjacency.iter().zip(&list_rows) {
+            self.adjacency_rows(*list, keys, rows, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The depth-`depth` neighbourhood of `keys` along `list`: adjacency of
+    /// nodes fewer than `depth` steps away, rows of nodes up to `depth`
+    /// steps away (node space 0), in one round trip.
+    pub async fn lookahead(&self, list: ListRef, keys: &[i64], depth: u32) -> Result<Fetched> {
+        let p = self.connection().await?;
+        let (_, edges, nodes) = p
+            .lookahead
+            .iter()
+            .find(|(l, _, _)| *l == list)
+            .expect("prepared");
+        let depth = depth as i32;
+        let (edge_rows, node_rows) = futures_util::future::try_join(
+            p.client.query(edges, &[&keys, &depth]),
+            p.client.query(nodes, &[&keys, &depth]),
+        )
+        .await
+        .map_err(|e| self.query_error(e))?;
+        let mut out = Fetched::default();
+        self.node_rows(0, &node_rows, &mut out)?;
+        // Lists of nodes with no relationships are absent from the rows; the
+        // caller requested `keys`, whose lists are complete (maybe empty).
+        let mut expanded: Vec<i64> = edge_rows
+            .iter()
+            .map(|r| {
+                int_at(
+                    r,
+                    self.list_columns(list).node.expect("adjacency"),
+                    &self.name,
+                    "`node`",
+                )
+            })
+            .collect::<Result<_>>()?;
+        expanded.extend_from_slice(keys);
+        expanded.sort_unstable();
+        expanded.dedup();
+        self.adjacency_rows(list, &expanded, &edge_rows, &mut out)?;
+        Ok(out)
+    }
+
+    /// Rows of the nodes of space `space` in a latitude/longitude box.
+    pub async fn in_box(&self, space: u16, lat: (f64, f64), lon: (f64, f64)) -> Result<Fetched> {
+        let p = self.connection().await?;
+        let Some(statement) = &p.boxes[space as usize] else {
+            return Ok(Fetched::default());
+        };
+        let rows = p
+            .client
+            .query(statement, &[&lat.0, &lat.1, &lon.0, &lon.1])
+            .await
+            .map_err(|e| self.query_error(e))?;
+        let mut out = Fetched::default();
+        self.node_rows(space, &rows, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// Keys as the statement's array type wants them.
+fn narrow(statement: &Statement, keys: &[i64]) -> KeyArray {
+    if statement.params().first() == Some(&Type::INT8_ARRAY) {
+        KeyArray::Big(keys.to_vec())
+    } else {
+        KeyArray::Int(
+            keys.iter()
+                .map(|&k| k.clamp(i32::MIN.into(), i32::MAX.into()) as i32)
+                .collect(),
+        )
+    }
+}
+
+/// An array parameter of the right width.
+#[derive(Debug)]
+enum KeyArray {
+    Int(Vec<i32>),
+    Big(Vec<i64>),
+}
+
+impl tokio_postgres::types::ToSql for KeyArray {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut tokio_postgres::types::private::BytesMut,
+    ) -> std::result::Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
+    {
+        match self {
+            KeyArray::Int(v) => v.to_sql(ty, out),
+            KeyArray::Big(v) => v.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        <Vec<i32> as tokio_postgres::types::ToSql>::accepts(ty)
+            || <Vec<i64> as tokio_postgres::types::ToSql>::accepts(ty)
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_first_parameter_is_replaced() {
+        assert_eq!(
+            replace_param1("WHERE a = ANY($1) AND b = $10 OR c = $1", "X"),
+            "WHERE a = ANY(X) AND b = $10 OR c = X"
+        );
+        assert_eq!(replace_param1("no parameter", "X"), "no parameter");
+    }
+}

@@ -1,0 +1,525 @@
+//! Sources against real PostgreSQL and Redis servers with the Luxembourg
+//! network loaded by `scripts/sources.sh` (run by
+//! `scripts/suites/50-sources.sh`, which exports RHIZOME_PG_PORT and
+//! RHIZOME_REDIS_PORT): equal route costs native vs PostgreSQL vs Redis
+//! with every prefetcher, the cache, mapping errors found by the backend,
+//! and backends that die or stall mid-query.
+
+use rhizome_common::{ErrorKind, NodeId};
+use rhizome_routes::expand::parse_filter;
+use rhizome_routes::native::NativeGraph;
+use rhizome_routes::{shortest_path, Goal, RouteGraph, SearchOptions, SearchStats};
+use rhizome_sources::{Mapping, Prefetch, Source, SourceGraph};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sources")
+}
+
+fn mapping(file: &str) -> Mapping {
+    for var in ["RHIZOME_PG_PORT", "RHIZOME_REDIS_PORT"] {
+        assert!(
+            std::env::var(var).is_ok(),
+            "{var} is not set: run scripts/suites/50-sources.sh"
+        );
+    }
+    Mapping::load(&examples().join(file)).unwrap()
+}
+
+fn options(goal: Goal) -> SearchOptions {
+    SearchOptions {
+        goal,
+        default_weight: None,
+        weight_name: "distance".into(),
+    }
+}
+
+/// The Luxembourg network imported natively once.
+fn native() -> &'static rhizome_storage::Database {
+    static DB: OnceLock<(tempfile::TempDir, rhizome_storage::Database)> = OnceLock::new();
+    &DB.get_or_init(|| {
+        let dir = rhizome_import::bench::find_datasets_dir()
+            .expect("shared/datasets not found")
+            .join("roads/luxembourg-dimacs10");
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("lux");
+        let options = rhizome_import::DimacsOptions::new(
+            dir.join("luxembourg.gr"),
+            Some(dir.join("luxembourg.co")),
+        );
+        rhizome_import::import_dimacs(&db, &options).unwrap();
+        let database = rhizome_storage::Database::open(&db).unwrap();
+        (tmp, database)
+    })
+    .1
+}
+
+fn native_cost(from: i64, to: i64, goal: Goal) -> Option<f64> {
+    let snapshot = native().snapshot();
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let graph = NativeGraph::new(&snapshot, &specs, "distance", Some(("lat", "lon")));
+    shortest_path(
+        &graph,
+        (from - 1) as NodeId,
+        (to - 1) as NodeId,
+        &options(goal),
+        &mut SearchStats::default(),
+    )
+    .unwrap()
+    .map(|r| r.cost)
+}
+
+fn source_cost(
+    graph: &dyn RouteGraph,
+    from: i64,
+    to: i64,
+    goal: Goal,
+) -> rhizome_common::Result<Option<f64>> {
+    Ok(shortest_path(
+        graph,
+        from as NodeId,
+        to as NodeId,
+        &options(goal),
+        &mut SearchStats::default(),
+    )?
+    .map(|r| r.cost))
+}
+
+/// Distances in metres from `from` to every node (1-based), by a textbook
+/// Dijkstra over the `.gr` file.
+fn distances_from(from: usize) -> Vec<u64> {
+    let path = rhizome_import::bench::find_datasets_dir()
+        .expect("shared/datasets not found")
+        .join("roads/luxembourg-dimacs10/luxembourg.gr");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut arcs: Vec<Vec<(usize, u64)>> = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f.first() {
+            Some(&"p") => arcs = vec![Vec::new(); f[2].parse::<usize>().unwrap() + 1],
+            Some(&"a") => arcs[f[1].parse::<usize>().unwrap()]
+                .push((f[2].parse().unwrap(), f[3].parse().unwrap())),
+            _ => {}
+        }
+    }
+    let mut dist = vec![u64::MAX; arcs.len()];
+    let mut heap = std::collections::BinaryHeap::new();
+    dist[from] = 0;
+    heap.push(std::cmp::Reverse((0u64, from)));
+    while let Some(std::cmp::Reverse((d, u))) = heap.pop() {
+        if d > dist[u] {
+            continue;
+        }
+        for &(v, w) in &arcs[u] {
+            if d + w < dist[v] {
+                dist[v] = d + w;
+                heap.push(std::cmp::Reverse((d + w, v)));
+            }
+        }
+    }
+    dist
+}
+
+/// Three routes of about 2 km (a few thousand settled nodes for A*):
+/// (from, to, the reference cost).
+fn routes() -> Vec<(i64, i64, f64)> {
+    [17, 40_000, 90_001]
+        .into_iter()
+        .map(|from| {
+            let dist = distances_from(from);
+            let to = (1..dist.len())
+                .min_by_key(|&t| dist[t].abs_diff(2_000))
+                .unwrap();
+            (from as i64, to as i64, dist[to] as f64)
+        })
+        .collect()
+}
+
+#[test]
+fn route_costs_are_equal_over_native_postgres_and_redis() {
+    let pg = Source::connect(mapping("roads-postgres.json")).unwrap();
+    let redis = Source::connect(mapping("roads-redis.json")).unwrap();
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let strategies = [
+        Prefetch::None,
+        Prefetch::Lookahead(1),
+        Prefetch::Lookahead(4),
+        Prefetch::KeyBlock(64),
+        Prefetch::BoxBlock(0.005),
+    ];
+    for (i, (from, to, reference)) in routes().into_iter().enumerate() {
+        for goal in [Goal::AStar, Goal::Dijkstra] {
+            let want = native_cost(from, to, goal);
+            assert_eq!(want, Some(reference), "native {goal:?} {from}->{to}");
+            for source in [&pg, &redis] {
+                for prefetch in strategies {
+                    if prefetch == Prefetch::BoxBlock(0.005)
+                        && source.mapping().backend == rhizome_sources::Backend::Redis
+                    {
+                        continue; // Redis mappings have no box template.
+                    }
+                    if goal == Goal::Dijkstra
+                        && (i > 0 || matches!(prefetch, Prefetch::None | Prefetch::Lookahead(1)))
+                    {
+                        continue; // Dijkstra settles many more nodes: one route, the batching prefetchers.
+                    }
+                    source.clear_cache();
+                    let graph = SourceGraph::new(source, &specs, "distance")
+                        .unwrap()
+                        .with_prefetch(prefetch);
+                    let before = source.counters();
+                    let started = Instant::now();
+                    let got = source_cost(&graph, from, to, goal).unwrap();
+                    let used = source.counters().since(&before);
+                    eprintln!(
+                        "{} {prefetch:?} {goal:?} {from}->{to}: {:.0} ms, {}",
+                        source.mapping().name,
+                        started.elapsed().as_secs_f64() * 1e3,
+                        used.render()
+                    );
+                    assert_eq!(
+                        got,
+                        want,
+                        "{} {prefetch:?} {goal:?} {from}->{to}: {}",
+                        source.mapping().name,
+                        used.render()
+                    );
+                    assert!(used.round_trips > 0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn prefetching_saves_round_trips_and_a_hot_cache_needs_none() {
+    let pg = Source::connect(mapping("roads-postgres.json")).unwrap();
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let (from, to) = (1, 5000);
+    let mut trips = Vec::new();
+    for prefetch in [
+        Prefetch::None,
+        Prefetch::Lookahead(4),
+        Prefetch::KeyBlock(256),
+    ] {
+        pg.clear_cache();
+        let graph = SourceGraph::new(&pg, &specs, "distance")
+            .unwrap()
+            .with_prefetch(prefetch);
+        let before = pg.counters();
+        source_cost(&graph, from, to, Goal::AStar).unwrap().unwrap();
+        let cold = pg.counters().since(&before);
+        let before = pg.counters();
+        source_cost(&graph, from, to, Goal::AStar).unwrap().unwrap();
+        let hot = pg.counters().since(&before);
+        assert_eq!(hot.round_trips, 0, "{prefetch:?} hot: {}", hot.render());
+        assert_eq!(hot.misses, 0);
+        assert!(hot.hits > 0);
+        if prefetch != Prefetch::None {
+            assert!(
+                cold.prefetched > 0 && cold.prefetch_used > 0,
+                "{prefetch:?}: {}",
+                cold.render()
+            );
+        }
+        trips.push(cold.round_trips);
+    }
+    assert!(
+        trips[1] * 2 < trips[0],
+        "lookahead {} vs none {}",
+        trips[1],
+        trips[0]
+    );
+    assert!(
+        trips[2] * 2 < trips[0],
+        "key block {} vs none {}",
+        trips[2],
+        trips[0]
+    );
+}
+
+#[test]
+fn the_backend_checks_the_mapping_and_names_the_key() {
+    let text = std::fs::read_to_string(examples().join("roads-postgres.json")).unwrap();
+    let cases = [
+        ("SELECT id, lat, lon FROM luxembourg.junction", "SELECT id, lat AS latitude, lon FROM luxembourg.junction", "mapping key `nodes.Junction.fetch`: the query returns no column `lat`"),
+        ("FROM luxembourg.junction WHERE id", "FROM luxembourg.nowhere WHERE id", "mapping key `nodes.Junction.fetch`: PostgreSQL rejects the query: relation \"luxembourg.nowhere\" does not exist"),
+        ("target AS neighbour, id, distance FROM luxembourg.road WHERE source", "target AS neighbour, id, distance::text AS distance FROM luxembourg.road WHERE source", "column `distance` has SQL type text"),
+        ("WHERE id = ANY($1)", "WHERE id = $1", "mapping key `nodes.Junction.fetch`: $1 must be an array of integer keys"),
+    ];
+    for (from, to, message) in cases {
+        assert!(text.contains(from), "{from}");
+        let mapping = Mapping::parse(&text.replacen(from, to, 1)).unwrap();
+        let err = match Source::connect(mapping) {
+            Ok(_) => panic!("{to} was accepted"),
+            Err(e) => e,
+        };
+        assert_eq!(err.kind, ErrorKind::InputError, "{err}");
+        assert!(err.message.contains(message), "{to}: {err}");
+    }
+}
+
+/// A TCP proxy in front of a backend that can cut or stall every connection.
+struct Proxy {
+    port: u16,
+    mode: Arc<AtomicU8>,
+    streams: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+const FORWARD: u8 = 0;
+const CUT: u8 = 1;
+const STALL: u8 = 2;
+
+impl Proxy {
+    fn start(backend_port: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mode = Arc::new(AtomicU8::new(FORWARD));
+        let streams: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+        let (m, s) = (mode.clone(), streams.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if m.load(Ordering::SeqCst) == CUT {
+                    drop(client);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", backend_port)) else {
+                    continue;
+                };
+                s.lock()
+                    .unwrap()
+                    .extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    let m = m.clone();
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 16384];
+                        loop {
+                            let n = match from.read(&mut buf) {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => n,
+                            };
+                            while m.load(Ordering::SeqCst) == STALL {
+                                std::thread::sleep(Duration::from_millis(10));
+                            }
+                            if m.load(Ordering::SeqCst) == CUT || to.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Proxy {
+            port,
+            mode,
+            streams,
+        }
+    }
+
+    fn cut(&self) {
+        self.mode.store(CUT, Ordering::SeqCst);
+        for s in self.streams.lock().unwrap().drain(..) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// Runs a cold A* across the network with no prefetch (hundreds of round
+/// trips) while `fault` happens after 100 ms; returns the error and how
+/// long the search took.
+fn search_through_fault(
+    source: &Source,
+    deadline: Option<Instant>,
+    fault: impl FnOnce() + Send + 'static,
+) -> (rhizome_common::Error, Duration) {
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let graph = SourceGraph::new(source, &specs, "distance")
+        .unwrap()
+        .with_prefetch(Prefetch::None)
+        .with_deadline(deadline);
+    let faulter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        fault();
+    });
+    let started = Instant::now();
+    let mut result = Ok(None);
+    // Repeat the search (cold each time) until the fault has hit.
+    for _ in 0..200 {
+        source.clear_cache();
+        result = source_cost(&graph, 1, 114_599, Goal::AStar);
+        if result.is_err() {
+            break;
+        }
+    }
+    faulter.join().unwrap();
+    (
+        result.expect_err("the fault never hit the search"),
+        started.elapsed(),
+    )
+}
+
+fn through_proxy(file: &str, port_var: &str, proxy: &Proxy, timeout_ms: u64) -> Arc<Source> {
+    let text = std::fs::read_to_string(examples().join(file)).unwrap();
+    let default = if port_var == "RHIZOME_PG_PORT" {
+        54329
+    } else {
+        63799
+    };
+    let text = text
+        .replace(
+            &format!("${{{port_var}:-{default}}}"),
+            &proxy.port.to_string(),
+        )
+        .replace(
+            "\"request_timeout_ms\": 30000",
+            &format!("\"request_timeout_ms\": {timeout_ms}"),
+        );
+    assert!(text.contains(&format!(":{}/", proxy.port)));
+    Source::connect(Mapping::parse(&text).unwrap()).unwrap()
+}
+
+fn port(var: &str) -> u16 {
+    std::env::var(var).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_connection_cut_mid_query_is_a_clear_error() {
+    for (file, var) in [
+        ("roads-postgres.json", "RHIZOME_PG_PORT"),
+        ("roads-redis.json", "RHIZOME_REDIS_PORT"),
+    ] {
+        let proxy = Proxy::start(port(var));
+        let source = through_proxy(file, var, &proxy, 2000);
+        let cut = Proxy {
+            port: proxy.port,
+            mode: proxy.mode.clone(),
+            streams: proxy.streams.clone(),
+        };
+        let (err, took) = search_through_fault(&source, None, move || cut.cut());
+        assert_eq!(err.kind, ErrorKind::TransientError, "{file}: {err}");
+        assert!(err.message.contains("graph source `luxembourg-"), "{err}");
+        assert!(took < Duration::from_secs(10), "{file}: took {took:?}");
+    }
+}
+
+#[test]
+fn a_stalled_backend_fails_at_the_query_deadline() {
+    for (file, var) in [
+        ("roads-postgres.json", "RHIZOME_PG_PORT"),
+        ("roads-redis.json", "RHIZOME_REDIS_PORT"),
+    ] {
+        let proxy = Proxy::start(port(var));
+        let source = through_proxy(file, var, &proxy, 30_000);
+        let mode = proxy.mode.clone();
+        let deadline = Instant::now() + Duration::from_millis(1500);
+        let (err, took) = search_through_fault(&source, Some(deadline), move || {
+            mode.store(STALL, Ordering::SeqCst)
+        });
+        assert_eq!(err.kind, ErrorKind::QueryAborted, "{file}: {err}");
+        assert!(took < Duration::from_millis(3000), "{file}: took {took:?}");
+        proxy.mode.store(FORWARD, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_killed_redis_server_is_a_clear_error() {
+    // A Redis server of our own, killed mid-query by pid.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = std::process::Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("redis-server is installed by scripts/sources.sh");
+    // A 300 x 300 grid, 1 m apart, ids row * 300 + col + 1.
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/0")).unwrap();
+    let mut conn = None;
+    for _ in 0..100 {
+        if let Ok(c) = client.get_connection() {
+            conn = Some(c);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut conn = conn.expect("our redis-server answers");
+    let n = 300i64;
+    let mut pipe = redis::pipe();
+    let mut rel = 0;
+    for r in 0..n {
+        for c in 0..n {
+            let id = r * n + c + 1;
+            pipe.cmd("HSET")
+                .arg(format!("luxembourg:junction:{id}"))
+                .arg("id")
+                .arg(id)
+                .arg("lat")
+                .arg(49.0 + r as f64 * 1e-5)
+                .arg("lon")
+                .arg(6.0)
+                .ignore();
+            for (dr, dc) in [(0, 1), (1, 0), (0, -1), (-1, 0)] {
+                let (r2, c2) = (r + dr, c + dc);
+                if (0..n).contains(&r2) && (0..n).contains(&c2) {
+                    rel += 1;
+                    pipe.cmd("RPUSH")
+                        .arg(format!("luxembourg:road:out:{id}"))
+                        .arg(format!("{}:{rel}:2", r2 * n + c2 + 1))
+                        .ignore();
+                }
+            }
+        }
+    }
+    let _: () = pipe.query(&mut conn).unwrap();
+    let text = std::fs::read_to_string(examples().join("roads-redis.json"))
+        .unwrap()
+        .replace("${RHIZOME_REDIS_PORT:-63799}", &port.to_string())
+        .replace(
+            "\"request_timeout_ms\": 30000",
+            "\"request_timeout_ms\": 2000",
+        );
+    let source = Source::connect(Mapping::parse(&text).unwrap()).unwrap();
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let graph = SourceGraph::new(&source, &specs, "distance")
+        .unwrap()
+        .with_prefetch(Prefetch::None);
+    let pid = server.id();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    });
+    let started = Instant::now();
+    let result = source_cost(&graph, 1, n * n, Goal::Dijkstra);
+    killer.join().unwrap();
+    let _ = server.wait();
+    let err = result.expect_err("the search outlived the server");
+    assert_eq!(err.kind, ErrorKind::TransientError, "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}

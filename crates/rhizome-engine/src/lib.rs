@@ -70,6 +70,16 @@ pub struct QueryResult {
     pub counters: WriteCounters,
 }
 
+/// What a statement returns, known before it runs (see [`Engine::describe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementInfo {
+    /// Column names, in order.
+    pub columns: Vec<String>,
+    /// True if the statement writes (data or schema): its rows are handed
+    /// over only once its writes are done.
+    pub updating: bool,
+}
+
 /// A database opened for queries, with its procedures.
 #[derive(Clone)]
 pub struct Engine {
@@ -329,6 +339,34 @@ impl Engine {
         };
         let analyzed = rhizome_cypher::analyze_with(statement, query, &options)?;
         rhizome_planner::plan_statement(&analyzed, context)
+    }
+
+    /// What `query` returns, known before it runs: its column names and
+    /// whether it writes. Parses and plans it (the plan is cached, so running
+    /// it next costs no second planning); a statement that does not compile
+    /// fails here with the error running it would give. Servers use this to
+    /// announce the columns before the first row exists.
+    pub fn describe(&self, query: &str, params: &BTreeMap<String, Value>) -> Result<StatementInfo> {
+        let snapshot = self.db.snapshot();
+        Ok(match self.prepare(query, params, &snapshot)? {
+            Prepared::Plan(planned) => StatementInfo {
+                columns: planned
+                    .plan
+                    .columns
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+                updating: planned.plan.updating && !planned.explain,
+            },
+            Prepared::Schema(statement, SchemaCommand::Show) => StatementInfo {
+                columns: schema::show(&statement.kind, &snapshot).0,
+                updating: false,
+            },
+            Prepared::Schema(_, SchemaCommand::Change) => StatementInfo {
+                columns: Vec::new(),
+                updating: true,
+            },
+        })
     }
 
     /// Runs one statement with `params`.

@@ -6,6 +6,7 @@ mod demo;
 mod generate;
 mod import;
 mod query;
+pub mod serve;
 mod tck;
 
 use crate::cli::{Command, ExecArgs};
@@ -25,6 +26,7 @@ pub fn run(command: Command) -> Result<(), Failure> {
         Command::Generate(which) => generate::run(which),
         Command::Bench(which) => bench::run(which),
         Command::Tck(args) => tck::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Check(args) => {
             let db = crate::storage_view::open_database(&args.db_dir)?;
             let problems = db.check();

@@ -975,3 +975,7 @@ pub fn framed(value: &PackValue) -> Vec<u8> {
     crate::framing::write_message(&mut out, &body);
     out
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

@@ -765,6 +765,24 @@ impl Session {
             )));
             return Ok(());
         };
+        if discard && n < 0 && self.tx.is_none() {
+            // Discarding the rest of an autocommit read stops its query at
+            // once (in a transaction the rest is drained instead: a
+            // cancelled statement would fail the transaction).
+            if let Rows::Stream(buffer) = &self.results[index].rows {
+                buffer.close();
+                self.interrupt.forget(buffer);
+                let summary = self.summary(index).await;
+                self.results.remove(index);
+                self.success(summary);
+                self.state = if self.results.is_empty() {
+                    State::Ready
+                } else {
+                    State::Streaming
+                };
+                return Ok(());
+            }
+        }
         let mut left = if n < 0 { u64::MAX } else { n as u64 };
         let v5 = self.version.is_v5();
         let taken = loop {

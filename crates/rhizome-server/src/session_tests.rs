@@ -414,7 +414,7 @@ async fn entities_and_paths_carry_labels_properties_and_element_ids() {
     assert_eq!(
         node[3],
         P::String(match &node[0] {
-            P::Int(i) => i.to_string(),
+            P::Int(i) => format!("n:{i}"),
             _ => panic!(),
         })
     );
@@ -486,4 +486,44 @@ async fn a_malformed_message_ends_the_connection_with_a_failure() {
     let (out, flow) = h.raw(&[0xB1, 0x10, 0xD6, 0xFF, 0xFF, 0xFF, 0xFF]).await;
     assert_eq!(flow, Flow::Close);
     assert!(String::from_utf8_lossy(&out).contains("Neo.ClientError.Request.Invalid"));
+}
+
+#[tokio::test]
+async fn discarding_an_autocommit_read_stops_its_query() {
+    let mut h = Harness::ready(V5_4).await;
+    h.send(&run(
+        "UNWIND range(1, 100000) AS a UNWIND range(1, 100000) AS b RETURN a * b",
+    ))
+    .await;
+    h.send(&pull(1)).await;
+    let buffer = match &h.session.results[0].rows {
+        Rows::Stream(buffer) => buffer.clone(),
+        Rows::Done(..) => panic!("a read streams"),
+    };
+    let started = Instant::now();
+    let end = h.send(&discard()).await;
+    assert_eq!(
+        end,
+        vec![success(map([("type", "r".into()), ("db", "graph".into())]))]
+    );
+    assert!(buffer.cancel_token().is_cancelled());
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(h.session.state(), State::Ready);
+}
+
+#[tokio::test]
+#[ignore]
+async fn timing_probe() {
+    let mut h = Harness::ready(V5_4).await;
+    let started = Instant::now();
+    h.send(&run("UNWIND range(1, 200000) AS i RETURN i")).await;
+    let mut n = 0;
+    loop {
+        let (out, _) = h.raw(&pull(1000)).await;
+        n += 1;
+        if !String::from_utf8_lossy(&out).contains("has_more") {
+            break;
+        }
+    }
+    eprintln!("{n} pulls in {:?}", started.elapsed());
 }

@@ -4,7 +4,7 @@
 //! value tree per row). Nodes and relationships are looked up in the
 //! snapshot the query read, so they go out as Bolt Node / Relationship /
 //! Path structures with labels, type and properties; their element id is
-//! the id as a string (what Cypher's `elementId()` returns). Date-times use
+//! what Cypher's `elementId()` returns (`n:<id>`, `r:<id>`). Date-times use
 //! the UTC structures of Bolt 5 and the legacy local-seconds ones of 4.4.
 //!
 //! Parameters come the other way: every PackStream type Rhizome has a value
@@ -141,9 +141,11 @@ impl ValueWriter<'_> {
         }
     }
 
-    fn element_id(&self, out: &mut Vec<u8>, id: u64) {
+    /// Writes (Bolt 5 only) the element id Cypher's `elementId()` gives:
+    /// `n:<id>` for a node, `r:<id>` for a relationship.
+    fn element_id(&self, out: &mut Vec<u8>, prefix: &str, id: u64) {
         if self.v5 {
-            write_string(out, &id.to_string());
+            write_string(out, &format!("{prefix}:{id}"));
         }
     }
 
@@ -163,7 +165,7 @@ impl ValueWriter<'_> {
             None => write_list_header(out, 0),
         }
         self.properties(out, &props);
-        self.element_id(out, id);
+        self.element_id(out, "n", id);
     }
 
     /// The type name, endpoints and properties of a relationship (empty if
@@ -195,9 +197,9 @@ impl ValueWriter<'_> {
         write_int(out, end as i64);
         write_string(out, rel_type);
         self.properties(out, &props);
-        self.element_id(out, id);
-        self.element_id(out, start);
-        self.element_id(out, end);
+        self.element_id(out, "r", id);
+        self.element_id(out, "n", start);
+        self.element_id(out, "n", end);
     }
 
     fn path(&self, out: &mut Vec<u8>, path: &PathValue) {
@@ -234,7 +236,7 @@ impl ValueWriter<'_> {
             write_int(out, r as i64);
             write_string(out, rel_type);
             self.properties(out, &props);
-            self.element_id(out, r);
+            self.element_id(out, "r", r);
         }
         write_list_header(out, indices.len());
         for i in indices {

@@ -192,6 +192,12 @@ pub struct Session {
     scratch: Vec<u8>,
 }
 
+/// True if `RHIZOME_BOLT_TRACE` is set: every request and state change is logged.
+fn trace() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("RHIZOME_BOLT_TRACE").is_some())
+}
+
 /// Flushes `out` to the writer once it holds this much.
 const FLUSH_AT: usize = 64 * 1024;
 
@@ -237,7 +243,24 @@ impl Session {
         writer: &mut W,
     ) -> std::io::Result<Flow> {
         let flow = match message::parse(bytes) {
-            Ok(request) => self.request(request, writer).await?,
+            Ok(request) => {
+                if trace() {
+                    crate::log(format_args!(
+                        "{} <- {request:?} in {:?}",
+                        self.connection_id, self.state
+                    ));
+                }
+                let flow = self.request(request, writer).await?;
+                if trace() {
+                    crate::log(format_args!(
+                        "{} -> {} bytes, now {:?}",
+                        self.connection_id,
+                        self.out.len(),
+                        self.state
+                    ));
+                }
+                flow
+            }
             Err(e) => {
                 // A message that is not Bolt: the connection cannot be trusted.
                 message::failure(&mut self.out, codes::REQUEST_INVALID, &e.0);
@@ -343,6 +366,11 @@ impl Session {
             }
             (State::Streaming | State::TxStreaming, Request::Discard { n, qid }) => {
                 self.pull(n, qid, true, writer).await?
+            }
+            // No result is open (a RESET ended it, as the JavaScript driver
+            // does before it discards on closing a session): nothing to send.
+            (State::Ready | State::TxReady, Request::Pull { .. } | Request::Discard { .. }) => {
+                self.success(map([]))
             }
             (State::TxReady | State::TxStreaming, Request::Commit) => self.commit().await,
             (State::TxReady | State::TxStreaming, Request::Rollback) => self.rollback().await,

@@ -512,18 +512,35 @@ async fn discarding_an_autocommit_read_stops_its_query() {
 }
 
 #[tokio::test]
-#[ignore]
-async fn timing_probe() {
-    let mut h = Harness::ready(V5_4).await;
-    let started = Instant::now();
-    h.send(&run("UNWIND range(1, 200000) AS i RETURN i")).await;
-    let mut n = 0;
-    loop {
-        let (out, _) = h.raw(&pull(1000)).await;
-        n += 1;
-        if !String::from_utf8_lossy(&out).contains("has_more") {
-            break;
-        }
-    }
-    eprintln!("{n} pulls in {:?}", started.elapsed());
+async fn a_transaction_past_its_timeout_is_rolled_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let config = SessionConfig {
+        transaction_timeout: Some(Duration::from_millis(100)),
+        ..SessionConfig::default()
+    };
+    let mut h = Harness {
+        session: Session::new(
+            V5_4,
+            Arc::new(Registry::single("graph", engine.clone())),
+            Arc::new(config),
+            Arc::new(Interrupt::default()),
+            "bolt-8".into(),
+        ),
+        engine,
+        _dir: dir,
+    };
+    h.send(&hello()).await;
+    h.send(&logon()).await;
+    h.send(&BEGIN).await;
+    h.send(&run("CREATE (:Late)")).await;
+    h.send(&pull(-1)).await;
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let failure = h.send(&COMMIT).await;
+    assert_eq!(code_of(&failure[0]), codes::TIMED_OUT);
+    h.engine
+        .begin()
+        .expect("the writer lock was released")
+        .rollback();
+    assert_eq!(h.count("MATCH (n:Late) RETURN count(n)"), 0);
 }

@@ -544,3 +544,26 @@ async fn a_transaction_past_its_timeout_is_rolled_back() {
         .rollback();
     assert_eq!(h.count("MATCH (n:Late) RETURN count(n)"), 0);
 }
+
+#[tokio::test]
+async fn an_ordered_result_streams_in_order() {
+    let mut h = Harness::ready(V5_4).await;
+    h.send(&run(
+        "UNWIND range(1, 200000) AS i RETURN i ORDER BY i DESC",
+    ))
+    .await;
+    let mut expected = 200_000;
+    loop {
+        let responses = h.send(&pull(7000)).await;
+        for response in &responses {
+            if let P::Struct(0x71, fields) = response {
+                assert_eq!(fields[0], P::List(vec![P::Int(expected)]));
+                expected -= 1;
+            }
+        }
+        if h.session.state() == State::Ready {
+            break;
+        }
+    }
+    assert_eq!(expected, 0);
+}

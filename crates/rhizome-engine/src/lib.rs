@@ -78,6 +78,9 @@ pub struct StatementInfo {
     /// True if the statement writes (data or schema): its rows are handed
     /// over only once its writes are done.
     pub updating: bool,
+    /// True if the result's order is significant (`ORDER BY`): a streamed
+    /// result must then be put in block position order (see [`RowReceiver`]).
+    pub ordered: bool,
 }
 
 /// A database opened for queries, with its procedures.
@@ -357,14 +360,17 @@ impl Engine {
                     .map(|(n, _)| n.clone())
                     .collect(),
                 updating: planned.plan.updating && !planned.explain,
+                ordered: planned.plan.ordered,
             },
             Prepared::Schema(statement, SchemaCommand::Show) => StatementInfo {
                 columns: schema::show(&statement.kind, &snapshot).0,
                 updating: false,
+                ordered: false,
             },
             Prepared::Schema(_, SchemaCommand::Change) => StatementInfo {
                 columns: Vec::new(),
                 updating: true,
+                ordered: false,
             },
         })
     }

@@ -14,7 +14,13 @@ pub struct ServerResult {
 }
 
 /// The answer to `query` if it is a server statement, else `None`.
-pub fn answer(query: &str, registry: &Registry, user: &str) -> Option<ServerResult> {
+/// `user` and `roles` describe the logged-in user.
+pub fn answer(
+    query: &str,
+    registry: &Registry,
+    user: &str,
+    roles: &[String],
+) -> Option<ServerResult> {
     let words: Vec<String> = query
         .trim()
         .trim_end_matches(';')
@@ -37,7 +43,7 @@ pub fn answer(query: &str, registry: &Registry, user: &str) -> Option<ServerResu
             columns: vec!["username".into(), "roles".into(), "flags".into()],
             rows: vec![vec![
                 Value::String(user.to_string()),
-                Value::List(vec![Value::String("admin".into())]),
+                Value::List(roles.iter().map(|r| Value::String(r.clone())).collect()),
                 Value::List(vec![]),
             ]],
         }),

@@ -12,6 +12,9 @@ use std::time::Duration;
 pub enum AuthMode {
     /// No authentication: allowed only when every listener is on loopback.
     None,
+    /// User name and password (Bolt's `basic` scheme), checked against the
+    /// users stored with the database.
+    Basic,
 }
 
 /// Everything `rhizome serve` can be told, from flags or a file.
@@ -28,6 +31,10 @@ pub struct ServerConfig {
     pub advertised_address: Option<String>,
     /// Authentication.
     pub auth: AuthMode,
+    /// The password of the `neo4j` administrator, set when the database
+    /// has no users yet (from the command line only, never from the file).
+    #[serde(skip)]
+    pub initial_password: Option<String>,
     /// Most connections at once; more are refused with a clear error.
     pub max_connections: usize,
     /// Most bytes of one Bolt message.
@@ -53,7 +60,8 @@ impl Default for ServerConfig {
             database_name: "neo4j".into(),
             bolt: SocketAddr::from(([127, 0, 0, 1], 7687)),
             advertised_address: None,
-            auth: AuthMode::None,
+            auth: AuthMode::Basic,
+            initial_password: None,
             max_connections: 1024,
             max_message_size: 16 * 1024 * 1024,
             handshake_timeout_secs: 10,
@@ -119,10 +127,14 @@ mod tests {
     fn no_auth_is_refused_off_loopback() {
         let mut config = ServerConfig {
             bolt: "0.0.0.0:7687".parse().unwrap(),
+            auth: AuthMode::None,
             ..ServerConfig::default()
         };
         assert!(config.validate().unwrap_err().contains("loopback"));
         config.bolt = "[::1]:7687".parse().unwrap();
+        assert!(config.validate().is_ok());
+        config.bolt = "0.0.0.0:7687".parse().unwrap();
+        config.auth = AuthMode::Basic;
         assert!(config.validate().is_ok());
     }
 }

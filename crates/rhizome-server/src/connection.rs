@@ -133,7 +133,8 @@ pub async fn serve(
         shared.session.clone(),
         interrupt.clone(),
         format!("bolt-{id}"),
-    );
+    )
+    .with_users(shared.users.clone());
     let mut shutdown = shared.shutdown.clone();
     let reason = loop {
         let incoming = tokio::select! {

@@ -16,6 +16,7 @@
 //! pool. See docs/server.md.
 
 pub mod admin;
+pub mod auth;
 pub mod config;
 pub mod connection;
 pub mod framing;
@@ -27,6 +28,7 @@ pub mod registry;
 pub mod session;
 pub mod status;
 pub mod stream;
+pub mod user_commands;
 pub mod values;
 
 pub use config::{AuthMode, ServerConfig};
@@ -59,6 +61,8 @@ pub struct ServerShared {
     pub max_connections: usize,
     /// Turns true when the server shuts down.
     pub shutdown: watch::Receiver<bool>,
+    /// The users, when authentication is on.
+    pub users: Option<Arc<auth::UserStore>>,
     next_id: AtomicU64,
 }
 
@@ -92,6 +96,10 @@ impl Server {
     /// Binds the Bolt listener of `config` for the database in `engine`.
     pub async fn bind(config: &ServerConfig, engine: Engine) -> Result<Server, String> {
         config.validate()?;
+        let users = match config.auth {
+            AuthMode::None => None,
+            AuthMode::Basic => Some(Arc::new(open_users(config)?)),
+        };
         let listener = TcpListener::bind(config.bolt)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.bolt))?;
@@ -119,6 +127,7 @@ impl Server {
             max_message_size: config.max_message_size,
             max_connections: config.max_connections,
             shutdown: receiver,
+            users,
             next_id: AtomicU64::new(0),
         };
         Ok(Server {
@@ -176,6 +185,38 @@ impl Server {
         while connections.join_next().await.is_some() {}
         log(format_args!("bolt: stopped"));
     }
+}
+
+/// The users of the configured database; sets the initial password if
+/// there are none yet, and refuses to start without any.
+fn open_users(config: &ServerConfig) -> Result<auth::UserStore, String> {
+    let dir = config
+        .database
+        .as_ref()
+        .ok_or("authentication keeps its users with the database: name the database directory")?;
+    let store = auth::UserStore::open(dir)?;
+    match &config.initial_password {
+        Some(password) if store.is_empty() => {
+            if password.is_empty() {
+                return Err("the initial password must not be empty".into());
+            }
+            store.set_initial_password(password)?;
+            log(format_args!("created the administrator `{}` with the initial password", auth::ADMIN_USER));
+        }
+        Some(_) => log(format_args!(
+            "--initial-password ignored: the database has users already (change passwords with ALTER USER)"
+        )),
+        None if store.is_empty() => {
+            return Err(format!(
+                "the database has no users yet: set the password of the administrator `{}` with \
+                 --initial-password PASSWORD (or serve without authentication, on loopback only, \
+                 with --auth none)",
+                auth::ADMIN_USER
+            ))
+        }
+        None => {}
+    }
+    Ok(store)
 }
 
 /// Runs a server until SIGTERM or Ctrl-C on a runtime of its own (the

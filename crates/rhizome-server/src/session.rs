@@ -14,12 +14,14 @@
 //! that RESET and SUCCESS to the RESET itself.
 
 use crate::admin;
+use crate::auth::{LoginError, Need, User, UserStore};
 use crate::handshake::Version;
 use crate::message::{self, Request};
 use crate::packstream::{map, PackValue};
 use crate::registry::{DatabaseEntry, Registry, NEO4J_COMPATIBLE_VERSION};
 use crate::status::{codes, Failure};
 use crate::stream::{Next, ResultBuffer, StreamLimits};
+use crate::user_commands::{self, UserCommand};
 use crate::values::{self, ValueWriter};
 use rhizome_common::Value;
 use rhizome_engine::{QueryOptions, QueryResult, Transaction, WriteCounters};
@@ -186,6 +188,8 @@ pub struct Session {
     interrupt: Arc<Interrupt>,
     connection_id: String,
     user: String,
+    /// The users, when authentication is on.
+    users: Option<Arc<UserStore>>,
     results: Vec<OpenResult>,
     tx: Option<OpenTx>,
     out: Vec<u8>,
@@ -218,11 +222,19 @@ impl Session {
             interrupt,
             connection_id,
             user: String::new(),
+            users: None,
             results: Vec::new(),
             tx: None,
             out: Vec::with_capacity(FLUSH_AT),
             scratch: Vec::new(),
         }
+    }
+
+    /// Turns authentication on: logins are checked against `users` and
+    /// statements against the user's roles.
+    pub fn with_users(mut self, users: Option<Arc<UserStore>>) -> Session {
+        self.users = users;
+        self
     }
 
     /// The current state.
@@ -323,7 +335,7 @@ impl Session {
         }
         match (self.state, request) {
             (State::Defunct, _) => return Ok(Flow::Close),
-            (State::Negotiation, Request::Hello(extra)) => self.hello(extra),
+            (State::Negotiation, Request::Hello(extra)) => self.hello(extra).await,
             (State::Negotiation, other) => {
                 message::failure(
                     &mut self.out,
@@ -333,7 +345,7 @@ impl Session {
                 self.state = State::Defunct;
                 return Ok(Flow::Close);
             }
-            (State::Authentication, Request::Logon(auth)) => self.logon(auth),
+            (State::Authentication, Request::Logon(auth)) => self.logon(auth).await,
             (_, Request::Reset) => self.reset().await,
             (State::Failed | State::Interrupted, _) => message::ignored(&mut self.out),
             (State::Authentication, other) => {
@@ -379,13 +391,18 @@ impl Session {
                 other.name()
             ))),
         }
-        Ok(Flow::Continue)
+        // A refused login leaves the connection DEFUNCT: it closes.
+        Ok(if self.state == State::Defunct {
+            Flow::Close
+        } else {
+            Flow::Continue
+        })
     }
 
-    fn hello(&mut self, extra: PackValue) {
+    async fn hello(&mut self, extra: PackValue) {
         if !self.version_at_least(Version::V5_1) {
             // Before 5.1 the credentials come with HELLO.
-            if let Err(failure) = self.authenticate(&extra) {
+            if let Err(failure) = self.authenticate(&extra).await {
                 message::failure(&mut self.out, failure.code, &failure.message);
                 self.state = State::Defunct;
                 return;
@@ -416,30 +433,68 @@ impl Session {
         self.version >= v
     }
 
-    /// Checks credentials. With authentication disabled (the only mode so
-    /// far; the server refuses it on a non-loopback address) every scheme
-    /// is accepted and the principal, if any, names the user.
-    fn authenticate(&mut self, auth: &PackValue) -> Result<(), Failure> {
-        let scheme = match auth.get("scheme") {
-            None | Some(PackValue::Null) => "none",
-            Some(PackValue::String(s)) => s.as_str(),
-            Some(_) => {
-                return Err(Failure::new(
-                    codes::UNAUTHORIZED,
-                    "the auth scheme must be a String",
+    /// Checks credentials. With authentication off (allowed on loopback
+    /// only) every scheme is accepted and the client is `neo4j`; with it on,
+    /// only `basic` with a user's right password (argon2, off the I/O
+    /// threads), and repeated failures are rate-limited and logged.
+    async fn authenticate(&mut self, auth: &PackValue) -> Result<(), Failure> {
+        let text = |key: &str| match auth.get(key) {
+            Some(PackValue::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let Some(users) = self.users.clone() else {
+            self.user = "neo4j".into();
+            return Ok(());
+        };
+        let unauthorized = || {
+            Failure::new(
+                codes::UNAUTHORIZED,
+                "The client is unauthorized due to authentication failure.",
+            )
+        };
+        let (Some("basic"), Some(principal), Some(credentials)) = (
+            text("scheme").as_deref(),
+            text("principal"),
+            text("credentials"),
+        ) else {
+            crate::log(format_args!(
+                "{}: failed login: the server needs scheme `basic` with a user name and password",
+                self.connection_id
+            ));
+            return Err(unauthorized());
+        };
+        let name = principal.clone();
+        let login = tokio::task::spawn_blocking(move || users.login(&name, &credentials))
+            .await
+            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
+        match login {
+            Ok(_) => {
+                self.user = principal;
+                Ok(())
+            }
+            Err(LoginError::Refused) => {
+                crate::log(format_args!(
+                    "{}: failed login for user `{principal}`",
+                    self.connection_id
+                ));
+                Err(unauthorized())
+            }
+            Err(LoginError::RateLimited) => {
+                crate::log(format_args!(
+                    "{}: login for user `{principal}` refused: too many failed attempts, locked for {} s",
+                    self.connection_id,
+                    crate::auth::LOCKOUT.as_secs()
+                ));
+                Err(Failure::new(
+                    "Neo.ClientError.Security.AuthenticationRateLimit",
+                    "The client has provided incorrect authentication details too many times in a row.",
                 ))
             }
-        };
-        self.user = match (scheme, auth.get("principal")) {
-            ("none", _) => "neo4j".into(),
-            (_, Some(PackValue::String(p))) => p.clone(),
-            _ => "neo4j".into(),
-        };
-        Ok(())
+        }
     }
 
-    fn logon(&mut self, auth: PackValue) {
-        match self.authenticate(&auth) {
+    async fn logon(&mut self, auth: PackValue) {
+        match self.authenticate(&auth).await {
             Ok(()) => {
                 self.success(map([]));
                 self.state = State::Ready;
@@ -449,6 +504,60 @@ impl Session {
                 self.state = State::Defunct;
             }
         }
+    }
+
+    /// The logged-in user as stored now (`None` without authentication).
+    fn current_user(&self) -> Option<Result<User, Failure>> {
+        let users = self.users.as_ref()?;
+        Some(users.get(&self.user).ok_or_else(|| {
+            Failure::new(
+                codes::UNAUTHORIZED,
+                format!("the user `{}` no longer exists", self.user),
+            )
+        }))
+    }
+
+    /// Fails unless the user may do `need` (and need not change its password first).
+    fn check(&self, need: Need, what: &str) -> Result<(), Failure> {
+        let Some(user) = self.current_user() else {
+            return Ok(());
+        };
+        let user = user?;
+        if user.change_required {
+            return Err(Failure::new(
+                "Neo.ClientError.Security.CredentialsExpired",
+                "The password must be changed first: ALTER CURRENT USER SET PASSWORD FROM 'old' TO 'new'",
+            ));
+        }
+        if user.may(need) {
+            Ok(())
+        } else {
+            Err(Failure::new(
+                "Neo.ClientError.Security.Forbidden",
+                format!(
+                    "{what} is not allowed for user `{}` with roles {:?}",
+                    self.user,
+                    user.roles.iter().map(|r| r.name()).collect::<Vec<_>>()
+                ),
+            ))
+        }
+    }
+
+    /// Runs a user or role command.
+    async fn user_command(&mut self, command: UserCommand) -> Result<admin::ServerResult, Failure> {
+        let Some(users) = self.users.clone() else {
+            return Err(Failure::new(
+                "Neo.ClientError.Statement.NotSystemDatabaseError",
+                "users and roles exist only when the server runs with authentication (auth = basic)",
+            ));
+        };
+        if let Some(need) = command.need() {
+            self.check(need, "managing users and roles")?;
+        }
+        let current = self.user.clone();
+        tokio::task::spawn_blocking(move || user_commands::run(command, &users, &current))
+            .await
+            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
     }
 
     fn route(&mut self, _routing: PackValue, db: Option<String>) {
@@ -618,7 +727,23 @@ impl Session {
             None => -1,
         };
         let started = Instant::now();
-        let opened = if let Some(answer) = admin::answer(&query, &self.registry, &self.user) {
+        let answer = match user_commands::parse(&query, &params) {
+            Some(Ok(command)) => Some(self.user_command(command).await),
+            Some(Err(failure)) => Some(Err(failure)),
+            None => {
+                let roles = match self.current_user() {
+                    Some(Ok(user)) => user.roles.iter().map(|r| r.name().to_string()).collect(),
+                    _ => vec!["admin".to_string()],
+                };
+                admin::answer(&query, &self.registry, &self.user, &roles).map(Ok)
+            }
+        };
+        let answer = match answer {
+            Some(Ok(answer)) => Some(answer),
+            Some(Err(failure)) => return self.fail(failure),
+            None => None,
+        };
+        let opened = if let Some(answer) = answer {
             Ok(OpenResult {
                 qid,
                 width: answer.columns.len(),
@@ -692,15 +817,25 @@ impl Session {
             .await
             .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
             .map_err(|e| Failure::from_error(&e, &query))?;
-        let read_only_mode = matches!(extra.get("mode"), Some(PackValue::String(m)) if m == "r");
-        let _ = read_only_mode; // routing hint only: one server serves both.
+        let need = match (info.updating, user_commands::is_schema_command(&query)) {
+            (false, _) => Need::Read,
+            (true, false) => Need::Write,
+            (true, true) => Need::Admin,
+        };
+        let what = match need {
+            Need::Read => "reading",
+            Need::Write => "writing data",
+            Need::Admin => "changing the schema",
+        };
+        self.check(need, what)?;
+        let _ = extra; // `mode` is a routing hint only: one server serves both.
         let deadline = match self.tx.as_ref() {
             Some(open) => open.deadline,
             None => self.config.transaction_timeout.map(|t| Instant::now() + t),
         };
         let cancel = CancelToken::root();
         let options = self.query_options(cancel.clone(), deadline);
-        let buffer = ResultBuffer::new(cancel, self.config.stream, !info.updating);
+        let buffer = ResultBuffer::new(cancel, self.config.stream, info.ordered);
         self.interrupt.track(&buffer);
         let width = info.columns.len();
         let mut result = OpenResult {

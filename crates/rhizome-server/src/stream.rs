@@ -16,12 +16,13 @@
 //! hands its rows over after its writes are done and is buffered whole
 //! (those rows are already materialised by the engine).
 //!
-//! Order: blocks are released in position order within a window of
-//! `window` blocks (see [`RowReceiver`]: an ordered result's blocks are
-//! in position order, and parallel workers may deliver neighbouring
-//! positions out of order). A block whose position precedes every buffered
-//! one is always admitted, so a full buffer can never wait for a block that
-//! is stuck behind it.
+//! Order: an unordered result's blocks go out as they arrive. A result
+//! whose order is significant (`ORDER BY`) may reach the receiver slightly
+//! out of order (parallel workers emit neighbouring positions, see
+//! [`RowReceiver`]), and a receiver cannot know which positions are still
+//! to come; so such a result is kept whole and sent in position order once
+//! the query ends. Its rows were held by the sort already, so this at most
+//! doubles what the query holds, and a `LIMIT` bounds both.
 
 use rhizome_common::{Error, ErrorKind, Result, Value};
 use rhizome_engine::{QueryResult, RowBlock, RowReceiver};
@@ -36,8 +37,6 @@ use tokio::sync::Notify;
 pub struct StreamLimits {
     /// Blocks buffered before workers wait.
     pub capacity: usize,
-    /// Blocks held back to put out-of-order neighbours in position order.
-    pub window: usize,
     /// How long a worker waits for the client to pull before the query fails.
     pub stall_timeout: Duration,
 }
@@ -46,7 +45,6 @@ impl Default for StreamLimits {
     fn default() -> StreamLimits {
         StreamLimits {
             capacity: 16,
-            window: 4,
             stall_timeout: Duration::from_secs(60),
         }
     }
@@ -66,6 +64,8 @@ struct Inner {
     finished: Option<Result<QueryResult>>,
     closed: bool,
     bounded: bool,
+    /// Kept whole and released in position order at the end.
+    in_order: bool,
 }
 
 /// A running query's rows on their way to the client.
@@ -78,16 +78,21 @@ pub struct ResultBuffer {
 }
 
 impl ResultBuffer {
-    /// A buffer for one query; `bounded` false buffers everything (for
-    /// statements that write, whose rows come at the end).
-    pub fn new(cancel: Arc<CancelToken>, limits: StreamLimits, bounded: bool) -> Arc<ResultBuffer> {
+    /// A buffer for one query's streamed rows; `in_order` for a result
+    /// whose order is significant (kept whole, sent in order at the end).
+    pub fn new(
+        cancel: Arc<CancelToken>,
+        limits: StreamLimits,
+        in_order: bool,
+    ) -> Arc<ResultBuffer> {
         Arc::new(ResultBuffer {
             inner: Mutex::new(Inner {
                 blocks: BTreeMap::new(),
                 arrivals: 0,
                 finished: None,
                 closed: false,
-                bounded,
+                bounded: !in_order,
+                in_order,
             }),
             space: Condvar::new(),
             ready: Notify::new(),
@@ -141,10 +146,7 @@ impl ResultBuffer {
             let notified = self.ready.notified();
             {
                 let mut inner = self.lock();
-                let release = inner.finished.is_some()
-                    || inner.closed
-                    || inner.blocks.len() >= self.limits.window
-                    || !inner.bounded;
+                let release = inner.finished.is_some() || inner.closed || !inner.in_order;
                 if release {
                     if let Some((_, rows)) = inner.blocks.pop_first() {
                         drop(inner);
@@ -218,10 +220,9 @@ impl RowReceiver for ResultBuffer {
 mod tests {
     use super::*;
 
-    fn limits(capacity: usize, window: usize, stall_ms: u64) -> StreamLimits {
+    fn limits(capacity: usize, stall_ms: u64) -> StreamLimits {
         StreamLimits {
             capacity,
-            window,
             stall_timeout: Duration::from_millis(stall_ms),
         }
     }
@@ -236,7 +237,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_buffer_makes_the_producer_wait_until_the_client_pulls() {
-        let buffer = ResultBuffer::new(CancelToken::root(), limits(2, 1, 10_000), true);
+        let buffer = ResultBuffer::new(CancelToken::root(), limits(2, 10_000), false);
         let producer = {
             let buffer = buffer.clone();
             std::thread::spawn(move || deliver(&buffer, 100_000))
@@ -250,7 +251,7 @@ mod tests {
                         seen += 1;
                     }
                     let held = buffer.lock().blocks.len();
-                    assert!(held <= 3, "{held} blocks held");
+                    assert!(held <= 2, "{held} blocks held");
                 }
                 Next::Finished(_) => unreachable!("finish is not called in this test"),
             }
@@ -263,7 +264,7 @@ mod tests {
 
     #[test]
     fn closing_releases_a_waiting_worker_with_an_error() {
-        let buffer = ResultBuffer::new(CancelToken::root(), limits(1, 1, 60_000), true);
+        let buffer = ResultBuffer::new(CancelToken::root(), limits(1, 60_000), false);
         let producer = {
             let buffer = buffer.clone();
             std::thread::spawn(move || deliver(&buffer, 50_000))
@@ -279,7 +280,7 @@ mod tests {
 
     #[test]
     fn a_client_that_never_pulls_stops_the_query_after_the_stall_timeout() {
-        let buffer = ResultBuffer::new(CancelToken::root(), limits(1, 1, 100), true);
+        let buffer = ResultBuffer::new(CancelToken::root(), limits(1, 100), false);
         let err = deliver(&buffer, 50_000).unwrap_err();
         assert!(err.message.contains("did not fetch"), "{err}");
     }

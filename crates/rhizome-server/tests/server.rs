@@ -25,6 +25,8 @@ async fn start(config: ServerConfig) -> Running {
     let engine = Engine::open(&db).unwrap();
     let config = ServerConfig {
         bolt: "127.0.0.1:0".parse().unwrap(),
+        auth: config.auth,
+        database: Some(db.clone()),
         ..config
     };
     let server = Server::bind(&config, engine.clone()).await.unwrap();
@@ -37,6 +39,13 @@ async fn start(config: ServerConfig) -> Running {
         stop,
         task,
         _dir: dir,
+    }
+}
+
+fn no_auth() -> ServerConfig {
+    ServerConfig {
+        auth: rhizome_server::AuthMode::None,
+        ..ServerConfig::default()
     }
 }
 
@@ -108,7 +117,7 @@ fn failure_text(response: Option<P>) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handshake_picks_the_best_version_or_answers_zero_and_closes() {
-    let server = start(ServerConfig::default()).await;
+    let server = start(no_auth()).await;
     Client::connect(server.address).await; // asserts 5.4
     let mut stream = TcpStream::connect(server.address).await.unwrap();
     let mut only_3 = PROPOSE_5;
@@ -122,7 +131,7 @@ async fn handshake_picks_the_best_version_or_answers_zero_and_closes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_request_on_the_bolt_port_gets_an_http_error() {
-    let server = start(ServerConfig::default()).await;
+    let server = start(no_auth()).await;
     let mut stream = TcpStream::connect(server.address).await.unwrap();
     stream
         .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -138,7 +147,7 @@ async fn an_http_request_on_the_bolt_port_gets_an_http_error() {
 async fn connections_over_the_limit_are_refused_with_a_failure() {
     let server = start(ServerConfig {
         max_connections: 1,
-        ..ServerConfig::default()
+        ..no_auth()
     })
     .await;
     let mut first = Client::connect(server.address).await;
@@ -154,7 +163,7 @@ async fn connections_over_the_limit_are_refused_with_a_failure() {
 async fn a_message_over_the_size_limit_fails_that_connection_only() {
     let server = start(ServerConfig {
         max_message_size: 1024,
-        ..ServerConfig::default()
+        ..no_auth()
     })
     .await;
     let mut client = Client::connect(server.address).await;
@@ -169,7 +178,7 @@ async fn a_message_over_the_size_limit_fails_that_connection_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_connection_rolls_its_transaction_back_at_once() {
-    let server = start(ServerConfig::default()).await;
+    let server = start(no_auth()).await;
     let mut client = Client::connect(server.address).await;
     client.hello().await;
     client.send(0x11, vec![map([])]).await;
@@ -209,7 +218,7 @@ async fn a_dropped_connection_rolls_its_transaction_back_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_closes_connections_and_rolls_back() {
-    let server = start(ServerConfig::default()).await;
+    let server = start(no_auth()).await;
     let mut client = Client::connect(server.address).await;
     client.hello().await;
     client.send(0x11, vec![map([])]).await;
@@ -243,4 +252,124 @@ async fn shutdown_closes_connections_and_rolls_back() {
         .begin()
         .expect("the transaction was rolled back")
         .rollback();
+}
+
+impl Client {
+    /// HELLO and LOGON with `basic` credentials; the LOGON response.
+    async fn login(&mut self, user: &str, password: &str) -> Option<P> {
+        self.send(0x01, vec![map([("user_agent", "t".into())])])
+            .await;
+        self.receive().await;
+        let auth = map([
+            ("scheme", "basic".into()),
+            ("principal", user.into()),
+            ("credentials", password.into()),
+        ]);
+        self.send(0x6A, vec![auth]).await;
+        self.receive().await
+    }
+
+    /// RUN and PULL all; the PULL's last response (or the RUN's failure).
+    async fn query(&mut self, query: &str) -> P {
+        self.send(0x10, vec![query.into(), map([]), map([])]).await;
+        let run = self.receive().await.unwrap();
+        if !matches!(run, P::Struct(0x70, _)) {
+            self.send(0x0F, vec![]).await;
+            self.receive().await;
+            return run;
+        }
+        self.send(0x3F, vec![map([("n", (-1).into())])]).await;
+        loop {
+            match self.receive().await.unwrap() {
+                P::Struct(0x71, _) => continue,
+                last => return last,
+            }
+        }
+    }
+}
+
+fn code(response: &P) -> String {
+    match response {
+        P::Struct(0x7F, fields) => format!("{:?}", fields[0].get("code").unwrap()),
+        other => format!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_roles_and_failed_logins() {
+    let server = start(ServerConfig {
+        auth: rhizome_server::AuthMode::Basic,
+        initial_password: Some("admin-pw".into()),
+        ..ServerConfig::default()
+    })
+    .await;
+    // The wrong password is refused and the connection closed.
+    let mut intruder = Client::connect(server.address).await;
+    let refused = intruder.login("neo4j", "guess").await.unwrap();
+    assert!(
+        code(&refused).contains("Security.Unauthorized"),
+        "{refused:?}"
+    );
+    assert!(intruder.receive().await.is_none());
+    // The administrator creates a reader and an editor.
+    let mut admin = Client::connect(server.address).await;
+    assert!(matches!(
+        admin.login("neo4j", "admin-pw").await,
+        Some(P::Struct(0x70, _))
+    ));
+    for command in [
+        "CREATE USER rita SET PASSWORD 'r-pw' CHANGE NOT REQUIRED",
+        "GRANT ROLE reader TO rita",
+        "CREATE USER ed SET PASSWORD 'e-pw'",
+        "GRANT ROLE editor TO ed",
+    ] {
+        let done = admin.query(command).await;
+        assert!(matches!(done, P::Struct(0x70, _)), "{command}: {done:?}");
+    }
+    // A reader reads but may not write.
+    let mut rita = Client::connect(server.address).await;
+    assert!(matches!(
+        rita.login("rita", "r-pw").await,
+        Some(P::Struct(0x70, _))
+    ));
+    assert!(matches!(
+        rita.query("MATCH (n) RETURN count(n)").await,
+        P::Struct(0x70, _)
+    ));
+    let write = rita.query("CREATE (:Nope)").await;
+    assert!(code(&write).contains("Security.Forbidden"), "{write:?}");
+    let manage = rita.query("CREATE USER x SET PASSWORD 'x'").await;
+    assert!(code(&manage).contains("Security.Forbidden"), "{manage:?}");
+    // An editor must change its password first (CHANGE REQUIRED is the default), then writes.
+    let mut ed = Client::connect(server.address).await;
+    assert!(matches!(
+        ed.login("ed", "e-pw").await,
+        Some(P::Struct(0x70, _))
+    ));
+    let expired = ed.query("CREATE (:Yes)").await;
+    assert!(code(&expired).contains("CredentialsExpired"), "{expired:?}");
+    let changed = ed
+        .query("ALTER CURRENT USER SET PASSWORD FROM 'e-pw' TO 'e-pw2'")
+        .await;
+    assert!(matches!(changed, P::Struct(0x70, _)), "{changed:?}");
+    assert!(matches!(
+        ed.query("CREATE (:Yes)").await,
+        P::Struct(0x70, _)
+    ));
+    let schema = ed.query("CREATE INDEX FOR (n:Yes) ON (n.k)").await;
+    assert!(code(&schema).contains("Security.Forbidden"), "{schema:?}");
+    // Three failures in a row lock a user out for a while.
+    for _ in 0..3 {
+        let mut c = Client::connect(server.address).await;
+        c.login("rita", "wrong").await;
+    }
+    let mut late = Client::connect(server.address).await;
+    let limited = late.login("rita", "r-pw").await.unwrap();
+    assert!(
+        code(&limited).contains("AuthenticationRateLimit"),
+        "{limited:?}"
+    );
+    // Users live with the database.
+    let store = rhizome_server::auth::UserStore::open(&server._dir.path().join("db")).unwrap();
+    assert_eq!(store.all().len(), 3);
 }

@@ -19,9 +19,14 @@ pub struct ServeArgs {
     /// Where Bolt listens [default: 127.0.0.1:7687].
     #[arg(long, value_name = "ADDR")]
     pub bolt: Option<SocketAddr>,
-    /// Authentication: only `none` so far, refused off loopback.
+    /// Authentication: `basic` (users and passwords, the default) or
+    /// `none` (refused unless the server listens on loopback only).
     #[arg(long, value_name = "MODE")]
     pub auth: Option<String>,
+    /// The password of the `neo4j` administrator, set when the database
+    /// has no users yet.
+    #[arg(long, value_name = "PASSWORD")]
+    pub initial_password: Option<String>,
     /// The database's name for clients [default: neo4j].
     #[arg(long, value_name = "NAME")]
     pub database_name: Option<String>,
@@ -60,13 +65,16 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
         config.bolt = bolt;
     }
     match args.auth.as_deref() {
-        None | Some("none") => config.auth = AuthMode::None,
+        None => {}
+        Some("none") => config.auth = AuthMode::None,
+        Some("basic") => config.auth = AuthMode::Basic,
         Some(other) => {
             return Err(usage(format!(
-                "--auth {other}: only `none` is available so far (users and passwords are not implemented yet)"
+                "--auth {other}: expected `basic` (users and passwords) or `none`"
             )))
         }
     }
+    config.initial_password = args.initial_password.clone();
     if let Some(name) = &args.database_name {
         config.database_name = name.clone();
     }

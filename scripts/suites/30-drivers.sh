@@ -52,15 +52,29 @@ done
 export RHIZOME_BOLT="$(cat "$work/address")"
 echo "server at bolt://$RHIZOME_BOLT (log: $work/server.log)"
 
+echo "== rhizome serve --auth basic on a database of its own"
+authdb="$work/auth-db"
+rm -rf "$authdb" "$work/auth-address"
+"$rhizome" demo "$authdb" </dev/null >/dev/null 2>&1
+"$rhizome" serve "$authdb" --initial-password admin-pw --bolt 127.0.0.1:0 \
+    --address-file "$work/auth-address" 2>"$work/auth-server.log" &
+auth_server=$!
+trap 'kill "$server" "$auth_server" 2>/dev/null; wait "$server" "$auth_server" 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s "$work/auth-address" ] && break; sleep 0.1; done
+[ -s "$work/auth-address" ] || { cat "$work/auth-server.log"; echo "the auth server did not start"; exit 1; }
+export RHIZOME_BOLT_AUTH="$(cat "$work/auth-address")"
+
 echo "== pytest"
-"$work/venv/bin/python" -m pytest -q "$root/scripts/suites/drivers/test_python.py"
+"$work/venv/bin/python" -m pytest -q "$root/scripts/suites/drivers/test_python.py" \
+    "$root/scripts/suites/drivers/test_python_auth.py"
 
 echo "== node --test"
 (cd "$work/node" && node --test test_node.mjs)
 
 echo "== clean shutdown"
-kill -TERM "$server"
-wait "$server"
+kill -TERM "$server" "$auth_server"
+wait "$server" "$auth_server"
 trap - EXIT
+grep -q "failed login for user \`neo4j\`" "$work/auth-server.log" || { cat "$work/auth-server.log"; echo "failed login not logged"; exit 1; }
 grep -q "stopped" "$work/server.log" || { cat "$work/server.log"; echo "no clean shutdown"; exit 1; }
 echo "drivers suite passed in $(( $(date +%s) - started )) s"

@@ -284,4 +284,35 @@ mod tests {
         let err = deliver(&buffer, 50_000).unwrap_err();
         assert!(err.message.contains("did not fetch"), "{err}");
     }
+
+    #[tokio::test]
+    async fn an_ordered_result_is_released_in_position_order_at_the_end() {
+        let buffer = ResultBuffer::new(CancelToken::root(), limits(1, 10_000), true);
+        // Blocks arrive out of position order, more than the capacity.
+        for position in [2usize, 0, 3, 1] {
+            let mut rows = rhizome_engine::Rows::new(1);
+            rows.extend([vec![Value::Int(position as i64)]]);
+            // `deliver` numbers blocks from 0; shift them to `position`.
+            struct At<'a>(&'a ResultBuffer, usize);
+            impl RowReceiver for At<'_> {
+                fn receive(&self, block: &mut RowBlock) -> Result<()> {
+                    let mut inner = self.0.lock();
+                    let arrival = inner.arrivals;
+                    inner.arrivals += 1;
+                    inner.blocks.insert((self.1, arrival), block.take_values());
+                    Ok(())
+                }
+            }
+            rhizome_exec::stream::deliver(rows, &At(&buffer, position)).unwrap();
+        }
+        // Nothing is released before the end...
+        let early = tokio::time::timeout(Duration::from_millis(50), buffer.next()).await;
+        assert!(early.is_err(), "released before the query ended");
+        buffer.finish(Err(cancelled()));
+        let mut order = Vec::new();
+        while let Next::Rows(values) = buffer.next().await {
+            order.extend(values);
+        }
+        assert_eq!(order, (0..4).map(Value::Int).collect::<Vec<_>>());
+    }
 }

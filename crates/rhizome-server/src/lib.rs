@@ -178,6 +178,7 @@ impl Server {
                 drop(permit);
             });
         }
+        while connections.try_join_next().is_some() {}
         log(format_args!(
             "bolt: shutting down, closing {} connection(s)",
             connections.len()

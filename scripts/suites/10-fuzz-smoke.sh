@@ -7,9 +7,10 @@
 # 2. If `cargo +nightly fuzz` is available: each cargo-fuzz target for
 #    FUZZ_SECONDS seconds (default 30): the Cypher parser and compiler
 #    (seeded with every TCK query), the write-ahead log reader and the
-#    property value codec. libFuzzer exits non-zero on any crash, timeout or
-#    leak, failing the script. The DIMACS road-network parsers have a
-#    proptest smoke and a libFuzzer target too (rhizome-import:dimacs).
+#    property value codec, the Bolt chunk decoder, PackStream decoder and
+#    message parser, and the DIMACS road-network parsers (rhizome-import:dimacs,
+#    which also has a proptest smoke). libFuzzer exits non-zero on any crash,
+#    timeout or leak, failing the script.
 #
 # Usage: scripts/suites/10-fuzz-smoke.sh            (FUZZ_SECONDS=30 by default)
 #        FUZZ_SECONDS=600 scripts/suites/10-fuzz-smoke.sh
@@ -22,6 +23,8 @@ echo "== stable smoke: mutated TCK queries"
 (cd "$root" && cargo test -q -p rhizome-cypher --test fuzz_smoke)
 echo "== stable smoke: DIMACS parsers (proptest)"
 (cd "$root" && cargo test -q -p rhizome-import --lib dimacs::tests::parsers_never_panic)
+echo "== stable smoke: Bolt chunks, PackStream, messages, sessions"
+(cd "$root" && cargo test -q -p rhizome-server --test fuzz_smoke)
 
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "cargo-fuzz (nightly) not available: install with 'cargo install cargo-fuzz' to run the libFuzzer targets"
@@ -29,7 +32,8 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
 fi
 
 tck="${RHIZOME_TCK_DIR:-$root/../shared/tck}"
-for spec in rhizome-cypher:parse rhizome-cypher:compile rhizome-storage:wal rhizome-storage:value rhizome-import:dimacs; do
+for spec in rhizome-cypher:parse rhizome-cypher:compile rhizome-storage:wal rhizome-storage:value \
+    rhizome-server:chunks rhizome-server:packstream rhizome-server:message rhizome-import:dimacs; do
     crate="${spec%%:*}"
     target="${spec#*:}"
     fuzz="$root/crates/$crate/fuzz"

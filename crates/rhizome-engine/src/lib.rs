@@ -37,6 +37,19 @@ pub use transaction::Transaction;
 pub use rhizome_exec::procedures;
 pub use rhizome_exec::{QueryOptions, QueryResult, RowBlock, RowReceiver, Rows};
 
+/// What a statement returns, known before it runs (see [`Engine::describe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementInfo {
+    /// Column names, in order.
+    pub columns: Vec<String>,
+    /// True if the statement writes (data or schema): its rows are handed
+    /// over only once its writes are done.
+    pub updating: bool,
+    /// True if the result's order is significant (`ORDER BY`): a streamed
+    /// result must then be put in block position order (see [`RowReceiver`]).
+    pub ordered: bool,
+}
+
 /// A database opened for queries, with its procedures.
 #[derive(Clone)]
 pub struct Engine {
@@ -224,17 +237,6 @@ impl Engine {
         self.plans.stats()
     }
 
-    /// True if running `query` would write (an updating clause or a schema
-    /// change), judged from its plan without running it: lets a read-only
-    /// client refuse a statement before it takes the writer lock.
-    pub fn is_updating(&self, query: &str, params: &BTreeMap<String, Value>) -> Result<bool> {
-        Ok(match self.prepare(query, params, &self.db.snapshot())? {
-            Prepared::Plan(planned) => planned.plan.updating && !planned.explain,
-            Prepared::Schema(_, SchemaCommand::Change) => true,
-            Prepared::Schema(_, SchemaCommand::Show) => false,
-        })
-    }
-
     /// Parses, checks and plans `query` without running it; returns the plan text.
     pub fn explain(&self, query: &str, params: &BTreeMap<String, Value>) -> Result<String> {
         match self.prepare(query, params, &self.db.snapshot())? {
@@ -303,6 +305,38 @@ impl Engine {
         };
         let analyzed = rhizome_cypher::analyze_with(statement, query, &options)?;
         rhizome_planner::plan_statement(&analyzed, context)
+    }
+
+    /// What `query` returns, known before it runs: its column names and
+    /// whether it writes. Parses and plans it (the plan is cached, so running
+    /// it next costs no second planning); a statement that does not compile
+    /// fails here with the error running it would give. Servers use this to
+    /// announce the columns before the first row exists, and read-only clients
+    /// (Python's `read_only=True`) to refuse a write before it takes the writer lock.
+    pub fn describe(&self, query: &str, params: &BTreeMap<String, Value>) -> Result<StatementInfo> {
+        let snapshot = self.db.snapshot();
+        Ok(match self.prepare(query, params, &snapshot)? {
+            Prepared::Plan(planned) => StatementInfo {
+                columns: planned
+                    .plan
+                    .columns
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+                updating: planned.plan.updating && !planned.explain,
+                ordered: planned.plan.ordered,
+            },
+            Prepared::Schema(statement, SchemaCommand::Show) => StatementInfo {
+                columns: schema::show(&statement.kind, &snapshot).0,
+                updating: false,
+                ordered: false,
+            },
+            Prepared::Schema(_, SchemaCommand::Change) => StatementInfo {
+                columns: Vec::new(),
+                updating: true,
+                ordered: false,
+            },
+        })
     }
 
     /// Runs one statement with `params`.

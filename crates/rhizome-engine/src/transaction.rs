@@ -1,9 +1,10 @@
 //! Explicit transactions: several statements in one write transaction.
 
-use crate::{Engine, QueryOptions, QueryResult};
+use crate::{Engine, QueryOptions, QueryResult, RowReceiver};
 use rhizome_common::{Error, ErrorKind, Result, Value};
-use rhizome_storage::{CommitInfo, WriteTxn};
+use rhizome_storage::{CommitInfo, Snapshot, WriteTxn};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// An open write transaction of an [`Engine`] (from [`Engine::begin`]).
 ///
@@ -55,9 +56,29 @@ impl Transaction {
         result
     }
 
-    /// A read snapshot of the transaction's state, its own writes
-    /// included (to resolve the entities of its results); `None` once closed.
-    pub fn snapshot(&self) -> Option<rhizome_storage::Snapshot> {
+    /// Runs one statement inside the transaction like
+    /// [`Transaction::execute`], handing its rows to `receiver` as
+    /// [`Engine::execute_streaming`] does.
+    pub fn execute_streaming(
+        &mut self,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        receiver: Arc<dyn RowReceiver>,
+    ) -> Result<QueryResult> {
+        let engine = self.engine.clone();
+        let txn = self.usable()?;
+        let result = engine.run_statement(query, params, options, Some(txn), Some(receiver));
+        if result.is_err() {
+            self.failed = true;
+        }
+        result
+    }
+
+    /// The state the transaction's next statement reads: the database as of
+    /// its start plus its own writes so far (`None` once it is closed). Costs
+    /// a packing of what it wrote: take one per statement, not per row.
+    pub fn snapshot(&self) -> Option<Snapshot> {
         self.txn.as_ref().map(WriteTxn::snapshot)
     }
 

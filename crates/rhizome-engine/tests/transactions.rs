@@ -165,7 +165,7 @@ fn a_transaction_snapshot_holds_its_own_writes() {
 }
 
 #[test]
-fn is_updating_tells_writes_from_reads_without_running_them() {
+fn describe_tells_writes_from_reads_without_running_them() {
     let dir = tempfile::tempdir().unwrap();
     let engine = empty_engine(dir.path());
     let params = BTreeMap::new();
@@ -179,12 +179,12 @@ fn is_updating_tells_writes_from_reads_without_running_them() {
         ("CREATE INDEX FOR (a:A) ON (a.x)", true),
     ] {
         assert_eq!(
-            engine.is_updating(query, &params).unwrap(),
+            engine.describe(query, &params).unwrap().updating,
             writes,
             "{query}"
         );
     }
     assert_eq!(count(&engine), Value::Int(0), "nothing ran");
-    let err = engine.is_updating("CREATE (", &params).unwrap_err();
+    let err = engine.describe("CREATE (", &params).unwrap_err();
     assert_eq!(err.kind, ErrorKind::SyntaxError);
 }

@@ -77,7 +77,7 @@ impl Handle {
         let read_only = self.read_only;
         let query = query.to_string();
         let outcome = run_released(py, &cancel, move || {
-            if read_only && engine.is_updating(&query, &params)? {
+            if read_only && engine.describe(&query, &params)?.updating {
                 return Err(Error::new(
                     ErrorKind::SemanticError,
                     "the database was opened read-only (read_only=True): this statement writes",

@@ -44,6 +44,8 @@ pub enum Command {
     Bench(BenchCommand),
     /// Run the openCypher TCK (Gherkin features) and report what passes.
     Tck(TckArgs),
+    /// Serve a database over Bolt to the Neo4j drivers and tools.
+    Serve(crate::commands::serve::ServeArgs),
     /// Verify a database's integrity (adjacency both ways, columns, indexes,
     /// constraints, the write-ahead log) and report problems.
     Check(CheckArgs),

@@ -8,6 +8,7 @@ mod generate;
 mod import;
 pub mod import_dimacs;
 mod query;
+pub mod serve;
 mod tck;
 
 use crate::cli::{Command, ExecArgs};
@@ -42,6 +43,7 @@ pub fn run(command: Command) -> Result<(), Failure> {
             );
             Ok(())
         }
+        Command::Serve(args) => serve::run(args),
         Command::Check(args) => {
             let db = crate::storage_view::open_database(&args.db_dir)?;
             let problems = db.check();

@@ -1,0 +1,140 @@
+//! The server's settings: defaults, a TOML configuration file, and the
+//! checks that refuse unsafe combinations.
+
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How clients authenticate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// No authentication: allowed only when every listener is on loopback.
+    None,
+    /// User name and password (Bolt's `basic` scheme), checked against the
+    /// users stored with the database.
+    Basic,
+}
+
+/// Everything `rhizome serve` can be told, from flags or a file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// The database directory.
+    pub database: Option<PathBuf>,
+    /// The name clients use for it (`neo4j` is always an alias).
+    pub database_name: String,
+    /// Where Bolt listens.
+    pub bolt: SocketAddr,
+    /// The address put in routing tables (default: the Bolt address).
+    pub advertised_address: Option<String>,
+    /// Authentication.
+    pub auth: AuthMode,
+    /// The password of the `neo4j` administrator, set when the database
+    /// has no users yet (from the command line only, never from the file).
+    #[serde(skip)]
+    pub initial_password: Option<String>,
+    /// Most connections at once; more are refused with a clear error.
+    pub max_connections: usize,
+    /// Most bytes of one Bolt message.
+    pub max_message_size: usize,
+    /// Seconds a client may take to send its handshake.
+    pub handshake_timeout_secs: u64,
+    /// Seconds a connection may stay silent before it is closed.
+    pub idle_timeout_secs: u64,
+    /// Seconds a transaction (or autocommit statement) may run; 0: no limit.
+    pub transaction_timeout_secs: u64,
+    /// Seconds the workers of a streamed query wait for the client to pull.
+    pub stream_stall_timeout_secs: u64,
+    /// Workers one query may use (default: all).
+    pub threads: Option<usize>,
+    /// Bytes one query may hold (default: no limit).
+    pub memory_limit: Option<usize>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            database: None,
+            database_name: "neo4j".into(),
+            bolt: SocketAddr::from(([127, 0, 0, 1], 7687)),
+            advertised_address: None,
+            auth: AuthMode::Basic,
+            initial_password: None,
+            max_connections: 1024,
+            max_message_size: 16 * 1024 * 1024,
+            handshake_timeout_secs: 10,
+            idle_timeout_secs: 1800,
+            transaction_timeout_secs: 0,
+            stream_stall_timeout_secs: 600,
+            threads: None,
+            memory_limit: None,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Reads a TOML configuration file (keys as the fields above).
+    pub fn from_file(path: &Path) -> Result<ServerConfig, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the configuration file {}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Refuses settings that would be unsafe or cannot work.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.auth == AuthMode::None && !self.bolt.ip().is_loopback() {
+            return Err(format!(
+                "`auth = none` is refused on {}: without authentication the server \
+                 may only listen on a loopback address (127.0.0.1 or ::1)",
+                self.bolt
+            ));
+        }
+        if self.max_connections == 0 {
+            return Err("max_connections must be at least 1".into());
+        }
+        if self.max_message_size < 1024 {
+            return Err("max_message_size must be at least 1024 bytes".into());
+        }
+        Ok(())
+    }
+
+    /// `secs` as a duration, 0 meaning none.
+    pub fn seconds(secs: u64) -> Option<Duration> {
+        (secs > 0).then(|| Duration::from_secs(secs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_overrides_defaults_and_unknown_keys_are_refused() {
+        let config: ServerConfig =
+            toml::from_str("bolt = \"127.0.0.1:9999\"\nmax_connections = 5\n").unwrap();
+        assert_eq!(config.bolt.port(), 9999);
+        assert_eq!(config.max_connections, 5);
+        assert_eq!(
+            config.max_message_size,
+            ServerConfig::default().max_message_size
+        );
+        assert!(toml::from_str::<ServerConfig>("bolt_port = 1").is_err());
+    }
+
+    #[test]
+    fn no_auth_is_refused_off_loopback() {
+        let mut config = ServerConfig {
+            bolt: "0.0.0.0:7687".parse().unwrap(),
+            auth: AuthMode::None,
+            ..ServerConfig::default()
+        };
+        assert!(config.validate().unwrap_err().contains("loopback"));
+        config.bolt = "[::1]:7687".parse().unwrap();
+        assert!(config.validate().is_ok());
+        config.bolt = "0.0.0.0:7687".parse().unwrap();
+        config.auth = AuthMode::Basic;
+        assert!(config.validate().is_ok());
+    }
+}

@@ -1,0 +1,1162 @@
+//! The Bolt server state machine of one connection.
+//!
+//! States as the Bolt documentation names them: NEGOTIATION (after the
+//! handshake, waiting for HELLO), AUTHENTICATION (5.1+: waiting for LOGON),
+//! READY, STREAMING, TX_READY, TX_STREAMING, FAILED, INTERRUPTED and
+//! DEFUNCT. [`Session::handle`] takes one message and writes its responses;
+//! it never blocks a thread: queries run on the engine's worker pool, and
+//! the thread that waits for a query's end is one of tokio's blocking
+//! threads (a waiting thread, not a compute thread).
+//!
+//! INTERRUPTED: the connection's reader sees a RESET as soon as it arrives
+//! and calls [`Interrupt::reset_arrived`], which stops the running query at
+//! once; the session then answers IGNORED to every message queued before
+//! that RESET and SUCCESS to the RESET itself.
+
+use crate::admin;
+use crate::auth::{LoginError, Need, User, UserStore};
+use crate::handshake::Version;
+use crate::message::{self, Request};
+use crate::packstream::{map, PackValue};
+use crate::registry::{DatabaseEntry, Registry, NEO4J_COMPATIBLE_VERSION};
+use crate::status::{codes, Failure};
+use crate::stream::{Next, ResultBuffer, StreamLimits};
+use crate::user_commands::{self, UserCommand};
+use crate::values::{self, ValueWriter};
+use rhizome_common::Value;
+use rhizome_engine::{QueryOptions, QueryResult, Transaction, WriteCounters};
+use rhizome_exec::scheduler::CancelToken;
+use rhizome_storage::Snapshot;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::task::JoinHandle;
+
+/// A connection's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Handshake done, waiting for HELLO.
+    Negotiation,
+    /// HELLO done (5.1+), waiting for LOGON.
+    Authentication,
+    /// Ready for a statement or a transaction.
+    Ready,
+    /// An autocommit result is open.
+    Streaming,
+    /// An explicit transaction is open, no result open.
+    TxReady,
+    /// An explicit transaction has open results.
+    TxStreaming,
+    /// A request failed; everything is ignored until RESET.
+    Failed,
+    /// A RESET is on its way; everything before it is ignored.
+    Interrupted,
+    /// The connection is finished and will be closed.
+    Defunct,
+}
+
+/// Settings of every session of a server.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The hand-off sizes of streamed results.
+    pub stream: StreamLimits,
+    /// Longest an explicit transaction may stay open (and any statement run).
+    pub transaction_timeout: Option<Duration>,
+    /// Workers one query may use.
+    pub threads: Option<usize>,
+    /// Memory one query may use.
+    pub memory_limit: Option<usize>,
+    /// The `host:port` drivers should route to (ROUTE answers).
+    pub advertised_address: String,
+}
+
+impl Default for SessionConfig {
+    fn default() -> SessionConfig {
+        SessionConfig {
+            stream: StreamLimits::default(),
+            transaction_timeout: None,
+            threads: None,
+            memory_limit: None,
+            advertised_address: "127.0.0.1:7687".into(),
+        }
+    }
+}
+
+/// Lets the connection's reader stop the running query of a session.
+#[derive(Default)]
+pub struct Interrupt {
+    pending_resets: AtomicUsize,
+    running: Mutex<Vec<Arc<ResultBuffer>>>,
+}
+
+impl Interrupt {
+    /// A RESET was read: stop what runs; the session ignores what comes
+    /// before the RESET.
+    pub fn reset_arrived(&self) {
+        self.pending_resets.fetch_add(1, Ordering::SeqCst);
+        self.stop_all();
+    }
+
+    /// Stops every running query of the session (disconnect, shutdown).
+    pub fn stop_all(&self) {
+        for buffer in self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            buffer.close();
+        }
+    }
+
+    fn track(&self, buffer: &Arc<ResultBuffer>) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.retain(|b| !b.is_finished());
+        running.push(buffer.clone());
+    }
+
+    fn forget(&self, buffer: &Arc<ResultBuffer>) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.retain(|b| !Arc::ptr_eq(b, buffer));
+    }
+}
+
+/// Whether the connection goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Read the next message.
+    Continue,
+    /// Flush and close.
+    Close,
+}
+
+/// Where the rows of an open result come from.
+enum Rows {
+    /// Streamed from a running query.
+    Stream(Arc<ResultBuffer>),
+    /// Computed already (writes, server statements).
+    Done(std::vec::IntoIter<Vec<Value>>, Option<Box<QueryResult>>),
+}
+
+/// A result the client has not consumed yet.
+struct OpenResult {
+    qid: i64,
+    width: usize,
+    rows: Rows,
+    /// The thread running a streamed query; gives back the transaction.
+    task: Option<JoinHandle<Option<Transaction>>>,
+    /// The rows of the current block not sent yet.
+    pending: VecDeque<Value>,
+    /// The snapshot entities are looked up in.
+    graph: Option<Snapshot>,
+    /// The statement text (error excerpts).
+    query: String,
+    db: String,
+    started: Instant,
+    updating: bool,
+    /// The bookmark of an autocommit write.
+    bookmark: Option<String>,
+}
+
+/// The outcome of taking rows from a result.
+enum Taken {
+    /// More rows remain.
+    More,
+    /// All rows were sent; the summary metadata.
+    Done(PackValue),
+}
+
+/// An explicit transaction.
+struct OpenTx {
+    /// `None` while one of its statements runs (the thread has it).
+    tx: Option<Transaction>,
+    db: DatabaseEntry,
+    deadline: Option<Instant>,
+    next_qid: i64,
+    /// The thread running one of its statements, which gives it back.
+    pending: Option<JoinHandle<Option<Transaction>>>,
+}
+
+/// One connection's protocol state.
+pub struct Session {
+    version: Version,
+    state: State,
+    registry: Arc<Registry>,
+    config: Arc<SessionConfig>,
+    interrupt: Arc<Interrupt>,
+    connection_id: String,
+    user: String,
+    /// The users, when authentication is on.
+    users: Option<Arc<UserStore>>,
+    results: Vec<OpenResult>,
+    tx: Option<OpenTx>,
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+/// True if `RHIZOME_BOLT_TRACE` is set: every request and state change is logged.
+fn trace() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("RHIZOME_BOLT_TRACE").is_some())
+}
+
+/// Flushes `out` to the writer once it holds this much.
+const FLUSH_AT: usize = 64 * 1024;
+
+impl Session {
+    /// A session after a handshake that settled on `version`.
+    pub fn new(
+        version: Version,
+        registry: Arc<Registry>,
+        config: Arc<SessionConfig>,
+        interrupt: Arc<Interrupt>,
+        connection_id: String,
+    ) -> Session {
+        Session {
+            version,
+            state: State::Negotiation,
+            registry,
+            config,
+            interrupt,
+            connection_id,
+            user: String::new(),
+            users: None,
+            results: Vec::new(),
+            tx: None,
+            out: Vec::with_capacity(FLUSH_AT),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Turns authentication on: logins are checked against `users` and
+    /// statements against the user's roles.
+    pub fn with_users(mut self, users: Option<Arc<UserStore>>) -> Session {
+        self.users = users;
+        self
+    }
+
+    /// The current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The authenticated user (empty before authentication).
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// Handles one message (its bytes, unframed), writing the responses to
+    /// `writer` (flushed before it returns).
+    pub async fn handle<W: AsyncWrite + Unpin>(
+        &mut self,
+        bytes: &[u8],
+        writer: &mut W,
+    ) -> std::io::Result<Flow> {
+        let flow = match message::parse(bytes) {
+            Ok(request) => {
+                if trace() {
+                    crate::log(format_args!(
+                        "{} <- {request:?} in {:?}",
+                        self.connection_id, self.state
+                    ));
+                }
+                let flow = self.request(request, writer).await?;
+                if trace() {
+                    crate::log(format_args!(
+                        "{} -> {} bytes, now {:?}",
+                        self.connection_id,
+                        self.out.len(),
+                        self.state
+                    ));
+                }
+                flow
+            }
+            Err(e) => {
+                // A message that is not Bolt: the connection cannot be trusted.
+                message::failure(&mut self.out, codes::REQUEST_INVALID, &e.0);
+                self.state = State::Defunct;
+                Flow::Close
+            }
+        };
+        writer.write_all(&self.out).await?;
+        self.out.clear();
+        writer.flush().await?;
+        Ok(flow)
+    }
+
+    async fn flush_if_large<W: AsyncWrite + Unpin>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        if self.out.len() >= FLUSH_AT {
+            writer.write_all(&self.out).await?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, failure: Failure) {
+        message::failure(&mut self.out, failure.code, &failure.message);
+        self.close_results();
+        // A failed explicit transaction is rolled back at once, freeing the writer lock.
+        if let Some(open) = self.tx.take() {
+            if let Some(tx) = open.tx {
+                tx.rollback();
+            }
+        }
+        self.state = State::Failed;
+    }
+
+    fn success(&mut self, metadata: PackValue) {
+        message::success(&mut self.out, &metadata);
+    }
+
+    async fn request<W: AsyncWrite + Unpin>(
+        &mut self,
+        request: Request,
+        writer: &mut W,
+    ) -> std::io::Result<Flow> {
+        if matches!(request, Request::Goodbye) {
+            self.close_results();
+            self.state = State::Defunct;
+            return Ok(Flow::Close);
+        }
+        if self.interrupt.pending_resets.load(Ordering::SeqCst) > 0 {
+            if matches!(request, Request::Reset) {
+                self.interrupt.pending_resets.fetch_sub(1, Ordering::SeqCst);
+                self.reset().await;
+            } else {
+                self.state = State::Interrupted;
+                message::ignored(&mut self.out);
+            }
+            return Ok(Flow::Continue);
+        }
+        match (self.state, request) {
+            (State::Defunct, _) => return Ok(Flow::Close),
+            (State::Negotiation, Request::Hello(extra)) => self.hello(extra).await,
+            (State::Negotiation, other) => {
+                message::failure(
+                    &mut self.out,
+                    codes::REQUEST_INVALID,
+                    &format!("expected HELLO first, got {}", other.name()),
+                );
+                self.state = State::Defunct;
+                return Ok(Flow::Close);
+            }
+            (State::Authentication, Request::Logon(auth)) => self.logon(auth).await,
+            (_, Request::Reset) => self.reset().await,
+            (State::Failed | State::Interrupted, _) => message::ignored(&mut self.out),
+            (State::Authentication, other) => {
+                message::failure(
+                    &mut self.out,
+                    codes::UNAUTHORIZED,
+                    &format!("{} needs authentication first (LOGON)", other.name()),
+                );
+                self.state = State::Defunct;
+                return Ok(Flow::Close);
+            }
+            (_, Request::Telemetry) => self.success(map([])),
+            (State::Ready, Request::Logoff) => {
+                self.user.clear();
+                self.success(map([]));
+                self.state = State::Authentication;
+            }
+            (State::Ready, Request::Route { routing, db }) => self.route(routing, db),
+            (State::Ready, Request::Begin(extra)) => self.begin(extra).await,
+            (
+                State::Ready | State::TxReady | State::TxStreaming,
+                Request::Run {
+                    query,
+                    params,
+                    extra,
+                },
+            ) => self.run(query, params, extra).await,
+            (State::Streaming | State::TxStreaming, Request::Pull { n, qid }) => {
+                self.pull(n, qid, false, writer).await?
+            }
+            (State::Streaming | State::TxStreaming, Request::Discard { n, qid }) => {
+                self.pull(n, qid, true, writer).await?
+            }
+            // No result is open (a RESET ended it, as the JavaScript driver
+            // does before it discards on closing a session): nothing to send.
+            (State::Ready | State::TxReady, Request::Pull { .. } | Request::Discard { .. }) => {
+                self.success(map([]))
+            }
+            (State::TxReady | State::TxStreaming, Request::Commit) => self.commit().await,
+            (State::TxReady | State::TxStreaming, Request::Rollback) => self.rollback().await,
+            (state, other) => self.fail(Failure::invalid(format!(
+                "{} is not allowed in state {state:?}",
+                other.name()
+            ))),
+        }
+        // A refused login leaves the connection DEFUNCT: it closes.
+        Ok(if self.state == State::Defunct {
+            Flow::Close
+        } else {
+            Flow::Continue
+        })
+    }
+
+    async fn hello(&mut self, extra: PackValue) {
+        if !self.version_at_least(Version::V5_1) {
+            // Before 5.1 the credentials come with HELLO.
+            if let Err(failure) = self.authenticate(&extra).await {
+                message::failure(&mut self.out, failure.code, &failure.message);
+                self.state = State::Defunct;
+                return;
+            }
+        }
+        let mut metadata = vec![
+            (
+                "server".to_string(),
+                PackValue::from(format!("Neo4j/{NEO4J_COMPATIBLE_VERSION}")),
+            ),
+            (
+                "connection_id".to_string(),
+                self.connection_id.as_str().into(),
+            ),
+        ];
+        if self.version.is_v5() {
+            metadata.push(("hints".to_string(), map([])));
+        }
+        self.success(PackValue::Map(metadata));
+        self.state = if self.version_at_least(Version::V5_1) {
+            State::Authentication
+        } else {
+            State::Ready
+        };
+    }
+
+    fn version_at_least(&self, v: Version) -> bool {
+        self.version >= v
+    }
+
+    /// Checks credentials. With authentication off (allowed on loopback
+    /// only) every scheme is accepted and the client is `neo4j`; with it on,
+    /// only `basic` with a user's right password (argon2, off the I/O
+    /// threads), and repeated failures are rate-limited and logged.
+    async fn authenticate(&mut self, auth: &PackValue) -> Result<(), Failure> {
+        let text = |key: &str| match auth.get(key) {
+            Some(PackValue::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let Some(users) = self.users.clone() else {
+            self.user = "neo4j".into();
+            return Ok(());
+        };
+        let unauthorized = || {
+            Failure::new(
+                codes::UNAUTHORIZED,
+                "The client is unauthorized due to authentication failure.",
+            )
+        };
+        let (Some("basic"), Some(principal), Some(credentials)) = (
+            text("scheme").as_deref(),
+            text("principal"),
+            text("credentials"),
+        ) else {
+            crate::log(format_args!(
+                "{}: failed login: the server needs scheme `basic` with a user name and password",
+                self.connection_id
+            ));
+            return Err(unauthorized());
+        };
+        let name = principal.clone();
+        let login = tokio::task::spawn_blocking(move || users.login(&name, &credentials))
+            .await
+            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
+        match login {
+            Ok(_) => {
+                self.user = principal;
+                Ok(())
+            }
+            Err(LoginError::Refused) => {
+                crate::log(format_args!(
+                    "{}: failed login for user `{principal}`",
+                    self.connection_id
+                ));
+                Err(unauthorized())
+            }
+            Err(LoginError::RateLimited) => {
+                crate::log(format_args!(
+                    "{}: login for user `{principal}` refused: too many failed attempts, locked for {} s",
+                    self.connection_id,
+                    crate::auth::LOCKOUT.as_secs()
+                ));
+                Err(Failure::new(
+                    "Neo.ClientError.Security.AuthenticationRateLimit",
+                    "The client has provided incorrect authentication details too many times in a row.",
+                ))
+            }
+        }
+    }
+
+    async fn logon(&mut self, auth: PackValue) {
+        match self.authenticate(&auth).await {
+            Ok(()) => {
+                self.success(map([]));
+                self.state = State::Ready;
+            }
+            Err(failure) => {
+                message::failure(&mut self.out, failure.code, &failure.message);
+                self.state = State::Defunct;
+            }
+        }
+    }
+
+    /// The logged-in user as stored now (`None` without authentication).
+    fn current_user(&self) -> Option<Result<User, Failure>> {
+        let users = self.users.as_ref()?;
+        Some(users.get(&self.user).ok_or_else(|| {
+            Failure::new(
+                codes::UNAUTHORIZED,
+                format!("the user `{}` no longer exists", self.user),
+            )
+        }))
+    }
+
+    /// Fails unless the user may do `need` (and need not change its password first).
+    fn check(&self, need: Need, what: &str) -> Result<(), Failure> {
+        let Some(user) = self.current_user() else {
+            return Ok(());
+        };
+        let user = user?;
+        if user.change_required {
+            return Err(Failure::new(
+                "Neo.ClientError.Security.CredentialsExpired",
+                "The password must be changed first: ALTER CURRENT USER SET PASSWORD FROM 'old' TO 'new'",
+            ));
+        }
+        if user.may(need) {
+            Ok(())
+        } else {
+            Err(Failure::new(
+                "Neo.ClientError.Security.Forbidden",
+                format!(
+                    "{what} is not allowed for user `{}` with roles {:?}",
+                    self.user,
+                    user.roles.iter().map(|r| r.name()).collect::<Vec<_>>()
+                ),
+            ))
+        }
+    }
+
+    /// Runs a user or role command.
+    async fn user_command(&mut self, command: UserCommand) -> Result<admin::ServerResult, Failure> {
+        let Some(users) = self.users.clone() else {
+            return Err(Failure::new(
+                "Neo.ClientError.Statement.NotSystemDatabaseError",
+                "users and roles exist only when the server runs with authentication (auth = basic)",
+            ));
+        };
+        if let Some(need) = command.need() {
+            self.check(need, "managing users and roles")?;
+        }
+        let current = self.user.clone();
+        tokio::task::spawn_blocking(move || user_commands::run(command, &users, &current))
+            .await
+            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
+    }
+
+    fn route(&mut self, _routing: PackValue, db: Option<String>) {
+        let Some(entry) = self.registry.get(db.as_deref()) else {
+            return self.fail(database_not_found(db.as_deref().unwrap_or("")));
+        };
+        let address = PackValue::List(vec![self.config.advertised_address.as_str().into()]);
+        let server = |role: &str| map([("addresses", address.clone()), ("role", role.into())]);
+        let table = map([
+            ("ttl", 300.into()),
+            ("db", entry.name.as_str().into()),
+            (
+                "servers",
+                PackValue::List(vec![server("WRITE"), server("READ"), server("ROUTE")]),
+            ),
+        ]);
+        self.success(map([("rt", table)]));
+    }
+
+    async fn reset(&mut self) {
+        self.close_results();
+        self.wait_for_tx().await;
+        if let Some(open) = self.tx.take() {
+            if let Some(tx) = open.tx {
+                tx.rollback();
+            }
+        }
+        self.success(map([]));
+        self.state = State::Ready;
+    }
+
+    /// Stops and forgets every open result (their transactions come back
+    /// through [`Session::wait_for_tx`]).
+    fn close_results(&mut self) {
+        for result in &mut self.results {
+            if let Rows::Stream(buffer) = &result.rows {
+                buffer.close();
+                self.interrupt.forget(buffer);
+            }
+            if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
+                // Keep the handle: the transaction comes back through it.
+                open.pending_task(task);
+            }
+        }
+        self.results.clear();
+    }
+
+    /// Waits until the transaction is back from a statement that ran it.
+    async fn wait_for_tx(&mut self) {
+        if let Some(open) = self.tx.as_mut() {
+            open.recover().await;
+        }
+    }
+
+    async fn begin(&mut self, extra: PackValue) {
+        let db = match extra.get("db") {
+            Some(PackValue::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let Some(entry) = self.registry.get(db.as_deref()).cloned() else {
+            return self.fail(database_not_found(db.as_deref().unwrap_or("")));
+        };
+        let timeout = tx_timeout(&extra).or(self.config.transaction_timeout);
+        let engine = entry.engine.clone();
+        let began = tokio::task::spawn_blocking(move || engine.begin()).await;
+        match began {
+            Ok(Ok(tx)) => {
+                self.tx = Some(OpenTx {
+                    tx: Some(tx),
+                    db: entry,
+                    deadline: timeout.map(|t| Instant::now() + t),
+                    next_qid: 0,
+                    pending: None,
+                });
+                self.success(map([]));
+                self.state = State::TxReady;
+            }
+            Ok(Err(e)) => self.fail(Failure::from_error(&e, "")),
+            Err(e) => self.fail(Failure::new(codes::UNKNOWN, e.to_string())),
+        }
+    }
+
+    async fn commit(&mut self) {
+        self.finish_open_results().await;
+        let Some(mut open) = self.tx.take() else {
+            return self.fail(Failure::invalid("no transaction is open"));
+        };
+        open.recover().await;
+        if open.expired() {
+            if let Some(tx) = open.tx.take() {
+                tx.rollback();
+            }
+            return self.fail(timed_out());
+        }
+        let Some(tx) = open.tx.take() else {
+            return self.fail(Failure::new(
+                codes::TERMINATED,
+                "the transaction was terminated",
+            ));
+        };
+        match tokio::task::spawn_blocking(move || tx.commit()).await {
+            Ok(Ok(info)) => {
+                self.success(map([("bookmark", bookmark(info.commit).into())]));
+                self.state = State::Ready;
+            }
+            Ok(Err(e)) => self.fail(Failure::from_error(&e, "")),
+            Err(e) => self.fail(Failure::new(codes::UNKNOWN, e.to_string())),
+        }
+    }
+
+    async fn rollback(&mut self) {
+        self.close_results();
+        if let Some(mut open) = self.tx.take() {
+            open.recover().await;
+            if let Some(tx) = open.tx.take() {
+                tx.rollback();
+            }
+        }
+        self.success(map([]));
+        self.state = State::Ready;
+    }
+
+    /// Consumes the rest of every open result of the transaction (kept in
+    /// memory) so its transaction comes back for the next statement.
+    async fn finish_open_results(&mut self) {
+        for result in &mut self.results {
+            if let Rows::Stream(buffer) = &result.rows {
+                buffer.unbound();
+            }
+            if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
+                open.pending_task(task);
+            }
+        }
+        self.wait_for_tx().await;
+    }
+
+    async fn run(&mut self, query: String, params: PackValue, extra: PackValue) {
+        let params = match values::parameters(params) {
+            Ok(p) => p,
+            Err(why) => return self.fail(Failure::invalid(why)),
+        };
+        let in_tx = self.tx.is_some();
+        if in_tx {
+            self.finish_open_results().await;
+            if self.tx.as_ref().is_some_and(OpenTx::expired) {
+                return self.fail(timed_out());
+            }
+        }
+        let entry = match &self.tx {
+            Some(open) => open.db.clone(),
+            None => {
+                let db = match extra.get("db") {
+                    Some(PackValue::String(s)) => Some(s.clone()),
+                    _ => None,
+                };
+                match self.registry.get(db.as_deref()) {
+                    Some(entry) => entry.clone(),
+                    None => return self.fail(database_not_found(db.as_deref().unwrap_or(""))),
+                }
+            }
+        };
+        let qid = match self.tx.as_mut() {
+            Some(open) => {
+                open.next_qid += 1;
+                open.next_qid - 1
+            }
+            None => -1,
+        };
+        let started = Instant::now();
+        let answer = match user_commands::parse(&query, &params) {
+            Some(Ok(command)) => Some(self.user_command(command).await),
+            Some(Err(failure)) => Some(Err(failure)),
+            None => {
+                let roles = match self.current_user() {
+                    Some(Ok(user)) => user.roles.iter().map(|r| r.name().to_string()).collect(),
+                    _ => vec!["admin".to_string()],
+                };
+                admin::answer(&query, &self.registry, &self.user, &roles).map(Ok)
+            }
+        };
+        let answer = match answer {
+            Some(Ok(answer)) => Some(answer),
+            Some(Err(failure)) => return self.fail(failure),
+            None => None,
+        };
+        let opened = if let Some(answer) = answer {
+            Ok(OpenResult {
+                qid,
+                width: answer.columns.len(),
+                rows: Rows::Done(answer.rows.into_iter(), None),
+                task: None,
+                pending: VecDeque::new(),
+                graph: None,
+                query: query.clone(),
+                db: entry.name.clone(),
+                started,
+                updating: false,
+                bookmark: None,
+            })
+            .map(|r| (r, answer.columns))
+        } else {
+            self.start(entry, query, params, &extra, qid, started).await
+        };
+        match opened {
+            Ok((result, columns)) => {
+                let fields = PackValue::List(columns.into_iter().map(PackValue::String).collect());
+                let mut metadata = vec![
+                    ("fields".to_string(), fields),
+                    (
+                        "t_first".to_string(),
+                        PackValue::Int(started.elapsed().as_millis() as i64),
+                    ),
+                ];
+                if in_tx {
+                    metadata.push(("qid".to_string(), PackValue::Int(qid)));
+                }
+                self.results.push(result);
+                self.success(PackValue::Map(metadata));
+                self.state = if in_tx {
+                    State::TxStreaming
+                } else {
+                    State::Streaming
+                };
+            }
+            Err(failure) => self.fail(failure),
+        }
+    }
+
+    fn query_options(&self, cancel: Arc<CancelToken>, deadline: Option<Instant>) -> QueryOptions {
+        let timeout = match deadline {
+            Some(d) => Some(d.saturating_duration_since(Instant::now())),
+            None => self.config.transaction_timeout,
+        };
+        QueryOptions {
+            threads: self.config.threads,
+            timeout,
+            memory_limit: self.config.memory_limit,
+            cancel: Some(cancel),
+            ..QueryOptions::default()
+        }
+    }
+
+    /// Starts a statement: checks it, then runs it (a read streams; a write
+    /// runs to its end here, its rows kept).
+    async fn start(
+        &mut self,
+        entry: DatabaseEntry,
+        query: String,
+        params: BTreeMap<String, Value>,
+        extra: &PackValue,
+        qid: i64,
+        started: Instant,
+    ) -> Result<(OpenResult, Vec<String>), Failure> {
+        let engine = entry.engine.clone();
+        let (q, p) = (query.clone(), params.clone());
+        let info = tokio::task::spawn_blocking(move || engine.describe(&q, &p))
+            .await
+            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
+            .map_err(|e| Failure::from_error(&e, &query))?;
+        let need = match (info.updating, user_commands::is_schema_command(&query)) {
+            (false, _) => Need::Read,
+            (true, false) => Need::Write,
+            (true, true) => Need::Admin,
+        };
+        let what = match need {
+            Need::Read => "reading",
+            Need::Write => "writing data",
+            Need::Admin => "changing the schema",
+        };
+        self.check(need, what)?;
+        let _ = extra; // `mode` is a routing hint only: one server serves both.
+        let deadline = match self.tx.as_ref() {
+            Some(open) => open.deadline,
+            None => self.config.transaction_timeout.map(|t| Instant::now() + t),
+        };
+        let cancel = CancelToken::root();
+        let options = self.query_options(cancel.clone(), deadline);
+        let buffer = ResultBuffer::new(cancel, self.config.stream, info.ordered);
+        self.interrupt.track(&buffer);
+        let width = info.columns.len();
+        let mut result = OpenResult {
+            qid,
+            width,
+            rows: Rows::Done(Vec::new().into_iter(), None),
+            task: None,
+            pending: VecDeque::new(),
+            graph: None,
+            query: query.clone(),
+            db: entry.name.clone(),
+            started,
+            updating: info.updating,
+            bookmark: None,
+        };
+        let tx = self.tx.as_mut().and_then(|open| open.tx.take());
+        if info.updating {
+            // Writes run to their end here; their rows are the engine's
+            // collected rows (the engine materialises them anyway).
+            let engine = entry.engine.clone();
+            let (outcome, tx) = tokio::task::spawn_blocking(move || match tx {
+                Some(mut tx) => {
+                    let r = tx.execute(&query, params, &options);
+                    let snapshot = tx.snapshot();
+                    (r.map(|r| (r, snapshot)), Some(tx))
+                }
+                None => {
+                    let r = engine.execute(&query, params, &options);
+                    (r.map(|r| (r, None)), None)
+                }
+            })
+            .await
+            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
+            self.interrupt.forget(&buffer);
+            if let Some(open) = self.tx.as_mut() {
+                open.tx = tx;
+            }
+            let (mut outcome, snapshot) =
+                outcome.map_err(|e| Failure::from_error(&e, &result.query))?;
+            result.graph = Some(snapshot.unwrap_or_else(|| entry.engine.database().snapshot()));
+            if self.tx.is_none() && has_updates(&outcome.counters) {
+                result.bookmark = Some(bookmark(0));
+            }
+            let rows = std::mem::replace(&mut outcome.rows, rhizome_engine::Rows::new(width));
+            result.rows = Rows::Done(rows.into_blocks(), Some(Box::new(outcome)));
+        } else {
+            result.graph = Some(match &tx {
+                Some(tx) => tx
+                    .snapshot()
+                    .unwrap_or_else(|| entry.engine.database().snapshot()),
+                None => entry.engine.database().snapshot(),
+            });
+            let engine = entry.engine.clone();
+            let receiver = buffer.clone();
+            let task = tokio::task::spawn_blocking(move || {
+                let (outcome, tx) = match tx {
+                    Some(mut tx) => {
+                        let r = tx.execute_streaming(&query, params, &options, receiver.clone());
+                        (r, Some(tx))
+                    }
+                    None => (
+                        engine.execute_streaming(&query, params, &options, receiver.clone()),
+                        None,
+                    ),
+                };
+                receiver.finish(outcome);
+                tx
+            });
+            result.rows = Rows::Stream(buffer);
+            result.task = Some(task);
+        }
+        Ok((result, info.columns))
+    }
+
+    async fn pull<W: AsyncWrite + Unpin>(
+        &mut self,
+        n: i64,
+        qid: i64,
+        discard: bool,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        let index = if qid == -1 {
+            self.results.len().checked_sub(1)
+        } else {
+            self.results.iter().position(|r| r.qid == qid)
+        };
+        let Some(index) = index else {
+            self.fail(Failure::invalid(format!(
+                "there is no open result with qid {qid}"
+            )));
+            return Ok(());
+        };
+        if discard && n < 0 && self.tx.is_none() {
+            // Discarding the rest of an autocommit read stops its query at
+            // once (in a transaction the rest is drained instead: a
+            // cancelled statement would fail the transaction).
+            if let Rows::Stream(buffer) = &self.results[index].rows {
+                buffer.close();
+                self.interrupt.forget(buffer);
+                let summary = self.summary(index).await;
+                self.results.remove(index);
+                self.success(summary);
+                self.state = if self.results.is_empty() {
+                    State::Ready
+                } else {
+                    State::Streaming
+                };
+                return Ok(());
+            }
+        }
+        let mut left = if n < 0 { u64::MAX } else { n as u64 };
+        let v5 = self.version.is_v5();
+        let taken = loop {
+            let result = &mut self.results[index];
+            // Send rows already at hand.
+            while left > 0 && result.pending.len() >= result.width.max(1) {
+                if result.width == 0 {
+                    result.pending.clear();
+                    break;
+                }
+                if !discard {
+                    self.scratch.clear();
+                    message::record_header(&mut self.scratch, result.width);
+                    let writer_ = ValueWriter {
+                        v5,
+                        graph: result
+                            .graph
+                            .as_ref()
+                            .map(|s| s as &dyn rhizome_storage::GraphRead),
+                    };
+                    for value in result.pending.drain(..result.width) {
+                        writer_.write(&mut self.scratch, &value);
+                    }
+                    crate::framing::write_message(&mut self.out, &self.scratch);
+                } else {
+                    result.pending.drain(..result.width);
+                }
+                left -= 1;
+                if self.out.len() >= FLUSH_AT {
+                    break;
+                }
+            }
+            if self.out.len() >= FLUSH_AT {
+                self.flush_if_large(writer).await?;
+                continue;
+            }
+            if left == 0 {
+                break Taken::More;
+            }
+            let result = &mut self.results[index];
+            match next_rows(result).await {
+                Some(Ok(rows)) => result.pending.extend(rows),
+                Some(Err(failure)) => {
+                    self.fail(failure);
+                    return Ok(());
+                }
+                None => {
+                    let summary = self.summary(index).await;
+                    break Taken::Done(summary);
+                }
+            }
+        };
+        match taken {
+            Taken::More => {
+                // Is there really more? A result whose query has ended
+                // with nothing left says has_more only if rows remain.
+                self.success(map([("has_more", true.into())]));
+            }
+            Taken::Done(summary) => {
+                let mut result = self.results.remove(index);
+                if let Rows::Stream(buffer) = &result.rows {
+                    self.interrupt.forget(buffer);
+                }
+                if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
+                    open.pending_task(task);
+                    open.recover().await;
+                }
+                self.success(summary);
+                self.state = match (self.tx.is_some(), self.results.is_empty()) {
+                    (true, true) => State::TxReady,
+                    (true, false) => State::TxStreaming,
+                    (false, true) => State::Ready,
+                    (false, false) => State::Streaming,
+                };
+            }
+        }
+        Ok(())
+    }
+
+    /// The metadata of the last response of a result.
+    async fn summary(&mut self, index: usize) -> PackValue {
+        let result = &mut self.results[index];
+        let outcome = match &mut result.rows {
+            Rows::Done(_, outcome) => outcome.take(),
+            Rows::Stream(_) => None,
+        };
+        let counters = outcome.map(|o| o.counters).unwrap_or_default();
+        let kind = if result.updating {
+            if has_updates(&counters) {
+                "w"
+            } else {
+                "rw"
+            }
+        } else {
+            "r"
+        };
+        let mut metadata = vec![
+            ("type".to_string(), PackValue::from(kind)),
+            (
+                "t_last".to_string(),
+                PackValue::Int(result.started.elapsed().as_millis() as i64),
+            ),
+            ("db".to_string(), result.db.as_str().into()),
+        ];
+        if has_updates(&counters) {
+            metadata.push(("stats".to_string(), stats(&counters)));
+        }
+        if let Some(bookmark) = &result.bookmark {
+            metadata.push(("bookmark".to_string(), bookmark.as_str().into()));
+        }
+        PackValue::Map(metadata)
+    }
+}
+
+/// The next block of a result's rows, `None` at its end, or its failure.
+async fn next_rows(result: &mut OpenResult) -> Option<Result<Vec<Value>, Failure>> {
+    match &mut result.rows {
+        Rows::Done(blocks, _) => blocks.next().map(Ok),
+        Rows::Stream(buffer) => match buffer.next().await {
+            Next::Rows(rows) => Some(Ok(rows)),
+            Next::Finished(outcome) => match *outcome {
+                Ok(outcome) => {
+                    result.rows = Rows::Done(Vec::new().into_iter(), Some(Box::new(outcome)));
+                    None
+                }
+                Err(e) => Some(Err(Failure::from_error(&e, &result.query))),
+            },
+        },
+    }
+}
+
+impl OpenTx {
+    fn pending_task(&mut self, task: JoinHandle<Option<Transaction>>) {
+        // Only one statement runs at a time: wait for it in `recover`.
+        self.pending = Some(task);
+    }
+
+    async fn recover(&mut self) {
+        if let Some(task) = self.pending.take() {
+            if let Ok(tx) = task.await {
+                self.tx = tx;
+            }
+        }
+    }
+
+    fn expired(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+fn tx_timeout(extra: &PackValue) -> Option<Duration> {
+    match extra.get("tx_timeout") {
+        Some(PackValue::Int(ms)) if *ms > 0 => Some(Duration::from_millis(*ms as u64)),
+        _ => None,
+    }
+}
+
+fn bookmark(commit: u64) -> String {
+    format!("rhizome:{commit}")
+}
+
+fn timed_out() -> Failure {
+    Failure::new(
+        codes::TIMED_OUT,
+        "the transaction ran longer than its timeout and was rolled back",
+    )
+}
+
+fn database_not_found(name: &str) -> Failure {
+    Failure::new(
+        codes::DATABASE_NOT_FOUND,
+        format!("there is no database named `{name}` on this server"),
+    )
+}
+
+fn has_updates(c: &WriteCounters) -> bool {
+    *c != WriteCounters::default()
+}
+
+fn stats(c: &WriteCounters) -> PackValue {
+    let all = [
+        ("nodes-created", c.nodes_created),
+        ("nodes-deleted", c.nodes_deleted),
+        ("relationships-created", c.relationships_created),
+        ("relationships-deleted", c.relationships_deleted),
+        ("properties-set", c.properties_set),
+        ("labels-added", c.labels_added),
+        ("labels-removed", c.labels_removed),
+        ("indexes-added", c.indexes_added),
+        ("indexes-removed", c.indexes_removed),
+        ("constraints-added", c.constraints_added),
+        ("constraints-removed", c.constraints_removed),
+    ];
+    let mut entries: Vec<(String, PackValue)> = all
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| (k.to_string(), PackValue::Int(*n as i64)))
+        .collect();
+    entries.push(("contains-updates".into(), true.into()));
+    PackValue::Map(entries)
+}
+
+/// Writes a whole PackStream value framed as a message (tests, fixtures).
+pub fn framed(value: &PackValue) -> Vec<u8> {
+    let mut body = Vec::new();
+    value.encode(&mut body);
+    let mut out = Vec::new();
+    crate::framing::write_message(&mut out, &body);
+    out
+}
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

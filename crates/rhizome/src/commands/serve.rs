@@ -1,0 +1,114 @@
+//! `rhizome serve`: serves a database over Bolt until SIGTERM or Ctrl-C.
+
+use crate::Failure;
+use clap::Args;
+use rhizome_common::{Error, ErrorKind};
+use rhizome_engine::Engine;
+use rhizome_server::{AuthMode, ServerConfig};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// `rhizome serve <DB_DIR>`: flags override the configuration file.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The database directory (or `database` in the configuration file).
+    pub db_dir: Option<PathBuf>,
+    /// A TOML configuration file (see docs/server.md).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Where Bolt listens [default: 127.0.0.1:7687].
+    #[arg(long, value_name = "ADDR")]
+    pub bolt: Option<SocketAddr>,
+    /// Authentication: `basic` (users and passwords, the default) or
+    /// `none` (refused unless the server listens on loopback only).
+    #[arg(long, value_name = "MODE")]
+    pub auth: Option<String>,
+    /// The password of the `neo4j` administrator, set when the database
+    /// has no users yet.
+    #[arg(long, value_name = "PASSWORD")]
+    pub initial_password: Option<String>,
+    /// The database's name for clients [default: neo4j].
+    #[arg(long, value_name = "NAME")]
+    pub database_name: Option<String>,
+    /// Workers one query may use [default: all].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Most connections at once [default: 1024].
+    #[arg(long)]
+    pub max_connections: Option<usize>,
+    /// Seconds a transaction may stay open; 0 for no limit [default: 0].
+    #[arg(long, value_name = "SECS")]
+    pub transaction_timeout: Option<u64>,
+    /// Bytes one query may hold [default: no limit].
+    #[arg(long, value_name = "BYTES")]
+    pub memory_limit: Option<usize>,
+    /// Write the bound address to this file once the server accepts
+    /// connections (for scripts that pick port 0).
+    #[arg(long, value_name = "FILE")]
+    pub address_file: Option<PathBuf>,
+}
+
+fn usage(message: impl Into<String>) -> Failure {
+    Error::new(ErrorKind::ArgumentError, message).into()
+}
+
+/// The configuration: the file's, then the flags.
+fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
+    let mut config = match &args.config {
+        Some(path) => ServerConfig::from_file(path).map_err(usage)?,
+        None => ServerConfig::default(),
+    };
+    if let Some(dir) = &args.db_dir {
+        config.database = Some(dir.clone());
+    }
+    if let Some(bolt) = args.bolt {
+        config.bolt = bolt;
+    }
+    match args.auth.as_deref() {
+        None => {}
+        Some("none") => config.auth = AuthMode::None,
+        Some("basic") => config.auth = AuthMode::Basic,
+        Some(other) => {
+            return Err(usage(format!(
+                "--auth {other}: expected `basic` (users and passwords) or `none`"
+            )))
+        }
+    }
+    config.initial_password = args.initial_password.clone();
+    if let Some(name) = &args.database_name {
+        config.database_name = name.clone();
+    }
+    config.threads = args.threads.or(config.threads);
+    config.max_connections = args.max_connections.unwrap_or(config.max_connections);
+    config.transaction_timeout_secs = args
+        .transaction_timeout
+        .unwrap_or(config.transaction_timeout_secs);
+    config.memory_limit = args.memory_limit.or(config.memory_limit);
+    config.validate().map_err(usage)?;
+    Ok(config)
+}
+
+/// Runs `rhizome serve`.
+pub fn run(args: ServeArgs) -> Result<(), Failure> {
+    let config = config(&args)?;
+    let Some(dir) = config.database.clone() else {
+        return Err(usage("name the database directory: rhizome serve <DB_DIR>"));
+    };
+    let engine = Engine::new(crate::storage_view::open_database(&dir)?);
+    let address_file = args.address_file.clone();
+    let mut written = Ok(());
+    rhizome_server::serve_blocking(&config, engine, |address| {
+        eprintln!(
+            "Serving {} over Bolt at bolt://{address} (Ctrl-C to stop)",
+            dir.display()
+        );
+        if let Some(file) = &address_file {
+            written =
+                std::fs::write(file, address.to_string()).map_err(|e| Error::io(file.display(), e));
+        }
+    })
+    .map_err(|e| Failure::from(Error::new(ErrorKind::IoError, e)))?;
+    written?;
+    eprintln!("Server stopped; database closed.");
+    Ok(())
+}

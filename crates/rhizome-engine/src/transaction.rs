@@ -2,7 +2,7 @@
 
 use crate::{Engine, QueryOptions, QueryResult};
 use rhizome_common::{Error, ErrorKind, Result, Value};
-use rhizome_storage::{CommitInfo, WriteTxn};
+use rhizome_storage::{CommitInfo, Snapshot, WriteTxn};
 use std::collections::BTreeMap;
 
 /// An open write transaction of an [`Engine`] (from [`Engine::begin`]).
@@ -48,11 +48,17 @@ impl Transaction {
     ) -> Result<QueryResult> {
         let engine = self.engine.clone();
         let txn = self.usable()?;
-        let result = engine.run_statement(query, params, options, Some(txn), None);
+        let result = engine.run_statement(query, params, options, Some(txn), None, &mut None);
         if result.is_err() {
             self.failed = true;
         }
         result
+    }
+
+    /// The transaction's current state, its own writes included (`None`
+    /// once it is closed): what the rows of its statements refer to.
+    pub fn snapshot(&self) -> Option<Snapshot> {
+        self.txn.as_ref().map(WriteTxn::snapshot)
     }
 
     /// Makes the transaction's writes durable and visible.

@@ -349,7 +349,24 @@ impl Engine {
         params: BTreeMap<String, Value>,
         options: &QueryOptions,
     ) -> Result<QueryResult> {
-        self.run_statement(query, params, options, None, None)
+        self.run_statement(query, params, options, None, None, &mut None)
+    }
+
+    /// Runs one statement like [`Engine::execute`] and also returns the
+    /// state it ran on: the snapshot a read took, or the state a write
+    /// committed (its own writes included). Node and relationship ids in the
+    /// rows are ids of that state; render them from it, since a checkpoint
+    /// of another process may renumber ids in later states.
+    pub fn execute_with_state(
+        &self,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+    ) -> Result<(QueryResult, Snapshot)> {
+        let mut state = None;
+        let result = self.run_statement(query, params, options, None, None, &mut state)?;
+        let state = state.unwrap_or_else(|| self.db.snapshot());
+        Ok((result, state))
     }
 
     /// Runs one statement like [`Engine::execute`] but hands its rows to
@@ -364,12 +381,13 @@ impl Engine {
         options: &QueryOptions,
         receiver: Arc<dyn RowReceiver>,
     ) -> Result<QueryResult> {
-        self.run_statement(query, params, options, None, Some(receiver))
+        self.run_statement(query, params, options, None, Some(receiver), &mut None)
     }
 
     /// Runs one statement: in `txn` if given (an explicit transaction; the
     /// statement reads its writes), else read-only on a fresh snapshot or,
-    /// if it writes, in a transaction of its own.
+    /// if it writes, in a transaction of its own. Leaves in `state` the
+    /// state the statement ran on (see [`Engine::execute_with_state`]).
     fn run_statement(
         &self,
         query: &str,
@@ -377,19 +395,25 @@ impl Engine {
         options: &QueryOptions,
         txn: Option<&mut WriteTxn>,
         receiver: Option<Arc<dyn RowReceiver>>,
+        state: &mut Option<Snapshot>,
     ) -> Result<QueryResult> {
         let start = Instant::now();
         let snapshot = match &txn {
             Some(txn) => txn.snapshot(),
             None => self.db.snapshot(),
         };
+        *state = Some(snapshot.clone());
         let planned = match self.prepare(query, &params, &snapshot)? {
             Prepared::Plan(planned) => planned,
             Prepared::Schema(statement, SchemaCommand::Show) => {
                 return hand_over(Ok(show_schema(&statement, &snapshot, start)), receiver);
             }
             Prepared::Schema(statement, SchemaCommand::Change) => {
-                let result = self.write(txn, |txn| change_schema(&statement, txn, start));
+                let result = self.write(txn, |txn| {
+                    let result = change_schema(&statement, txn, start);
+                    *state = Some(txn.snapshot());
+                    result
+                });
                 return hand_over(result, receiver);
             }
         };
@@ -398,7 +422,9 @@ impl Engine {
         }
         if planned.plan.updating {
             let result = self.write(txn, |txn| {
-                self.run_update(&planned, txn, params, options, start)
+                let result = self.run_update(&planned, txn, params, options, start);
+                *state = Some(txn.snapshot());
+                result
             });
             return hand_over(result, receiver);
         }

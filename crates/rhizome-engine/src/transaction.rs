@@ -49,7 +49,7 @@ impl Transaction {
     ) -> Result<QueryResult> {
         let engine = self.engine.clone();
         let txn = self.usable()?;
-        let result = engine.run_statement(query, params, options, Some(txn), None);
+        let result = engine.run_statement(query, params, options, Some(txn), None, &mut None);
         if result.is_err() {
             self.failed = true;
         }
@@ -68,7 +68,8 @@ impl Transaction {
     ) -> Result<QueryResult> {
         let engine = self.engine.clone();
         let txn = self.usable()?;
-        let result = engine.run_statement(query, params, options, Some(txn), Some(receiver));
+        let result =
+            engine.run_statement(query, params, options, Some(txn), Some(receiver), &mut None);
         if result.is_err() {
             self.failed = true;
         }

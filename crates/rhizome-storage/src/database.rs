@@ -477,10 +477,14 @@ impl Shared {
     /// lock), catches up with what other processes committed, and returns
     /// the ticket of the holder.
     fn acquire_writer(self: &Arc<Self>) -> Result<u64> {
+        self.acquire_writer_within(self.options.lock_timeout)
+    }
+
+    /// [`Shared::acquire_writer`], waiting at most `timeout` (zero: try once).
+    fn acquire_writer_within(self: &Arc<Self>, timeout: Duration) -> Result<u64> {
         if self.options.read_only {
             return Err(read_only_error(&self.dir));
         }
-        let timeout = self.options.lock_timeout;
         let deadline = Instant::now() + timeout;
         let ticket = {
             let mut slot = lock(&self.gate.slot);
@@ -965,10 +969,15 @@ impl Database {
     /// naming arrays outside the segment, a truncated segment). A torn or
     /// corrupt record at the end of the log is ignored (it was never
     /// acknowledged; the next writer cuts it off); the commits before it are
-    /// kept. Opening takes no lock and writes nothing.
+    /// kept. Opening takes no lock and writes nothing, with one exception: a
+    /// writable handle that finds a log longer than
+    /// [`DatabaseOptions::checkpoint_wal_bytes`] checkpoints it if the
+    /// writer lock is free (without waiting), so that later processes
+    /// replay a short log.
     pub fn open_with(dir: &Path, options: DatabaseOptions) -> Result<Database> {
         let loaded = follow::load(dir, &*options.io)?;
-        Ok(Database {
+        let long_log = loaded.pos.live && loaded.pos.wal_len > options.checkpoint_wal_bytes;
+        let db = Database {
             shared: Arc::new(Shared {
                 dir: dir.to_path_buf(),
                 options,
@@ -994,7 +1003,25 @@ impl Database {
                 watchdog: AtomicBool::new(false),
                 retained: Mutex::new(Vec::new()),
             }),
-        })
+        };
+        if long_log && !db.shared.options.read_only {
+            db.checkpoint_long_log();
+        }
+        Ok(db)
+    }
+
+    /// A writable handle that found a log longer than
+    /// [`DatabaseOptions::checkpoint_wal_bytes`] checkpoints it, so the
+    /// processes opening the database after it replay a short log — if the
+    /// writer lock is free right now (a writer of another process will
+    /// checkpoint at its next commit anyway). Best effort: a failed
+    /// checkpoint leaves the database as it was and opening goes on.
+    fn checkpoint_long_log(&self) {
+        let Ok(ticket) = self.shared.acquire_writer_within(Duration::ZERO) else {
+            return;
+        };
+        let _ = self.shared.checkpoint_locked(&mut lock(&self.shared.log));
+        self.shared.release_writer(ticket);
     }
 
     /// The directory the database lives in.

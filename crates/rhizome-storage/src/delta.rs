@@ -125,12 +125,20 @@ pub(crate) struct NodeDelta {
     pub(crate) created: bool,
     /// Deleted.
     pub(crate) deleted: bool,
-    /// The complete current label set, sorted.
-    pub(crate) labels: Vec<LabelId>,
+    /// The complete current label set, sorted (up to four inline).
+    pub(crate) labels: NodeLabels,
     /// Sorted by key. Created nodes: all properties; base nodes: overrides,
-    /// `Value::Null` meaning removed.
-    pub(crate) props: Vec<(PropertyKeyId, Value)>,
+    /// `Value::Null` meaning removed. One property is kept inline, so a
+    /// created node with one label and one property is one allocation.
+    pub(crate) props: Props,
 }
+
+/// A node's label set in the delta (no allocation for up to four labels).
+pub(crate) type NodeLabels = smallvec::SmallVec<[LabelId; 4]>;
+
+/// A node's or relationship's property changes in the delta (no
+/// allocation for one).
+pub(crate) type Props = smallvec::SmallVec<[(PropertyKeyId, Value); 1]>;
 
 /// Changes to one relationship.
 #[derive(Debug, Clone)]
@@ -146,7 +154,7 @@ pub(crate) struct RelDelta {
     /// End node.
     pub(crate) end: NodeId,
     /// As [`NodeDelta::props`].
-    pub(crate) props: Vec<(PropertyKeyId, Value)>,
+    pub(crate) props: Props,
 }
 
 /// A node's complete list of one type and direction, sorted by (neighbour, id).
@@ -719,7 +727,7 @@ impl Delta {
 }
 
 /// Inserts or replaces `key` in a key-sorted property list.
-pub(crate) fn set_prop(props: &mut Vec<(PropertyKeyId, Value)>, key: PropertyKeyId, value: Value) {
+pub(crate) fn set_prop(props: &mut Props, key: PropertyKeyId, value: Value) {
     match props.binary_search_by_key(&key, |p| p.0) {
         Ok(i) => props[i].1 = value,
         Err(i) => props.insert(i, (key, value)),

@@ -18,7 +18,7 @@ use crate::lock::FileId;
 use crate::manifest::{Manifest, MANIFEST_FILE};
 use crate::snapshot::Snapshot;
 use crate::txn::TxnState;
-use crate::wal::{self, Record, WAL_FILE};
+use crate::wal::{self, WAL_FILE};
 use rhizome_common::{Error, ErrorKind, Result};
 use std::path::Path;
 use std::sync::Arc;
@@ -89,34 +89,40 @@ pub(crate) struct Loaded {
     pub(crate) torn: bool,
 }
 
-/// Replays `records` on top of `snap`; returns the new delta and the last commit number.
+/// Replays the records of `bytes` (a part of the log starting at byte
+/// `at`, a record boundary) on top of `snap`, decoding one operation at a time
+/// into one private state that is packed once at the end; returns the new
+/// delta, the last commit number and how far the valid records reach.
+/// Nothing is published before the whole valid prefix is applied, so a
+/// reader sees only complete commits.
 fn replay(
     snap: Snapshot,
-    records: &[Record],
+    bytes: &[u8],
+    at: u64,
     last_commit: u64,
     dir: &Path,
-) -> Result<(Arc<Delta>, u64)> {
-    let mut state = TxnState::new(snap);
+) -> Result<(Arc<Delta>, u64, wal::Scan)> {
+    let mut state = TxnState::replaying(snap);
     let mut last = last_commit;
-    for record in records {
-        for op in &record.ops {
-            state.apply(op).map_err(|e| {
+    let scan = wal::scan_records(bytes, at, |commit, ops| {
+        for op in ops {
+            op.and_then(|op| state.apply(&op)).map_err(|e| {
                 Error::new(
                     ErrorKind::CorruptDatabase,
                     format!(
-                        "{}: replaying commit {} failed: {e}",
+                        "{}: replaying commit {commit} failed: {e}",
                         dir.join(WAL_FILE).display(),
-                        record.commit
                     ),
                 )
             })?;
         }
-        last = record.commit;
-    }
+        last = commit;
+        Ok(())
+    })?;
     if state.snap.delta().has_loose() {
         state.snap.delta_mut().pack();
     }
-    Ok((state.snap.delta().clone(), last))
+    Ok((state.snap.delta().clone(), last, scan))
 }
 
 /// Loads the database in `dir`: its manifest, segment and live log.
@@ -179,22 +185,23 @@ fn load_once(dir: &Path, io: &dyn StorageIo) -> Result<Option<Loaded>> {
             torn: false,
         }));
     };
-    let parsed = wal::parse(&bytes);
-    match parsed.generation {
+    match wal::header_generation(&bytes) {
         Some(g) if g == generation => {
             let snap = Snapshot::new(store.clone(), empty);
-            let (delta, last_commit) = replay(snap, &parsed.records, 0, dir)?;
+            let at = wal::HEADER_LEN;
+            let (delta, last_commit, scan) = replay(snap, &bytes[at as usize..], at, 0, dir)?;
+            let wal_len = at + scan.valid_len;
             Ok(Some(Loaded {
                 store,
                 delta,
                 pos: LogPosition {
                     manifest: manifest_id,
                     wal: Some(wal_id),
-                    wal_len: parsed.valid_len,
+                    wal_len,
                     live: true,
                 },
                 last_commit,
-                torn: parsed.valid_len < bytes.len() as u64,
+                torn: wal_len < bytes.len() as u64,
             }))
         }
         // The log is of a newer checkpoint than the manifest read: read again.
@@ -235,9 +242,8 @@ pub(crate) fn read_tail(
     if Some(id) != pos.wal || !pos.live {
         return Ok(None);
     }
-    let tail = wal::parse_records(&bytes, pos.wal_len);
     let store = snap.store().clone();
-    let (delta, last_commit) = replay(snap, &tail.records, last_commit, dir)?;
+    let (delta, last_commit, tail) = replay(snap, &bytes, pos.wal_len, last_commit, dir)?;
     Ok(Some(Loaded {
         store,
         delta,

@@ -29,7 +29,7 @@
 
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::database::Shared;
-use crate::delta::{set_prop, AdjList, Delta, IndexSet, NodeDelta, RelDelta};
+use crate::delta::{set_prop, AdjList, Delta, IndexSet, NodeDelta, Props, RelDelta};
 use crate::index::index_order;
 use crate::schema::{IndexDef, Schema, SchemaName, SchemaObjectKind};
 use crate::snapshot::{Direction, GraphRead, NeighbourBatch, RelInfo, Snapshot};
@@ -82,6 +82,8 @@ pub(crate) struct TxnState {
     pub(crate) snap: Snapshot,
     pub(crate) ops: Vec<Op>,
     pub(crate) counters: WriteCounters,
+    /// Replaying the log: operations are applied but not recorded again.
+    pub(crate) replaying: bool,
 }
 
 fn not_found(what: &str, id: u64) -> Error {
@@ -113,6 +115,16 @@ impl TxnState {
             snap,
             ops: Vec::new(),
             counters: WriteCounters::default(),
+            replaying: false,
+        }
+    }
+
+    /// A state that replays log records on `snap` (see `follow::replay`):
+    /// it applies operations without recording them again.
+    pub(crate) fn replaying(snap: Snapshot) -> TxnState {
+        TxnState {
+            replaying: true,
+            ..TxnState::new(snap)
         }
     }
 
@@ -221,7 +233,7 @@ impl TxnState {
     /// nodes no longer count).
     fn node_delta(&mut self, node: NodeId) -> &mut NodeDelta {
         if self.snap.delta().nodes.get(node).is_none() {
-            let labels = self.snap.node_labels(node).to_vec();
+            let labels = self.snap.node_labels(node).into();
             let entries = self.index_values(node);
             let d = self.delta();
             d.nodes.entry(node, || NodeDelta {
@@ -244,7 +256,7 @@ impl TxnState {
             rel_type: info.rel_type,
             start: info.start,
             end: info.end,
-            props: Vec::new(),
+            props: Props::new(),
         })
     }
 
@@ -289,8 +301,10 @@ impl TxnState {
         Ok(())
     }
 
-    fn record(&mut self, op: Op) {
-        self.ops.push(op);
+    fn record(&mut self, op: impl FnOnce() -> Op) {
+        if !self.replaying {
+            self.ops.push(op());
+        }
     }
 
     pub(crate) fn create_node(
@@ -304,7 +318,7 @@ impl TxnState {
         let mut label_ids: Vec<LabelId> = labels.iter().map(|l| self.label_id(l)).collect();
         label_ids.sort_unstable();
         label_ids.dedup();
-        let mut key_props: Vec<(PropertyKeyId, Value)> = Vec::new();
+        let mut key_props = Props::new();
         for (k, v) in props {
             let key = self.key_id(k);
             if v.is_null() {
@@ -330,7 +344,7 @@ impl TxnState {
         d.nodes.entry(id, || NodeDelta {
             created: true,
             deleted: false,
-            labels: label_ids,
+            labels: label_ids.into_iter().collect(),
             props: key_props,
         });
         let before = vec![None; self.snap.delta().index_sets.len()];
@@ -338,7 +352,7 @@ impl TxnState {
         self.counters.nodes_created += 1;
         self.counters.labels_added += n_labels;
         self.counters.properties_set += n_props;
-        self.record(Op::CreateNode {
+        self.record(|| Op::CreateNode {
             labels: labels.iter().map(|s| s.to_string()).collect(),
             props: props
                 .iter()
@@ -361,7 +375,7 @@ impl TxnState {
             check_storable(k, v)?;
         }
         let t = self.type_id(rel_type);
-        let mut key_props: Vec<(PropertyKeyId, Value)> = Vec::new();
+        let mut key_props = Props::new();
         for (k, v) in props {
             let key = self.key_id(k);
             if v.is_null() {
@@ -393,7 +407,7 @@ impl TxnState {
         self.count_triples(start, t, end, 1);
         self.counters.relationships_created += 1;
         self.counters.properties_set += n_props;
-        self.record(Op::CreateRel {
+        self.record(|| Op::CreateRel {
             start,
             end,
             rel_type: rel_type.to_string(),
@@ -429,7 +443,7 @@ impl TxnState {
         }
         self.reindex(node, before);
         self.counters.properties_set += 1;
-        self.record(Op::SetNodeProperty {
+        self.record(|| Op::SetNodeProperty {
             node,
             key: key.to_string(),
             value,
@@ -457,7 +471,7 @@ impl TxnState {
             set_prop(&mut d.props, k, value.clone());
         }
         self.counters.properties_set += 1;
-        self.record(Op::SetRelProperty {
+        self.record(|| Op::SetRelProperty {
             rel,
             key: key.to_string(),
             value,
@@ -493,7 +507,7 @@ impl TxnState {
         self.delta().count_label(l, node, 1, in_base);
         self.reindex(node, before);
         self.counters.labels_added += 1;
-        self.record(Op::AddLabel {
+        self.record(|| Op::AddLabel {
             node,
             label: label.to_string(),
         });
@@ -511,12 +525,12 @@ impl TxnState {
         self.labels_changing(node);
         let before = self.index_values(node);
         let d = self.node_delta(node);
-        d.labels.retain(|&x| x != l);
+        d.labels.retain(|x| *x != l);
         let in_base = self.snap.store().labels.has_label(node, l);
         self.delta().count_label(l, node, -1, in_base);
         self.reindex(node, before);
         self.counters.labels_removed += 1;
-        self.record(Op::RemoveLabel {
+        self.record(|| Op::RemoveLabel {
             node,
             label: label.to_string(),
         });
@@ -541,7 +555,7 @@ impl TxnState {
         self.adj_list(info.rel_type, Direction::Incoming, info.end)
             .remove(info.start, rel);
         self.counters.relationships_deleted += 1;
-        self.record(Op::DeleteRel { rel });
+        self.record(|| Op::DeleteRel { rel });
         Ok(())
     }
 
@@ -591,7 +605,7 @@ impl TxnState {
         }
         self.reindex(node, before);
         self.counters.nodes_deleted += 1;
-        self.record(Op::DeleteNode { node });
+        self.record(|| Op::DeleteNode { node });
         Ok(())
     }
 
@@ -640,7 +654,7 @@ impl TxnState {
         add_name(schema, name, SchemaObjectKind::Index, def);
         d.index_sets.push(set);
         self.counters.indexes_added += 1;
-        self.record(Op::CreateIndex {
+        self.record(|| Op::CreateIndex {
             label: label.to_string(),
             key: key.to_string(),
             name: name.map(str::to_string),
@@ -705,7 +719,7 @@ impl TxnState {
         remove_name(schema, SchemaObjectKind::Index, def);
         d.index_sets.retain(|s| s.def != def);
         self.counters.indexes_removed += 1;
-        self.record(Op::DropIndex {
+        self.record(|| Op::DropIndex {
             label: label.to_string(),
             key: key.to_string(),
         });
@@ -748,7 +762,7 @@ impl TxnState {
         schema.constraints.push(def);
         add_name(schema, name, SchemaObjectKind::Constraint, def);
         self.counters.constraints_added += 1;
-        self.record(Op::CreateConstraint {
+        self.record(|| Op::CreateConstraint {
             label: label.to_string(),
             key: key.to_string(),
             name: name.map(str::to_string),
@@ -769,7 +783,7 @@ impl TxnState {
         schema.constraints.retain(|x| *x != def);
         remove_name(schema, SchemaObjectKind::Constraint, def);
         self.counters.constraints_removed += 1;
-        self.record(Op::DropConstraint {
+        self.record(|| Op::DropConstraint {
             label: label.to_string(),
             key: key.to_string(),
         });
@@ -778,11 +792,9 @@ impl TxnState {
 
     /// Applies one logged operation (recovery).
     pub(crate) fn apply(&mut self, op: &Op) -> Result<()> {
-        let props = |p: &[(String, Value)]| -> Vec<(String, Value)> { p.to_vec() };
         match op {
             Op::CreateNode { labels, props: p } => {
                 let labels: Vec<&str> = labels.iter().map(|s| s.as_str()).collect();
-                let p = props(p);
                 let p: Vec<(&str, Value)> =
                     p.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
                 self.create_node(&labels, &p).map(|_| ())

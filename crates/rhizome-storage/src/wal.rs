@@ -282,9 +282,15 @@ impl<'a> Reader<'a> {
         codec::decode(self.take(n)?)
     }
 
+    /// Capacity to reserve for `n` items that each take at least one of
+    /// the bytes left (a corrupt count reserves no more than that).
+    fn capacity_for(&self, n: u64) -> usize {
+        (n as usize).min(self.bytes.len() - self.pos)
+    }
+
     fn props(&mut self) -> DecodeResult<Vec<(String, Value)>> {
         let n = self.varint()?;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.capacity_for(n));
         for _ in 0..n {
             out.push((self.string()?, self.value()?));
         }
@@ -295,7 +301,7 @@ impl<'a> Reader<'a> {
         Ok(match self.byte()? {
             1 => {
                 let n = self.varint()?;
-                let mut labels = Vec::new();
+                let mut labels = Vec::with_capacity(self.capacity_for(n));
                 for _ in 0..n {
                     labels.push(self.string()?);
                 }
@@ -390,17 +396,27 @@ pub struct Parsed {
     pub damage: Option<String>,
 }
 
+/// The manifest generation in the header of log file `bytes`, if it has a
+/// valid header (its records then start at byte [`HEADER_LEN`]).
+pub fn header_generation(bytes: &[u8]) -> Option<u64> {
+    if bytes.len() < HEADER_LEN as usize || &bytes[..8] != MAGIC {
+        return None;
+    }
+    Some(u64::from_le_bytes(
+        bytes[8..16].try_into().expect("8 bytes"),
+    ))
+}
+
 /// Parses a whole log file, keeping the longest valid prefix of records.
 pub fn parse(bytes: &[u8]) -> Parsed {
-    if bytes.len() < HEADER_LEN as usize || &bytes[..8] != MAGIC {
+    let Some(generation) = header_generation(bytes) else {
         return Parsed {
             generation: None,
             records: Vec::new(),
             valid_len: 0,
             damage: (!bytes.is_empty()).then(|| "bad log header".to_string()),
         };
-    }
-    let generation = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+    };
     let tail = parse_records(&bytes[HEADER_LEN as usize..], HEADER_LEN);
     Parsed {
         generation: Some(generation),
@@ -427,8 +443,79 @@ pub struct Tail {
 /// last looked; a record still being written shows as damage and is read
 /// again next time.
 pub fn parse_records(bytes: &[u8], at: u64) -> Tail {
-    let mut pos = 0usize;
     let mut records = Vec::new();
+    let scan = scan_records(bytes, at, |commit, ops| {
+        let ops = ops.collect::<Result<Vec<Op>>>()?;
+        records.push(Record { commit, ops });
+        Ok(())
+    })
+    .expect("the operations of a scanned record decode");
+    Tail {
+        records,
+        valid_len: scan.valid_len,
+        damage: scan.damage,
+    }
+}
+
+/// How far [`scan_records`] got.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scan {
+    /// Length of the valid prefix in bytes (from the start of the part).
+    pub valid_len: u64,
+    /// Why scanning stopped before the end, if it did.
+    pub damage: Option<String>,
+}
+
+/// The operations of one whole record, decoded one at a time as they are
+/// read (see [`scan_records`]).
+pub struct RecordOps<'a> {
+    reader: Reader<'a>,
+    left: u64,
+}
+
+impl Iterator for RecordOps<'_> {
+    type Item = Result<Op>;
+
+    fn next(&mut self) -> Option<Result<Op>> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(self.reader.op().map_err(|e| {
+            Error::new(
+                ErrorKind::CorruptDatabase,
+                format!("undecodable log operation: {e}"),
+            )
+        }))
+    }
+}
+
+/// Checks that `payload` (after the commit number) is a whole record: an
+/// operation count and that many operations; `Ok(false)` if bytes follow them.
+fn check_ops(payload: &[u8]) -> DecodeResult<bool> {
+    let mut r = Reader {
+        bytes: payload,
+        pos: 0,
+    };
+    for _ in 0..r.varint()? {
+        r.op()?;
+    }
+    Ok(r.pos == r.bytes.len())
+}
+
+/// Like [`parse_records`], but keeps nothing: hands each record of the
+/// valid prefix to `visit` (its commit number and its operations, decoded
+/// as `visit` reads them), so replaying a log of any size holds one
+/// operation at a time. A record is handed over only once it is known to
+/// be whole (its checksum matches and all its operations decode), so
+/// `visit` never sees part of a commit. Stops at the first error of
+/// `visit` and returns it.
+pub fn scan_records(
+    bytes: &[u8],
+    at: u64,
+    mut visit: impl FnMut(u64, RecordOps<'_>) -> Result<()>,
+) -> Result<Scan> {
+    let mut pos = 0usize;
     let mut damage = None;
     while pos < bytes.len() {
         let file_pos = at + pos as u64;
@@ -449,14 +536,9 @@ pub fn parse_records(bytes: &[u8], at: u64) -> Tail {
             break;
         }
         let commit = u64::from_le_bytes(payload[..8].try_into().expect("8 bytes"));
-        let mut r = Reader {
-            bytes: &payload[8..],
-            pos: 0,
-        };
-        let ops = r.varint().and_then(|n| (0..n).map(|_| r.op()).collect());
-        match ops {
-            Ok(ops) if r.pos == r.bytes.len() => records.push(Record { commit, ops }),
-            Ok(_) => {
+        match check_ops(&payload[8..]) {
+            Ok(true) => {}
+            Ok(false) => {
                 damage = Some(format!("trailing bytes in the record at byte {file_pos}"));
                 break;
             }
@@ -465,13 +547,18 @@ pub fn parse_records(bytes: &[u8], at: u64) -> Tail {
                 break;
             }
         }
+        let mut reader = Reader {
+            bytes: &payload[8..],
+            pos: 0,
+        };
+        let left = reader.varint().expect("checked above");
+        visit(commit, RecordOps { reader, left })?;
         pos += 8 + len;
     }
-    Tail {
-        records,
+    Ok(Scan {
         valid_len: pos as u64,
         damage,
-    }
+    })
 }
 
 fn poisoned() -> Error {
@@ -669,6 +756,38 @@ mod tests {
             assert_eq!(p.records.len(), 1, "flip at {at}");
         }
         assert_eq!(parse(b"junk").generation, None);
+    }
+
+    /// A correctly framed record (checksum matching) whose last operation
+    /// does not decode: scanning hands over the whole records before it and
+    /// none of its operations, so replay never applies part of a commit.
+    #[test]
+    fn scanning_hands_over_only_whole_records() {
+        let mut file = header(1);
+        file.extend(encode_record(1, &ops()));
+        let good = file.len();
+        let mut payload = 2u64.to_le_bytes().to_vec();
+        put_varint(&mut payload, 2);
+        encode_op(&mut payload, &ops()[0]);
+        payload.push(0xEE); // an unknown op tag
+        file.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        file.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+        file.extend_from_slice(&payload);
+        let mut seen = Vec::new();
+        let body = &file[HEADER_LEN as usize..];
+        let scan = scan_records(body, HEADER_LEN, |commit, ops| {
+            seen.push((commit, ops.count()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, vec![(1, ops().len())]);
+        assert_eq!(HEADER_LEN + scan.valid_len, good as u64);
+        assert!(scan.damage.unwrap().contains("undecodable record"));
+        // An error of the visitor stops the scan and is returned.
+        let err = scan_records(body, HEADER_LEN, |_, _| {
+            Err(Error::new(ErrorKind::CorruptDatabase, "stop"))
+        });
+        assert!(err.is_err());
     }
 
     proptest::proptest! {

@@ -543,8 +543,10 @@ fn kill_rounds(rounds: u64) {
         assert_eq!(total(&s), ACCOUNTS * BALANCE, "round {round}");
         for (_, out) in &children {
             let text = std::fs::read_to_string(out).unwrap_or_default();
-            for line in text.lines() {
-                let mut words = line.split(' ');
+            // `writeln!` on a file is several writes: a kill can leave the
+            // last line without its newline (and its last words).
+            for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+                let mut words = line.trim_end().split(' ');
                 match words.next() {
                     Some("ACK") => {
                         let w = words.next().unwrap().parse().unwrap();

@@ -600,6 +600,43 @@ fn wal_size_triggers_a_checkpoint() {
     assert!(db.check().is_empty(), "{:?}", db.check());
 }
 
+/// A writable process that opens a database whose log is longer than the
+/// checkpoint threshold checkpoints it; a read-only one leaves it alone.
+#[test]
+fn opening_a_long_log_checkpoints_it() {
+    let (_tmp, dir) = setup();
+    let db = Database::open(&dir).unwrap();
+    for i in 0..50 {
+        let mut txn = db.begin_write().unwrap();
+        txn.create_node(&["T"], &[("i", Value::Int(i))]).unwrap();
+        txn.commit().unwrap();
+    }
+    drop(db);
+    let long = std::fs::metadata(wal_path(&dir)).unwrap().len();
+    assert!(long > 1000, "{long}");
+    let small = |read_only| DatabaseOptions {
+        checkpoint_wal_bytes: 1000,
+        read_only,
+        ..DatabaseOptions::default()
+    };
+    let reader = Database::open_with(&dir, small(true)).unwrap();
+    assert_eq!(std::fs::metadata(wal_path(&dir)).unwrap().len(), long);
+    assert_eq!(count_t(&reader), 50);
+    // Another handle holds the writer lock: opening does not wait for it.
+    let holder = Database::open(&dir).unwrap();
+    let txn = holder.begin_write().unwrap();
+    let t0 = std::time::Instant::now();
+    let db = Database::open_with(&dir, small(false)).unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(2));
+    assert_eq!(std::fs::metadata(wal_path(&dir)).unwrap().len(), long);
+    drop((db, txn));
+    let db = Database::open_with(&dir, small(false)).unwrap();
+    assert!(std::fs::metadata(wal_path(&dir)).unwrap().len() < long);
+    assert_eq!(count_t(&db), 50);
+    assert_eq!(count_t(&reader), 50);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+}
+
 #[test]
 fn statistics_stay_safe_for_the_planner() {
     let (_tmp, dir) = setup();

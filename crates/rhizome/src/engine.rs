@@ -9,7 +9,7 @@
 
 use rhizome_common::{Result, Value};
 pub use rhizome_engine::{QueryOptions, QueryResult};
-use rhizome_storage::Database;
+use rhizome_storage::{Database, Snapshot};
 use std::collections::BTreeMap;
 
 /// Side effects of a statement, as Cypher reports them (the engine's counters).
@@ -79,6 +79,10 @@ mod interrupt {
 }
 
 /// Runs one Cypher statement against `db` with parameters `params`.
+/// Returns its result and the state it ran on (the snapshot it read, or
+/// what it committed): render the entities of the rows from that state,
+/// never from a later snapshot, whose ids another process's checkpoint may
+/// have renumbered.
 ///
 /// Errors carry their classification and, for errors in the query text, the
 /// position in `query`.
@@ -87,25 +91,32 @@ pub fn execute(
     query: &str,
     params: &BTreeMap<String, Value>,
     options: &QueryOptions,
-) -> Result<QueryResult> {
+) -> Result<(QueryResult, Snapshot)> {
     let engine = rhizome_engine::Engine::new(db.clone());
-    run(options, |engine_options| {
-        engine.execute(query, params.clone(), engine_options)
-    })
+    let mut state = None;
+    let result = run(options, |engine_options| {
+        let (result, snapshot) =
+            engine.execute_with_state(query, params.clone(), engine_options)?;
+        state = Some(snapshot);
+        Ok(result)
+    })?;
+    Ok((result, state.unwrap_or_else(|| db.snapshot())))
 }
 
 /// Runs one statement inside an open explicit transaction (`BEGIN` in the
 /// shell): it sees the transaction's earlier writes, and its own stay
-/// invisible to others until `COMMIT`.
+/// invisible to others until `COMMIT`. Returns the result and the
+/// transaction's state after the statement (what its rows refer to).
 pub fn execute_in(
     txn: &mut rhizome_engine::Transaction,
     query: &str,
     params: &BTreeMap<String, Value>,
     options: &QueryOptions,
-) -> Result<QueryResult> {
-    run(options, |engine_options| {
+) -> Result<(QueryResult, Option<Snapshot>)> {
+    let result = run(options, |engine_options| {
         txn.execute(query, params.clone(), engine_options)
-    })
+    })?;
+    Ok((result, txn.snapshot()))
 }
 
 /// Runs a statement with Ctrl-C armed to cancel it.

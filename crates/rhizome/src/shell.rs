@@ -212,14 +212,15 @@ impl Shell {
             }
             return;
         }
+        // Entities are rendered from the state the statement ran on (in a
+        // transaction: its own state, uncommitted writes included).
         let result = match &mut self.txn {
-            Some(txn) => engine::execute_in(txn, text, &self.params, &self.options),
+            Some(txn) => engine::execute_in(txn, text, &self.params, &self.options)
+                .map(|(result, state)| (result, state.unwrap_or_else(|| self.db.snapshot()))),
             None => engine::execute(&self.db, text, &self.params, &self.options),
         };
-        let outcome = result.and_then(|result| {
-            let snapshot = self.db.snapshot();
-            render_table(&result, &StorageView::new(&snapshot))
-        });
+        let outcome = result
+            .and_then(|(result, snapshot)| render_table(&result, &StorageView::new(&snapshot)));
         match outcome {
             Ok(table) => print_out(&table),
             Err(error) => self.fail(&error, Some(text)),

@@ -873,3 +873,19 @@ fn a_waiting_writer_names_the_holder_and_readers_go_on() {
     );
     assert!(after.stdout.contains("\n1"), "{}", after.stdout);
 }
+
+/// Entities in a result are rendered from the state the statement ran on:
+/// inside a transaction that is its own state, so a node it created (not
+/// yet visible to any other snapshot) shows with its labels and properties.
+#[test]
+fn shell_renders_entities_from_the_statements_own_state() {
+    let (tmp, db) = with_demo();
+    let script = "BEGIN;\nCREATE (n:Fresh {x: 41}) RETURN n;\nROLLBACK;\n";
+    let run = rhizome(tmp.path(), &["shell", path_str(&db)], script);
+    run.assert_code(0);
+    assert!(
+        run.stdout.contains(":Fresh") && run.stdout.contains("x: 41"),
+        "{}",
+        run.stdout
+    );
+}

@@ -16,9 +16,9 @@ pub fn run(args: QueryArgs) -> Result<(), Failure> {
     // A parameter given twice takes its last value.
     let params: BTreeMap<_, _> = args.params.into_iter().collect();
     let options = super::exec_options(&args.exec);
-    let result = engine::execute(&db, &query, &params, &options)
+    // Entities are rendered from the state the statement ran on.
+    let (result, snapshot) = engine::execute(&db, &query, &params, &options)
         .map_err(|e| Failure::in_query(e, &query))?;
-    let snapshot = db.snapshot();
     // The table shows the plan of EXPLAIN / PROFILE itself; JSON and CSV
     // stay machine-readable, so the plan goes to stderr.
     if let Some(plan) = result

@@ -4,10 +4,13 @@
 
 use rhizome_common::{ErrorKind, Value};
 use rhizome_engine::{Engine, QueryOptions};
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+#[path = "support/reference_dijkstra.rs"]
+mod reference_dijkstra;
 
 fn engine_with(create: &str) -> (tempfile::TempDir, Engine) {
     let tmp = tempfile::tempdir().unwrap();
@@ -224,40 +227,15 @@ fn luxembourg() -> &'static Engine {
         .1
 }
 
-/// Arcs of the `.gr` file read with a few lines of code of its own, and a
-/// textbook Dijkstra over them: the reference.
+/// The reference: a textbook Dijkstra over the `.gr` file's arcs, read
+/// once for all tests of this file.
 fn reference_costs(from: usize) -> Vec<u64> {
     static ARCS: OnceLock<Vec<Vec<(usize, u64)>>> = OnceLock::new();
     let arcs = ARCS.get_or_init(|| {
         let text = std::fs::read_to_string(luxembourg_dir().join("luxembourg.gr")).unwrap();
-        let mut arcs: Vec<Vec<(usize, u64)>> = Vec::new();
-        for line in text.lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            match f.first() {
-                Some(&"p") => arcs = vec![Vec::new(); f[2].parse::<usize>().unwrap() + 1],
-                Some(&"a") => arcs[f[1].parse::<usize>().unwrap()]
-                    .push((f[2].parse().unwrap(), f[3].parse().unwrap())),
-                _ => {}
-            }
-        }
-        arcs
+        reference_dijkstra::gr_arcs(&text)
     });
-    let mut dist = vec![u64::MAX; arcs.len()];
-    let mut heap = BinaryHeap::new();
-    dist[from] = 0;
-    heap.push(std::cmp::Reverse((0u64, from)));
-    while let Some(std::cmp::Reverse((d, u))) = heap.pop() {
-        if d > dist[u] {
-            continue;
-        }
-        for &(v, w) in &arcs[u] {
-            if d + w < dist[v] {
-                dist[v] = d + w;
-                heap.push(std::cmp::Reverse((d + w, v)));
-            }
-        }
-    }
-    dist
+    reference_dijkstra::distances(arcs, from)
 }
 
 fn lux_route(call: &str, from: i64, to: i64) -> Vec<Vec<Value>> {

@@ -17,6 +17,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+#[path = "../../rhizome-routes/tests/support/reference_dijkstra.rs"]
+mod reference_dijkstra;
+
 fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sources")
 }
@@ -97,32 +100,7 @@ fn distances_from(from: usize) -> Vec<u64> {
         .expect("shared/datasets not found")
         .join("roads/luxembourg-dimacs10/luxembourg.gr");
     let text = std::fs::read_to_string(path).unwrap();
-    let mut arcs: Vec<Vec<(usize, u64)>> = Vec::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        match f.first() {
-            Some(&"p") => arcs = vec![Vec::new(); f[2].parse::<usize>().unwrap() + 1],
-            Some(&"a") => arcs[f[1].parse::<usize>().unwrap()]
-                .push((f[2].parse().unwrap(), f[3].parse().unwrap())),
-            _ => {}
-        }
-    }
-    let mut dist = vec![u64::MAX; arcs.len()];
-    let mut heap = std::collections::BinaryHeap::new();
-    dist[from] = 0;
-    heap.push(std::cmp::Reverse((0u64, from)));
-    while let Some(std::cmp::Reverse((d, u))) = heap.pop() {
-        if d > dist[u] {
-            continue;
-        }
-        for &(v, w) in &arcs[u] {
-            if d + w < dist[v] {
-                dist[v] = d + w;
-                heap.push(std::cmp::Reverse((d + w, v)));
-            }
-        }
-    }
-    dist
+    reference_dijkstra::distances(&reference_dijkstra::gr_arcs(&text), from)
 }
 
 /// Three routes of about 2 km (a few thousand settled nodes for A*):

@@ -42,8 +42,9 @@ enum Reply {
 pub struct StatementOutput {
     /// The column names.
     pub fields: Vec<String>,
-    /// The rows, each a JSON array.
-    pub values: Vec<Json>,
+    /// The rows as JSON text: arrays separated by commas (the inside of
+    /// the `values` array).
+    pub rows: Vec<u8>,
     /// The summary metadata (counters as `stats`, `plan`, `profile`,
     /// `bookmark`).
     pub summary: PackValue,
@@ -145,14 +146,16 @@ impl Bridge {
         self.simple(&[0xB0, 0x13]).await.map(drop)
     }
 
-    /// Runs `statement` (on `db`, outside a transaction) and takes all
-    /// its rows, as JSON in `format`.
+    /// Runs `statement` (on `db`, unless a transaction is open) and takes
+    /// all its rows, as JSON in `format`; fails once the rows' JSON would
+    /// exceed `max_bytes` (the statement is then stopped).
     pub async fn run(
         &mut self,
         statement: &str,
         parameters: &BTreeMap<String, Value>,
         db: &str,
         format: Format,
+        max_bytes: usize,
     ) -> Result<StatementOutput, Failure> {
         let mut body = Vec::with_capacity(statement.len() + 64);
         packstream::write_struct_header(&mut body, 0x10, 3);
@@ -180,15 +183,30 @@ impl Bridge {
         };
         let mut pull = Vec::new();
         PackValue::Struct(0x3F, vec![packstream::map([("n", BATCH.into())])]).encode(&mut pull);
-        let mut values = Vec::new();
+        let mut rows = Vec::new();
         loop {
             let replies = self.exchange(&pull).await?;
             let mut done = None;
             for reply in replies {
                 match reply {
-                    Reply::Record(PackValue::List(row)) => values.push(Json::Array(
-                        row.iter().map(|v| json::to_json(v, format)).collect(),
-                    )),
+                    Reply::Record(PackValue::List(row)) => {
+                        if !rows.is_empty() {
+                            rows.push(b',');
+                        }
+                        let row =
+                            Json::Array(row.iter().map(|v| json::to_json(v, format)).collect());
+                        serde_json::to_writer(&mut rows, &row)
+                            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
+                        if rows.len() > max_bytes {
+                            return Err(Failure::new(
+                                codes::REQUEST_INVALID,
+                                format!(
+                                    "the answer is larger than http_max_result_bytes ({max_bytes} bytes): \
+                                     add a LIMIT, page with SKIP and LIMIT, or use Bolt, which streams"
+                                ),
+                            ));
+                        }
+                    }
                     Reply::Record(_) | Reply::Ignored => {}
                     Reply::Failure(f) => return Err(f),
                     Reply::Success(meta) => {
@@ -201,7 +219,7 @@ impl Bridge {
             if let Some(summary) = done {
                 return Ok(StatementOutput {
                     fields,
-                    values,
+                    rows,
                     summary,
                 });
             }

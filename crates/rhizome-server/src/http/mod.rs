@@ -53,16 +53,24 @@ pub struct HttpState {
     pub transactions: tx::Transactions,
     /// Issued bearer tokens.
     pub tokens: auth::Tokens,
+    /// Most bytes of one answer's rows.
+    pub max_result_bytes: usize,
     next_id: AtomicU64,
 }
 
 impl HttpState {
     /// The state of an HTTP listener of `shared`.
-    pub fn new(shared: Arc<ServerShared>, tx_timeout: Duration, token_ttl: Duration) -> HttpState {
+    pub fn new(
+        shared: Arc<ServerShared>,
+        tx_timeout: Duration,
+        token_ttl: Duration,
+        max_result_bytes: usize,
+    ) -> HttpState {
         HttpState {
             shared,
             transactions: tx::Transactions::new(tx_timeout),
             tokens: auth::Tokens::new(token_ttl),
+            max_result_bytes,
             next_id: AtomicU64::new(0),
         }
     }
@@ -232,6 +240,53 @@ fn respond(status: StatusCode, body: &Json, content_type: &'static str) -> Respo
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
+}
+
+/// A Query API answer: `data` (fields and the rows' JSON text, if a
+/// statement ran) followed by the other entries.
+struct Answer {
+    data: Option<(Vec<String>, Vec<u8>)>,
+    rest: Map<String, Json>,
+}
+
+impl Answer {
+    fn new() -> Answer {
+        Answer {
+            data: None,
+            rest: Map::new(),
+        }
+    }
+
+    fn insert(&mut self, key: &str, value: Json) {
+        self.rest.insert(key.to_string(), value);
+    }
+
+    fn respond(self, status: StatusCode, content_type: &'static str) -> Response<Full<Bytes>> {
+        let mut out = Vec::with_capacity(64 + self.data.as_ref().map_or(0, |d| d.1.len()));
+        out.push(b'{');
+        if let Some((fields, rows)) = &self.data {
+            out.extend_from_slice(b"\"data\":{\"fields\":");
+            let _ = serde_json::to_writer(&mut out, fields);
+            out.extend_from_slice(b",\"values\":[");
+            out.extend_from_slice(rows);
+            out.extend_from_slice(b"]}");
+        }
+        for (key, value) in &self.rest {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            let _ = serde_json::to_writer(&mut out, key);
+            out.push(b':');
+            let _ = serde_json::to_writer(&mut out, value);
+        }
+        out.push(b'}');
+        let mut response = Response::new(Full::new(Bytes::from(out)));
+        *response.status_mut() = status;
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+        response
+    }
 }
 
 fn error_response(e: HttpError) -> Response<Full<Bytes>> {
@@ -461,10 +516,15 @@ impl Call {
         }
     }
 
-    async fn run(&self, bridge: &mut Bridge, db: &str) -> Result<Option<StatementOutput>, Failure> {
+    async fn run(
+        &self,
+        bridge: &mut Bridge,
+        db: &str,
+        max_bytes: usize,
+    ) -> Result<Option<StatementOutput>, Failure> {
         match &self.body.statement {
             Some(statement) => bridge
-                .run(statement, &self.body.parameters, db, self.format)
+                .run(statement, &self.body.parameters, db, self.format, max_bytes)
                 .await
                 .map(Some),
             None => Ok(None),
@@ -478,8 +538,8 @@ impl Call {
         who: &str,
     ) -> Result<Response<Full<Bytes>>, HttpError> {
         let mut bridge = Bridge::new(&state.shared, &self.user, who.to_string());
-        let output = self.run(&mut bridge, db).await?;
-        let mut answer = Map::new();
+        let output = self.run(&mut bridge, db, state.max_result_bytes).await?;
+        let mut answer = Answer::new();
         let mut bookmarks = Vec::new();
         if let Some(output) = output {
             if let Some(crate::packstream::PackValue::String(b)) = output.summary.get("bookmark") {
@@ -487,29 +547,22 @@ impl Call {
             }
             self.fill(&mut answer, output);
         }
-        answer.insert("bookmarks".into(), json!(bookmarks));
-        Ok(respond(
-            StatusCode::ACCEPTED,
-            &Json::Object(answer),
-            self.content_type(),
-        ))
+        answer.insert("bookmarks", json!(bookmarks));
+        Ok(answer.respond(StatusCode::ACCEPTED, self.content_type()))
     }
 
     /// `data`, `counters` and plan of one statement's output.
-    fn fill(&self, answer: &mut Map<String, Json>, output: StatementOutput) {
-        answer.insert(
-            "data".into(),
-            json!({"fields": output.fields, "values": output.values}),
-        );
+    fn fill(&self, answer: &mut Answer, output: StatementOutput) {
         if self.body.include_counters {
-            answer.insert("counters".into(), counters(&output.summary));
+            answer.insert("counters", counters(&output.summary));
         }
         if let Some(plan) = output.summary.get("plan") {
-            answer.insert("queryPlan".into(), plan_json(plan));
+            answer.insert("queryPlan", plan_json(plan));
         }
         if let Some(plan) = output.summary.get("profile") {
-            answer.insert("profiledQueryPlan".into(), plan_json(plan));
+            answer.insert("profiledQueryPlan", plan_json(plan));
         }
+        answer.data = Some((output.fields, output.rows));
     }
 
     async fn open_tx(
@@ -520,23 +573,19 @@ impl Call {
     ) -> Result<Response<Full<Bytes>>, HttpError> {
         let mut bridge = Bridge::new(&state.shared, &self.user, who.to_string());
         bridge.begin(db).await?;
-        let output = self.run(&mut bridge, db).await?;
+        let output = self.run(&mut bridge, db, state.max_result_bytes).await?;
         let (id, tx) = state.transactions.insert(bridge, &self.user, db);
         let expires = tx.lock().await.expires;
-        let mut answer = Map::new();
+        let mut answer = Answer::new();
         if let Some(output) = output {
             self.fill(&mut answer, output);
         }
-        answer.insert("bookmarks".into(), json!([]));
+        answer.insert("bookmarks", json!([]));
         answer.insert(
-            "transaction".into(),
+            "transaction",
             json!({"id": id, "expires": tx::rfc3339(expires)}),
         );
-        Ok(respond(
-            StatusCode::ACCEPTED,
-            &Json::Object(answer),
-            self.content_type(),
-        ))
+        Ok(answer.respond(StatusCode::ACCEPTED, self.content_type()))
     }
 
     async fn find_tx(
@@ -584,7 +633,9 @@ impl Call {
         let mut tx = handle.lock().await;
         let db_name = tx.db.clone();
         let outcome = async {
-            let output = self.run(&mut tx.bridge, &db_name).await?;
+            let output = self
+                .run(&mut tx.bridge, &db_name, state.max_result_bytes)
+                .await?;
             let bookmark = if commit {
                 tx.bridge.commit().await?
             } else {
@@ -602,33 +653,22 @@ impl Call {
                 return Err(failure.into());
             }
         };
-        let mut answer = Map::new();
+        let mut answer = Answer::new();
         if let Some(output) = output {
             self.fill(&mut answer, output);
         }
-        answer.insert(
-            "bookmarks".into(),
-            json!(bookmark.into_iter().collect::<Vec<_>>()),
-        );
+        answer.insert("bookmarks", json!(bookmark.into_iter().collect::<Vec<_>>()));
         if commit {
             drop(tx);
             state.transactions.remove(id);
-            return Ok(respond(
-                StatusCode::OK,
-                &Json::Object(answer),
-                self.content_type(),
-            ));
+            return Ok(answer.respond(StatusCode::OK, self.content_type()));
         }
         tx.expires = Instant::now() + state.transactions.timeout();
         answer.insert(
-            "transaction".into(),
+            "transaction",
             json!({"id": id, "expires": tx::rfc3339(tx.expires)}),
         );
-        Ok(respond(
-            StatusCode::ACCEPTED,
-            &Json::Object(answer),
-            self.content_type(),
-        ))
+        Ok(answer.respond(StatusCode::ACCEPTED, self.content_type()))
     }
 
     async fn rollback(

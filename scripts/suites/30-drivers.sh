@@ -87,7 +87,8 @@ export RHIZOME_TLS_CERT="$work/tls/cert.pem"
 echo "== pytest"
 "$work/venv/bin/python" -m pytest -q "$root/scripts/suites/drivers/test_python.py" \
     "$root/scripts/suites/drivers/test_python_auth.py" \
-    "$root/scripts/suites/drivers/test_python_tls.py"
+    "$root/scripts/suites/drivers/test_python_tls.py" \
+    "$root/scripts/suites/drivers/test_python_plans.py"
 
 echo "== node --test"
 cp "$root/scripts/suites/drivers/node/test_node_tls.mjs" "$work/node/"

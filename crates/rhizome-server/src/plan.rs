@@ -143,6 +143,20 @@ fn identifiers(details: &str) -> Vec<String> {
             b'A' if details[i..].starts_with("AS ") && (i == 0 || bytes[i - 1] == b' ') => {
                 push(alias_at(details, i + 3))
             }
+            // `p.name`: a property of a variable (not `db.labels(` calls).
+            b'.' if i > 0 => {
+                let start = details[..i]
+                    .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .map_or(0, |j| j + 1);
+                let before = if start > 0 { bytes[start - 1] } else { b' ' };
+                let key_end = details[i + 1..]
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .map_or(details.len(), |j| i + 1 + j);
+                let call = details[key_end..].starts_with(['(', '.']);
+                if start < i && before != b'.' && before != b':' && key_end > i + 1 && !call {
+                    push(word_at(start))
+                }
+            }
             _ => {}
         }
     }
@@ -283,9 +297,12 @@ Subquery #1 (EXISTS):
         assert_eq!(root.rule.as_deref(), Some("limit_to_top"));
         let agg = &root.children[0];
         assert_eq!(agg.operator_type, "Aggregate");
-        assert_eq!(agg.identifiers, vec!["name", "count(*)"]);
+        assert_eq!(agg.identifiers, vec!["p", "name", "count(*)"]);
         assert_eq!(agg.children.len(), 2);
         assert_eq!(agg.children[0].operator_type, "Filter");
+        assert_eq!(agg.children[0].identifiers, vec!["m"]);
+        assert_eq!(root.identifiers, vec!["p"]);
+        assert_eq!(identifiers("CALL db.labels() YIELD x, n.k"), vec!["n"]);
         assert_eq!(agg.children[0].children[0].operator_type, "Expand");
         assert_eq!(
             agg.children[0].children[0].identifiers,

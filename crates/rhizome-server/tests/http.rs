@@ -647,9 +647,14 @@ async fn errors_have_codes_and_statuses() {
         .query("UNWIND range(1, 100000) AS i RETURN i", json!({}))
         .await;
     assert_eq!(huge.status, 400);
-    let message = huge.json()["errors"][0]["message"].as_str().unwrap().to_string();
+    let message = huge.json()["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(message.contains("http_max_result_bytes"), "{message}");
-    let small = server.query("UNWIND range(1, 10) AS i RETURN i", json!({})).await;
+    let small = server
+        .query("UNWIND range(1, 10) AS i RETURN i", json!({}))
+        .await;
     assert_eq!(small.status, 202);
     assert_eq!(small.json()["data"]["values"].as_array().unwrap().len(), 10);
     let wrong_method = Req::new("GET", "/db/neo4j/query/v2")

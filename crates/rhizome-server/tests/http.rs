@@ -811,3 +811,49 @@ async fn https_and_bolt_over_tls() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_cancels_a_running_request_and_open_transactions() {
+    let server = start().await;
+    let open = tx_request(
+        &server,
+        "POST",
+        "/db/neo4j/query/v2/tx",
+        Some("CREATE (:T)"),
+    )
+    .await;
+    assert_eq!(open.status, 202);
+    let target = server.target.clone();
+    let slow = tokio::spawn(async move {
+        Req::new("POST", "/db/neo4j/query/v2")
+            .basic("neo4j", PASSWORD)
+            .json(&json!({"statement":
+                "UNWIND range(1, 100000) AS i UNWIND range(1, 100000) AS j RETURN sum(i + j)"}))
+            .send(&target)
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let asked = std::time::Instant::now();
+    server.stop.shutdown();
+    tokio::time::timeout(Duration::from_secs(10), server.task)
+        .await
+        .expect("the server stops within seconds")
+        .unwrap();
+    assert!(asked.elapsed() < Duration::from_secs(10));
+    let slow = slow.await.unwrap();
+    // Closed without an answer (status 0) or refused: not finished.
+    assert_ne!(
+        slow.status, 202,
+        "the statement was cancelled, not finished"
+    );
+    // The transaction was rolled back: a new server on the database sees nothing.
+    let engine = Engine::open(&server.dir.path().join("db")).unwrap();
+    let rows = engine
+        .execute(
+            "MATCH (t:T) RETURN count(t)",
+            Default::default(),
+            &rhizome_engine::QueryOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(rows.rows.get(0), Some(&[rhizome_common::Value::Int(0)][..]));
+}

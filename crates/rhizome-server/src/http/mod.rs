@@ -42,6 +42,9 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 
+/// How long a shutdown waits for HTTP requests in flight.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+
 /// The media type of typed JSON.
 pub const TYPED_JSON: &str = "application/vnd.neo4j.query";
 
@@ -180,12 +183,14 @@ where
         .header_read_timeout(header_timeout)
         .serve_connection(TokioIo::new(io), service);
     tokio::pin!(connection);
-    let idle = state.shared.idle_timeout;
     tokio::select! {
         _ = connection.as_mut() => {}
         _ = shutdown.changed() => {
+            // A moment for answers being written, then the connection is
+            // dropped: a statement still running is cancelled and an open
+            // transaction's session rolls back with the registry.
             connection.as_mut().graceful_shutdown();
-            let _ = tokio::time::timeout(idle.min(Duration::from_secs(30)), connection).await;
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection).await;
         }
     }
 }

@@ -120,7 +120,15 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, req: &Req<'_
     parse(&raw)
 }
 
+/// The reply in `raw`; status 0 if the server closed without answering.
 fn parse(raw: &[u8]) -> Reply {
+    if raw.is_empty() {
+        return Reply {
+            status: 0,
+            headers: Vec::new(),
+            body: Vec::new(),
+        };
+    }
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")

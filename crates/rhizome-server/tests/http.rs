@@ -190,7 +190,7 @@ async fn typed_json_of_every_value_type() {
         json!({"$type": "LocalTime", "_value": "12:30:15"}),
         json!({"$type": "LocalDateTime", "_value": "2024-01-02T03:04:05"}),
         json!({"$type": "OffsetDateTime", "_value": "2024-01-02T03:04:05+02:00"}),
-        json!({"$type": "DateTime", "_value": "2024-07-01T12:00+02:00[Europe/Stockholm]"}),
+        json!({"$type": "ZonedDateTime", "_value": "2024-07-01T12:00+02:00[Europe/Stockholm]"}),
         json!({"$type": "Duration", "_value": "P1DT2H"}),
     ];
     for (i, want) in expect.iter().enumerate() {

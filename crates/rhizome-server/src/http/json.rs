@@ -148,8 +148,8 @@ fn temporal(tag: u8, fields: &[PackValue]) -> Option<(String, &'static str)> {
         (Value::LocalTime(_), _) => "LocalTime",
         (Value::LocalDateTime(_), _) => "LocalDateTime",
         (Value::DateTime(_), DATE_TIME) => "OffsetDateTime",
-        (Value::DateTime(_), DATE_TIME_ZONE_ID) => "DateTime",
-        (Value::DateTime(dt), _) if dt.zone.is_some() => "DateTime",
+        (Value::DateTime(_), DATE_TIME_ZONE_ID) => "ZonedDateTime",
+        (Value::DateTime(dt), _) if dt.zone.is_some() => "ZonedDateTime",
         (Value::DateTime(_), _) => "OffsetDateTime",
         (Value::Duration(d), _) => return Some((d.to_string(), "Duration")),
         _ => return None,
@@ -402,7 +402,7 @@ fn from_typed(map: &Map<String, Json>) -> Result<Value, String> {
         other => {
             return Err(format!(
                 "unknown type `{other}` (expected Null, Boolean, Integer, Float, String, List, \
-                 Map, Date, Time, LocalTime, LocalDateTime, DateTime, OffsetDateTime or Duration)"
+                 Map, Date, Time, LocalTime, LocalDateTime, OffsetDateTime, ZonedDateTime or Duration)"
             ))
         }
     })

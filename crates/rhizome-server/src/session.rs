@@ -1041,7 +1041,6 @@ impl Session {
             Rows::Stream(_) => None,
         };
         let counters = outcome.as_ref().map(|o| o.counters).unwrap_or_default();
-        let outcome_plan = outcome;
         let kind = if result.updating {
             if has_updates(&counters) {
                 "w"
@@ -1065,7 +1064,8 @@ impl Session {
         if let Some(bookmark) = &result.bookmark {
             metadata.push(("bookmark".to_string(), bookmark.as_str().into()));
         }
-        if let Some(outcome) = &outcome_plan {
+        if let Some(outcome) = &outcome {
+            // EXPLAIN / PROFILE: the plan tree (drivers' summary.plan / .profile).
             metadata.extend(crate::plan::summary_entries(outcome));
         }
         PackValue::Map(metadata)

@@ -863,8 +863,9 @@ impl Session {
                     (r.map(|r| (r, snapshot)), Some(tx))
                 }
                 None => {
-                    let r = engine.execute(&query, params, &options);
-                    (r.map(|r| (r, None)), None)
+                    // Rendered from the state the write committed, never a later one.
+                    let r = engine.execute_with_state(&query, params, &options);
+                    (r.map(|(r, state)| (r, Some(state))), None)
                 }
             })
             .await
@@ -882,12 +883,16 @@ impl Session {
             let rows = std::mem::replace(&mut outcome.rows, rhizome_engine::Rows::new(width));
             result.rows = Rows::Done(rows.into_blocks(), Some(Box::new(outcome)));
         } else {
-            result.graph = Some(match &tx {
+            // One snapshot: the statement reads the one its entities are
+            // rendered from (a transaction's state is its own until it runs
+            // its next statement).
+            let snapshot = match &tx {
                 Some(tx) => tx
                     .snapshot()
                     .unwrap_or_else(|| entry.engine.database().snapshot()),
                 None => entry.engine.database().snapshot(),
-            });
+            };
+            result.graph = Some(snapshot.clone());
             let engine = entry.engine.clone();
             let receiver = buffer.clone();
             let task = tokio::task::spawn_blocking(move || {
@@ -897,7 +902,13 @@ impl Session {
                         (r, Some(tx))
                     }
                     None => (
-                        engine.execute_streaming(&query, params, &options, receiver.clone()),
+                        engine.execute_streaming_on(
+                            snapshot,
+                            &query,
+                            params,
+                            &options,
+                            receiver.clone(),
+                        ),
                         None,
                     ),
                 };

@@ -567,3 +567,61 @@ async fn an_ordered_result_streams_in_order() {
     }
     assert_eq!(expected, 0);
 }
+
+/// The value of property `key` of the Bolt node `node`.
+fn node_property(node: &P, key: &str) -> P {
+    match node {
+        P::Struct(0x4E, fields) => fields[2].get(key).cloned().unwrap_or(P::Null),
+        other => panic!("not a node: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entities_are_rendered_from_the_state_their_statement_saw() {
+    let mut h = Harness::ready(V5_4).await;
+    h.count("CREATE (c:Counter {v: 0}) RETURN count(c)");
+    // Another client keeps changing the node while this one reads and writes it.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (engine, stop) = (h.engine.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                engine
+                    .execute(
+                        "MATCH (c:Counter) SET c.v = c.v + 1",
+                        BTreeMap::new(),
+                        &QueryOptions::default(),
+                    )
+                    .unwrap();
+            }
+        })
+    };
+    let mut mismatches = Vec::new();
+    for _ in 0..150 {
+        for query in [
+            "MATCH (c:Counter) SET c.v = c.v + 1 RETURN c, c.v AS v",
+            "MATCH (c:Counter) RETURN c, c.v AS v",
+        ] {
+            h.send(&run(query)).await;
+            let responses = h.send(&pull(-1)).await;
+            let P::Struct(0x71, fields) = &responses[0] else {
+                panic!("{responses:?}")
+            };
+            let P::List(values) = &fields[0] else {
+                panic!()
+            };
+            let rendered = node_property(&values[0], "v");
+            if rendered != values[1] {
+                mismatches.push((query, rendered, values[1].clone()));
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    assert!(
+        mismatches.is_empty(),
+        "{} node(s) rendered from another state than their statement's: {:?}",
+        mismatches.len(),
+        &mismatches[..mismatches.len().min(5)]
+    );
+}

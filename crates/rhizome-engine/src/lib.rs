@@ -35,7 +35,7 @@ use std::time::Instant;
 pub use transaction::Transaction;
 
 pub use rhizome_exec::procedures;
-pub use rhizome_exec::{QueryOptions, QueryResult, RowBlock, RowReceiver, Rows};
+pub use rhizome_exec::{MemoryPool, QueryOptions, QueryResult, RowBlock, RowReceiver, Rows};
 
 /// What a statement returns, known before it runs (see [`Engine::describe`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

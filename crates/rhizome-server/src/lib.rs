@@ -105,6 +105,12 @@ impl Server {
             .map_err(|e| format!("cannot listen on {}: {e}", config.bolt))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         let (sender, receiver) = watch::channel(false);
+        let (memory_limit, memory_total) = config.memory_limits();
+        log(format_args!(
+            "bolt: memory limit {} per query, {} for all queries",
+            memory_limit.map_or("none".into(), rhizome_common::memory::format_size),
+            memory_total.map_or("none".into(), rhizome_common::memory::format_size),
+        ));
         let session = SessionConfig {
             stream: stream::StreamLimits {
                 stall_timeout: Duration::from_secs(config.stream_stall_timeout_secs.max(1)),
@@ -112,7 +118,8 @@ impl Server {
             },
             transaction_timeout: ServerConfig::seconds(config.transaction_timeout_secs),
             threads: config.threads,
-            memory_limit: config.memory_limit,
+            memory_limit,
+            memory_pool: memory_total.map(rhizome_engine::MemoryPool::new),
             advertised_address: config
                 .advertised_address
                 .clone()
@@ -142,6 +149,11 @@ impl Server {
         self.listener
             .local_addr()
             .expect("a bound listener has an address")
+    }
+
+    /// The memory all queries of the server share (`None`: no global limit).
+    pub fn memory_pool(&self) -> Option<Arc<rhizome_engine::MemoryPool>> {
+        self.shared.session.memory_pool.clone()
     }
 
     /// A handle that stops the server.

@@ -68,6 +68,8 @@ pub struct SessionConfig {
     pub threads: Option<usize>,
     /// Memory one query may use.
     pub memory_limit: Option<usize>,
+    /// Memory all queries of the server share.
+    pub memory_pool: Option<Arc<rhizome_engine::MemoryPool>>,
     /// The `host:port` drivers should route to (ROUTE answers).
     pub advertised_address: String,
 }
@@ -79,6 +81,7 @@ impl Default for SessionConfig {
             transaction_timeout: None,
             threads: None,
             memory_limit: None,
+            memory_pool: None,
             advertised_address: "127.0.0.1:7687".into(),
         }
     }
@@ -795,6 +798,7 @@ impl Session {
             threads: self.config.threads,
             timeout,
             memory_limit: self.config.memory_limit,
+            memory_pool: self.config.memory_pool.clone(),
             cancel: Some(cancel),
             ..QueryOptions::default()
         }

@@ -134,7 +134,8 @@ pub async fn serve(
         interrupt.clone(),
         format!("bolt-{id}"),
     )
-    .with_users(shared.users.clone());
+    .with_users(shared.users.clone())
+    .with_client_address(peer.to_string());
     let mut shutdown = shared.shutdown.clone();
     let reason = loop {
         let incoming = tokio::select! {

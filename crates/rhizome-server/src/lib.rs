@@ -28,6 +28,7 @@ pub mod registry;
 pub mod session;
 pub mod status;
 pub mod stream;
+pub mod transactions;
 pub mod user_commands;
 pub mod values;
 
@@ -120,6 +121,7 @@ impl Server {
             threads: config.threads,
             memory_limit,
             memory_pool: memory_total.map(rhizome_engine::MemoryPool::new),
+            transactions: Arc::default(),
             advertised_address: config
                 .advertised_address
                 .clone()

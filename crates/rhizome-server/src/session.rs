@@ -21,6 +21,7 @@ use crate::packstream::{map, PackValue};
 use crate::registry::{DatabaseEntry, Registry, NEO4J_COMPATIBLE_VERSION};
 use crate::status::{codes, Failure};
 use crate::stream::{Next, ResultBuffer, StreamLimits};
+use crate::transactions::{self, Owner, Registration, Running, Transactions, Viewer};
 use crate::user_commands::{self, UserCommand};
 use crate::values::{self, ValueWriter};
 use rhizome_common::Value;
@@ -72,6 +73,8 @@ pub struct SessionConfig {
     pub memory_pool: Option<Arc<rhizome_engine::MemoryPool>>,
     /// The `host:port` drivers should route to (ROUTE answers).
     pub advertised_address: String,
+    /// The transactions running on the server (SHOW / TERMINATE TRANSACTIONS).
+    pub transactions: Arc<Transactions>,
 }
 
 impl Default for SessionConfig {
@@ -83,6 +86,7 @@ impl Default for SessionConfig {
             memory_limit: None,
             memory_pool: None,
             advertised_address: "127.0.0.1:7687".into(),
+            transactions: Arc::default(),
         }
     }
 }
@@ -161,6 +165,10 @@ struct OpenResult {
     updating: bool,
     /// The bookmark of an autocommit write.
     bookmark: Option<String>,
+    /// The transaction it belongs to (terminated: the client is told).
+    entry: Arc<Running>,
+    /// An autocommit statement's own listing, ended (dropped) with the result.
+    _registration: Option<Registration>,
 }
 
 /// The outcome of taking rows from a result.
@@ -173,8 +181,9 @@ enum Taken {
 
 /// An explicit transaction.
 struct OpenTx {
-    /// `None` while one of its statements runs (the thread has it).
-    tx: Option<Transaction>,
+    /// Its listing, which holds the transaction between statements (a
+    /// statement's thread has it while it runs).
+    registration: Registration,
     db: DatabaseEntry,
     deadline: Option<Instant>,
     next_qid: i64,
@@ -190,6 +199,7 @@ pub struct Session {
     config: Arc<SessionConfig>,
     interrupt: Arc<Interrupt>,
     connection_id: String,
+    client_address: String,
     user: String,
     /// The users, when authentication is on.
     users: Option<Arc<UserStore>>,
@@ -224,6 +234,7 @@ impl Session {
             config,
             interrupt,
             connection_id,
+            client_address: String::new(),
             user: String::new(),
             users: None,
             results: Vec::new(),
@@ -237,6 +248,12 @@ impl Session {
     /// statements against the user's roles.
     pub fn with_users(mut self, users: Option<Arc<UserStore>>) -> Session {
         self.users = users;
+        self
+    }
+
+    /// Names the client's address (SHOW TRANSACTIONS shows it).
+    pub fn with_client_address(mut self, address: String) -> Session {
+        self.client_address = address;
         self
     }
 
@@ -305,7 +322,7 @@ impl Session {
         self.close_results();
         // A failed explicit transaction is rolled back at once, freeing the writer lock.
         if let Some(open) = self.tx.take() {
-            if let Some(tx) = open.tx {
+            if let Some(tx) = open.take() {
                 tx.rollback();
             }
         }
@@ -584,7 +601,7 @@ impl Session {
         self.close_results();
         self.wait_for_tx().await;
         if let Some(open) = self.tx.take() {
-            if let Some(tx) = open.tx {
+            if let Some(tx) = open.take() {
                 tx.rollback();
             }
         }
@@ -628,8 +645,12 @@ impl Session {
         let began = tokio::task::spawn_blocking(move || engine.begin()).await;
         match began {
             Ok(Ok(tx)) => {
+                let registration =
+                    self.config
+                        .transactions
+                        .register(&entry.name, self.owner(), Some(tx));
                 self.tx = Some(OpenTx {
-                    tx: Some(tx),
+                    registration,
                     db: entry,
                     deadline: timeout.map(|t| Instant::now() + t),
                     next_qid: 0,
@@ -650,16 +671,13 @@ impl Session {
         };
         open.recover().await;
         if open.expired() {
-            if let Some(tx) = open.tx.take() {
+            if let Some(tx) = open.take() {
                 tx.rollback();
             }
             return self.fail(timed_out());
         }
-        let Some(tx) = open.tx.take() else {
-            return self.fail(Failure::new(
-                codes::TERMINATED,
-                "the transaction was terminated",
-            ));
+        let Some(tx) = open.take() else {
+            return self.fail(transactions::terminated());
         };
         match tokio::task::spawn_blocking(move || tx.commit()).await {
             Ok(Ok(info)) => {
@@ -675,7 +693,7 @@ impl Session {
         self.close_results();
         if let Some(mut open) = self.tx.take() {
             open.recover().await;
-            if let Some(tx) = open.tx.take() {
+            if let Some(tx) = open.take() {
                 tx.rollback();
             }
         }
@@ -729,11 +747,39 @@ impl Session {
             }
             None => -1,
         };
-        let started = Instant::now();
-        let answer = match user_commands::parse(&query, &params) {
-            Some(Ok(command)) => Some(self.user_command(command).await),
-            Some(Err(failure)) => Some(Err(failure)),
+        // The statement's listing: its transaction's, or one of its own.
+        let (running, registration) = match &self.tx {
+            Some(open) => (open.registration.entry().clone(), None),
             None => {
+                let registration =
+                    self.config
+                        .transactions
+                        .register(&entry.name, self.owner(), None);
+                (registration.entry().clone(), Some(registration))
+            }
+        };
+        if running.is_terminated() {
+            return self.fail(transactions::terminated());
+        }
+        running.start_query(&self.config.transactions, &query);
+        let started = Instant::now();
+        let answer = match (
+            transactions::parse(&query, &params),
+            user_commands::parse(&query, &params),
+        ) {
+            (Some(Ok(command)), _) => {
+                Some(self.check(Need::Read, "listing transactions").map(|()| {
+                    let viewer = Viewer {
+                        user: &self.user,
+                        admin: self.is_admin(),
+                    };
+                    self.config.transactions.answer(&command, &viewer)
+                }))
+            }
+            (Some(Err(failure)), _) => Some(Err(failure)),
+            (None, Some(Ok(command))) => Some(self.user_command(command).await),
+            (None, Some(Err(failure))) => Some(Err(failure)),
+            (None, None) => {
                 let roles = match self.current_user() {
                     Some(Ok(user)) => user.roles.iter().map(|r| r.name().to_string()).collect(),
                     _ => vec!["admin".to_string()],
@@ -759,10 +805,14 @@ impl Session {
                 started,
                 updating: false,
                 bookmark: None,
+                entry: running.clone(),
+                _registration: registration,
             })
             .map(|r| (r, answer.columns))
         } else {
-            self.start(entry, query, params, &extra, qid, started).await
+            let listing = (running.clone(), registration);
+            self.start(entry, query, params, &extra, (qid, started), listing)
+                .await
         };
         match opened {
             Ok((result, columns)) => {
@@ -785,7 +835,26 @@ impl Session {
                     State::Streaming
                 };
             }
+            Err(_) if running.is_terminated() => self.fail(transactions::terminated()),
             Err(failure) => self.fail(failure),
+        }
+    }
+
+    /// Who runs this connection's transactions (SHOW TRANSACTIONS).
+    fn owner(&self) -> Owner {
+        Owner {
+            connection_id: self.connection_id.clone(),
+            client_address: self.client_address.clone(),
+            username: self.user.clone(),
+        }
+    }
+
+    /// True if the user is an administrator (always, without authentication).
+    fn is_admin(&self) -> bool {
+        match self.current_user() {
+            None => true,
+            Some(Ok(user)) => user.may(Need::Admin),
+            Some(Err(_)) => false,
         }
     }
 
@@ -812,8 +881,8 @@ impl Session {
         query: String,
         params: BTreeMap<String, Value>,
         extra: &PackValue,
-        qid: i64,
-        started: Instant,
+        (qid, started): (i64, Instant),
+        (running, registration): (Arc<Running>, Option<Registration>),
     ) -> Result<(OpenResult, Vec<String>), Failure> {
         let engine = entry.engine.clone();
         let (q, p) = (query.clone(), params.clone());
@@ -841,6 +910,7 @@ impl Session {
         let options = self.query_options(cancel.clone(), deadline);
         let buffer = ResultBuffer::new(cancel, self.config.stream, info.ordered);
         self.interrupt.track(&buffer);
+        running.set_buffer(&buffer);
         let width = info.columns.len();
         let mut result = OpenResult {
             qid,
@@ -854,8 +924,10 @@ impl Session {
             started,
             updating: info.updating,
             bookmark: None,
+            entry: running,
+            _registration: registration,
         };
-        let tx = self.tx.as_mut().and_then(|open| open.tx.take());
+        let tx = self.tx.as_mut().and_then(|open| open.take());
         if info.updating {
             // Writes run to their end here; their rows are the engine's
             // collected rows (the engine materialises them anyway).
@@ -876,7 +948,7 @@ impl Session {
             .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
             self.interrupt.forget(&buffer);
             if let Some(open) = self.tx.as_mut() {
-                open.tx = tx;
+                open.registration.entry().put(tx);
             }
             let (mut outcome, snapshot) =
                 outcome.map_err(|e| Failure::from_error(&e, &result.query))?;
@@ -961,6 +1033,10 @@ impl Session {
                 return Ok(());
             }
         }
+        if self.results[index].entry.is_terminated() {
+            self.fail(transactions::terminated());
+            return Ok(());
+        }
         let mut left = if n < 0 { u64::MAX } else { n as u64 };
         let v5 = self.version.is_v5();
         let taken = loop {
@@ -1004,6 +1080,11 @@ impl Session {
             match next_rows(result).await {
                 Some(Ok(rows)) => result.pending.extend(rows),
                 Some(Err(failure)) => {
+                    let failure = if result.entry.is_terminated() {
+                        transactions::terminated()
+                    } else {
+                        failure
+                    };
                     self.fail(failure);
                     return Ok(());
                 }
@@ -1027,6 +1108,9 @@ impl Session {
                 if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
                     open.pending_task(task);
                     open.recover().await;
+                }
+                if self.results.is_empty() {
+                    result.entry.end_query();
                 }
                 self.success(summary);
                 self.state = match (self.tx.is_some(), self.results.is_empty()) {
@@ -1101,9 +1185,15 @@ impl OpenTx {
     async fn recover(&mut self) {
         if let Some(task) = self.pending.take() {
             if let Ok(tx) = task.await {
-                self.tx = tx;
+                self.registration.entry().put(tx);
             }
         }
+    }
+
+    /// Takes the transaction to run a statement in or end it (`None` if it
+    /// was terminated).
+    fn take(&self) -> Option<Transaction> {
+        self.registration.entry().take()
     }
 
     fn expired(&self) -> bool {

@@ -25,6 +25,7 @@ mod log;
 pub mod message;
 pub mod packstream;
 pub mod registry;
+pub mod schema_view;
 pub mod session;
 pub mod status;
 pub mod stream;

@@ -145,6 +145,8 @@ enum Rows {
     Stream(Arc<ResultBuffer>),
     /// Computed already (writes, server statements).
     Done(std::vec::IntoIter<Vec<Value>>, Option<Box<QueryResult>>),
+    /// Rows made as PackStream already (virtual entities), one row each.
+    Packed(std::vec::IntoIter<Vec<PackValue>>),
 }
 
 /// A result the client has not consumed yet.
@@ -792,7 +794,14 @@ impl Session {
             Some(Err(failure)) => return self.fail(failure),
             None => None,
         };
-        let opened = if let Some(answer) = answer {
+        let opened = if answer.is_none() && crate::schema_view::is_call(&query) {
+            self.schema_view(&entry, &query, (qid, started), running.clone())
+                .map(|mut result| {
+                    result._registration = registration;
+                    let columns = crate::schema_view::COLUMNS.map(String::from).to_vec();
+                    (result, columns)
+                })
+        } else if let Some(answer) = answer {
             Ok(OpenResult {
                 qid,
                 width: answer.columns.len(),
@@ -838,6 +847,39 @@ impl Session {
             Err(_) if running.is_terminated() => self.fail(transactions::terminated()),
             Err(failure) => self.fail(failure),
         }
+    }
+
+    /// The result of `CALL db.schema.visualization()` on what the
+    /// statement would read (the transaction's state in one).
+    fn schema_view(
+        &mut self,
+        entry: &DatabaseEntry,
+        query: &str,
+        (qid, started): (i64, Instant),
+        running: Arc<Running>,
+    ) -> Result<OpenResult, Failure> {
+        self.check(Need::Read, "reading")?;
+        let graph = self
+            .tx
+            .as_ref()
+            .and_then(|open| open.registration.entry().snapshot())
+            .unwrap_or_else(|| entry.engine.database().snapshot());
+        let row = crate::schema_view::visualization(&graph, self.version.is_v5());
+        Ok(OpenResult {
+            qid,
+            width: row.len(),
+            rows: Rows::Packed(vec![row].into_iter()),
+            task: None,
+            pending: VecDeque::new(),
+            graph: None,
+            query: query.to_string(),
+            db: entry.name.clone(),
+            started,
+            updating: false,
+            bookmark: None,
+            entry: running,
+            _registration: None,
+        })
     }
 
     /// Who runs this connection's transactions (SHOW TRANSACTIONS).
@@ -1039,58 +1081,78 @@ impl Session {
         }
         let mut left = if n < 0 { u64::MAX } else { n as u64 };
         let v5 = self.version.is_v5();
-        let taken = loop {
-            let result = &mut self.results[index];
-            // Send rows already at hand.
-            while left > 0 && result.pending.len() >= result.width.max(1) {
-                if result.width == 0 {
-                    result.pending.clear();
-                    break;
-                }
+        let taken = if let Rows::Packed(rows) = &mut self.results[index].rows {
+            while left > 0 {
+                let Some(row) = rows.next() else { break };
                 if !discard {
                     self.scratch.clear();
-                    message::record_header(&mut self.scratch, result.width);
-                    let writer_ = ValueWriter {
-                        v5,
-                        graph: result
-                            .graph
-                            .as_ref()
-                            .map(|s| s as &dyn rhizome_storage::GraphRead),
-                    };
-                    for value in result.pending.drain(..result.width) {
-                        writer_.write(&mut self.scratch, &value);
+                    message::record_header(&mut self.scratch, row.len());
+                    for value in &row {
+                        value.encode(&mut self.scratch);
                     }
                     crate::framing::write_message(&mut self.out, &self.scratch);
-                } else {
-                    result.pending.drain(..result.width);
                 }
                 left -= 1;
-                if self.out.len() >= FLUSH_AT {
-                    break;
-                }
             }
-            if self.out.len() >= FLUSH_AT {
-                self.flush_if_large(writer).await?;
-                continue;
+            if rows.len() > 0 {
+                Taken::More
+            } else {
+                Taken::Done(self.summary(index).await)
             }
-            if left == 0 {
-                break Taken::More;
-            }
-            let result = &mut self.results[index];
-            match next_rows(result).await {
-                Some(Ok(rows)) => result.pending.extend(rows),
-                Some(Err(failure)) => {
-                    let failure = if result.entry.is_terminated() {
-                        transactions::terminated()
+        } else {
+            loop {
+                let result = &mut self.results[index];
+                // Send rows already at hand.
+                while left > 0 && result.pending.len() >= result.width.max(1) {
+                    if result.width == 0 {
+                        result.pending.clear();
+                        break;
+                    }
+                    if !discard {
+                        self.scratch.clear();
+                        message::record_header(&mut self.scratch, result.width);
+                        let writer_ = ValueWriter {
+                            v5,
+                            graph: result
+                                .graph
+                                .as_ref()
+                                .map(|s| s as &dyn rhizome_storage::GraphRead),
+                        };
+                        for value in result.pending.drain(..result.width) {
+                            writer_.write(&mut self.scratch, &value);
+                        }
+                        crate::framing::write_message(&mut self.out, &self.scratch);
                     } else {
-                        failure
-                    };
-                    self.fail(failure);
-                    return Ok(());
+                        result.pending.drain(..result.width);
+                    }
+                    left -= 1;
+                    if self.out.len() >= FLUSH_AT {
+                        break;
+                    }
                 }
-                None => {
-                    let summary = self.summary(index).await;
-                    break Taken::Done(summary);
+                if self.out.len() >= FLUSH_AT {
+                    self.flush_if_large(writer).await?;
+                    continue;
+                }
+                if left == 0 {
+                    break Taken::More;
+                }
+                let result = &mut self.results[index];
+                match next_rows(result).await {
+                    Some(Ok(rows)) => result.pending.extend(rows),
+                    Some(Err(failure)) => {
+                        let failure = if result.entry.is_terminated() {
+                            transactions::terminated()
+                        } else {
+                            failure
+                        };
+                        self.fail(failure);
+                        return Ok(());
+                    }
+                    None => {
+                        let summary = self.summary(index).await;
+                        break Taken::Done(summary);
+                    }
                 }
             }
         };
@@ -1129,7 +1191,7 @@ impl Session {
         let result = &mut self.results[index];
         let outcome = match &mut result.rows {
             Rows::Done(_, outcome) => outcome.take(),
-            Rows::Stream(_) => None,
+            Rows::Stream(_) | Rows::Packed(_) => None,
         };
         let counters = outcome.map(|o| o.counters).unwrap_or_default();
         let kind = if result.updating {
@@ -1163,6 +1225,7 @@ impl Session {
 async fn next_rows(result: &mut OpenResult) -> Option<Result<Vec<Value>, Failure>> {
     match &mut result.rows {
         Rows::Done(blocks, _) => blocks.next().map(Ok),
+        Rows::Packed(_) => None,
         Rows::Stream(buffer) => match buffer.next().await {
             Next::Rows(rows) => Some(Ok(rows)),
             Next::Finished(outcome) => match *outcome {

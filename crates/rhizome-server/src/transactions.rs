@@ -108,6 +108,12 @@ impl Running {
         lock(&self.idle).take()
     }
 
+    /// The state its explicit transaction's next statement reads (`None`
+    /// for an autocommit statement or while a statement runs).
+    pub fn snapshot(&self) -> Option<rhizome_storage::Snapshot> {
+        lock(&self.idle).as_ref().and_then(Transaction::snapshot)
+    }
+
     /// Gives the transaction back after a statement; rolled back at once if
     /// it was terminated meanwhile.
     pub fn put(&self, tx: Option<Transaction>) {

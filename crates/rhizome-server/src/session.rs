@@ -769,15 +769,7 @@ impl Session {
             transactions::parse(&query, &params),
             user_commands::parse(&query, &params),
         ) {
-            (Some(Ok(command)), _) => {
-                Some(self.check(Need::Read, "listing transactions").map(|()| {
-                    let viewer = Viewer {
-                        user: &self.user,
-                        admin: self.is_admin(),
-                    };
-                    self.config.transactions.answer(&command, &viewer)
-                }))
-            }
+            (Some(Ok(command)), _) => Some(self.transaction_command(command, &entry).await),
             (Some(Err(failure)), _) => Some(Err(failure)),
             (None, Some(Ok(command))) => Some(self.user_command(command).await),
             (None, Some(Err(failure))) => Some(Err(failure)),
@@ -847,6 +839,42 @@ impl Session {
             Err(_) if running.is_terminated() => self.fail(transactions::terminated()),
             Err(failure) => self.fail(failure),
         }
+    }
+
+    /// Answers `SHOW TRANSACTIONS` or `TERMINATE TRANSACTIONS`; the rows of
+    /// a SHOW with `YIELD` or `WHERE` are shaped by the engine.
+    async fn transaction_command(
+        &mut self,
+        command: transactions::Command,
+        entry: &DatabaseEntry,
+    ) -> Result<admin::ServerResult, Failure> {
+        self.check(Need::Read, "listing transactions")?;
+        let viewer = Viewer {
+            user: &self.user,
+            admin: self.is_admin(),
+        };
+        let answer = self.config.transactions.answer(&command, &viewer);
+        let transactions::Command::Show(_, Some(shaping)) = command else {
+            return Ok(answer);
+        };
+        let rows = answer
+            .rows
+            .into_iter()
+            .map(|row| Value::Map(answer.columns.iter().cloned().zip(row).collect()))
+            .collect();
+        let params =
+            BTreeMap::from([(transactions::ROWS_PARAMETER.to_string(), Value::List(rows))]);
+        let (engine, query) = (entry.engine.clone(), shaping.clone());
+        let shaped = tokio::task::spawn_blocking(move || {
+            engine.execute(&query, params, &QueryOptions::default())
+        })
+        .await
+        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
+        .map_err(|e| Failure::from_error(&e, &shaping))?;
+        Ok(admin::ServerResult {
+            rows: shaped.rows.to_vecs(),
+            columns: shaped.columns,
+        })
     }
 
     /// The result of `CALL db.schema.visualization()` on what the

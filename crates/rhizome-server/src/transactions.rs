@@ -247,7 +247,7 @@ impl Transactions {
     /// Answers a `SHOW` or `TERMINATE` command for `viewer`.
     pub fn answer(&self, command: &Command, viewer: &Viewer<'_>) -> ServerResult {
         match command {
-            Command::Show(ids) => ServerResult {
+            Command::Show(ids, _) => ServerResult {
                 columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
                 rows: self.visible(viewer, ids).iter().map(|t| t.row()).collect(),
             },
@@ -300,8 +300,10 @@ pub struct Viewer<'a> {
 /// A transaction command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    /// `SHOW TRANSACTION[S] [ids]`.
-    Show(Vec<String>),
+    /// `SHOW TRANSACTION[S] [ids] [YIELD … | WHERE …]`: the ids and, if
+    /// there is a `YIELD` or `WHERE` part, the Cypher that shapes the rows
+    /// (see [`shaping_query`]).
+    Show(Vec<String>, Option<String>),
     /// `TERMINATE TRANSACTION[S] ids`.
     Terminate(Vec<String>),
 }
@@ -331,9 +333,14 @@ pub fn parse(query: &str, params: &BTreeMap<String, Value>) -> Option<Result<Com
         return None;
     }
     let rest = words.next().unwrap_or("").trim();
+    let (rest, tail) = match (verb.as_str(), keyword_at(rest, &["YIELD", "WHERE"])) {
+        ("SHOW", Some(at)) => (rest[..at].trim(), Some(&rest[at..])),
+        _ => (rest, None),
+    };
     Some(ids(rest, params).and_then(|ids| {
         if verb == "SHOW" {
-            Ok(Command::Show(ids))
+            let shaping = tail.map(shaping_query).transpose()?;
+            Ok(Command::Show(ids, shaping))
         } else if ids.is_empty() {
             Err(Failure::new(
                 SYNTAX,
@@ -386,8 +393,7 @@ fn ids(text: &str, params: &BTreeMap<String, Value>) -> Result<Vec<String>, Fail
             return Err(Failure::new(
                 SYNTAX,
                 format!(
-                    "expected transaction ids as quoted strings separated by commas, got `{rest}` \
-                     (YIELD, WHERE and RETURN after SHOW TRANSACTIONS are not supported)"
+                    "expected transaction ids as quoted strings separated by commas, got `{rest}`"
                 ),
             ));
         };
@@ -414,6 +420,111 @@ fn ids(text: &str, params: &BTreeMap<String, Value>) -> Result<Vec<String>, Fail
     }
 }
 
+/// The parameter [`shaping_query`]'s Cypher reads the rows from.
+pub const ROWS_PARAMETER: &str = "__transactions";
+
+/// Every column `YIELD` may name (the default ones: Rhizome has no others).
+fn all_columns() -> String {
+    COLUMNS.join(", ")
+}
+
+/// The Cypher that turns the rows of `SHOW TRANSACTIONS` (maps in
+/// [`ROWS_PARAMETER`]) into what `tail` asks for: `WHERE cond` keeps some
+/// rows; `YIELD items [ORDER BY …] [SKIP n] [LIMIT n] [WHERE cond] [RETURN
+/// …]` works as Neo4j's (as a `WITH`, then the `RETURN`, or the yielded
+/// columns).
+pub fn shaping_query(tail: &str) -> Result<String, Failure> {
+    let start = format!(
+        "UNWIND ${ROWS_PARAMETER} AS __row WITH {}",
+        COLUMNS
+            .iter()
+            .map(|c| format!("__row.{c} AS {c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let tail = tail.trim().trim_end_matches(';').trim();
+    let word_len = tail.find(char::is_whitespace).unwrap_or(tail.len());
+    let (keyword, rest) = tail.split_at(word_len);
+    let rest = rest.trim();
+    if rest.is_empty() {
+        return Err(Failure::new(
+            SYNTAX,
+            format!("`{keyword}` after SHOW TRANSACTIONS needs something after it"),
+        ));
+    }
+    if keyword.eq_ignore_ascii_case("WHERE") {
+        return Ok(format!("{start} WHERE {rest} RETURN {}", all_columns()));
+    }
+    // YIELD: the items run up to the first clause keyword.
+    let end =
+        keyword_at(rest, &["ORDER", "SKIP", "LIMIT", "WHERE", "RETURN"]).unwrap_or(rest.len());
+    let items = rest[..end].trim();
+    let items = if items == "*" {
+        all_columns()
+    } else {
+        items.to_string()
+    };
+    let clauses = &rest[end..];
+    let shaped = format!("{start} WITH {items} {}", clauses.trim());
+    let shaped = shaped.trim_end();
+    if keyword_at(clauses, &["RETURN"]).is_some() {
+        return Ok(shaped.to_string());
+    }
+    // Without RETURN the yielded columns are the result.
+    let names: Vec<&str> = items
+        .split(',')
+        .map(|item| item.split_whitespace().last().unwrap_or(""))
+        .collect();
+    if names.iter().any(|n| n.is_empty()) {
+        return Err(Failure::new(
+            SYNTAX,
+            format!("cannot read the YIELD items `{items}`"),
+        ));
+    }
+    Ok(format!("{shaped} RETURN {}", names.join(", ")))
+}
+
+/// Where the first of `keywords` starts in `text` as a word of its own,
+/// outside strings and backquoted names (case-insensitive).
+fn keyword_at(text: &str, keywords: &[&str]) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) => {
+                if b == b'\\' {
+                    i += 1;
+                } else if b == q {
+                    quote = None;
+                }
+            }
+            None if b == b'\'' || b == b'"' || b == b'`' => quote = Some(b),
+            None => {
+                let boundary_before =
+                    i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+                if boundary_before {
+                    for keyword in keywords {
+                        let end = i + keyword.len();
+                        let matches = end <= bytes.len()
+                            && text.is_char_boundary(i)
+                            && text.is_char_boundary(end)
+                            && text[i..end].eq_ignore_ascii_case(keyword)
+                            && (end == bytes.len()
+                                || !(bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_'));
+                        if matches {
+                            return Some(i);
+                        }
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,10 +543,21 @@ mod tests {
 
     #[test]
     fn show_and_terminate_with_literal_and_parameter_ids() {
-        assert_eq!(parsed("SHOW TRANSACTIONS"), Ok(Command::Show(vec![])));
+        assert_eq!(parsed("SHOW TRANSACTIONS"), Ok(Command::Show(vec![], None)));
         assert_eq!(
             parsed("show transaction 'neo4j-transaction-3';"),
-            Ok(Command::Show(vec!["neo4j-transaction-3".into()]))
+            Ok(Command::Show(vec!["neo4j-transaction-3".into()], None))
+        );
+        let Ok(Command::Show(ids, Some(shaping))) =
+            parsed("SHOW TRANSACTIONS 'a' YIELD transactionId AS id, status WHERE status = 'x'")
+        else {
+            panic!()
+        };
+        assert_eq!(ids, vec!["a".to_string()]);
+        assert!(
+            shaping
+                .ends_with("WITH transactionId AS id, status WHERE status = 'x' RETURN id, status"),
+            "{shaping}"
         );
         assert_eq!(
             parsed("TERMINATE TRANSACTIONS 'a', \"b\""),
@@ -453,13 +575,43 @@ mod tests {
             "TERMINATE TRANSACTION",
             "TERMINATE TRANSACTION 'a' 'b'",
             "TERMINATE TRANSACTION 'a",
-            "SHOW TRANSACTIONS YIELD *",
+            "SHOW TRANSACTIONS YIELD",
+            "SHOW TRANSACTIONS WHERE",
             "TERMINATE TRANSACTION $missing",
         ] {
             assert!(parsed(bad).is_err(), "{bad}");
         }
         assert!(parse("SHOW DATABASES", &BTreeMap::new()).is_none());
         assert!(parse("MATCH (n) RETURN n", &BTreeMap::new()).is_none());
+    }
+
+    #[test]
+    fn yield_and_where_become_cypher_over_the_rows() {
+        let shaped = |tail: &str| shaping_query(tail).unwrap();
+        let prefix = shaped("WHERE true");
+        assert!(
+            prefix.starts_with("UNWIND $__transactions AS __row WITH __row.database AS database,")
+        );
+        assert!(prefix.ends_with(&format!("WHERE true RETURN {}", all_columns())));
+        assert!(shaped("YIELD *").ends_with(&format!(
+            "WITH {} RETURN {}",
+            all_columns(),
+            all_columns()
+        )));
+        assert!(
+            shaped("YIELD username, currentQuery ORDER BY username LIMIT 3 RETURN username")
+                .ends_with("WITH username, currentQuery ORDER BY username LIMIT 3 RETURN username")
+        );
+        // Keywords inside strings are not clauses.
+        assert!(shaped("YIELD status WHERE status <> 'RETURN x'")
+            .ends_with("WITH status WHERE status <> 'RETURN x' RETURN status"));
+        assert_eq!(keyword_at("a returned RETURN", &["RETURN"]), Some(11));
+        // Any text, cut anywhere, never panics.
+        let text = "YIELD é, 'ü\\'' WHERE `x` RETURN ✓ LIMIT";
+        for end in (0..=text.len()).filter(|&e| text.is_char_boundary(e)) {
+            keyword_at(&text[..end], &["RETURN", "WHERE", "LIMIT"]);
+            let _ = shaping_query(&text[..end]);
+        }
     }
 
     #[test]
@@ -473,7 +625,7 @@ mod tests {
         let ada = transactions.register("neo4j", owner("ada"), None);
         let bob = transactions.register("neo4j", owner("bob"), None);
         ada.entry().start_query(&transactions, "RETURN 1");
-        let show = Command::Show(vec![]);
+        let show = Command::Show(vec![], None);
         let as_ada = Viewer {
             user: "ada",
             admin: false,

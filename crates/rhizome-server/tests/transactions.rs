@@ -70,6 +70,23 @@ async fn an_idle_explicit_transaction_is_listed_terminated_and_rolled_back() {
     assert!(id.starts_with("neo4j-transaction-"), "{id}");
     assert_eq!((query.as_str(), status.as_str()), ("", "Running"));
 
+    // YIELD and WHERE shape the rows as in Neo4j.
+    let yielded = admin
+        .rows("SHOW TRANSACTIONS YIELD transactionId AS id, currentQuery WHERE currentQuery = '' RETURN id")
+        .await
+        .unwrap();
+    assert_eq!(yielded, vec![vec![P::String(id.clone())]]);
+    let none = admin
+        .rows("SHOW TRANSACTIONS WHERE username = 'nobody'")
+        .await;
+    assert_eq!(none, Ok(vec![]));
+    let mine = admin
+        .rows("SHOW TRANSACTIONS YIELD currentQuery, status ORDER BY currentQuery DESC LIMIT 1")
+        .await
+        .unwrap();
+    assert_eq!(mine[0].len(), 2);
+    assert!(matches!(&mine[0][0], P::String(q) if q.starts_with("SHOW TRANSACTIONS YIELD")));
+
     let answer = terminate(&mut admin, id).await;
     assert_eq!(
         answer,

@@ -235,7 +235,14 @@ impl Operator for Unwind {
                     ));
                     continue;
                 }
-                _ => {}
+                Some(Some((start, step, count))) => {
+                    for k in 0..count as i64 {
+                        let item = Value::Int(start + k * step);
+                        return_if_finished!(unwound.push(&input, *out, row, item, ctx));
+                    }
+                    continue;
+                }
+                None => {}
             }
             match eval.eval(expr, &Row::new(&input, row))? {
                 Value::Null => {}

@@ -42,7 +42,8 @@ rhizome="$root/target/debug/rhizome"
 db="$work/demo-db"
 rm -rf "$db" "$work/address" "$work/server.log"
 "$rhizome" demo "$db" </dev/null >/dev/null 2>&1
-"$rhizome" serve "$db" --auth none --bolt 127.0.0.1:0 --address-file "$work/address" 2>"$work/server.log" &
+"$rhizome" serve "$db" --auth none --bolt 127.0.0.1:0 --memory-limit 256MiB \
+    --address-file "$work/address" 2>"$work/server.log" &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do

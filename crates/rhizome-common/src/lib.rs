@@ -7,6 +7,7 @@
 pub mod error;
 pub mod hash;
 pub mod ids;
+pub mod memory;
 pub mod prefetch;
 pub mod temporal;
 pub mod value;

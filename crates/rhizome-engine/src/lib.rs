@@ -35,7 +35,7 @@ use std::time::Instant;
 pub use transaction::Transaction;
 
 pub use rhizome_exec::procedures;
-pub use rhizome_exec::{QueryOptions, QueryResult, RowBlock, RowReceiver, Rows};
+pub use rhizome_exec::{MemoryPool, QueryOptions, QueryResult, RowBlock, RowReceiver, Rows};
 
 /// What a statement returns, known before it runs (see [`Engine::describe`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -384,10 +384,30 @@ impl Engine {
         self.run_statement(query, params, options, None, Some(receiver), &mut None)
     }
 
+    /// Runs one statement like [`Engine::execute_streaming`], reading
+    /// `snapshot` (from [`Database::snapshot`]) if it only reads. A server
+    /// that renders entities while their rows stream takes the snapshot
+    /// first and renders from it, so what it renders is what the statement
+    /// saw. A statement that writes runs on the newest state as always
+    /// (take its state from [`Engine::execute_with_state`] instead).
+    pub fn execute_streaming_on(
+        &self,
+        snapshot: Snapshot,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        receiver: Arc<dyn RowReceiver>,
+    ) -> Result<QueryResult> {
+        let mut state = Some(snapshot);
+        self.run_statement(query, params, options, None, Some(receiver), &mut state)
+    }
+
     /// Runs one statement: in `txn` if given (an explicit transaction; the
     /// statement reads its writes), else read-only on a fresh snapshot or,
-    /// if it writes, in a transaction of its own. Leaves in `state` the
-    /// state the statement ran on (see [`Engine::execute_with_state`]).
+    /// if it writes, in a transaction of its own. A read outside a
+    /// transaction reads the snapshot `state` holds when called, if any.
+    /// Leaves in `state` the state the statement ran on (see
+    /// [`Engine::execute_with_state`]).
     fn run_statement(
         &self,
         query: &str,
@@ -398,9 +418,10 @@ impl Engine {
         state: &mut Option<Snapshot>,
     ) -> Result<QueryResult> {
         let start = Instant::now();
-        let snapshot = match &txn {
-            Some(txn) => txn.snapshot(),
-            None => self.db.snapshot(),
+        let snapshot = match (&txn, state.take()) {
+            (Some(txn), _) => txn.snapshot(),
+            (None, Some(given)) => given,
+            (None, None) => self.db.snapshot(),
         };
         *state = Some(snapshot.clone());
         let planned = match self.prepare(query, &params, &snapshot)? {

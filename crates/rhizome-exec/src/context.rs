@@ -5,6 +5,7 @@
 use crate::chunk::Chunk;
 use crate::compile::CNode;
 use crate::scheduler::QueryScope;
+use rhizome_common::memory::format_size;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_functions::EntityAccess;
 use rhizome_storage::{GraphRead, Snapshot};
@@ -59,13 +60,70 @@ impl Profile {
     }
 }
 
+/// Memory shared by every query of a process (a server's global limit):
+/// each query's [`MemoryBudget`] charges it too and gives back what it
+/// charged when the query ends, so one query over its share fails while
+/// the others carry on.
+#[derive(Debug)]
+pub struct MemoryPool {
+    used: AtomicUsize,
+    peak: AtomicUsize,
+    limit: usize,
+}
+
+impl MemoryPool {
+    /// A pool of `limit` bytes for all queries together.
+    pub fn new(limit: usize) -> Arc<MemoryPool> {
+        Arc::new(MemoryPool {
+            used: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            limit,
+        })
+    }
+
+    /// Bytes the running queries hold now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes the queries held at once since the pool was made.
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// The limit, in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Adds `bytes`; false if the total is now over the limit (the bytes
+    /// stay charged until [`MemoryPool::release`]).
+    fn take(&self, bytes: usize) -> bool {
+        let used = self.used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.peak.fetch_max(used, Ordering::Relaxed);
+        used <= self.limit
+    }
+
+    fn release(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// The `code` of the error a query over its memory gets (servers map it to
+/// `Neo.TransientError.General.MemoryPoolOutOfMemoryError`).
+pub const OUT_OF_MEMORY: &str = "MemoryPoolOutOfMemoryError";
+
 /// A cap on the memory a query's breakers (aggregation, sort, materialized
-/// results) may hold; exceeding it fails the query with `QueryAborted`
-/// instead of exhausting the process.
+/// results, unwound lists) may hold; exceeding it, or the process-wide
+/// [`MemoryPool`] it draws from, fails the query with `QueryAborted`
+/// (code [`OUT_OF_MEMORY`]) instead of exhausting the process. Charges
+/// are estimates ([`VALUE_BYTES`] a value) and are held until the query
+/// ends, when the pool gets them back.
 #[derive(Debug)]
 pub struct MemoryBudget {
     used: AtomicUsize,
     limit: usize,
+    pool: Option<Arc<MemoryPool>>,
 }
 
 impl MemoryBudget {
@@ -74,20 +132,48 @@ impl MemoryBudget {
         MemoryBudget {
             used: AtomicUsize::new(0),
             limit,
+            pool: None,
         }
     }
 
-    /// Charges `bytes`; fails once the total exceeds the limit.
+    /// The budget `options` ask for: their per-query limit, drawing from
+    /// their pool if they name one.
+    pub fn for_query(options: &crate::QueryOptions) -> MemoryBudget {
+        MemoryBudget {
+            used: AtomicUsize::new(0),
+            limit: options.memory_limit.unwrap_or(usize::MAX),
+            pool: options.memory_pool.clone(),
+        }
+    }
+
+    /// Charges `bytes`; fails once the query's total exceeds its limit or
+    /// all queries' total exceeds the pool's.
     pub fn charge(&self, bytes: usize) -> Result<()> {
         let used = self.used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        let pool_ok = self.pool.as_ref().is_none_or(|pool| pool.take(bytes));
         if used > self.limit {
             return Err(Error::new(
                 ErrorKind::QueryAborted,
                 format!(
-                    "the query needs more than its memory limit of {} MiB and was stopped",
-                    self.limit >> 20
+                    "the query needs more than its memory limit of {} and was stopped \
+                     (raise it with --memory-limit or `memory_limit`)",
+                    format_size(self.limit)
                 ),
-            ));
+            )
+            .with_code(OUT_OF_MEMORY));
+        }
+        if !pool_ok {
+            let limit = self.pool.as_ref().map_or(0, |p| p.limit());
+            return Err(Error::new(
+                ErrorKind::QueryAborted,
+                format!(
+                    "the queries running together need more than the memory limit of all \
+                     queries ({}); this query holds {} and was stopped",
+                    format_size(limit),
+                    format_size(used)
+                ),
+            )
+            .with_code(OUT_OF_MEMORY));
         }
         Ok(())
     }
@@ -95,6 +181,14 @@ impl MemoryBudget {
     /// Bytes charged so far.
     pub fn used(&self) -> usize {
         self.used.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for MemoryBudget {
+    fn drop(&mut self) {
+        if let Some(pool) = &self.pool {
+            pool.release(*self.used.get_mut());
+        }
     }
 }
 
@@ -204,8 +298,8 @@ pub struct QueryContext {
     pub procedures: Arc<Procedures>,
     /// PROFILE counters, when profiling (shared by the contexts of an updating run).
     pub profile: Option<Arc<Profile>>,
-    /// Memory budget of breakers.
-    pub memory: MemoryBudget,
+    /// Memory budget of breakers (shared by the contexts of an updating run).
+    pub memory: Arc<MemoryBudget>,
     /// Number of per-worker state slots sinks need (pool workers + one for inline runs).
     pub worker_slots: usize,
     /// When the statement started (UTC seconds, nanoseconds): the one

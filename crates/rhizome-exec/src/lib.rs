@@ -42,6 +42,7 @@ pub mod stream;
 pub mod vector;
 pub mod write;
 
+pub use context::MemoryPool;
 pub use query::{
     execute, execute_streaming, OperatorProfile, ProfileReport, QueryOptions, QueryResult,
     StatementSettings,

@@ -4,7 +4,7 @@
 
 use crate::chunk::Chunk;
 use crate::compile::Compiler;
-use crate::context::{now_utc, MemoryBudget, Procedures, Profile, QueryContext};
+use crate::context::{now_utc, MemoryBudget, MemoryPool, Procedures, Profile, QueryContext};
 use crate::ops::result::RowsSink;
 use crate::pipeline::build::build_with_sink;
 use crate::pipeline::drive::{run_parallel, InlineRunner};
@@ -30,6 +30,9 @@ pub struct QueryOptions {
     pub timeout: Option<Duration>,
     /// Most bytes the query's breakers may hold (default: unlimited).
     pub memory_limit: Option<usize>,
+    /// Memory shared with other queries (a server's global limit): the
+    /// query also fails when all of them together hold more than it allows.
+    pub memory_pool: Option<Arc<MemoryPool>>,
     /// Cancelling this token stops the query (Ctrl-C, API calls).
     pub cancel: Option<Arc<CancelToken>>,
     /// Run on this pool instead of the process-wide one (benchmarks, tests).
@@ -181,7 +184,7 @@ fn run(
         profile: settings
             .profile
             .then(|| Arc::new(Profile::new(operator_count))),
-        memory: MemoryBudget::new(options.memory_limit.unwrap_or(usize::MAX)),
+        memory: Arc::new(MemoryBudget::for_query(options)),
         worker_slots: pool.threads() + 1,
         statement_time: now_utc(),
         materialized: Default::default(),

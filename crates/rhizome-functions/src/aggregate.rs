@@ -181,6 +181,17 @@ impl Accumulator {
         self.kind
     }
 
+    /// How many values it holds (collected, kept for a percentile or seen
+    /// by DISTINCT): what a memory budget charges as it grows. O(1).
+    pub fn held(&self) -> usize {
+        let kept = match &self.state {
+            State::Collect(items) => items.len(),
+            State::Percentile { values, .. } => values.len(),
+            _ => 0,
+        };
+        kept + self.distinct.as_ref().map_or(0, |(seen, _)| seen.len())
+    }
+
     /// Counts one row for `count(*)` (no argument).
     pub fn update_row(&mut self) {
         if let State::Count(n) = &mut self.state {

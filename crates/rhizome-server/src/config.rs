@@ -49,7 +49,9 @@ pub struct ServerConfig {
     pub stream_stall_timeout_secs: u64,
     /// Workers one query may use (default: all).
     pub threads: Option<usize>,
-    /// Bytes one query may hold (default: no limit).
+    /// Bytes one query may hold (default: half the memory, see
+    /// [`ServerConfig::memory_limits`]); a number or a size such as `"2GiB"`.
+    #[serde(deserialize_with = "size")]
     pub memory_limit: Option<usize>,
     /// Where the HTTP Query API listens (default: no HTTP).
     pub http: Option<SocketAddr>,
@@ -63,7 +65,36 @@ pub struct ServerConfig {
     pub http_token_ttl_secs: u64,
     /// Most bytes of the rows of one HTTP answer (it is built whole).
     pub http_max_result_bytes: usize,
+    /// Bytes all running queries together may hold (default: 70% of the
+    /// memory); a number or a size.
+    #[serde(deserialize_with = "size")]
+    pub memory_limit_total: Option<usize>,
 }
+
+/// A size in the configuration file: a number of bytes or a string such
+/// as `"512MiB"` (see [`rhizome_common::memory::parse_size`]).
+fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Size {
+        Bytes(usize),
+        Text(String),
+    }
+    match Size::deserialize(d)? {
+        Size::Bytes(0) => Err(serde::de::Error::custom(
+            "a memory limit must be at least 1 byte",
+        )),
+        Size::Bytes(n) => Ok(Some(n)),
+        Size::Text(t) => rhizome_common::memory::parse_size(&t)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+    }
+}
+
+/// The share of the memory one query may hold by default.
+pub const DEFAULT_QUERY_MEMORY_SHARE: f64 = rhizome_common::memory::DEFAULT_QUERY_SHARE;
+/// The share of the memory all queries together may hold by default.
+pub const DEFAULT_TOTAL_MEMORY_SHARE: f64 = 0.7;
 
 impl Default for ServerConfig {
     fn default() -> ServerConfig {
@@ -88,6 +119,7 @@ impl Default for ServerConfig {
             http_transaction_timeout_secs: 30,
             http_token_ttl_secs: 3600,
             http_max_result_bytes: 64 * 1024 * 1024,
+            memory_limit_total: None,
         }
     }
 }
@@ -134,6 +166,25 @@ impl ServerConfig {
         Ok(())
     }
 
+    /// The memory limits in force: one query's and all queries' together,
+    /// as configured or else [`DEFAULT_QUERY_MEMORY_SHARE`] and
+    /// [`DEFAULT_TOTAL_MEMORY_SHARE`] of the memory available (none if it
+    /// cannot be read). One query never gets more than all together.
+    pub fn memory_limits(&self) -> (Option<usize>, Option<usize>) {
+        let share = rhizome_common::memory::share_of_memory;
+        let total = self
+            .memory_limit_total
+            .or_else(|| share(DEFAULT_TOTAL_MEMORY_SHARE));
+        let query = self
+            .memory_limit
+            .or_else(|| share(DEFAULT_QUERY_MEMORY_SHARE));
+        let query = match (query, total) {
+            (Some(q), Some(t)) => Some(q.min(t)),
+            (q, _) => q,
+        };
+        (query, total)
+    }
+
     /// `secs` as a duration, 0 meaning none.
     pub fn seconds(secs: u64) -> Option<Duration> {
         (secs > 0).then(|| Duration::from_secs(secs))
@@ -176,6 +227,26 @@ mod tests {
             ..ServerConfig::default()
         };
         assert!(open.validate().unwrap_err().contains("HTTP"));
+    }
+
+    #[test]
+    fn memory_limits_are_sizes_with_defaults_from_the_machine() {
+        let config: ServerConfig =
+            toml::from_str("memory_limit = \"512MiB\"\nmemory_limit_total = 1073741824\n").unwrap();
+        assert_eq!(config.memory_limits(), (Some(512 << 20), Some(1 << 30)));
+        assert!(toml::from_str::<ServerConfig>("memory_limit = \"lots\"").is_err());
+        assert!(toml::from_str::<ServerConfig>("memory_limit = 0").is_err());
+        let capped = ServerConfig {
+            memory_limit: Some(4 << 30),
+            memory_limit_total: Some(1 << 30),
+            ..ServerConfig::default()
+        };
+        assert_eq!(capped.memory_limits().0, Some(1 << 30));
+        if let Some(memory) = rhizome_common::memory::available_memory() {
+            let (query, total) = ServerConfig::default().memory_limits();
+            assert_eq!(query, Some(memory / 2));
+            assert!(total.unwrap() > query.unwrap() && total.unwrap() < memory);
+        }
     }
 
     #[test]

@@ -133,7 +133,8 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         interrupt.clone(),
         format!("bolt-{id}"),
     )
-    .with_users(shared.users.clone());
+    .with_users(shared.users.clone())
+    .with_client_address(peer.to_string());
     let mut shutdown = shared.shutdown.clone();
     let reason = loop {
         let incoming = tokio::select! {

@@ -30,10 +30,12 @@ pub mod message;
 pub mod packstream;
 pub mod plan;
 pub mod registry;
+pub mod schema_view;
 pub mod session;
 pub mod status;
 pub mod stream;
 pub mod tls;
+pub mod transactions;
 pub mod user_commands;
 pub mod values;
 
@@ -136,6 +138,12 @@ impl Server {
         };
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         let (sender, receiver) = watch::channel(false);
+        let (memory_limit, memory_total) = config.memory_limits();
+        log(format_args!(
+            "bolt: memory limit {} per query, {} for all queries",
+            memory_limit.map_or("none".into(), rhizome_common::memory::format_size),
+            memory_total.map_or("none".into(), rhizome_common::memory::format_size),
+        ));
         let session = SessionConfig {
             stream: stream::StreamLimits {
                 stall_timeout: Duration::from_secs(config.stream_stall_timeout_secs.max(1)),
@@ -143,7 +151,9 @@ impl Server {
             },
             transaction_timeout: ServerConfig::seconds(config.transaction_timeout_secs),
             threads: config.threads,
-            memory_limit: config.memory_limit,
+            memory_limit,
+            memory_pool: memory_total.map(rhizome_engine::MemoryPool::new),
+            transactions: Arc::default(),
             advertised_address: config
                 .advertised_address
                 .clone()
@@ -199,6 +209,11 @@ impl Server {
             http: self.http_addr(),
             tls: self.tls.is_some(),
         }
+    }
+
+    /// The memory all queries of the server share (`None`: no global limit).
+    pub fn memory_pool(&self) -> Option<Arc<rhizome_engine::MemoryPool>> {
+        self.shared.session.memory_pool.clone()
     }
 
     /// A handle that stops the server.

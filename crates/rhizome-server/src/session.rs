@@ -21,6 +21,7 @@ use crate::packstream::{map, PackValue};
 use crate::registry::{DatabaseEntry, Registry, NEO4J_COMPATIBLE_VERSION};
 use crate::status::{codes, Failure};
 use crate::stream::{Next, ResultBuffer, StreamLimits};
+use crate::transactions::{self, Owner, Registration, Running, Transactions, Viewer};
 use crate::user_commands::{self, UserCommand};
 use crate::values::{self, ValueWriter};
 use rhizome_common::Value;
@@ -68,8 +69,12 @@ pub struct SessionConfig {
     pub threads: Option<usize>,
     /// Memory one query may use.
     pub memory_limit: Option<usize>,
+    /// Memory all queries of the server share.
+    pub memory_pool: Option<Arc<rhizome_engine::MemoryPool>>,
     /// The `host:port` drivers should route to (ROUTE answers).
     pub advertised_address: String,
+    /// The transactions running on the server (SHOW / TERMINATE TRANSACTIONS).
+    pub transactions: Arc<Transactions>,
 }
 
 impl Default for SessionConfig {
@@ -79,7 +84,9 @@ impl Default for SessionConfig {
             transaction_timeout: None,
             threads: None,
             memory_limit: None,
+            memory_pool: None,
             advertised_address: "127.0.0.1:7687".into(),
+            transactions: Arc::default(),
         }
     }
 }
@@ -138,6 +145,8 @@ enum Rows {
     Stream(Arc<ResultBuffer>),
     /// Computed already (writes, server statements).
     Done(std::vec::IntoIter<Vec<Value>>, Option<Box<QueryResult>>),
+    /// Rows made as PackStream already (virtual entities), one row each.
+    Packed(std::vec::IntoIter<Vec<PackValue>>),
 }
 
 /// A result the client has not consumed yet.
@@ -158,6 +167,10 @@ struct OpenResult {
     updating: bool,
     /// The bookmark of an autocommit write.
     bookmark: Option<String>,
+    /// The transaction it belongs to (terminated: the client is told).
+    entry: Arc<Running>,
+    /// An autocommit statement's own listing, ended (dropped) with the result.
+    _registration: Option<Registration>,
 }
 
 /// The outcome of taking rows from a result.
@@ -170,8 +183,9 @@ enum Taken {
 
 /// An explicit transaction.
 struct OpenTx {
-    /// `None` while one of its statements runs (the thread has it).
-    tx: Option<Transaction>,
+    /// Its listing, which holds the transaction between statements (a
+    /// statement's thread has it while it runs).
+    registration: Registration,
     db: DatabaseEntry,
     deadline: Option<Instant>,
     next_qid: i64,
@@ -187,6 +201,7 @@ pub struct Session {
     config: Arc<SessionConfig>,
     interrupt: Arc<Interrupt>,
     connection_id: String,
+    client_address: String,
     user: String,
     /// The users, when authentication is on.
     users: Option<Arc<UserStore>>,
@@ -221,6 +236,7 @@ impl Session {
             config,
             interrupt,
             connection_id,
+            client_address: String::new(),
             user: String::new(),
             users: None,
             results: Vec::new(),
@@ -242,6 +258,12 @@ impl Session {
     pub fn logged_in(mut self, user: impl Into<String>) -> Session {
         self.user = user.into();
         self.state = State::Ready;
+        self
+    }
+
+    /// Names the client's address (SHOW TRANSACTIONS shows it).
+    pub fn with_client_address(mut self, address: String) -> Session {
+        self.client_address = address;
         self
     }
 
@@ -310,7 +332,7 @@ impl Session {
         self.close_results();
         // A failed explicit transaction is rolled back at once, freeing the writer lock.
         if let Some(open) = self.tx.take() {
-            if let Some(tx) = open.tx {
+            if let Some(tx) = open.take() {
                 tx.rollback();
             }
         }
@@ -589,7 +611,7 @@ impl Session {
         self.close_results();
         self.wait_for_tx().await;
         if let Some(open) = self.tx.take() {
-            if let Some(tx) = open.tx {
+            if let Some(tx) = open.take() {
                 tx.rollback();
             }
         }
@@ -633,8 +655,12 @@ impl Session {
         let began = tokio::task::spawn_blocking(move || engine.begin()).await;
         match began {
             Ok(Ok(tx)) => {
+                let registration =
+                    self.config
+                        .transactions
+                        .register(&entry.name, self.owner(), Some(tx));
                 self.tx = Some(OpenTx {
-                    tx: Some(tx),
+                    registration,
                     db: entry,
                     deadline: timeout.map(|t| Instant::now() + t),
                     next_qid: 0,
@@ -655,16 +681,13 @@ impl Session {
         };
         open.recover().await;
         if open.expired() {
-            if let Some(tx) = open.tx.take() {
+            if let Some(tx) = open.take() {
                 tx.rollback();
             }
             return self.fail(timed_out());
         }
-        let Some(tx) = open.tx.take() else {
-            return self.fail(Failure::new(
-                codes::TERMINATED,
-                "the transaction was terminated",
-            ));
+        let Some(tx) = open.take() else {
+            return self.fail(transactions::terminated());
         };
         match tokio::task::spawn_blocking(move || tx.commit()).await {
             Ok(Ok(info)) => {
@@ -680,7 +703,7 @@ impl Session {
         self.close_results();
         if let Some(mut open) = self.tx.take() {
             open.recover().await;
-            if let Some(tx) = open.tx.take() {
+            if let Some(tx) = open.take() {
                 tx.rollback();
             }
         }
@@ -734,11 +757,31 @@ impl Session {
             }
             None => -1,
         };
-        let started = Instant::now();
-        let answer = match user_commands::parse(&query, &params) {
-            Some(Ok(command)) => Some(self.user_command(command).await),
-            Some(Err(failure)) => Some(Err(failure)),
+        // The statement's listing: its transaction's, or one of its own.
+        let (running, registration) = match &self.tx {
+            Some(open) => (open.registration.entry().clone(), None),
             None => {
+                let registration =
+                    self.config
+                        .transactions
+                        .register(&entry.name, self.owner(), None);
+                (registration.entry().clone(), Some(registration))
+            }
+        };
+        if running.is_terminated() {
+            return self.fail(transactions::terminated());
+        }
+        running.start_query(&self.config.transactions, &query);
+        let started = Instant::now();
+        let answer = match (
+            transactions::parse(&query, &params),
+            user_commands::parse(&query, &params),
+        ) {
+            (Some(Ok(command)), _) => Some(self.transaction_command(command, &entry).await),
+            (Some(Err(failure)), _) => Some(Err(failure)),
+            (None, Some(Ok(command))) => Some(self.user_command(command).await),
+            (None, Some(Err(failure))) => Some(Err(failure)),
+            (None, None) => {
                 let roles = match self.current_user() {
                     Some(Ok(user)) => user.roles.iter().map(|r| r.name().to_string()).collect(),
                     _ => vec!["admin".to_string()],
@@ -751,7 +794,14 @@ impl Session {
             Some(Err(failure)) => return self.fail(failure),
             None => None,
         };
-        let opened = if let Some(answer) = answer {
+        let opened = if answer.is_none() && crate::schema_view::is_call(&query) {
+            self.schema_view(&entry, &query, (qid, started), running.clone())
+                .map(|mut result| {
+                    result._registration = registration;
+                    let columns = crate::schema_view::COLUMNS.map(String::from).to_vec();
+                    (result, columns)
+                })
+        } else if let Some(answer) = answer {
             Ok(OpenResult {
                 qid,
                 width: answer.columns.len(),
@@ -764,10 +814,14 @@ impl Session {
                 started,
                 updating: false,
                 bookmark: None,
+                entry: running.clone(),
+                _registration: registration,
             })
             .map(|r| (r, answer.columns))
         } else {
-            self.start(entry, query, params, &extra, qid, started).await
+            let listing = (running.clone(), registration);
+            self.start(entry, query, params, &extra, (qid, started), listing)
+                .await
         };
         match opened {
             Ok((result, columns)) => {
@@ -790,7 +844,95 @@ impl Session {
                     State::Streaming
                 };
             }
+            Err(_) if running.is_terminated() => self.fail(transactions::terminated()),
             Err(failure) => self.fail(failure),
+        }
+    }
+
+    /// Answers `SHOW TRANSACTIONS` or `TERMINATE TRANSACTIONS`; the rows of
+    /// a SHOW with `YIELD` or `WHERE` are shaped by the engine.
+    async fn transaction_command(
+        &mut self,
+        command: transactions::Command,
+        entry: &DatabaseEntry,
+    ) -> Result<admin::ServerResult, Failure> {
+        self.check(Need::Read, "listing transactions")?;
+        let viewer = Viewer {
+            user: &self.user,
+            admin: self.is_admin(),
+        };
+        let answer = self.config.transactions.answer(&command, &viewer);
+        let transactions::Command::Show(_, Some(shaping)) = command else {
+            return Ok(answer);
+        };
+        let rows = answer
+            .rows
+            .into_iter()
+            .map(|row| Value::Map(answer.columns.iter().cloned().zip(row).collect()))
+            .collect();
+        let params =
+            BTreeMap::from([(transactions::ROWS_PARAMETER.to_string(), Value::List(rows))]);
+        let (engine, query) = (entry.engine.clone(), shaping.clone());
+        let shaped = tokio::task::spawn_blocking(move || {
+            engine.execute(&query, params, &QueryOptions::default())
+        })
+        .await
+        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
+        .map_err(|e| Failure::from_error(&e, &shaping))?;
+        Ok(admin::ServerResult {
+            rows: shaped.rows.to_vecs(),
+            columns: shaped.columns,
+        })
+    }
+
+    /// The result of `CALL db.schema.visualization()` on what the
+    /// statement would read (the transaction's state in one).
+    fn schema_view(
+        &mut self,
+        entry: &DatabaseEntry,
+        query: &str,
+        (qid, started): (i64, Instant),
+        running: Arc<Running>,
+    ) -> Result<OpenResult, Failure> {
+        self.check(Need::Read, "reading")?;
+        let graph = self
+            .tx
+            .as_ref()
+            .and_then(|open| open.registration.entry().snapshot())
+            .unwrap_or_else(|| entry.engine.database().snapshot());
+        let row = crate::schema_view::visualization(&graph, self.version.is_v5());
+        Ok(OpenResult {
+            qid,
+            width: row.len(),
+            rows: Rows::Packed(vec![row].into_iter()),
+            task: None,
+            pending: VecDeque::new(),
+            graph: None,
+            query: query.to_string(),
+            db: entry.name.clone(),
+            started,
+            updating: false,
+            bookmark: None,
+            entry: running,
+            _registration: None,
+        })
+    }
+
+    /// Who runs this connection's transactions (SHOW TRANSACTIONS).
+    fn owner(&self) -> Owner {
+        Owner {
+            connection_id: self.connection_id.clone(),
+            client_address: self.client_address.clone(),
+            username: self.user.clone(),
+        }
+    }
+
+    /// True if the user is an administrator (always, without authentication).
+    fn is_admin(&self) -> bool {
+        match self.current_user() {
+            None => true,
+            Some(Ok(user)) => user.may(Need::Admin),
+            Some(Err(_)) => false,
         }
     }
 
@@ -803,6 +945,7 @@ impl Session {
             threads: self.config.threads,
             timeout,
             memory_limit: self.config.memory_limit,
+            memory_pool: self.config.memory_pool.clone(),
             cancel: Some(cancel),
             ..QueryOptions::default()
         }
@@ -816,8 +959,8 @@ impl Session {
         query: String,
         params: BTreeMap<String, Value>,
         extra: &PackValue,
-        qid: i64,
-        started: Instant,
+        (qid, started): (i64, Instant),
+        (running, registration): (Arc<Running>, Option<Registration>),
     ) -> Result<(OpenResult, Vec<String>), Failure> {
         let engine = entry.engine.clone();
         let (q, p) = (query.clone(), params.clone());
@@ -845,6 +988,7 @@ impl Session {
         let options = self.query_options(cancel.clone(), deadline);
         let buffer = ResultBuffer::new(cancel, self.config.stream, info.ordered);
         self.interrupt.track(&buffer);
+        running.set_buffer(&buffer);
         let width = info.columns.len();
         let mut result = OpenResult {
             qid,
@@ -858,8 +1002,10 @@ impl Session {
             started,
             updating: info.updating,
             bookmark: None,
+            entry: running,
+            _registration: registration,
         };
-        let tx = self.tx.as_mut().and_then(|open| open.tx.take());
+        let tx = self.tx.as_mut().and_then(|open| open.take());
         if info.updating {
             // Writes run to their end here; their rows are the engine's
             // collected rows (the engine materialises them anyway).
@@ -871,15 +1017,16 @@ impl Session {
                     (r.map(|r| (r, snapshot)), Some(tx))
                 }
                 None => {
-                    let r = engine.execute(&query, params, &options);
-                    (r.map(|r| (r, None)), None)
+                    // Rendered from the state the write committed, never a later one.
+                    let r = engine.execute_with_state(&query, params, &options);
+                    (r.map(|(r, state)| (r, Some(state))), None)
                 }
             })
             .await
             .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
             self.interrupt.forget(&buffer);
             if let Some(open) = self.tx.as_mut() {
-                open.tx = tx;
+                open.registration.entry().put(tx);
             }
             let (mut outcome, snapshot) =
                 outcome.map_err(|e| Failure::from_error(&e, &result.query))?;
@@ -890,12 +1037,16 @@ impl Session {
             let rows = std::mem::replace(&mut outcome.rows, rhizome_engine::Rows::new(width));
             result.rows = Rows::Done(rows.into_blocks(), Some(Box::new(outcome)));
         } else {
-            result.graph = Some(match &tx {
+            // One snapshot: the statement reads the one its entities are
+            // rendered from (a transaction's state is its own until it runs
+            // its next statement).
+            let snapshot = match &tx {
                 Some(tx) => tx
                     .snapshot()
                     .unwrap_or_else(|| entry.engine.database().snapshot()),
                 None => entry.engine.database().snapshot(),
-            });
+            };
+            result.graph = Some(snapshot.clone());
             let engine = entry.engine.clone();
             let receiver = buffer.clone();
             let task = tokio::task::spawn_blocking(move || {
@@ -905,7 +1056,13 @@ impl Session {
                         (r, Some(tx))
                     }
                     None => (
-                        engine.execute_streaming(&query, params, &options, receiver.clone()),
+                        engine.execute_streaming_on(
+                            snapshot,
+                            &query,
+                            params,
+                            &options,
+                            receiver.clone(),
+                        ),
                         None,
                     ),
                 };
@@ -954,55 +1111,84 @@ impl Session {
                 return Ok(());
             }
         }
+        if self.results[index].entry.is_terminated() {
+            self.fail(transactions::terminated());
+            return Ok(());
+        }
         let mut left = if n < 0 { u64::MAX } else { n as u64 };
         let v5 = self.version.is_v5();
-        let taken = loop {
-            let result = &mut self.results[index];
-            // Send rows already at hand.
-            while left > 0 && result.pending.len() >= result.width.max(1) {
-                if result.width == 0 {
-                    result.pending.clear();
-                    break;
-                }
+        let taken = if let Rows::Packed(rows) = &mut self.results[index].rows {
+            while left > 0 {
+                let Some(row) = rows.next() else { break };
                 if !discard {
                     self.scratch.clear();
-                    message::record_header(&mut self.scratch, result.width);
-                    let writer_ = ValueWriter {
-                        v5,
-                        graph: result
-                            .graph
-                            .as_ref()
-                            .map(|s| s as &dyn rhizome_storage::GraphRead),
-                    };
-                    for value in result.pending.drain(..result.width) {
-                        writer_.write(&mut self.scratch, &value);
+                    message::record_header(&mut self.scratch, row.len());
+                    for value in &row {
+                        value.encode(&mut self.scratch);
                     }
                     crate::framing::write_message(&mut self.out, &self.scratch);
-                } else {
-                    result.pending.drain(..result.width);
                 }
                 left -= 1;
+            }
+            if rows.len() > 0 {
+                Taken::More
+            } else {
+                Taken::Done(self.summary(index).await)
+            }
+        } else {
+            loop {
+                let result = &mut self.results[index];
+                // Send rows already at hand.
+                while left > 0 && result.pending.len() >= result.width.max(1) {
+                    if result.width == 0 {
+                        result.pending.clear();
+                        break;
+                    }
+                    if !discard {
+                        self.scratch.clear();
+                        message::record_header(&mut self.scratch, result.width);
+                        let writer_ = ValueWriter {
+                            v5,
+                            graph: result
+                                .graph
+                                .as_ref()
+                                .map(|s| s as &dyn rhizome_storage::GraphRead),
+                        };
+                        for value in result.pending.drain(..result.width) {
+                            writer_.write(&mut self.scratch, &value);
+                        }
+                        crate::framing::write_message(&mut self.out, &self.scratch);
+                    } else {
+                        result.pending.drain(..result.width);
+                    }
+                    left -= 1;
+                    if self.out.len() >= FLUSH_AT {
+                        break;
+                    }
+                }
                 if self.out.len() >= FLUSH_AT {
-                    break;
+                    self.flush_if_large(writer).await?;
+                    continue;
                 }
-            }
-            if self.out.len() >= FLUSH_AT {
-                self.flush_if_large(writer).await?;
-                continue;
-            }
-            if left == 0 {
-                break Taken::More;
-            }
-            let result = &mut self.results[index];
-            match next_rows(result).await {
-                Some(Ok(rows)) => result.pending.extend(rows),
-                Some(Err(failure)) => {
-                    self.fail(failure);
-                    return Ok(());
+                if left == 0 {
+                    break Taken::More;
                 }
-                None => {
-                    let summary = self.summary(index).await;
-                    break Taken::Done(summary);
+                let result = &mut self.results[index];
+                match next_rows(result).await {
+                    Some(Ok(rows)) => result.pending.extend(rows),
+                    Some(Err(failure)) => {
+                        let failure = if result.entry.is_terminated() {
+                            transactions::terminated()
+                        } else {
+                            failure
+                        };
+                        self.fail(failure);
+                        return Ok(());
+                    }
+                    None => {
+                        let summary = self.summary(index).await;
+                        break Taken::Done(summary);
+                    }
                 }
             }
         };
@@ -1021,6 +1207,9 @@ impl Session {
                     open.pending_task(task);
                     open.recover().await;
                 }
+                if self.results.is_empty() {
+                    result.entry.end_query();
+                }
                 self.success(summary);
                 self.state = match (self.tx.is_some(), self.results.is_empty()) {
                     (true, true) => State::TxReady,
@@ -1038,7 +1227,7 @@ impl Session {
         let result = &mut self.results[index];
         let outcome = match &mut result.rows {
             Rows::Done(_, outcome) => outcome.take(),
-            Rows::Stream(_) => None,
+            Rows::Stream(_) | Rows::Packed(_) => None,
         };
         let counters = outcome.as_ref().map(|o| o.counters).unwrap_or_default();
         let kind = if result.updating {
@@ -1076,6 +1265,7 @@ impl Session {
 async fn next_rows(result: &mut OpenResult) -> Option<Result<Vec<Value>, Failure>> {
     match &mut result.rows {
         Rows::Done(blocks, _) => blocks.next().map(Ok),
+        Rows::Packed(_) => None,
         Rows::Stream(buffer) => match buffer.next().await {
             Next::Rows(rows) => Some(Ok(rows)),
             Next::Finished(outcome) => match *outcome {
@@ -1098,9 +1288,15 @@ impl OpenTx {
     async fn recover(&mut self) {
         if let Some(task) = self.pending.take() {
             if let Ok(tx) = task.await {
-                self.tx = tx;
+                self.registration.entry().put(tx);
             }
         }
+    }
+
+    /// Takes the transaction to run a statement in or end it (`None` if it
+    /// was terminated).
+    fn take(&self) -> Option<Transaction> {
+        self.registration.entry().take()
     }
 
     fn expired(&self) -> bool {

@@ -352,7 +352,7 @@ async fn interrupted_stops_the_running_query_and_ignores_until_the_reset() {
     h.send(&pull(1)).await;
     let buffer = match &h.session.results[0].rows {
         Rows::Stream(buffer) => buffer.clone(),
-        Rows::Done(..) => panic!("a read streams"),
+        Rows::Done(..) | Rows::Packed(..) => panic!("a read streams"),
     };
     // The reader saw a RESET arrive: the query stops at once.
     h.session.interrupt.reset_arrived();
@@ -498,7 +498,7 @@ async fn discarding_an_autocommit_read_stops_its_query() {
     h.send(&pull(1)).await;
     let buffer = match &h.session.results[0].rows {
         Rows::Stream(buffer) => buffer.clone(),
-        Rows::Done(..) => panic!("a read streams"),
+        Rows::Done(..) | Rows::Packed(..) => panic!("a read streams"),
     };
     let started = Instant::now();
     let end = h.send(&discard()).await;
@@ -566,4 +566,121 @@ async fn an_ordered_result_streams_in_order() {
         }
     }
     assert_eq!(expected, 0);
+}
+
+/// The value of property `key` of the Bolt node `node`.
+fn node_property(node: &P, key: &str) -> P {
+    match node {
+        P::Struct(0x4E, fields) => fields[2].get(key).cloned().unwrap_or(P::Null),
+        other => panic!("not a node: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entities_are_rendered_from_the_state_their_statement_saw() {
+    let mut h = Harness::ready(V5_4).await;
+    h.count("CREATE (c:Counter {v: 0}) RETURN count(c)");
+    // Another client keeps changing the node while this one reads and writes it.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (engine, stop) = (h.engine.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                engine
+                    .execute(
+                        "MATCH (c:Counter) SET c.v = c.v + 1",
+                        BTreeMap::new(),
+                        &QueryOptions::default(),
+                    )
+                    .unwrap();
+            }
+        })
+    };
+    let mut mismatches = Vec::new();
+    for _ in 0..150 {
+        for query in [
+            "MATCH (c:Counter) SET c.v = c.v + 1 RETURN c, c.v AS v",
+            "MATCH (c:Counter) RETURN c, c.v AS v",
+        ] {
+            h.send(&run(query)).await;
+            let responses = h.send(&pull(-1)).await;
+            let P::Struct(0x71, fields) = &responses[0] else {
+                panic!("{responses:?}")
+            };
+            let P::List(values) = &fields[0] else {
+                panic!()
+            };
+            let rendered = node_property(&values[0], "v");
+            if rendered != values[1] {
+                mismatches.push((query, rendered, values[1].clone()));
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    assert!(
+        mismatches.is_empty(),
+        "{} node(s) rendered from another state than their statement's: {:?}",
+        mismatches.len(),
+        &mismatches[..mismatches.len().min(5)]
+    );
+}
+
+#[tokio::test]
+async fn the_schema_visualization_has_a_node_per_label_and_a_relationship_per_pattern() {
+    let mut h = Harness::ready(V5_4).await;
+    h.count("CREATE (:City {name: 'Oslo'})<-[:LIVES_IN]-(:Person {name: 'Cy'}) RETURN 1");
+    h.send(&run("CALL db.schema.visualization()")).await;
+    let responses = h.send(&pull(-1)).await;
+    let P::Struct(0x71, fields) = &responses[0] else {
+        panic!("{responses:?}")
+    };
+    let P::List(row) = &fields[0] else { panic!() };
+    let (P::List(nodes), P::List(relationships)) = (&row[0], &row[1]) else {
+        panic!("{row:?}")
+    };
+    // Virtual node ids by label name.
+    let mut ids = BTreeMap::new();
+    for node in nodes {
+        let P::Struct(0x4E, f) = node else {
+            panic!("{node:?}")
+        };
+        let P::String(name) = f[2].get("name").unwrap() else {
+            panic!()
+        };
+        assert_eq!(f[1], P::List(vec![name.as_str().into()]));
+        assert!(
+            matches!(f[0], P::Int(id) if id < 0),
+            "virtual ids are negative"
+        );
+        let P::Int(id) = f[0] else { panic!() };
+        ids.insert(id, name.clone());
+    }
+    assert_eq!(
+        ids.values().cloned().collect::<Vec<_>>(),
+        vec!["City".to_string(), "Person".to_string()]
+    );
+    let mut patterns: Vec<(String, String, String)> = relationships
+        .iter()
+        .map(|r| {
+            let P::Struct(0x52, f) = r else {
+                panic!("{r:?}")
+            };
+            assert_eq!(f.len(), 8, "element ids in Bolt 5");
+            let P::String(t) = &f[3] else { panic!() };
+            let (P::Int(start), P::Int(end)) = (&f[1], &f[2]) else {
+                panic!()
+            };
+            (ids[start].clone(), t.clone(), ids[end].clone())
+        })
+        .collect();
+    patterns.sort();
+    assert_eq!(
+        patterns,
+        vec![
+            ("Person".into(), "KNOWS".into(), "Person".into()),
+            ("Person".into(), "LIVES_IN".into(), "City".into()),
+        ]
+    );
+    assert_eq!(h.session.state(), State::Ready);
 }

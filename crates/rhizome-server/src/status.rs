@@ -95,7 +95,7 @@ pub fn code_of(error: &Error) -> &'static str {
             _ => "Neo.ClientError.Procedure.ProcedureCallFailed",
         },
         QueryAborted => {
-            if error.message.contains("memory limit") {
+            if error.code == Some("MemoryPoolOutOfMemoryError") {
                 codes::OUT_OF_MEMORY
             } else if error.message.contains("timeout") {
                 codes::TIMED_OUT

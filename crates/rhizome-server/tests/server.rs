@@ -1,119 +1,16 @@
 //! The server over real TCP: handshake, HTTP on the Bolt port, limits,
 //! dropped connections and shutdown.
 
-use rhizome_engine::{Engine, QueryOptions};
-use rhizome_server::packstream::{decode, map, PackValue as P};
-use rhizome_server::{framing, Server, ServerConfig};
+use rhizome_engine::QueryOptions;
+use rhizome_server::packstream::{map, PackValue as P};
+use rhizome_server::ServerConfig;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-struct Running {
-    address: SocketAddr,
-    engine: Engine,
-    stop: rhizome_server::ShutdownHandle,
-    task: tokio::task::JoinHandle<()>,
-    _dir: tempfile::TempDir,
-}
-
-async fn start(config: ServerConfig) -> Running {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    rhizome_storage::GraphBuilder::new().write(&db).unwrap();
-    let engine = Engine::open(&db).unwrap();
-    let config = ServerConfig {
-        bolt: "127.0.0.1:0".parse().unwrap(),
-        auth: config.auth,
-        database: Some(db.clone()),
-        ..config
-    };
-    let server = Server::bind(&config, engine.clone()).await.unwrap();
-    let address = server.local_addr();
-    let stop = server.shutdown_handle();
-    let task = tokio::spawn(server.run());
-    Running {
-        address,
-        engine,
-        stop,
-        task,
-        _dir: dir,
-    }
-}
-
-fn no_auth() -> ServerConfig {
-    ServerConfig {
-        auth: rhizome_server::AuthMode::None,
-        ..ServerConfig::default()
-    }
-}
-
-const PROPOSE_5: [u8; 20] = [
-    0x60, 0x60, 0xB0, 0x17, 0, 8, 8, 5, 0, 2, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0,
-];
-
-struct Client {
-    stream: TcpStream,
-    decoder: framing::ChunkDecoder,
-    buffer: Vec<u8>,
-}
-
-impl Client {
-    async fn connect(address: SocketAddr) -> Client {
-        let mut stream = TcpStream::connect(address).await.unwrap();
-        stream.write_all(&PROPOSE_5).await.unwrap();
-        let mut version = [0u8; 4];
-        stream.read_exact(&mut version).await.unwrap();
-        assert_eq!(version, [0, 0, 4, 5]);
-        Client {
-            stream,
-            decoder: framing::ChunkDecoder::new(usize::MAX),
-            buffer: Vec::new(),
-        }
-    }
-
-    async fn send(&mut self, tag: u8, fields: Vec<P>) {
-        let mut body = Vec::new();
-        P::Struct(tag, fields).encode(&mut body);
-        let mut out = Vec::new();
-        framing::write_message(&mut out, &body);
-        self.stream.write_all(&out).await.unwrap();
-    }
-
-    /// The next response, `None` once the server closed the connection.
-    async fn receive(&mut self) -> Option<P> {
-        loop {
-            let (used, message) = self.decoder.decode(&self.buffer).unwrap();
-            self.buffer.drain(..used);
-            if let Some(message) = message {
-                return Some(decode(&message).unwrap());
-            }
-            let mut chunk = [0u8; 4096];
-            let n = self.stream.read(&mut chunk).await.ok()?;
-            if n == 0 {
-                return None;
-            }
-            self.buffer.extend_from_slice(&chunk[..n]);
-        }
-    }
-
-    async fn hello(&mut self) {
-        self.send(0x01, vec![map([("user_agent", "t".into())])])
-            .await;
-        assert!(matches!(self.receive().await, Some(P::Struct(0x70, _))));
-        self.send(0x6A, vec![map([("scheme", "none".into())])])
-            .await;
-        assert!(matches!(self.receive().await, Some(P::Struct(0x70, _))));
-    }
-}
-
-fn failure_text(response: Option<P>) -> String {
-    match response {
-        Some(P::Struct(0x7F, fields)) => format!("{:?}", fields[0]),
-        other => panic!("expected a FAILURE, got {other:?}"),
-    }
-}
+mod support;
+use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handshake_picks_the_best_version_or_answers_zero_and_closes() {
@@ -252,47 +149,6 @@ async fn shutdown_closes_connections_and_rolls_back() {
         .begin()
         .expect("the transaction was rolled back")
         .rollback();
-}
-
-impl Client {
-    /// HELLO and LOGON with `basic` credentials; the LOGON response.
-    async fn login(&mut self, user: &str, password: &str) -> Option<P> {
-        self.send(0x01, vec![map([("user_agent", "t".into())])])
-            .await;
-        self.receive().await;
-        let auth = map([
-            ("scheme", "basic".into()),
-            ("principal", user.into()),
-            ("credentials", password.into()),
-        ]);
-        self.send(0x6A, vec![auth]).await;
-        self.receive().await
-    }
-
-    /// RUN and PULL all; the PULL's last response (or the RUN's failure).
-    async fn query(&mut self, query: &str) -> P {
-        self.send(0x10, vec![query.into(), map([]), map([])]).await;
-        let run = self.receive().await.unwrap();
-        if !matches!(run, P::Struct(0x70, _)) {
-            self.send(0x0F, vec![]).await;
-            self.receive().await;
-            return run;
-        }
-        self.send(0x3F, vec![map([("n", (-1).into())])]).await;
-        loop {
-            match self.receive().await.unwrap() {
-                P::Struct(0x71, _) => continue,
-                last => return last,
-            }
-        }
-    }
-}
-
-fn code(response: &P) -> String {
-    match response {
-        P::Struct(0x7F, fields) => format!("{:?}", fields[0].get("code").unwrap()),
-        other => format!("{other:?}"),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -212,6 +212,11 @@ pub struct ExecArgs {
     /// Cancel a statement after SECONDS (fractions allowed).
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: Option<std::time::Duration>,
+    /// Most memory one statement's sorts, aggregations, joins and lists
+    /// may hold, e.g. 512MiB or 2GB (default: half the memory); over it the
+    /// statement fails with a clear error.
+    #[arg(long, value_name = "SIZE", value_parser = rhizome_common::memory::parse_size)]
+    pub memory_limit: Option<usize>,
 }
 
 /// `rhizome shell`.
@@ -494,7 +499,21 @@ mod tests {
             Some(std::time::Duration::from_millis(500))
         );
         assert_eq!(args.query.as_deref(), Some("RETURN $x"));
+        let cli =
+            Cli::try_parse_from(["rhizome", "shell", "db", "--memory-limit", "512MiB"]).unwrap();
+        let Command::Shell(args) = cli.command else {
+            panic!()
+        };
+        assert_eq!(args.exec.memory_limit, Some(512 << 20));
         for bad in [
+            vec![
+                "rhizome",
+                "query",
+                "db",
+                "--memory-limit",
+                "lots",
+                "RETURN 1",
+            ],
             vec!["rhizome", "query", "db"],
             vec!["rhizome", "query", "db", "-f", "q.cypher", "RETURN 1"],
             vec!["rhizome", "query", "db", "--format", "xml", "RETURN 1"],

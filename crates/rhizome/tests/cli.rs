@@ -170,6 +170,28 @@ fn query_on_missing_database_is_a_clear_error() {
 }
 
 #[test]
+fn a_statement_over_its_memory_limit_fails_clearly_in_query_and_shell() {
+    let (tmp, db) = with_demo();
+    let huge = "UNWIND range(1, 50000000) AS i RETURN collect(i) AS all";
+    let args = ["query", path_str(&db), "--memory-limit", "16MiB", huge];
+    let run = rhizome(tmp.path(), &args, "");
+    run.assert_code(1);
+    assert!(
+        run.stderr.contains("memory limit of 16.0 MiB"),
+        "{}",
+        run.stderr
+    );
+    let shell = ["shell", path_str(&db), "--memory-limit", "16MiB"];
+    let run = rhizome(tmp.path(), &shell, &format!("{huge};\nRETURN 1 AS one;\n"));
+    assert!(run.stderr.contains("memory limit"), "{}", run.stderr);
+    assert!(
+        run.stdout.contains("one"),
+        "the shell carries on: {}",
+        run.stdout
+    );
+}
+
+#[test]
 fn query_syntax_error_has_classification_position_and_caret() {
     let (tmp, db) = with_demo();
     let run = rhizome(

@@ -203,3 +203,54 @@ def test_procedures_tools_call_on_connect(driver):
         assert session.run("CALL db.propertyKeys()").data()
     with driver.session(database="neo4j") as session:
         assert session.run("RETURN 1 AS x").single()["x"] == 1
+
+
+def test_show_and_terminate_transactions(bolt_driver):
+    driver = bolt_driver
+    holder = driver.session()
+    tx = holder.begin_transaction()
+    tx.run("CREATE (:PyTerminated)").consume()
+    with driver.session() as admin:
+        rows = admin.run("SHOW TRANSACTIONS").data()
+        assert set(rows[0]) >= {
+            "database", "transactionId", "currentQueryId", "connectionId", "clientAddress",
+            "username", "currentQuery", "startTime", "status", "elapsedTime",
+        }
+        idle = [r for r in rows if r["currentQuery"] == ""]
+        assert len(idle) == 1, rows
+        assert idle[0]["status"] == "Running" and idle[0]["username"] == "neo4j"
+        assert isinstance(idle[0]["elapsedTime"], Duration)
+        answer = admin.run("TERMINATE TRANSACTION $id", id=idle[0]["transactionId"]).single()
+        assert answer["message"] == "Transaction terminated."
+        # Rolled back at once: the write is gone and the writer lock free.
+        started = time.monotonic()
+        admin.run("CREATE (:PyAfterTerminate)").consume()
+        assert time.monotonic() - started < 3
+        assert admin.run("MATCH (n:PyTerminated) RETURN count(n) AS c").single()["c"] == 0
+    with pytest.raises(neo4j.exceptions.Neo4jError) as e:
+        tx.run("RETURN 1").consume()
+    assert e.value.code.endswith("Transaction.Terminated"), e.value.code
+    holder.close()
+
+
+def test_a_query_over_the_memory_limit_fails_and_the_server_carries_on(bolt_driver):
+    # The suite's server runs with --memory-limit 256MiB.
+    with bolt_driver.session() as session:
+        with pytest.raises(neo4j.exceptions.TransientError) as e:
+            session.run("UNWIND range(1, 50000000) AS i RETURN collect(i) AS all").consume()
+        assert e.value.code == "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
+        assert "memory limit" in e.value.message
+        assert session.run("RETURN 1 AS x").single()["x"] == 1
+
+
+def test_the_schema_visualization_shows_labels_and_relationship_types(driver):
+    with driver.session() as session:
+        record = session.run("CALL db.schema.visualization()").single()
+        nodes = {n["name"]: n for n in record["nodes"]}
+        assert {"Person", "Movie"} <= set(nodes)
+        assert all(isinstance(n, Node) and n.labels == {name} for name, n in nodes.items())
+        patterns = {
+            (next(iter(r.start_node.labels)), r.type, next(iter(r.end_node.labels)))
+            for r in record["relationships"]
+        }
+        assert ("Person", "ACTED_IN", "Movie") in patterns

@@ -45,13 +45,14 @@ impl AggregateSink {
 
 /// Feeds row `r` to `acc`: its arguments are read from `columns` where they
 /// were computed a column at a time, else evaluated (`args` is scratch).
+/// Adds to `held` the values `acc` keeps more (collect, percentiles, DISTINCT).
 fn feed(
     acc: &mut Accumulator,
     arg_exprs: &[CExpr],
     columns: &[Option<Vector>],
     eval: &Evaluator<'_>,
     r: &Row<'_>,
-    args: &mut Vec<Value>,
+    (args, held): (&mut Vec<Value>, &mut usize),
 ) -> Result<()> {
     if arg_exprs.is_empty() {
         acc.update_row();
@@ -61,7 +62,10 @@ fn feed(
     for (e, column) in arg_exprs.iter().zip(columns) {
         args.push(vector::value_at(eval, e, column, r)?);
     }
-    acc.update_args(args)
+    let before = acc.held();
+    acc.update_args(args)?;
+    *held += acc.held() - before;
+    Ok(())
 }
 
 impl Sink for AggregateSink {
@@ -79,6 +83,7 @@ impl Sink for AggregateSink {
         let mut guard = self.locals.lock(ctx.worker);
         let (groups, seq) = &mut *guard;
         let mut args = Vec::new();
+        let mut held = 0;
         let before = groups.len();
         if self.node.c.exprs.is_empty() {
             // No grouping keys: one group, found once per chunk.
@@ -97,9 +102,11 @@ impl Sink for AggregateSink {
             {
                 for row in 0..chunk.len() {
                     let r = Row::new(&chunk, row);
-                    feed(acc, arg_exprs, columns, &eval, &r, &mut args)?;
+                    feed(acc, arg_exprs, columns, &eval, &r, (&mut args, &mut held))?;
                 }
             }
+            drop(guard);
+            ctx.q.memory.charge(held * VALUE_BYTES)?;
             return NEED_MORE;
         }
         // One key buffer for the chunk: a row allocates only for a new group.
@@ -123,13 +130,14 @@ impl Sink for AggregateSink {
                 .zip(&self.node.c.aggregates)
                 .zip(&arg_columns)
             {
-                feed(acc, arg_exprs, columns, &eval, &r, &mut args)?;
+                feed(acc, arg_exprs, columns, &eval, &r, (&mut args, &mut held))?;
             }
         }
         let added = groups.len() - before;
         drop(guard);
         ctx.q.memory.charge(
-            added * (self.node.c.exprs.len() + self.node.c.aggregates.len() + 2) * VALUE_BYTES,
+            (added * (self.node.c.exprs.len() + self.node.c.aggregates.len() + 2) + held)
+                * VALUE_BYTES,
         )?;
         NEED_MORE
     }

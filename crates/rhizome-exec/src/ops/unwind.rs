@@ -2,7 +2,7 @@
 
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE};
 use crate::compile::{CExpr, CNode};
-use crate::context::QueryContext;
+use crate::context::{QueryContext, VALUE_BYTES};
 use crate::expr::{Evaluator, Row};
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{Error, Result, Value};
@@ -17,8 +17,11 @@ use std::sync::Arc;
 /// workers are idle the second half of the elements still to do goes to a
 /// new task at this stage ([`TaskCtx::split_off`]), so `UNWIND $ids` at the
 /// start of a query feeds every worker. A list held by a parameter or a
-/// literal is read where it is, never copied as a whole; a computed one is
-/// shared with the tasks that take parts of it.
+/// literal is read where it is, never copied as a whole; `range(a, b[, s])`
+/// is never made at all (each element comes from its position, so
+/// `UNWIND range(1, 10000000)` streams in constant memory); another
+/// computed list is shared with the tasks that take parts of it and
+/// charged to the query's memory budget while it is unwound.
 pub struct Unwind {
     node: Arc<CNode>,
 }
@@ -77,13 +80,84 @@ impl Unwound {
     }
 }
 
-/// Emits `list[range]` as rows of input row `row`, a chunk at a time,
-/// handing halves of what is left to idle workers. `shared` holds the list
-/// when it was computed (`None`: it is in place, [`list_in_place`]).
+/// A long list an unwind reads by position, a chunk at a time, without
+/// copying it whole.
+#[derive(Clone)]
+enum Elements {
+    /// Computed; shared with the tasks that take parts of it.
+    Shared(Arc<Vec<Value>>),
+    /// A parameter or literal, read where it is ([`list_in_place`]).
+    InPlace,
+    /// `range(start, end, step)`: each element made from its position, so
+    /// `UNWIND range(1, 10000000)` never holds the list.
+    Range {
+        /// The first element.
+        start: i64,
+        /// The difference between neighbours.
+        step: i64,
+    },
+}
+
+impl Elements {
+    /// The elements at positions `range`.
+    fn values(&self, node: &CNode, range: Range<usize>, q: &QueryContext) -> Result<Vec<Value>> {
+        Ok(match self {
+            Elements::Shared(list) => list[range].to_vec(),
+            Elements::InPlace => list_in_place(&node.c.exprs[0], q)
+                .ok_or_else(|| Error::internal("an unwound parameter changed"))?[range]
+                .to_vec(),
+            Elements::Range { start, step } => range
+                .map(|k| Value::Int((*start as i128 + k as i128 * *step as i128) as i64))
+                .collect(),
+        })
+    }
+}
+
+/// `UNWIND range(a, b[, step])` with integer bounds: the first element,
+/// the step and the number of elements, without making the list (`None`
+/// if it is not such a call; `Some(None)` if an argument is null: no rows).
+/// Anything else `range()` would refuse (a zero step, a non-integer) is
+/// left to the function, which says so.
+fn lazy_range(
+    expr: &CExpr,
+    eval: &Evaluator<'_>,
+    row: &Row<'_>,
+) -> Result<Option<Option<(i64, i64, usize)>>> {
+    let CExpr::Function(name, args) = expr else {
+        return Ok(None);
+    };
+    if !name.eq_ignore_ascii_case("range") || !(2..=3).contains(&args.len()) {
+        return Ok(None);
+    }
+    let mut ints = [0i64, 0, 1];
+    for (slot, arg) in ints.iter_mut().zip(args) {
+        match eval.eval(arg, row)? {
+            Value::Int(i) => *slot = i,
+            Value::Null => return Ok(Some(None)),
+            _ => return Ok(None),
+        }
+    }
+    let [start, end, step] = ints;
+    if step == 0 {
+        return Ok(None);
+    }
+    let span = end as i128 - start as i128;
+    let count = if span != 0 && (span < 0) != (step < 0) {
+        0
+    } else {
+        span / step as i128 + 1
+    };
+    match usize::try_from(count) {
+        Ok(count) => Ok(Some(Some((start, step, count)))),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Emits `elements[range]` as rows of input row `row`, a chunk at a time,
+/// handing halves of what is left to idle workers.
 fn unwind_long(
     node: &Arc<CNode>,
-    shared: Option<&Arc<Vec<Value>>>,
-    list: &[Value],
+    elements: &Elements,
     (input, row): (&Chunk, usize),
     range: Range<usize>,
     ctx: &mut TaskCtx<'_>,
@@ -97,23 +171,16 @@ fn unwind_long(
             return NEED_MORE;
         }
         end = ctx.split_off(next, end, CHUNK_SIZE, |part| {
-            let (node, shared) = (node.clone(), shared.cloned());
+            let (node, elements) = (node.clone(), elements.clone());
             let one = input.select(vec![row as u32]);
             move |ctx: &mut TaskCtx<'_>| {
-                let list = match &shared {
-                    Some(list) => &list[..],
-                    None => list_in_place(&node.c.exprs[0], ctx.q)
-                        .ok_or_else(|| Error::internal("an unwound parameter changed"))?,
-                };
-                unwind_long(&node, shared.as_ref(), list, (&one, 0), part, ctx).map(drop)
+                unwind_long(&node, &elements, (&one, 0), part, ctx).map(drop)
             }
         })?;
         let stop = (next + CHUNK_SIZE).min(end);
+        let values = elements.values(node, next..stop, ctx.q)?;
         let mut chunk = input.select(vec![row as u32; stop - next]);
-        chunk.set_column(
-            *out,
-            Column::new(ColumnData::Values(list[next..stop].to_vec())),
-        );
+        chunk.set_column(*out, Column::new(ColumnData::Values(values)));
         return_if_finished!(ctx.emit(chunk));
         next = stop;
     }
@@ -143,8 +210,7 @@ impl Operator for Unwind {
                     return_if_finished!(unwound.flush(&input, *out, ctx));
                     return_if_finished!(unwind_long(
                         &self.node,
-                        None,
-                        list,
+                        &Elements::InPlace,
                         (&input, row),
                         0..list.len(),
                         ctx
@@ -156,16 +222,38 @@ impl Operator for Unwind {
                 }
                 continue;
             }
+            match lazy_range(expr, &eval, &Row::new(&input, row))? {
+                Some(None) => continue,
+                Some(Some((start, step, count))) if count > CHUNK_SIZE => {
+                    return_if_finished!(unwound.flush(&input, *out, ctx));
+                    return_if_finished!(unwind_long(
+                        &self.node,
+                        &Elements::Range { start, step },
+                        (&input, row),
+                        0..count,
+                        ctx
+                    ));
+                    continue;
+                }
+                Some(Some((start, step, count))) => {
+                    for k in 0..count as i64 {
+                        let item = Value::Int(start + k * step);
+                        return_if_finished!(unwound.push(&input, *out, row, item, ctx));
+                    }
+                    continue;
+                }
+                None => {}
+            }
             match eval.eval(expr, &Row::new(&input, row))? {
                 Value::Null => {}
                 Value::List(items) if items.len() > CHUNK_SIZE => {
                     return_if_finished!(unwound.flush(&input, *out, ctx));
-                    let items = Arc::new(items);
+                    // Held while its rows are made: charged to the query.
+                    q.memory.charge(items.len() * VALUE_BYTES)?;
                     let range = 0..items.len();
                     return_if_finished!(unwind_long(
                         &self.node,
-                        Some(&items),
-                        &items,
+                        &Elements::Shared(Arc::new(items)),
                         (&input, row),
                         range,
                         ctx

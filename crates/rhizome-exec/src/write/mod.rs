@@ -76,10 +76,10 @@ pub fn execute_update(
         profile: settings
             .profile
             .then(|| Arc::new(Profile::new(operator_count))),
-        options,
         settings,
         scope: scope.clone(),
         statement_time: crate::context::now_utc(),
+        memory: Arc::new(MemoryBudget::for_query(options)),
         current: None,
         pending_deletes: Vec::new(),
         argument: None,
@@ -125,10 +125,11 @@ pub(crate) struct UpdateRun<'a> {
     params: Arc<BTreeMap<String, Value>>,
     /// PROFILE counters shared by every context of the run.
     profile: Option<Arc<Profile>>,
-    options: &'a QueryOptions,
     settings: &'a StatementSettings,
     scope: Arc<QueryScope>,
     statement_time: (i64, u32),
+    /// The statement's memory, shared by all its contexts.
+    memory: Arc<MemoryBudget>,
     /// Query context over the transaction's state as of the last write
     /// (`None` after a write: rebuilt on the next read).
     current: Option<Arc<QueryContext>>,
@@ -212,7 +213,7 @@ impl UpdateRun<'_> {
             scope: self.scope.clone(),
             procedures: self.settings.procedures.clone(),
             profile: self.profile.clone(),
-            memory: MemoryBudget::new(self.options.memory_limit.unwrap_or(usize::MAX)),
+            memory: self.memory.clone(),
             worker_slots: 1,
             statement_time: self.statement_time,
             materialized: Default::default(),

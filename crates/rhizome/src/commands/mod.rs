@@ -67,11 +67,15 @@ pub fn run(command: Command) -> Result<(), Failure> {
     }
 }
 
-/// Execution options from the shared `--threads` / `--timeout` flags.
+/// Execution options from the shared `--threads` / `--timeout` /
+/// `--memory-limit` flags.
 pub fn exec_options(args: &ExecArgs) -> QueryOptions {
     QueryOptions {
         threads: Some(args.threads.unwrap_or_else(crate::config::default_threads)),
         timeout: args.timeout,
+        memory_limit: args.memory_limit.or_else(|| {
+            rhizome_common::memory::share_of_memory(rhizome_common::memory::DEFAULT_QUERY_SHARE)
+        }),
         ..QueryOptions::default()
     }
 }

@@ -49,9 +49,12 @@ pub struct ServeArgs {
     /// Seconds a transaction may stay open; 0 for no limit [default: 0].
     #[arg(long, value_name = "SECS")]
     pub transaction_timeout: Option<u64>,
-    /// Bytes one query may hold [default: no limit].
-    #[arg(long, value_name = "BYTES")]
+    /// Memory one query may hold, e.g. 512MiB or 2GB [default: half the memory].
+    #[arg(long, value_name = "SIZE", value_parser = rhizome_common::memory::parse_size)]
     pub memory_limit: Option<usize>,
+    /// Memory all running queries together may hold [default: 70% of the memory].
+    #[arg(long, value_name = "SIZE", value_parser = rhizome_common::memory::parse_size)]
+    pub memory_limit_total: Option<usize>,
     /// Write the bound address to this file once the server accepts
     /// connections (for scripts that pick port 0).
     #[arg(long, value_name = "FILE")]
@@ -106,6 +109,7 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
         .transaction_timeout
         .unwrap_or(config.transaction_timeout_secs);
     config.memory_limit = args.memory_limit.or(config.memory_limit);
+    config.memory_limit_total = args.memory_limit_total.or(config.memory_limit_total);
     config.validate().map_err(usage)?;
     Ok(config)
 }

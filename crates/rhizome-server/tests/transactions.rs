@@ -1,0 +1,197 @@
+//! SHOW TRANSACTIONS and TERMINATE TRANSACTION over TCP, with two
+//! connections: one runs, the other lists and terminates.
+
+use rhizome_server::packstream::{map, PackValue as P};
+use std::time::{Duration, Instant};
+
+mod support;
+use support::*;
+
+const TERMINATED: &str = "Neo.TransientError.Transaction.Terminated";
+
+/// The `SHOW TRANSACTIONS` rows of transactions other than the SHOW itself,
+/// as (transactionId, currentQuery, status).
+async fn others(client: &mut Client) -> Vec<(String, String, String)> {
+    let rows = client.rows("SHOW TRANSACTIONS").await.unwrap();
+    let text = |v: &P| match v {
+        P::String(s) => s.clone(),
+        other => panic!("{other:?}"),
+    };
+    rows.iter()
+        .map(|r| {
+            assert_eq!(r.len(), 10, "{r:?}");
+            assert_eq!(text(&r[0]), "neo4j");
+            assert!(text(&r[3]).starts_with("bolt-"));
+            assert!(text(&r[4]).starts_with("127.0.0.1:"));
+            assert_eq!(text(&r[5]), "neo4j");
+            assert!(
+                matches!(r[9], P::Struct(0x45, _)),
+                "elapsedTime is a duration"
+            );
+            (text(&r[1]), text(&r[6]), text(&r[8]))
+        })
+        .filter(|(_, query, _)| query != "SHOW TRANSACTIONS")
+        .collect()
+}
+
+/// Waits until `client`'s other transactions are as `wanted` says.
+async fn wait_for(
+    client: &mut Client,
+    wanted: impl Fn(&[(String, String, String)]) -> bool,
+) -> Vec<(String, String, String)> {
+    let started = Instant::now();
+    loop {
+        let listed = others(client).await;
+        if wanted(&listed) {
+            return listed;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{listed:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn terminate(client: &mut Client, id: &str) -> Vec<Vec<P>> {
+    client
+        .rows(&format!("TERMINATE TRANSACTION '{id}'"))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_explicit_transaction_is_listed_terminated_and_rolled_back() {
+    let server = start(no_auth()).await;
+    let mut runner = Client::ready(server.address).await;
+    let mut admin = Client::ready(server.address).await;
+    runner.send(0x11, vec![map([])]).await;
+    assert!(matches!(runner.receive().await, Some(P::Struct(0x70, _))));
+    assert!(runner.rows("CREATE (:Held)").await.is_ok());
+    let listed = wait_for(&mut admin, |l| l.len() == 1).await;
+    let (id, query, status) = &listed[0];
+    assert!(id.starts_with("neo4j-transaction-"), "{id}");
+    assert_eq!((query.as_str(), status.as_str()), ("", "Running"));
+
+    // YIELD and WHERE shape the rows as in Neo4j.
+    let yielded = admin
+        .rows("SHOW TRANSACTIONS YIELD transactionId AS id, currentQuery WHERE currentQuery = '' RETURN id")
+        .await
+        .unwrap();
+    assert_eq!(yielded, vec![vec![P::String(id.clone())]]);
+    let none = admin
+        .rows("SHOW TRANSACTIONS WHERE username = 'nobody'")
+        .await;
+    assert_eq!(none, Ok(vec![]));
+    let mine = admin
+        .rows("SHOW TRANSACTIONS YIELD currentQuery, status ORDER BY currentQuery DESC LIMIT 1")
+        .await
+        .unwrap();
+    assert_eq!(mine[0].len(), 2);
+    assert!(matches!(&mine[0][0], P::String(q) if q.starts_with("SHOW TRANSACTIONS YIELD")));
+
+    let answer = terminate(&mut admin, id).await;
+    assert_eq!(
+        answer,
+        vec![vec![
+            P::String(id.clone()),
+            "neo4j".into(),
+            "Transaction terminated.".into()
+        ]]
+    );
+    // The writer lock is free at once, the write is gone.
+    let engine = server.engine.clone();
+    let started = Instant::now();
+    tokio::task::spawn_blocking(move || engine.begin())
+        .await
+        .unwrap()
+        .expect("the writer lock was released")
+        .rollback();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(
+        admin.rows("MATCH (n:Held) RETURN count(n)").await,
+        Ok(vec![vec![P::Int(0)]])
+    );
+    // Its client learns on its next request, and carries on after RESET.
+    let failure = runner.run("RETURN 1", map([])).await;
+    assert_eq!(code(&failure), format!("{:?}", P::from(TERMINATED)));
+    runner.reset().await;
+    assert_eq!(
+        runner.rows("RETURN 1 AS one").await,
+        Ok(vec![vec![P::Int(1)]])
+    );
+    // An unknown id is not found.
+    let answer = terminate(&mut admin, "neo4j-transaction-999").await;
+    assert_eq!(answer[0][2], P::from("Transaction not found."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_query_is_stopped_at_once() {
+    let server = start(no_auth()).await;
+    let mut admin = Client::ready(server.address).await;
+    for (query, explicit) in [
+        // A streamed read, autocommit and in a transaction.
+        (
+            "UNWIND range(1, 200000000) AS i WITH i WHERE i < 0 RETURN count(*) AS c",
+            false,
+        ),
+        (
+            "UNWIND range(1, 200000000) AS i WITH i WHERE i < 0 RETURN count(*) AS c",
+            true,
+        ),
+        // An autocommit write (it runs while the client waits for RUN).
+        (
+            "UNWIND range(1, 200000000) AS i WITH i WHERE i < 0 CREATE (:Never)",
+            false,
+        ),
+    ] {
+        let mut runner = Client::ready(server.address).await;
+        if explicit {
+            runner.send(0x11, vec![map([])]).await;
+            assert!(matches!(runner.receive().await, Some(P::Struct(0x70, _))));
+        }
+        runner
+            .send(0x10, vec![query.into(), map([]), map([])])
+            .await;
+        runner.send(0x3F, vec![map([("n", (-1).into())])]).await;
+        let listed = wait_for(&mut admin, |l| l.iter().any(|(_, q, _)| q == query)).await;
+        let id = listed
+            .iter()
+            .find(|(_, q, _)| q == query)
+            .unwrap()
+            .0
+            .clone();
+        let stopped = Instant::now();
+        assert_eq!(
+            terminate(&mut admin, &id).await[0][2],
+            P::from("Transaction terminated.")
+        );
+        // The client gets Terminated for its RUN or PULL.
+        let failure = loop {
+            match runner.receive().await.unwrap() {
+                P::Struct(0x70, _) => continue, // RUN's SUCCESS of a read
+                other => break other,
+            }
+        };
+        assert_eq!(
+            code(&failure),
+            format!("{:?}", P::from(TERMINATED)),
+            "{query}"
+        );
+        assert!(
+            stopped.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            stopped.elapsed()
+        );
+        runner.reset().await;
+        assert_eq!(
+            runner.rows("RETURN 1 AS one").await,
+            Ok(vec![vec![P::Int(1)]])
+        );
+        wait_for(&mut admin, |l| l.is_empty()).await;
+    }
+    // The writer lock is free.
+    let engine = server.engine.clone();
+    tokio::task::spawn_blocking(move || engine.begin())
+        .await
+        .unwrap()
+        .unwrap()
+        .rollback();
+}

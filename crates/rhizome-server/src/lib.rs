@@ -10,13 +10,16 @@
 //! - [`status`]: Neo4j status codes for Rhizome's errors;
 //! - [`stream`]: the bounded hand-off between the engine's workers and a connection;
 //! - [`session`]: the Bolt state machine of one connection;
-//! - [`connection`] and [`Server`]: tokio I/O, limits, timeouts, shutdown.
+//! - [`connection`] and [`Server`]: tokio I/O, limits, timeouts, shutdown;
+//! - [`client`]: a small blocking Bolt client on the same message types
+//!   (the remote shell and the server benchmark).
 //!
 //! Connections are tokio tasks; queries run on the engine's one worker
 //! pool. See docs/server.md.
 
 pub mod admin;
 pub mod auth;
+pub mod client;
 pub mod config;
 pub mod connection;
 pub mod framing;

@@ -117,9 +117,11 @@ impl BoltUri {
         };
         match scheme {
             "bolt" | "neo4j" => {}
-            "bolt+s" | "bolt+ssc" | "neo4j+s" | "neo4j+ssc" => return Err(format!(
+            "bolt+s" | "bolt+ssc" | "neo4j+s" | "neo4j+ssc" => {
+                return Err(format!(
                 "`{scheme}://`: the shell does not speak TLS yet; use bolt:// on a trusted network"
-            )),
+            ))
+            }
             other => {
                 return Err(format!(
                     "unknown scheme `{other}://`: expected bolt:// or neo4j://"

@@ -35,7 +35,7 @@ for _ in $(seq 100); do
 done
 [ -s "$work/soak-address" ] || { cat "$work/soak-server.log"; echo "the server did not start"; exit 1; }
 
-echo "== 64 clients for ${SOAK_SECONDS:-150} s (warm-up ${SOAK_WARMUP:-30} s)"
+echo "== ${SOAK_CLIENTS:-64} clients for ${SOAK_SECONDS:-150} s (warm-up ${SOAK_WARMUP:-30} s)"
 "$work/venv/bin/python" "$root/scripts/suites/soak/soak.py" \
     --address "$(cat "$work/soak-address")" --pid "$server" \
     --clients "${SOAK_CLIENTS:-64}" --seconds "${SOAK_SECONDS:-150}" --warmup "${SOAK_WARMUP:-30}"

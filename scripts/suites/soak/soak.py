@@ -16,6 +16,7 @@ RSS at the end of the warm-up by more than 10%.
 """
 
 import argparse
+import logging
 import random
 import threading
 import time
@@ -24,6 +25,24 @@ import traceback
 from neo4j import GraphDatabase
 
 NAMES = ["Keanu Reeves", "Carrie-Anne Moss", "Laurence Fishburne", "Tom Hanks", "Nobody"]
+
+
+class RetryCounter(logging.Handler):
+    """Counts the driver's "will be retried" warnings (transient failures,
+    such as a writer-lock wait that ran out, which managed transactions
+    retry) instead of printing each."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.retries = 0
+        self.codes = {}
+
+    def emit(self, record):
+        message = record.getMessage()
+        if "will be retried" in message:
+            self.retries += 1
+            code = message.split("neo4j_code: ", 1)[-1].split("}", 1)[0] if "neo4j_code" in message else "?"
+            self.codes[code] = self.codes.get(code, 0) + 1
 
 
 def rss_kib(pid):
@@ -101,6 +120,10 @@ def main():
     parser.add_argument("--seconds", type=float, default=150)
     parser.add_argument("--warmup", type=float, default=30)
     args = parser.parse_args()
+    retries = RetryCounter()
+    driver_log = logging.getLogger("neo4j")
+    driver_log.addHandler(retries)
+    driver_log.propagate = False
 
     stop = threading.Event()
     latencies, errors, lock = {}, [], threading.Lock()
@@ -135,6 +158,8 @@ def main():
         print(f"{op:<11} {len(s):>7} {ms(percentile(s, 50))} {ms(percentile(s, 90))} "
               f"{ms(percentile(s, 99))} {ms(s[-1])}")
 
+    if retries.retries:
+        print(f"{retries.retries} transient failure(s) retried by the driver's managed transactions: {retries.codes}")
     after_warmup = [kib for t, kib in samples if t >= args.warmup]
     baseline = next((kib for t, kib in samples if t >= args.warmup), None)
     failed = False

@@ -102,7 +102,7 @@ fn truncated_and_mutated_transcripts_never_panic() {
     for cut in 0..seed.len() {
         drive(seed[..cut].to_vec());
     }
-    for _ in 0..4_000 {
+    for _ in 0..20_000 {
         let mut bytes = seed.clone();
         for _ in 0..1 + next() % 4 {
             let i = (next() % bytes.len() as u64) as usize;

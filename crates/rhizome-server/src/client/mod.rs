@@ -189,9 +189,10 @@ pub struct BoltClient<S: Read + Write = TcpStream> {
     stream: S,
     version: Version,
     decoder: ChunkDecoder,
-    /// Bytes read and not decoded yet start at `read_pos`.
+    /// Bytes read: `input[read_pos..filled]` are not decoded yet.
     input: Vec<u8>,
     read_pos: usize,
+    filled: usize,
     out: Vec<u8>,
     /// Answers owed by the server for requests sent (RECORDs not counted).
     owed: usize,
@@ -243,8 +244,9 @@ impl<S: Read + Write> BoltClient<S> {
             stream,
             version,
             decoder: ChunkDecoder::new(MAX_RESPONSE),
-            input: Vec::with_capacity(64 * 1024),
+            input: vec![0; 64 * 1024],
             read_pos: 0,
+            filled: 0,
             out: Vec::with_capacity(4096),
             owed: 0,
             database: None,
@@ -339,7 +341,7 @@ impl<S: Read + Write> BoltClient<S> {
         loop {
             let (used, message) = self
                 .decoder
-                .decode(&self.input[self.read_pos..])
+                .decode(&self.input[self.read_pos..self.filled])
                 .map_err(|e| ClientError::Protocol(e.to_string()))?;
             self.read_pos += used;
             if let Some(message) = message {
@@ -349,30 +351,22 @@ impl<S: Read + Write> BoltClient<S> {
                 }
                 return Ok(response);
             }
-            if self.read_pos == self.input.len() {
-                self.input.clear();
-                self.read_pos = 0;
-            } else if self.read_pos > 0 {
-                self.input.drain(..self.read_pos);
-                self.read_pos = 0;
+            // Keep the undecoded tail at the front; grow only when it fills
+            // the whole buffer (the decoder keeps partial messages itself).
+            self.input.copy_within(self.read_pos..self.filled, 0);
+            self.filled -= self.read_pos;
+            self.read_pos = 0;
+            if self.filled == self.input.len() {
+                self.input.resize(self.input.len() * 2, 0);
             }
-            let filled = self.input.len();
-            self.input.resize(filled + 64 * 1024, 0);
-            let n = self.stream.read(&mut self.input[filled..]);
-            let n = match n {
-                Ok(n) => n,
-                Err(e) => {
-                    self.input.truncate(filled);
-                    return Err(e.into());
-                }
-            };
-            self.input.truncate(filled + n);
+            let n = self.stream.read(&mut self.input[self.filled..])?;
             if n == 0 {
                 return Err(ClientError::Io(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
                     "the server closed the connection",
                 )));
             }
+            self.filled += n;
         }
     }
 

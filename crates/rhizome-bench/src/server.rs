@@ -211,6 +211,8 @@ struct DriverFigures {
     p50_us: f64,
     p99_us: f64,
     rows_per_second: f64,
+    stream_wall_seconds: f64,
+    stream_cpu_seconds: f64,
 }
 
 /// Runs the driver script against `address`; `Err` says why there are no
@@ -250,6 +252,8 @@ fn python_driver(
             "rtt_p50_us" => figures.p50_us = value,
             "rtt_p99_us" => figures.p99_us = value,
             "stream_rows_per_second" => figures.rows_per_second = value,
+            "stream_wall_seconds" => figures.stream_wall_seconds = value,
+            "stream_cpu_seconds" => figures.stream_cpu_seconds = value,
             _ => {}
         }
     }

@@ -392,10 +392,13 @@ pub fn run_server_bench(options: &ServerBenchOptions, out: &mut dyn Write) -> Re
         Ok(f) => line(
             out,
             format!(
-            "stream `{STREAM}` to the Python driver: {} rows   (minimal client {}, in-process {})",
+            "stream `{STREAM}` to the Python driver: {} rows   (minimal client {}, in-process {}; \
+             the driver used {:.1} s of CPU in {:.1} s)",
             rate(f.rows_per_second),
             rate(bolt_rate),
-            rate(local_rate)
+            rate(local_rate),
+            f.stream_cpu_seconds,
+            f.stream_wall_seconds,
         ),
         )?,
         Err(why) => line(

@@ -19,6 +19,7 @@
 pub mod ldbc;
 pub mod machine;
 pub mod reference;
+pub mod server;
 pub mod writes;
 
 use rhizome_common::{Error, Result, Value};

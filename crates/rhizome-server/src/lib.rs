@@ -13,13 +13,16 @@
 //! - [`connection`] and [`Server`]: tokio I/O, limits, timeouts, shutdown;
 //! - [`http`]: the HTTP Query API (on the same sessions);
 //! - [`tls`]: rustls for both listeners;
-//! - [`plan`]: EXPLAIN / PROFILE plans as structured trees.
+//! - [`plan`]: EXPLAIN / PROFILE plans as structured trees;
+//! - [`client`]: a small blocking Bolt client on the same message types
+//!   (the remote shell and the server benchmark).
 //!
 //! Connections are tokio tasks; queries run on the engine's one worker
 //! pool. See docs/server.md.
 
 pub mod admin;
 pub mod auth;
+pub mod client;
 pub mod config;
 pub mod connection;
 pub mod framing;

@@ -1,5 +1,7 @@
 //! Bolt messages: requests parsed from a decoded PackStream structure, and
-//! responses (SUCCESS, RECORD, IGNORED, FAILURE) written as bytes.
+//! responses (SUCCESS, RECORD, IGNORED, FAILURE) written as bytes — and the
+//! other way round for the client ([`Request::encode`], [`Response::parse`]),
+//! so both ends share one definition of every message.
 
 use crate::framing::write_message;
 use crate::packstream::{self, PackValue};
@@ -76,6 +78,139 @@ impl Request {
             Request::Route { .. } => "ROUTE",
             Request::Telemetry => "TELEMETRY",
         }
+    }
+}
+
+impl Request {
+    /// The message's tag byte.
+    pub fn tag(&self) -> u8 {
+        match self {
+            Request::Hello(_) => 0x01,
+            Request::Logon(_) => 0x6A,
+            Request::Logoff => 0x6B,
+            Request::Goodbye => 0x02,
+            Request::Reset => 0x0F,
+            Request::Run { .. } => 0x10,
+            Request::Begin(_) => 0x11,
+            Request::Commit => 0x12,
+            Request::Rollback => 0x13,
+            Request::Discard { .. } => 0x2F,
+            Request::Pull { .. } => 0x3F,
+            Request::Route { .. } => 0x66,
+            Request::Telemetry => 0x54,
+        }
+    }
+
+    /// Appends the message, framed, to `out` ([`parse`] reads it back).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut body = Vec::with_capacity(64);
+        self.encode_body(&mut body);
+        write_message(out, &body);
+    }
+
+    /// The unframed PackStream structure of the message.
+    pub fn encode_body(&self, body: &mut Vec<u8>) {
+        let n_and_qid = |n: i64, qid: i64| {
+            let mut extra = vec![("n".to_string(), PackValue::Int(n))];
+            if qid != -1 {
+                extra.push(("qid".to_string(), PackValue::Int(qid)));
+            }
+            PackValue::Map(extra)
+        };
+        let fields = match self {
+            Request::Hello(extra) | Request::Logon(extra) | Request::Begin(extra) => {
+                vec![extra.clone()]
+            }
+            Request::Run {
+                query,
+                params,
+                extra,
+            } => vec![query.as_str().into(), params.clone(), extra.clone()],
+            Request::Discard { n, qid } | Request::Pull { n, qid } => vec![n_and_qid(*n, *qid)],
+            Request::Route { routing, db } => vec![
+                routing.clone(),
+                PackValue::List(Vec::new()),
+                PackValue::Map(vec![(
+                    "db".to_string(),
+                    db.clone().map_or(PackValue::Null, PackValue::String),
+                )]),
+            ],
+            Request::Telemetry => vec![PackValue::Int(0)],
+            Request::Logoff
+            | Request::Goodbye
+            | Request::Reset
+            | Request::Commit
+            | Request::Rollback => Vec::new(),
+        };
+        PackValue::Struct(self.tag(), fields).encode(body);
+    }
+}
+
+/// A response from the server, as the client reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    /// The request succeeded; its metadata (a map).
+    Success(PackValue),
+    /// One record of a result: its values in field order.
+    Record(Vec<PackValue>),
+    /// The request was ignored (the connection is FAILED or INTERRUPTED).
+    Ignored,
+    /// The request failed.
+    Failure {
+        /// The Neo4j status code (`Neo.ClientError.Statement.SyntaxError`).
+        code: String,
+        /// The server's explanation.
+        message: String,
+    },
+}
+
+impl Response {
+    /// Decodes one response message; a malformed one says why.
+    pub fn parse(bytes: &[u8]) -> Result<Response, ProtocolError> {
+        let value = packstream::decode(bytes).map_err(|e| ProtocolError(e.to_string()))?;
+        let PackValue::Struct(tag, fields) = value else {
+            return error(format!(
+                "a response must be a Structure, not a {}",
+                value.type_name()
+            ));
+        };
+        let count = fields.len();
+        let mut fields = fields.into_iter();
+        let mut next = || fields.next().unwrap_or(PackValue::Null);
+        Ok(match tag {
+            0x70 => {
+                arity("SUCCESS", count, &[0, 1])?;
+                Response::Success(as_map("SUCCESS", next())?)
+            }
+            0x71 => {
+                arity("RECORD", count, &[1])?;
+                match next() {
+                    PackValue::List(values) => Response::Record(values),
+                    other => {
+                        return error(format!("RECORD holds a List, not a {}", other.type_name()))
+                    }
+                }
+            }
+            0x7E => Response::Ignored,
+            0x7F => {
+                arity("FAILURE", count, &[1])?;
+                let metadata = as_map("FAILURE", next())?;
+                let text = |key: &str| match metadata.get(key) {
+                    Some(PackValue::String(s)) => s.clone(),
+                    _ => String::new(),
+                };
+                // Bolt 5.7 renamed `code` to `neo4j_code`; accept both.
+                let code = match text("neo4j_code") {
+                    c if c.is_empty() => text("code"),
+                    c => c,
+                };
+                Response::Failure {
+                    code,
+                    message: text("message"),
+                }
+            }
+            _ => return error(format!("unknown response tag 0x{tag:02X}")),
+        })
     }
 }
 
@@ -294,6 +429,85 @@ mod tests {
             .unwrap_err()
             .0
             .contains("HELLO takes"));
+    }
+
+    #[test]
+    fn every_request_encodes_to_what_parse_reads() {
+        let requests = [
+            Request::Hello(map([("user_agent", "t/1".into())])),
+            Request::Logon(map([("scheme", "none".into())])),
+            Request::Logoff,
+            Request::Goodbye,
+            Request::Reset,
+            Request::Run {
+                query: "RETURN $x".into(),
+                params: map([("x", 1.into())]),
+                extra: map([]),
+            },
+            Request::Begin(map([("db", "neo4j".into())])),
+            Request::Commit,
+            Request::Rollback,
+            Request::Discard { n: -1, qid: 3 },
+            Request::Pull { n: 1000, qid: -1 },
+            Request::Route {
+                routing: map([]),
+                db: Some("neo4j".into()),
+            },
+            Request::Telemetry,
+        ];
+        for request in requests {
+            let mut framed = Vec::new();
+            request.encode(&mut framed);
+            let mut decoder = crate::framing::ChunkDecoder::new(1 << 20);
+            let (used, body) = decoder.decode(&framed).unwrap();
+            assert_eq!(used, framed.len());
+            assert_eq!(parse(&body.unwrap()).as_ref(), Ok(&request));
+        }
+    }
+
+    #[test]
+    fn responses_parse_back() {
+        let body = |framed: Vec<u8>| {
+            let (_, body) = crate::framing::ChunkDecoder::new(1 << 20)
+                .decode(&framed)
+                .unwrap();
+            body.unwrap()
+        };
+        let mut out = Vec::new();
+        success(&mut out, &map([("fields", PackValue::List(vec![]))]));
+        assert_eq!(
+            Response::parse(&body(out)),
+            Ok(Response::Success(map([(
+                "fields",
+                PackValue::List(vec![])
+            )])))
+        );
+        let mut out = Vec::new();
+        failure(&mut out, "Neo.ClientError.Statement.SyntaxError", "bad");
+        assert_eq!(
+            Response::parse(&body(out)),
+            Ok(Response::Failure {
+                code: "Neo.ClientError.Statement.SyntaxError".into(),
+                message: "bad".into()
+            })
+        );
+        let mut record = Vec::new();
+        record_header(&mut record, 2);
+        packstream::write_int(&mut record, 1);
+        packstream::write_null(&mut record);
+        assert_eq!(
+            Response::parse(&record),
+            Ok(Response::Record(vec![1.into(), PackValue::Null]))
+        );
+        assert_eq!(Response::parse(&[0xB0, 0x7E]), Ok(Response::Ignored));
+        assert!(Response::parse(&[0xB0, 0x10])
+            .unwrap_err()
+            .0
+            .contains("0x10"));
+        assert!(Response::parse(&[0xB1, 0x71, 0x01])
+            .unwrap_err()
+            .0
+            .contains("List"));
     }
 
     #[test]

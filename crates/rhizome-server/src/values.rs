@@ -21,7 +21,7 @@ use rhizome_storage::{GraphRead, PropertyKeyId};
 use std::collections::BTreeMap;
 
 /// Structure tags.
-mod tag {
+pub(crate) mod tag {
     pub const NODE: u8 = 0x4E;
     pub const RELATIONSHIP: u8 = 0x52;
     pub const UNBOUND_RELATIONSHIP: u8 = 0x72;

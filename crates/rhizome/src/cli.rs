@@ -222,9 +222,16 @@ pub struct ExecArgs {
 /// `rhizome shell`.
 #[derive(Debug, Args)]
 pub struct ShellArgs {
-    /// Directory of the database.
-    #[arg(value_name = "DB_DIR")]
+    /// Directory of the database, or a server's `bolt://HOST:PORT` URI.
+    #[arg(value_name = "DB_DIR|bolt://HOST:PORT")]
     pub db_dir: PathBuf,
+    /// The user to log in as on a server (the password comes from
+    /// $RHIZOME_PASSWORD or $NEO4J_PASSWORD, else it is asked for).
+    #[arg(short = 'u', long = "user", value_name = "USER")]
+    pub user: Option<String>,
+    /// Output format of results.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
     #[command(flatten)]
     pub exec: ExecArgs,
     #[command(flatten)]
@@ -303,6 +310,31 @@ pub enum BenchCommand {
     /// A* on a road network: native vs PostgreSQL / Redis sources (cold per
     /// prefetcher, hot) vs a PL/pgSQL A*.
     Roads(crate::commands::bench_roads::BenchRoadsArgs),
+    /// The Bolt server against in-process: `RETURN 1` round trips (minimal
+    /// client, Python driver), small-read throughput with 1/16/64 clients,
+    /// streaming 1M rows.
+    Server(BenchServerArgs),
+}
+
+/// `rhizome bench server`.
+#[derive(Debug, Args)]
+pub struct BenchServerArgs {
+    /// Nodes of the graph (the chain graph of degree 1).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub nodes: u64,
+    /// Timed `RETURN 1` round trips.
+    #[arg(long, default_value_t = 5_000)]
+    pub round_trips: usize,
+    /// Seconds at each client count of the throughput test.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub seconds: f64,
+    /// A Python interpreter with the `neo4j` driver [default:
+    /// target/drivers/venv/bin/python of the source tree].
+    #[arg(long, value_name = "PYTHON")]
+    pub python: Option<PathBuf>,
+    /// Where the graph is cached (default: $RHIZOME_BENCH_DATA or target/rhizome-bench-data).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 /// `rhizome bench ldbc`.

@@ -84,6 +84,10 @@ mod interrupt {
 /// never from a later snapshot, whose ids another process's checkpoint may
 /// have renumbered.
 ///
+/// The result's `elapsed` is the statement's whole time as its caller sees
+/// it: for a statement that writes, its commit (the write-ahead log made
+/// durable) included.
+///
 /// Errors carry their classification and, for errors in the query text, the
 /// position in `query`.
 pub fn execute(
@@ -94,12 +98,15 @@ pub fn execute(
 ) -> Result<(QueryResult, Snapshot)> {
     let engine = rhizome_engine::Engine::new(db.clone());
     let mut state = None;
-    let result = run(options, |engine_options| {
+    let started = std::time::Instant::now();
+    let mut result = run(options, |engine_options| {
         let (result, snapshot) =
             engine.execute_with_state(query, params.clone(), engine_options)?;
         state = Some(snapshot);
         Ok(result)
     })?;
+    // The engine's own clock stops before an autocommit statement commits.
+    result.elapsed = started.elapsed();
     Ok((result, state.unwrap_or_else(|| db.snapshot())))
 }
 

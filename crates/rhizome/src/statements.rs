@@ -9,7 +9,7 @@ pub struct StatementBuffer {
 }
 
 /// Lexical state while scanning for `;`.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Debug)]
 enum State {
     Code,
     Quoted(char),
@@ -24,45 +24,28 @@ impl StatementBuffer {
         !has_code(&self.text)
     }
 
+    /// True if the next line starts a statement: no statement text is
+    /// pending and the input is not inside a comment or a quoted string
+    /// (a `:` command is recognised only there).
+    pub fn at_statement_start(&self) -> bool {
+        scan(&self.text, |_| {}) == State::Code && self.is_empty()
+    }
+
     /// Appends `line` (a newline is added) and returns the statements it
     /// completed, without their `;`.
     pub fn push_line(&mut self, line: &str) -> Vec<String> {
         self.text.push_str(line);
         self.text.push('\n');
         let mut done = Vec::new();
-        let mut state = State::Code;
         let mut start = 0;
-        let mut chars = self.text.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            state = match (state, c) {
-                (State::Code, ';') => {
-                    let stmt = self.text[start..i].trim();
-                    if has_code(stmt) {
-                        done.push(stmt.to_string());
-                    }
-                    start = i + 1;
-                    State::Code
-                }
-                (State::Code, '\'' | '"' | '`') => State::Quoted(c),
-                (State::Code, '/') if chars.peek().map(|p| p.1) == Some('/') => {
-                    chars.next();
-                    State::LineComment
-                }
-                (State::Code, '/') if chars.peek().map(|p| p.1) == Some('*') => {
-                    chars.next();
-                    State::BlockComment
-                }
-                (State::Quoted(q), '\\') if q != '`' => State::QuotedEscape(q),
-                (State::Quoted(q), c) if c == q => State::Code,
-                (State::QuotedEscape(q), _) => State::Quoted(q),
-                (State::LineComment, '\n') => State::Code,
-                (State::BlockComment, '*') if chars.peek().map(|p| p.1) == Some('/') => {
-                    chars.next();
-                    State::Code
-                }
-                (s, _) => s,
-            };
-        }
+        let text = &self.text;
+        scan(text, |end| {
+            let stmt = text[start..end].trim();
+            if has_code(stmt) {
+                done.push(stmt.to_string());
+            }
+            start = end + 1;
+        });
         self.text.drain(..start);
         done
     }
@@ -77,6 +60,40 @@ impl StatementBuffer {
     pub fn clear(&mut self) {
         self.text.clear();
     }
+}
+
+/// Walks `text`, calling `statement_end` with the byte offset of every `;`
+/// that ends a statement; returns the lexical state at the end.
+fn scan(text: &str, mut statement_end: impl FnMut(usize)) -> State {
+    let mut state = State::Code;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        state = match (state, c) {
+            (State::Code, ';') => {
+                statement_end(i);
+                State::Code
+            }
+            (State::Code, '\'' | '"' | '`') => State::Quoted(c),
+            (State::Code, '/') if chars.peek().map(|p| p.1) == Some('/') => {
+                chars.next();
+                State::LineComment
+            }
+            (State::Code, '/') if chars.peek().map(|p| p.1) == Some('*') => {
+                chars.next();
+                State::BlockComment
+            }
+            (State::Quoted(q), '\\') if q != '`' => State::QuotedEscape(q),
+            (State::Quoted(q), c) if c == q => State::Code,
+            (State::QuotedEscape(q), _) => State::Quoted(q),
+            (State::LineComment, '\n') => State::Code,
+            (State::BlockComment, '*') if chars.peek().map(|p| p.1) == Some('/') => {
+                chars.next();
+                State::Code
+            }
+            (s, _) => s,
+        };
+    }
+    state
 }
 
 /// True if `text` holds anything but whitespace and comments.
@@ -118,6 +135,24 @@ mod tests {
         assert!(b.push_line("RETURN n").is_empty());
         assert_eq!(b.take_rest().as_deref(), Some("MATCH (n)\nRETURN n"));
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn a_statement_starts_only_outside_comments_strings_and_pending_text() {
+        let mut b = StatementBuffer::default();
+        assert!(b.at_statement_start());
+        b.push_line("/* header");
+        assert!(!b.at_statement_start(), "inside a block comment");
+        b.push_line(":param x => 1 */");
+        assert!(b.at_statement_start(), "the comment closed");
+        b.push_line("// a line comment");
+        assert!(b.at_statement_start());
+        b.push_line("RETURN 'open");
+        assert!(!b.at_statement_start(), "inside a string");
+        b.push_line("string';");
+        assert!(b.at_statement_start());
+        b.push_line("MATCH (n)");
+        assert!(!b.at_statement_start(), "statement text pending");
     }
 
     #[test]

@@ -15,7 +15,29 @@ pub fn run(command: BenchCommand) -> Result<(), Failure> {
         BenchCommand::Ldbc(args) => ldbc(args),
         BenchCommand::Writes(args) => writes(args),
         BenchCommand::Roads(args) => super::bench_roads::run(args),
+        BenchCommand::Server(args) => server(args),
     }
+}
+
+fn server(args: crate::cli::BenchServerArgs) -> Result<(), Failure> {
+    if !(args.seconds.is_finite() && args.seconds > 0.0) {
+        return Err(rhizome_common::Error::new(
+            rhizome_common::ErrorKind::ArgumentError,
+            format!("--seconds must be a positive number (got {})", args.seconds),
+        )
+        .into());
+    }
+    let defaults = rhizome_bench::server::ServerBenchOptions::default();
+    let options = rhizome_bench::server::ServerBenchOptions {
+        data_dir: args.data_dir.unwrap_or(defaults.data_dir.clone()),
+        nodes: args.nodes,
+        round_trips: args.round_trips.max(1),
+        seconds_per_level: args.seconds,
+        python: args.python.or(defaults.python.clone()),
+        ..defaults
+    };
+    rhizome_bench::server::run_server_bench(&options, &mut std::io::stdout())?;
+    Ok(())
 }
 
 fn ldbc(args: BenchLdbcArgs) -> Result<(), Failure> {

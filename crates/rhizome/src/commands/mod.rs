@@ -9,6 +9,7 @@ mod import;
 pub mod import_dimacs;
 mod query;
 pub mod serve;
+mod shell;
 mod tck;
 
 use crate::cli::{Command, ExecArgs};
@@ -21,10 +22,7 @@ pub fn run(command: Command) -> Result<(), Failure> {
         Command::Import(args) => import::run(args),
         Command::ImportDimacs(args) => import_dimacs::run(args),
         Command::Query(args) => query::run(args),
-        Command::Shell(args) => {
-            let db = crate::storage_view::open_database_with(&args.db_dir, &args.open)?;
-            crate::shell::Shell::new(db, exec_options(&args.exec)).run()
-        }
+        Command::Shell(args) => shell::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Generate(which) => generate::run(which),
         Command::Bench(which) => bench::run(which),

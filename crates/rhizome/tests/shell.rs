@@ -1,0 +1,311 @@
+//! The shell as a script runner, locally and as a Bolt client of
+//! `rhizome serve`: meta-commands only at the start of a statement (never
+//! inside a comment), `:param NAME => expression`, transactions, output
+//! formats and footers, and the same behaviour over `bolt://`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Output of one run, as text.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().expect("not killed by a signal"),
+            stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+            stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+        }
+    }
+
+    #[track_caller]
+    fn assert_code(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code, code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+fn command(home: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rhizome"));
+    command
+        .args(args)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("RHIZOME_HISTORY", "")
+        .env_remove("RHIZOME_PASSWORD")
+        .env_remove("NEO4J_PASSWORD");
+    command
+}
+
+/// Runs `rhizome args...` with `stdin` piped in and `env` set.
+fn rhizome_env(home: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
+    let mut command = command(home, args);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run rhizome");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    Run::from(child.wait_with_output().unwrap())
+}
+
+fn rhizome(home: &Path, args: &[&str], stdin: &str) -> Run {
+    rhizome_env(home, args, stdin, &[])
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temp path")
+}
+
+/// A temporary directory with the demo database in `demo/`.
+fn with_demo() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("demo");
+    rhizome(tmp.path(), &["demo", path_str(&db)], "").assert_code(0);
+    (tmp, db)
+}
+
+#[test]
+fn a_meta_command_inside_a_block_comment_does_not_run() {
+    let (tmp, db) = with_demo();
+    let script =
+        "/* A query file's header:\n:param x => 99\n:quit\n*/\nRETURN 1 AS one;\n:params\n";
+    let run = rhizome(tmp.path(), &["shell", path_str(&db)], script);
+    run.assert_code(0);
+    assert!(run.stdout.contains("| one |"), "{}", run.stdout);
+    assert!(run.stdout.contains("no parameters set"), "{}", run.stdout);
+}
+
+/// Runs the checks of `:param` forms against `target` (a directory or a URI).
+fn param_forms(home: &Path, target: &str, env: &[(&str, &str)]) {
+    let script = "\
+:param n => 40 + 2
+:param names => ['Ada', 'Bob'] + ['Cy']
+:param m => {a: $n, b: date('2024-01-31')}
+:param j={\"k\": [1, 2.5]}
+RETURN $n AS n, size($names) AS s, $m.a AS a, $m.b AS b, $j.k[1] AS k;
+:params
+";
+    let run = rhizome_env(home, &["shell", target], script, env);
+    run.assert_code(0);
+    assert!(
+        run.stdout.contains("| 42 | 3 | 42 | '2024-01-31' | 2.5 |"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(":param n => 42"), "{}", run.stdout);
+    let bad = rhizome_env(home, &["shell", target], ":param x => 1 +\n", env);
+    bad.assert_code(1);
+    assert!(bad.stderr.contains("SyntaxError"), "{}", bad.stderr);
+}
+
+#[test]
+fn param_takes_a_cypher_expression_after_the_arrow() {
+    let (tmp, db) = with_demo();
+    param_forms(tmp.path(), path_str(&db), &[]);
+}
+
+#[test]
+fn shell_prints_json_and_csv() {
+    let (tmp, db) = with_demo();
+    let script = "RETURN 1 AS a, 'x' AS b;\n";
+    let json = rhizome(
+        tmp.path(),
+        &["shell", path_str(&db), "--format", "json"],
+        script,
+    );
+    json.assert_code(0);
+    assert_eq!(json.stdout, "{\"a\":1,\"b\":\"x\"}\n");
+    let csv = rhizome(
+        tmp.path(),
+        &["shell", path_str(&db), "--format", "csv"],
+        script,
+    );
+    csv.assert_code(0);
+    assert_eq!(csv.stdout, "a,b\n1,x\n");
+}
+
+/// A `rhizome serve` child on a free loopback port; killed when dropped.
+struct Served {
+    child: Child,
+    address: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(home: &Path, db: &Path, extra: &[&str]) -> Served {
+    let address_file = home.join(format!("address-{}", extra.len()));
+    let mut args = vec![
+        "serve",
+        path_str(db),
+        "--bolt",
+        "127.0.0.1:0",
+        "--address-file",
+        path_str(&address_file),
+    ];
+    args.extend_from_slice(extra);
+    let child = command(home, &args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start rhizome serve");
+    let mut served = Served {
+        child,
+        address: String::new(),
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(address) = std::fs::read_to_string(&address_file) {
+            if !address.is_empty() {
+                served.address = format!("bolt://{address}");
+                return served;
+            }
+        }
+        if let Ok(Some(status)) = served.child.try_wait() {
+            panic!("rhizome serve exited: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("rhizome serve did not start");
+}
+
+#[test]
+fn the_shell_runs_scripts_against_a_server() {
+    let (tmp, db) = with_demo();
+    let served = serve(tmp.path(), &db, &["--auth", "none"]);
+    let uri = served.address.as_str();
+    let script = "\
+MATCH (m:Movie {title: 'The Matrix'}) RETURN m.released AS year;
+MATCH (p:Person)-[r:ACTED_IN]->(m:Movie {title: 'The Matrix'}) RETURN p, r LIMIT 1;
+:begin
+CREATE (:Remote {v: 1});
+MATCH (r:Remote) RETURN count(r) AS inside;
+:rollback
+MATCH (r:Remote) RETURN count(r) AS after_rollback;
+BEGIN;
+CREATE (:Remote {v: 2});
+COMMIT;
+MATCH (r:Remote) RETURN r.v AS v;
+RETURN nope(;
+RETURN 'still here' AS s;
+";
+    let run = rhizome(tmp.path(), &["shell", uri], script);
+    run.assert_code(1);
+    let out = &run.stdout;
+    assert!(out.contains("| 1999 |"), "{out}");
+    assert!(
+        out.contains("(:Person:Actor {born: "),
+        "entities print as locally: {out}"
+    );
+    assert!(out.contains("[:ACTED_IN"), "{out}");
+    assert!(
+        out.contains("0 rows, 1 node created, 1 property set, 1 label added, elapsed "),
+        "{out}"
+    );
+    assert!(
+        out.contains("Transaction started.") && out.contains("Rolled back."),
+        "{out}"
+    );
+    assert!(
+        out.contains("| after_rollback |\n+----------------+\n|              0 |"),
+        "{out}"
+    );
+    assert!(out.contains("Committed."), "{out}");
+    assert!(out.contains("| v |\n+---+\n| 2 |"), "{out}");
+    assert!(out.contains("'still here'"), "{out}");
+    assert!(run.stderr.contains("SyntaxError"), "{}", run.stderr);
+    // Footers keep their form: `N rows, elapsed X ms`.
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("1 row, elapsed ") && l.ends_with(" ms")),
+        "{out}"
+    );
+    param_forms(tmp.path(), uri, &[]);
+    let json = rhizome(
+        tmp.path(),
+        &["shell", uri, "--format", "json"],
+        "RETURN 1 AS a;\n",
+    );
+    json.assert_code(0);
+    assert_eq!(json.stdout, "{\"a\":1}\n");
+}
+
+#[test]
+fn the_shell_logs_in_with_a_password_from_the_environment() {
+    let (tmp, db) = with_demo();
+    let served = serve(tmp.path(), &db, &["--initial-password", "s3cret"]);
+    let uri = served.address.as_str();
+    let ok = rhizome_env(
+        tmp.path(),
+        &["shell", uri, "-u", "neo4j"],
+        "RETURN 1 AS one;\n",
+        &[("RHIZOME_PASSWORD", "s3cret")],
+    );
+    ok.assert_code(0);
+    assert!(ok.stdout.contains("| one |"), "{}", ok.stdout);
+    let neo4j_var = rhizome_env(
+        tmp.path(),
+        &["shell", uri, "-u", "neo4j"],
+        "RETURN 2 AS two;\n",
+        &[("NEO4J_PASSWORD", "s3cret")],
+    );
+    neo4j_var.assert_code(0);
+    let wrong = rhizome_env(
+        tmp.path(),
+        &["shell", uri, "-u", "neo4j"],
+        "RETURN 1;\n",
+        &[("RHIZOME_PASSWORD", "wrong")],
+    );
+    wrong.assert_code(1);
+    assert!(wrong.stderr.contains("Unauthorized"), "{}", wrong.stderr);
+    // No password and no terminal to ask on: told how to give one.
+    let missing = rhizome(tmp.path(), &["shell", uri, "-u", "neo4j"], "RETURN 1;\n");
+    missing.assert_code(1);
+    assert!(
+        missing.stderr.contains("RHIZOME_PASSWORD"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn a_server_that_is_not_there_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    drop(listener);
+    let run = rhizome(
+        tmp.path(),
+        &["shell", &format!("bolt://{address}")],
+        "RETURN 1;\n",
+    );
+    run.assert_code(1);
+    assert!(run.stderr.contains(&address.to_string()), "{}", run.stderr);
+    let tls = rhizome(tmp.path(), &["shell", "bolt+s://127.0.0.1:1"], "");
+    tls.assert_code(1);
+    assert!(tls.stderr.contains("TLS"), "{}", tls.stderr);
+}

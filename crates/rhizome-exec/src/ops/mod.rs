@@ -21,6 +21,7 @@
 //! | [`hash_join`] | `HashJoin`: hash join (probe side) | operator |
 //! | [`aggregate`] | `AggregateSink`: hash aggregation | sink |
 //! | [`sort`] | `SortSink`: `ORDER BY`, top-k | sink |
+//! | [`distinct_endpoints`] | `DistinctEndpointsSink`: nodes a walk reaches, one frontier per hop | sink |
 //! | [`limit`] | `LimitSink`: `LIMIT` | sink |
 //! | [`collect`] | `CollectSink`: inner runs, join build sides | sink |
 //! | [`result`] | `RowsSink`: a query's result rows | sink |
@@ -33,6 +34,7 @@ pub mod apply;
 pub mod cartesian;
 pub mod collect;
 pub mod distinct;
+pub mod distinct_endpoints;
 pub mod expand;
 pub mod expand_count;
 pub mod expand_into;

@@ -26,7 +26,8 @@
 //! | [`collect`] | `CollectSink`: inner runs, join build sides | sink |
 //! | [`result`] | `RowsSink`: a query's result rows | sink |
 //!
-//! [`adjacency`] and [`materialized`] hold what several operators share.
+//! [`adjacency`] and [`materialized`] hold what several operators share;
+//! [`in_list_filter`] is `Filter`'s path for `x IN list` over a list slot.
 
 pub mod adjacency;
 pub mod aggregate;
@@ -40,6 +41,7 @@ pub mod expand_count;
 pub mod expand_into;
 pub mod filter;
 pub mod hash_join;
+pub mod in_list_filter;
 pub mod limit;
 pub mod materialized;
 pub mod procedure_call;

@@ -4,7 +4,8 @@
 //! last node of a chain of `Expand`s gets, in place of the chain, a
 //! `DistinctEndpoints` that computes the set of nodes the chain reaches hop
 //! by hop (one frontier per hop) and produces each once: the aggregate sees
-//! every value the paths would have given it, without the paths.
+//! every value the paths would have given it, without the paths. Since each
+//! node comes once, an aggregate of the node itself drops its `DISTINCT`.
 //!
 //! Relationship uniqueness stays exact. The runtime keeps consecutive hops
 //! apart itself; every other pair of hops in the walk must have disjoint,
@@ -13,6 +14,11 @@
 //! walk is the longest run of top hops that meets both conditions; with
 //! none (even one hop must differ from a relationship below it), the plan
 //! stays as it is.
+//!
+//! The walk's frontiers are dense over node ids, so its start nodes must
+//! come from a scan (of all nodes or a label, possibly filtered) of the
+//! argument row: a walk from a few sought or bound nodes — once per outer
+//! row of a subquery — is cheaper enumerated.
 
 use super::{mark, OptimizerRule, RuleContext};
 use crate::usage::expr_reads;
@@ -92,6 +98,18 @@ fn chain(mut node: &PlanNode, mut to: Slot) -> Vec<(ChainHop, &PlanNode)> {
     hops
 }
 
+/// True if `n` is a scan of all nodes or of a label, under filters, over
+/// the argument row.
+fn scan_of_argument(n: &PlanNode) -> bool {
+    match (&n.kind, n.inputs.as_slice()) {
+        (OpKind::Filter { .. }, [input]) => scan_of_argument(input),
+        (OpKind::AllNodesScan { .. } | OpKind::LabelScan { .. }, [input]) => {
+            matches!(input.kind, OpKind::Argument)
+        }
+        _ => false,
+    }
+}
+
 /// How many of the top hops (`hops`, top first) form a walk whose
 /// uniqueness the runtime can keep exactly.
 fn exact_walk_len(hops: &[(ChainHop, &PlanNode)]) -> usize {
@@ -137,7 +155,7 @@ impl OptimizerRule for DistinctEndpoints {
         }
         let hops = chain(below, to);
         let len = exact_walk_len(&hops);
-        if len == 0 {
+        if len == 0 || !scan_of_argument(hops[len - 1].1) {
             return n;
         }
         let start = hops[len - 1].0.from;
@@ -159,8 +177,26 @@ impl OptimizerRule for DistinctEndpoints {
             ),
             self.name(),
         );
-        let mut out = n.clone();
-        out.inputs = vec![endpoints];
+        // Each end node arrives once, so an aggregate of the node itself
+        // needs no DISTINCT of its own.
+        let aggregates = aggregates
+            .iter()
+            .map(|a| {
+                let mut a = a.clone();
+                if matches!(a.args.as_slice(), [Expr::Slot(s)] if *s == to) {
+                    a.distinct = false;
+                }
+                a
+            })
+            .collect();
+        let out = PlanNode::new(
+            OpKind::Aggregate {
+                keys: keys.clone(),
+                aggregates,
+            },
+            vec![endpoints],
+            n.estimated_rows,
+        );
         mark(out, self.name())
     }
 }
@@ -178,7 +214,7 @@ mod tests {
     fn two_hops_become_a_frontier_walk() {
         assert_eq!(
             plan("MATCH (a)-->(b)-->(c) RETURN count(DISTINCT c) AS n"),
-            "Aggregate keys [], aggregates [Count(DISTINCT c) AS n] [distinct_endpoints]\n└─ DistinctEndpoints distinct c of (a)-[]->()-[]->(c) [distinct_endpoints]\n   └─ AllNodesScan (a)\n      └─ Argument"
+            "Aggregate keys [], aggregates [Count(c) AS n] [distinct_endpoints]\n└─ DistinctEndpoints distinct c of (a)-[]->()-[]->(c) [distinct_endpoints]\n   └─ AllNodesScan (a)\n      └─ Argument"
         );
     }
 
@@ -222,9 +258,15 @@ mod tests {
             text.contains("DistinctEndpoints distinct d of (a)-[:T]->()-[]->()-[:U]->(d)"),
             "{text}"
         );
-        // Relationships of an earlier MATCH are not the walk's concern.
-        let text =
-            plan("MATCH (x)-[:T]->(a) WITH a MATCH (a)-->(b)-->(c) RETURN count(DISTINCT c)");
+        // The start nodes must come from a scan, not from rows of an
+        // earlier part of the query (nor an outer row).
+        for q in [
+            "MATCH (x)-[:T]->(a) WITH a MATCH (a)-->(b)-->(c) RETURN count(DISTINCT c)",
+            "MATCH (p) CALL { WITH p MATCH (p)-->()-->(c) RETURN count(DISTINCT c) AS n } RETURN n",
+        ] {
+            assert!(!plan(q).contains("DistinctEndpoints"), "{q}:\n{}", plan(q));
+        }
+        let text = plan("MATCH (a:A) WHERE a.x > 1 MATCH (a)-->(b)-->(c) RETURN count(DISTINCT c)");
         assert!(
             text.contains("DistinctEndpoints distinct c of (a)"),
             "{text}"

@@ -1,10 +1,15 @@
-//! Duplicate-insensitive aggregates of a pattern's last node
-//! (`count(DISTINCT x)`, `min`, `max`, `collect(DISTINCT …)`), which the
-//! `distinct_endpoints` rule computes one frontier per hop, give exactly
-//! what enumerating the paths gives: checked against paths enumerated in
-//! plain Rust (depth first, no relationship twice) on small random graphs
-//! with self-loops and parallel relationships, with 1 and 2 workers, with
-//! the relationships in the delta and again after a checkpoint.
+//! Plans that skip enumerating paths, checked against paths enumerated in
+//! plain Rust on small random graphs with self-loops and parallel
+//! relationships, with 1 and 2 workers:
+//!
+//! * duplicate-insensitive aggregates of a pattern's last node
+//!   (`count(DISTINCT x)`, `min`, `max`, `collect(DISTINCT …)`), which the
+//!   `distinct_endpoints` rule computes one frontier per hop — against depth-
+//!   first enumeration without a relationship twice, with the relationships
+//!   in the delta and again after a checkpoint;
+//! * `shortestPath` / `allShortestPaths` (bidirectional breadth-first
+//!   search) — against a one-sided breadth-first search counting shortest
+//!   paths.
 
 use rhizome_common::Value;
 use rhizome_engine::{Engine, QueryOptions};
@@ -279,4 +284,88 @@ fn a_self_loop_is_not_walked_twice() {
         run("MATCH (a)-->(b)-->(c)-->(d) RETURN count(DISTINCT d)"),
         vec![vec![Value::Int(0)]]
     );
+}
+
+/// Length and number of shortest paths from `a` to `b` (`a != b`) over
+/// relationships of any type in any direction, by breadth-first search
+/// from `a` counting the paths into each node.
+fn shortest_reference(edges: &[Edge], nodes: i64, a: i64, b: i64) -> Option<(usize, u64)> {
+    let mut depth = vec![usize::MAX; nodes as usize];
+    let mut paths = vec![0u64; nodes as usize];
+    depth[a as usize] = 0;
+    paths[a as usize] = 1;
+    let mut frontier = vec![a];
+    let mut level = 0;
+    while !frontier.is_empty() && depth[b as usize] == usize::MAX {
+        level += 1;
+        let mut next = Vec::new();
+        for &n in &frontier {
+            for &(s, t, _) in edges {
+                // A self-loop never leads anywhere new.
+                let m = if s == n {
+                    t
+                } else if t == n {
+                    s
+                } else {
+                    continue;
+                };
+                if depth[m as usize] == usize::MAX {
+                    depth[m as usize] = level;
+                    next.push(m);
+                }
+                if depth[m as usize] == level {
+                    paths[m as usize] += paths[n as usize];
+                }
+            }
+        }
+        frontier = next;
+    }
+    (depth[b as usize] != usize::MAX).then(|| (depth[b as usize], paths[b as usize]))
+}
+
+#[test]
+fn bidirectional_shortest_paths_equal_breadth_first_ones() {
+    for (seed, nodes, rels) in [(5, 14, 20), (6, 25, 40), (7, 9, 30)] {
+        let dir = tempfile::tempdir().unwrap();
+        let edges = random_graph(seed, nodes, rels);
+        let engine = engine_with(&dir.path().join("db"), nodes, &edges);
+        for a in 0..nodes.min(6) {
+            for b in 0..nodes {
+                if a == b {
+                    continue;
+                }
+                let expected = shortest_reference(&edges, nodes, a, b);
+                let query = format!(
+                    "MATCH (a:N {{id: {a}}}), (b:N {{id: {b}}}) \
+                     OPTIONAL MATCH p = allShortestPaths((a)-[*]-(b)) \
+                     WITH a, b, collect(p) AS paths \
+                     OPTIONAL MATCH q = shortestPath((a)-[*]-(b)) \
+                     RETURN size(paths) AS n, [x IN paths | length(x)] AS lengths, length(q) AS one"
+                );
+                for threads in [1, 2] {
+                    let options = QueryOptions {
+                        threads: Some(threads),
+                        ..QueryOptions::default()
+                    };
+                    let rows = engine
+                        .execute(&query, BTreeMap::new(), &options)
+                        .unwrap_or_else(|e| panic!("{query}: {e}"))
+                        .rows;
+                    let row = &rows[0];
+                    match expected {
+                        None => {
+                            assert_eq!(row[0], Value::Int(0), "{seed} {a}->{b}");
+                            assert_eq!(row[2], Value::Null, "{seed} {a}->{b}");
+                        }
+                        Some((len, count)) => {
+                            assert_eq!(row[0], Value::Int(count as i64), "{seed} {a}->{b}");
+                            let lengths = ints(&row[1]);
+                            assert!(lengths.iter().all(|l| *l == len as i64), "{seed} {a}->{b}");
+                            assert_eq!(row[2], Value::Int(len as i64), "{seed} {a}->{b}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -110,6 +110,20 @@ impl LdbcQuery {
         }
     }
 
+    /// Neo4j's warm median latency in milliseconds on SF0.1, the reference
+    /// of issue 21: the median over five parameter sets of Neo4j 5.26
+    /// Community's warm medians (embedded, slotted runtime, one thread per
+    /// query). Its parameters differ from those of [`ldbc_parameters`], so compare
+    /// medians, not single runs.
+    pub fn neo4j_reference_ms(self) -> f64 {
+        const MS: [f64; 21] = [
+            5.6, 58.8, 201.9, 49.9, 3.2, 154.7, 6.4, 5.7, 214.9, 281.6, 6.7, 239.0, 0.3, 39.9, 0.2,
+            1.2, 0.4, 0.2, 0.2, 0.3, 0.4,
+        ];
+        let i = LdbcQuery::ALL.iter().position(|q| *q == self).unwrap_or(0);
+        MS[i]
+    }
+
     /// The file name, as in LDBC's reference implementation:
     /// `interactive-complex-1.cypher`, `interactive-short-7.cypher`.
     pub fn file_name(self) -> String {
@@ -201,18 +215,35 @@ pub struct LdbcRow {
 }
 
 impl LdbcRow {
-    /// One line of the report.
+    /// The median over Neo4j's reference median ([`LdbcQuery::neo4j_reference_ms`]).
+    pub fn neo4j_ratio(&self) -> f64 {
+        self.median.as_secs_f64() * 1e3 / self.query.neo4j_reference_ms()
+    }
+
+    /// One line of the report, with Neo4j's reference median and the ratio.
     pub fn render(&self) -> String {
         format!(
-            "{:<5} median {:>9.2} ms  p90 {:>9.2} ms  max {:>9.2} ms  ({} runs, {:.1} rows)",
+            "{:<5} median {:>9.2} ms  p90 {:>9.2} ms  max {:>9.2} ms  ({} runs, {:.1} rows)  Neo4j {:>7.1} ms  ratio {:>6.2}",
             self.query.name(),
             self.median.as_secs_f64() * 1e3,
             self.p90.as_secs_f64() * 1e3,
             self.max.as_secs_f64() * 1e3,
             self.samples,
-            self.mean_rows
+            self.mean_rows,
+            self.query.neo4j_reference_ms(),
+            self.neo4j_ratio()
         )
     }
+}
+
+/// The geometric mean of the rows' ratios to Neo4j's reference medians
+/// (`None` without rows); issue 21's target is at most 0.3 over all 21.
+pub fn geometric_mean_ratio(rows: &[LdbcRow]) -> Option<f64> {
+    if rows.is_empty() {
+        return None;
+    }
+    let log_sum: f64 = rows.iter().map(|r| r.neo4j_ratio().max(1e-9).ln()).sum();
+    Some((log_sum / rows.len() as f64).exp())
 }
 
 /// Imports the data set into `data_dir` unless it is already there, and
@@ -509,6 +540,15 @@ pub fn run_ldbc_bench(options: &LdbcBenchOptions, out: &mut dyn Write) -> Result
         write(out, row.render())?;
         results.push(row);
     }
+    if let Some(g) = geometric_mean_ratio(&results) {
+        write(
+            out,
+            format!(
+                "geometric mean of median / Neo4j 5.26 reference median over {} queries: {g:.3} (target <= 0.3)",
+                results.len()
+            ),
+        )?;
+    }
     Ok(results)
 }
 
@@ -534,6 +574,26 @@ mod tests {
     /// Every formulation is a read query with `$` parameters.
     fn rhizome_cypher_free_check(text: &str) -> bool {
         text.contains("RETURN") && text.contains('$')
+    }
+
+    #[test]
+    fn reference_medians_and_their_geometric_mean() {
+        assert_eq!(LdbcQuery::Ic1.neo4j_reference_ms(), 5.6);
+        assert_eq!(LdbcQuery::Ic14.neo4j_reference_ms(), 39.9);
+        assert_eq!(LdbcQuery::Is7.neo4j_reference_ms(), 0.4);
+        let row = |query, ms: f64| LdbcRow {
+            query,
+            median: Duration::from_secs_f64(ms / 1e3),
+            p90: Duration::ZERO,
+            max: Duration::ZERO,
+            samples: 1,
+            mean_rows: 0.0,
+        };
+        // 0.5 and 0.02: geometric mean 0.1.
+        let rows = [row(LdbcQuery::Ic13, 0.15), row(LdbcQuery::Ic12, 4.78)];
+        assert!((geometric_mean_ratio(&rows).unwrap() - 0.1).abs() < 1e-9);
+        assert!(rows[0].render().contains("Neo4j     0.3 ms  ratio   0.50"));
+        assert_eq!(geometric_mean_ratio(&[]), None);
     }
 
     #[test]

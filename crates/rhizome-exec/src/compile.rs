@@ -183,7 +183,7 @@ pub struct COp {
     pub exprs: Vec<CExpr>,
     /// Aggregates (for `Aggregate`).
     pub aggregates: Vec<(AggregateItem, Vec<CExpr>)>,
-    /// Prefix hops (for `ExpandCount`).
+    /// Prefix hops (for `ExpandCount`), the walk (for `DistinctEndpoints`).
     pub hops: Vec<CHop>,
 }
 
@@ -324,6 +324,16 @@ impl<'a> Compiler<'a> {
                         types: self.types(&h.types),
                         to_labels: self.labels(&h.to_labels),
                         predicate: h.rel_predicate.as_ref().map(|(_, p)| self.expr(p)),
+                    })
+                    .collect();
+            }
+            OpKind::DistinctEndpoints { hops, .. } => {
+                c.hops = hops
+                    .iter()
+                    .map(|h| CHop {
+                        types: self.types(&h.types),
+                        to_labels: self.labels(&h.to_labels),
+                        predicate: None,
                     })
                     .collect();
             }

@@ -178,6 +178,7 @@ impl PlanNode {
             OpKind::Union { .. } => "Union",
             OpKind::ProcedureCall { .. } => "ProcedureCall",
             OpKind::ExpandCount { .. } => "ExpandCount",
+            OpKind::DistinctEndpoints { .. } => "DistinctEndpoints",
             OpKind::Eager => "Eager",
             OpKind::Create { .. } => "Create",
             OpKind::SetItems { .. } => "Set",
@@ -352,6 +353,25 @@ impl PlanNode {
                     labels_text(to_labels),
                     n(count_slot)
                 )
+            }
+            OpKind::DistinctEndpoints { from, hops, to } => {
+                let walk: String = hops
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| {
+                        let end = if i + 1 == hops.len() {
+                            n(to)
+                        } else {
+                            String::new()
+                        };
+                        format!(
+                            "{}({end}{})",
+                            arrow(h.direction, &types_text(&h.types)),
+                            labels_text(&h.to_labels)
+                        )
+                    })
+                    .collect();
+                format!("distinct {} of ({}){walk}", n(to), n(from))
             }
             OpKind::Eager => String::new(),
             OpKind::Create { nodes, rels } => create_text(nodes, rels, names),

@@ -381,6 +381,24 @@ pub enum OpKind {
         /// Slot receiving the count for this row.
         count_slot: Slot,
     },
+    /// Input: rows whose `from` node starts a walk; a pipeline breaker.
+    /// Produces one row per distinct node that ends a walk over `hops`
+    /// from any input row's `from` (null `from`s start none), with the node
+    /// in `to` and every other slot null — what a duplicate-insensitive
+    /// aggregate over the paths' last node needs, without the paths.
+    /// Consecutive hops never reuse a relationship (kept exactly: a node
+    /// reached by one relationship only may not leave over the same one);
+    /// the planner uses it only where other pairs of hops cannot share a
+    /// relationship (their types are disjoint) and no hop must differ from a
+    /// relationship bound outside the walk.
+    DistinctEndpoints {
+        /// Node every walk starts from.
+        from: Slot,
+        /// The hops, in pattern order (at least one).
+        hops: Vec<FrontierHop>,
+        /// Slot receiving each distinct end node.
+        to: Slot,
+    },
     /// Input. A barrier: every input row is produced (and every write below
     /// done) before the first row leaves. Write operators sit between two
     /// barriers, so reads before a write never see its effects and reads
@@ -552,6 +570,17 @@ pub struct CountHop {
     pub to_labels: Vec<String>,
     /// Predicate on the hop's relationship, with it bound to the slot.
     pub rel_predicate: Option<(Slot, Expr)>,
+}
+
+/// One hop of an [`OpKind::DistinctEndpoints`] walk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrontierHop {
+    /// Allowed types; empty means any.
+    pub types: Vec<String>,
+    /// Direction.
+    pub direction: ExpandDirection,
+    /// Labels the hop's end node must carry.
+    pub to_labels: Vec<String>,
 }
 
 /// Binary operators.

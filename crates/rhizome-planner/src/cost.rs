@@ -232,6 +232,7 @@ fn annotate_node(
             }
         }
         OpKind::ShortestPath { .. } => input,
+        OpKind::DistinctEndpoints { .. } => input.max(1.0),
         OpKind::Filter { predicate } => input * selectivity(predicate),
         OpKind::Project { .. } | OpKind::Sort { .. } | OpKind::ExpandCount { .. } => input,
         OpKind::Aggregate { keys, .. } => {

@@ -229,6 +229,9 @@ pub fn op_reads(kind: &OpKind) -> BTreeSet<Slot> {
         }
         OpKind::Union { slots, .. } => out.extend(slots.iter().copied()),
         OpKind::ProcedureCall { args, .. } => args.iter().for_each(|x| e(x, &mut out)),
+        OpKind::DistinctEndpoints { from, .. } => {
+            out.insert(*from);
+        }
         OpKind::ExpandCount {
             from,
             prefix,
@@ -279,6 +282,7 @@ pub fn op_writes(kind: &OpKind) -> Vec<Slot> {
             .collect(),
         OpKind::ProcedureCall { yields, .. } => yields.iter().map(|(_, s)| *s).collect(),
         OpKind::ExpandCount { count_slot, .. } => vec![*count_slot],
+        OpKind::DistinctEndpoints { to, .. } => vec![*to],
         OpKind::Union { slots, .. } => slots.clone(),
         OpKind::Create { .. } | OpKind::Merge { .. } => create_writes(kind),
         _ => Vec::new(),

@@ -458,3 +458,17 @@ fn merge_with_actions_and_foreach() {
         "#,
     );
 }
+
+#[test]
+fn distinct_end_nodes_use_a_frontier_walk() {
+    golden(
+        "MATCH (a:Person)-[:LIKES]->(b)-[:HAS_TAG]->(c) RETURN min(c.name) AS m, count(DISTINCT c) AS k",
+        r#"
+        Aggregate keys [], aggregates [Min(c.name) AS m, Count(c) AS k]  [est. 1 rows] [distinct_endpoints]
+        └─ DistinctEndpoints distinct c of (a)-[:LIKES]->()-[:HAS_TAG]->(c)  [est. 1000 rows] [distinct_endpoints]
+           └─ LabelScan (a:Person)  [est. 1000 rows]
+              └─ Argument  [est. 1 rows]
+        Columns: m, k
+        "#,
+    );
+}

@@ -23,7 +23,9 @@ impl Filter {
 impl Operator for Filter {
     fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
         let predicate = &self.node.c.exprs[0];
-        let keep = match vector::select(ctx.q, predicate, &input) {
+        let in_slot =
+            super::in_list_filter::select_in_slot(&Evaluator::new(ctx.q), predicate, &input)?;
+        let keep = match in_slot.or_else(|| vector::select(ctx.q, predicate, &input)) {
             Some(keep) => keep,
             None => {
                 let eval = Evaluator::new(ctx.q);

@@ -21,11 +21,13 @@
 //! | [`hash_join`] | `HashJoin`: hash join (probe side) | operator |
 //! | [`aggregate`] | `AggregateSink`: hash aggregation | sink |
 //! | [`sort`] | `SortSink`: `ORDER BY`, top-k | sink |
+//! | [`distinct_endpoints`] | `DistinctEndpointsSink`: nodes a walk reaches, one frontier per hop | sink |
 //! | [`limit`] | `LimitSink`: `LIMIT` | sink |
 //! | [`collect`] | `CollectSink`: inner runs, join build sides | sink |
 //! | [`result`] | `RowsSink`: a query's result rows | sink |
 //!
-//! [`adjacency`] and [`materialized`] hold what several operators share.
+//! [`adjacency`] and [`materialized`] hold what several operators share;
+//! [`in_list_filter`] is `Filter`'s path for `x IN list` over a list slot.
 
 pub mod adjacency;
 pub mod aggregate;
@@ -33,11 +35,13 @@ pub mod apply;
 pub mod cartesian;
 pub mod collect;
 pub mod distinct;
+pub mod distinct_endpoints;
 pub mod expand;
 pub mod expand_count;
 pub mod expand_into;
 pub mod filter;
 pub mod hash_join;
+pub mod in_list_filter;
 pub mod limit;
 pub mod materialized;
 pub mod procedure_call;

@@ -1,5 +1,6 @@
 //! `shortestPath` and `allShortestPaths` between two bound nodes, by
-//! breadth-first search recording every shortest-path parent.
+//! bidirectional breadth-first search recording every shortest-path parent
+//! on both sides, stopping at the level where the two sides meet.
 
 use super::adjacency::{skip_entry, walks};
 use crate::chunk::{Chunk, Column, ColumnData, NULL_ID};
@@ -7,7 +8,8 @@ use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
 use crate::operator::{Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, PathValue, RelId, Result, Value};
-use rhizome_plan::{OpKind, ShortestPathKind};
+use rhizome_plan::{ExpandDirection, OpKind, ShortestPathKind};
+use rhizome_storage::{Direction, RelTypeId, Snapshot};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -51,6 +53,135 @@ fn unwind_paths(
         }
     }
     out
+}
+
+/// One side of a bidirectional breadth-first search: the depth of every
+/// node it reached and, per node, every (relationship, node one level
+/// nearer the side's root) on a shortest path to it.
+struct Side {
+    walks: Vec<(RelTypeId, Direction)>,
+    depth: HashMap<NodeId, u64>,
+    parents: HashMap<NodeId, Vec<(RelId, NodeId)>>,
+    frontier: Vec<NodeId>,
+    level: u64,
+}
+
+impl Side {
+    fn new(root: NodeId, walks: Vec<(RelTypeId, Direction)>) -> Side {
+        Side {
+            walks,
+            depth: HashMap::from([(root, 0)]),
+            parents: HashMap::new(),
+            frontier: vec![root],
+            level: 0,
+        }
+    }
+
+    /// Expands the frontier one level; returns the nodes of the new level
+    /// the other side has reached. With `first_only`, stops at the first.
+    fn expand(
+        &mut self,
+        snap: &Snapshot,
+        direction: ExpandDirection,
+        other: &Side,
+        first_only: bool,
+    ) -> Vec<NodeId> {
+        self.level += 1;
+        let level = self.level;
+        let mut next = Vec::new();
+        let mut meet = Vec::new();
+        'nodes: for &n in &self.frontier {
+            for &(t, d) in &self.walks {
+                let adj = snap.adjacency(n, t, d);
+                for i in 0..adj.len() {
+                    let m = adj.neighbours[i];
+                    if skip_entry(direction, d, n, m) {
+                        continue;
+                    }
+                    let seen = self.depth.get(&m).copied();
+                    if seen.is_none() {
+                        self.depth.insert(m, level);
+                        next.push(m);
+                        if other.depth.contains_key(&m) {
+                            meet.push(m);
+                        }
+                    }
+                    if seen.is_none() || seen == Some(level) {
+                        self.parents.entry(m).or_default().push((adj.rel_id(i), n));
+                    }
+                    if first_only && !meet.is_empty() {
+                        break 'nodes;
+                    }
+                }
+            }
+        }
+        self.frontier = next;
+        meet
+    }
+}
+
+/// The opposite direction (the backward side walks relationships against it).
+fn reversed(d: Direction) -> Direction {
+    match d {
+        Direction::Outgoing => Direction::Incoming,
+        Direction::Incoming => Direction::Outgoing,
+    }
+}
+
+/// Shortest paths from `a` to `b` (`a != b`) of at most `max`
+/// relationships: every one with `all`, else one. Breadth-first from both
+/// ends, a level at a time on the side with the smaller frontier, until
+/// the two meet. When a level of one side reaches nodes the other side has
+/// reached, those nodes are exactly the ones every shortest path crosses at
+/// that distance (an earlier meeting would have been found a level
+/// before), so the paths are the shortest ones to each meeting node from
+/// both ends, joined.
+#[allow(clippy::too_many_arguments)]
+fn bidirectional(
+    snap: &Snapshot,
+    walks: &[(RelTypeId, Direction)],
+    direction: ExpandDirection,
+    a: NodeId,
+    b: NodeId,
+    max: u64,
+    all: bool,
+    ctx: &TaskCtx<'_>,
+) -> Result<Vec<PathValue>> {
+    let mut forward = Side::new(a, walks.to_vec());
+    let mut backward = Side::new(b, walks.iter().map(|&(t, d)| (t, reversed(d))).collect());
+    let meet = loop {
+        if forward.level + backward.level >= max
+            || forward.frontier.is_empty()
+            || backward.frontier.is_empty()
+            || ctx.cancelled()
+        {
+            return Ok(Vec::new());
+        }
+        let meet = if forward.frontier.len() <= backward.frontier.len() {
+            forward.expand(snap, direction, &backward, !all)
+        } else {
+            backward.expand(snap, direction, &forward, !all)
+        };
+        if !meet.is_empty() {
+            break meet;
+        }
+    };
+    let limit = if all { usize::MAX } else { 1 };
+    let mut out = Vec::new();
+    for m in meet {
+        for head in unwind_paths(&forward.parents, a, m, limit) {
+            for tail in unwind_paths(&backward.parents, b, m, limit) {
+                if out.len() >= limit {
+                    return Ok(out);
+                }
+                let mut path = head.clone();
+                path.nodes.extend(tail.nodes.iter().rev().skip(1));
+                path.rels.extend(tail.rels.iter().rev());
+                out.push(path);
+            }
+        }
+    }
+    Ok(out)
 }
 
 impl Operator for ShortestPath {
@@ -97,53 +228,14 @@ impl Operator for ShortestPath {
                         rels: vec![],
                     });
                 } else {
-                    // Breadth-first search with all shortest-path parents per node.
-                    let mut depth: HashMap<NodeId, u64> = HashMap::from([(a, 0)]);
-                    let mut parents: HashMap<NodeId, Vec<(RelId, NodeId)>> = HashMap::new();
-                    let mut frontier = vec![a];
-                    let mut level = 0u64;
-                    let mut reached = false;
-                    while !frontier.is_empty() && level < max && !reached {
-                        level += 1;
-                        let mut next = Vec::new();
-                        for &n in &frontier {
-                            for &(t, d) in &walks {
-                                let adj = snap.adjacency(n, t, d);
-                                for i in 0..adj.len() {
-                                    let m = adj.neighbours[i];
-                                    if skip_entry(*direction, d, n, m) {
-                                        continue;
-                                    }
-                                    let seen = depth.get(&m).copied();
-                                    if seen.is_none() {
-                                        depth.insert(m, level);
-                                        next.push(m);
-                                    }
-                                    if seen.is_none() || seen == Some(level) {
-                                        parents.entry(m).or_default().push((adj.rel_id(i), n));
-                                    }
-                                    if m == b {
-                                        reached = true;
-                                    }
-                                }
-                            }
-                        }
-                        frontier = next;
-                    }
-                    if reached {
-                        let limit = if path_predicate.is_some() || *kind == ShortestPathKind::All {
-                            usize::MAX
-                        } else {
-                            1
-                        };
-                        results = unwind_paths(&parents, a, b, limit);
-                        // A path that uses a relationship twice is not a path (undirected loops).
-                        results.retain(|p| {
-                            let mut r = p.rels.clone();
-                            r.sort_unstable();
-                            r.windows(2).all(|w| w[0] != w[1])
-                        });
-                    }
+                    let all = path_predicate.is_some() || *kind == ShortestPathKind::All;
+                    results = bidirectional(snap, &walks, *direction, a, b, max, all, ctx)?;
+                    // A path that uses a relationship twice is not a path (undirected loops).
+                    results.retain(|p| {
+                        let mut r = p.rels.clone();
+                        r.sort_unstable();
+                        r.windows(2).all(|w| w[0] != w[1])
+                    });
                 }
             }
             if let Some(_predicate) = path_predicate {

@@ -12,6 +12,7 @@ use crate::ops::apply::Apply;
 use crate::ops::cartesian::Cartesian;
 use crate::ops::collect::CollectSink;
 use crate::ops::distinct::Distinct;
+use crate::ops::distinct_endpoints::DistinctEndpointsSink;
 use crate::ops::expand::Expand;
 use crate::ops::expand_count::ExpandCount;
 use crate::ops::expand_into::ExpandInto;
@@ -70,6 +71,9 @@ pub fn breaker_sink(
 ) -> Result<Arc<dyn Sink>> {
     Ok(match &node.kind {
         OpKind::Aggregate { .. } => Arc::new(AggregateSink::new(node.clone(), q.worker_slots)),
+        OpKind::DistinctEndpoints { .. } => {
+            Arc::new(DistinctEndpointsSink::new(node.clone(), q.worker_slots))
+        }
         OpKind::Sort { keys } => {
             Arc::new(SortSink::new(keys.clone(), None, q.worker_slots, wanted))
         }
@@ -175,6 +179,7 @@ fn build_chain(
                 break Box::new(CellSource(Arc::new(Mutex::new(rows))));
             }
             OpKind::Aggregate { .. }
+            | OpKind::DistinctEndpoints { .. }
             | OpKind::Sort { .. }
             | OpKind::Top { .. }
             | OpKind::Limit { .. } => {

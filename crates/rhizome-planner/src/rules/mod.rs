@@ -14,6 +14,7 @@
 //! columns' slots and the rows' values are preserved.
 
 mod count_comprehension;
+mod distinct_endpoints;
 mod drop_implied_label;
 mod exists_to_semi_apply;
 mod expand_count;
@@ -23,12 +24,14 @@ mod index_seek;
 mod limit_to_top;
 mod node_by_id_seek;
 mod optional_expand;
+mod or_to_union;
 mod prune_projections;
 mod push_down_filter;
 mod push_down_limit;
 mod rel_predicate_into_expand;
 
 pub use count_comprehension::CountComprehension;
+pub use distinct_endpoints::DistinctEndpoints;
 pub use drop_implied_label::DropImpliedLabel;
 pub use exists_to_semi_apply::ExistsToSemiApply;
 pub use expand_count::ExpandCount;
@@ -38,6 +41,7 @@ pub use index_seek::IndexSeek;
 pub use limit_to_top::LimitToTop;
 pub use node_by_id_seek::NodeByIdSeek;
 pub use optional_expand::OptionalExpand;
+pub use or_to_union::OrToUnion;
 pub use prune_projections::PruneProjections;
 pub use push_down_filter::PushDownFilter;
 pub use push_down_limit::PushDownLimit;
@@ -92,12 +96,14 @@ pub fn all_rules() -> Vec<Box<dyn OptimizerRule>> {
         Box::new(FoldConstants),
         Box::new(CountComprehension),
         Box::new(PushDownFilter),
+        Box::new(OrToUnion),
         Box::new(ExistsToSemiApply),
         Box::new(NodeByIdSeek),
         Box::new(IndexSeek),
         Box::new(OptionalExpand),
         Box::new(RelPredicateIntoExpand),
         Box::new(ExpandCount),
+        Box::new(DistinctEndpoints),
         Box::new(DropImpliedLabel),
         Box::new(LimitToTop),
         Box::new(PushDownLimit),

@@ -34,6 +34,7 @@ pub mod column;
 pub mod csr;
 pub mod database;
 pub mod delta;
+pub mod deltafile;
 mod follow;
 pub mod index;
 pub mod io;

@@ -159,8 +159,9 @@ pub(crate) fn encode(delta: &Delta) -> Vec<u8> {
         let (pages, low) = numbers.raw();
         o.u(low);
         o.u(pages.len() as u64);
+        let mut prev = None;
         for (p, slots) in pages {
-            o.u(p as u64);
+            o.gap(&mut prev, p as u64);
             slots
                 .iter()
                 .for_each(|s| o.0.extend_from_slice(&s.to_le_bytes()));
@@ -733,7 +734,8 @@ mod tests {
             ];
             nodes.push(txn.create_node(labels, &props).unwrap());
         }
-        for i in 0..60usize {
+        // 1,100 relationships: the numeric pages span two pages.
+        for i in 0..1100usize {
             let (a, b) = (nodes[i % 40], nodes[(i * 7 + 1) % 40]);
             let w = if i % 5 == 0 {
                 Value::from("x")
@@ -800,7 +802,7 @@ mod tests {
             (rng % n as u64) as usize
         };
         let mut refused = 0;
-        for round in 0..1200 {
+        for round in 0..600 {
             let mut body = good[HEADER_LEN..].to_vec();
             match round % 4 {
                 0 => body.truncate(next(body.len())),
@@ -825,6 +827,6 @@ mod tests {
             let _ = check_bytes(&file);
             let _ = check_bytes(&body);
         }
-        assert!(refused > 400, "most damage is detected ({refused})");
+        assert!(refused > 200, "most damage is detected ({refused})");
     }
 }

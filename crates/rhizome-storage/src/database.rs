@@ -322,6 +322,7 @@ pub(crate) fn read_delta_file(
             node_bound: store.manifest.node_bound,
             rel_bound: store.rel_bound(),
             catalog: &store.manifest.catalog,
+            store: Some(store),
         },
     )?;
     // Which indexes the segment holds is the manifest's to say.
@@ -906,7 +907,7 @@ impl Shared {
         let incremental = match full {
             true => None,
             false => {
-                let bytes = crate::deltafile::encode(&v.delta);
+                let bytes = crate::deltafile::encode(&v.delta, &v.store);
                 let limit =
                     self.options.delta_checkpoint_ratio * v.store.manifest.segment_len as f64;
                 ((bytes.len() as f64) <= limit).then_some(bytes)

@@ -21,9 +21,11 @@
 
 use crate::catalog::{Catalog, NameTable};
 use crate::codec;
+use crate::database::Store;
 use crate::delta::{AdjList, Delta, IndexSet, IndexValue, LabelChanges, NodeDelta, RelDelta};
 use crate::numbers::{NumberPages, PAGE_SLOTS};
 use crate::schema::{IndexDef, Schema};
+use crate::snapshot::Direction;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use std::collections::BTreeMap;
 use std::fs;
@@ -50,7 +52,39 @@ pub(crate) struct Base<'a> {
     pub(crate) rel_bound: RelId,
     /// The base's catalog (the delta's extends it).
     pub(crate) catalog: &'a Catalog,
+    /// The base's adjacency (lists saved as differences from it); `None`:
+    /// no relationships.
+    pub(crate) store: Option<&'a Store>,
 }
+
+/// A node's base list of one type and direction as (neighbour, id) pairs,
+/// sorted like delta lists.
+fn base_list(
+    store: Option<&Store>,
+    node: NodeId,
+    t: usize,
+    outgoing: bool,
+) -> Vec<(NodeId, RelId)> {
+    let Some(store) = store else {
+        return Vec::new();
+    };
+    let dir = if outgoing {
+        Direction::Outgoing
+    } else {
+        Direction::Incoming
+    };
+    let adj = store.adjacency(node, t as u32, dir);
+    let mut list: Vec<(NodeId, RelId)> = (0..adj.len())
+        .map(|i| (adj.neighbours[i], adj.rel_id(i)))
+        .collect();
+    list.sort_unstable();
+    list
+}
+
+/// Lists saved whole.
+const LIST_WHOLE: u64 = 0;
+/// Lists saved as (removed positions of the sorted base list, added entries).
+const LIST_DIFF: u64 = 1;
 
 // ---------------------------------------------------------------- writing
 
@@ -99,8 +133,60 @@ impl Out {
     }
 }
 
-/// The complete file (header and body) for `delta`.
-pub(crate) fn encode(delta: &Delta) -> Vec<u8> {
+/// Writes `neighbours`/`rels` (sorted by neighbour) as a count, neighbour
+/// gaps and ids.
+fn put_entries(o: &mut Out, entries: impl ExactSizeIterator<Item = (NodeId, RelId)> + Clone) {
+    o.u(entries.len() as u64);
+    let mut last = 0;
+    for (n, _) in entries.clone() {
+        o.u(n - last);
+        last = n;
+    }
+    entries.for_each(|(_, r)| o.u(r));
+}
+
+/// One delta list: whole, or as its difference from the node's base list
+/// when that is shorter (a node that gained a few relationships keeps
+/// thousands of base ones: only the few are saved).
+fn put_list(o: &mut Out, base: &[(NodeId, RelId)], neighbours: &[NodeId], rels: &[RelId]) {
+    let (mut removed, mut added) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while i < base.len() || j < neighbours.len() {
+        let d = (j < neighbours.len()).then(|| (neighbours[j], rels[j]));
+        match (base.get(i), d) {
+            (Some(&b), Some(d)) if b == d => {
+                i += 1;
+                j += 1;
+            }
+            (Some(&b), Some(d)) if b < d => {
+                removed.push(i);
+                i += 1;
+            }
+            (Some(_), None) => {
+                removed.push(i);
+                i += 1;
+            }
+            (_, Some(d)) => {
+                added.push(d);
+                j += 1;
+            }
+            (None, None) => unreachable!("loop condition"),
+        }
+    }
+    if removed.len() + added.len() < neighbours.len() {
+        o.u(LIST_DIFF);
+        o.u(removed.len() as u64);
+        let mut prev = None;
+        removed.iter().for_each(|&p| o.gap(&mut prev, p as u64));
+        put_entries(o, added.iter().copied());
+    } else {
+        o.u(LIST_WHOLE);
+        put_entries(o, neighbours.iter().copied().zip(rels.iter().copied()));
+    }
+}
+
+/// The complete file (header and body) for `delta` over `store`.
+pub(crate) fn encode(delta: &Delta, store: &Store) -> Vec<u8> {
     let mut o = Out(Vec::with_capacity(4096));
     o.u(delta.base_nodes);
     o.u(delta.base_rels);
@@ -136,20 +222,15 @@ pub(crate) fn encode(delta: &Delta) -> Vec<u8> {
     }
 
     o.u(delta.adj.len() as u64);
-    for maps in &delta.adj {
-        for map in maps {
+    for (t, maps) in delta.adj.iter().enumerate() {
+        for (dir, map) in maps.iter().enumerate() {
             let lists: Vec<_> = map.iter().collect();
             o.u(lists.len() as u64);
             let mut prev = None;
             for (node, neighbours, rels) in lists {
                 o.gap(&mut prev, node);
-                o.u(neighbours.len() as u64);
-                let mut last = 0;
-                for &n in neighbours {
-                    o.u(n - last);
-                    last = n;
-                }
-                rels.iter().for_each(|&r| o.u(r));
+                let base = base_list(Some(store), node, t, dir == 0);
+                put_list(&mut o, &base, neighbours, rels);
             }
         }
     }
@@ -337,6 +418,29 @@ impl In<'_> {
         }
         Ok(props)
     }
+    /// Entries written by `put_entries`: neighbours sorted, in range.
+    fn entries(&mut self, node_bound: u64, rel_bound: u64) -> R<Vec<(NodeId, RelId)>> {
+        let len = self.count(2, "adjacency list")?;
+        let mut entries = Vec::with_capacity(len);
+        let mut last = 0u64;
+        for _ in 0..len {
+            last = last
+                .checked_add(self.u()?)
+                .filter(|&n| n < node_bound)
+                .ok_or_else(|| {
+                    format!(
+                        "adjacency neighbour out of range (at body byte {})",
+                        self.pos
+                    )
+                })?;
+            entries.push((last, 0));
+        }
+        for e in &mut entries {
+            e.1 = self.below(rel_bound, "adjacency relationship")?;
+        }
+        Ok(entries)
+    }
+
     /// The next id of a strictly increasing list of gaps.
     fn gap(&mut self, prev: &mut Option<u64>, bound: u64, what: &str) -> R<u64> {
         let g = self.u()?;
@@ -515,27 +619,41 @@ fn decode_body(body: &[u8], base: &Base<'_>) -> R<Delta> {
             let mut prev = None;
             for _ in 0..lists {
                 let node = r.gap(&mut prev, node_bound, "adjacency node")?;
-                let len = r.count(2, "adjacency list")?;
+                let entries = match r.u()? {
+                    LIST_WHOLE => r.entries(node_bound, rel_bound)?,
+                    LIST_DIFF => {
+                        let base_entries = if node < base_nodes {
+                            base_list(base.store, node, t, dir == 0)
+                        } else {
+                            Vec::new()
+                        };
+                        let removed = r.count(1, "removed entries")?;
+                        let mut keep = vec![true; base_entries.len()];
+                        let mut prev = None;
+                        for _ in 0..removed {
+                            let p = r.gap(&mut prev, base_entries.len() as u64, "removed entry")?;
+                            keep[p as usize] = false;
+                        }
+                        let added = r.entries(node_bound, rel_bound)?;
+                        let mut merged: Vec<(NodeId, RelId)> = base_entries
+                            .into_iter()
+                            .zip(keep)
+                            .filter_map(|(e, k)| k.then_some(e))
+                            .chain(added)
+                            .collect();
+                        merged.sort_unstable();
+                        merged
+                    }
+                    v => return r.err(&format!("unknown adjacency list kind {v}")),
+                };
+                let len = entries.len();
                 let mut list = AdjList {
                     neighbours: Vec::with_capacity(len),
                     rels: Vec::with_capacity(len),
                 };
-                let mut last = 0u64;
-                for _ in 0..len {
-                    last = last
-                        .checked_add(r.u()?)
-                        .filter(|&n| n < node_bound)
-                        .ok_or_else(|| {
-                            format!("adjacency of node {node}: neighbour out of range")
-                        })?;
-                    list.neighbours.push(last);
-                }
-                for i in 0..len {
-                    let rel = r.below(rel_bound, "adjacency relationship")?;
-                    if i > 0
-                        && list.neighbours[i - 1] == list.neighbours[i]
-                        && list.rels[i - 1] >= rel
-                    {
+                list.neighbours.extend(entries.iter().map(|e| e.0));
+                for (i, &(_, rel)) in entries.iter().enumerate() {
+                    if i > 0 && entries[i - 1] >= entries[i] {
                         return r.err("adjacency list not sorted");
                     }
                     if rel >= base_rels {
@@ -701,6 +819,7 @@ pub fn check_bytes(bytes: &[u8]) -> std::result::Result<(), String> {
         node_bound: 0,
         rel_bound: 0,
         catalog: &catalog,
+        store: None,
     };
     // The body decoder too, so that fuzzing reaches past the checksum.
     let body = decode_body(bytes, &base).map(|_| ());
@@ -717,7 +836,26 @@ mod tests {
     fn varied() -> (tempfile::TempDir, Database) {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("db");
-        GraphBuilder::new().write(&dir).unwrap();
+        // Base: a hub 0 -R-> 1..=100.
+        let mut b = GraphBuilder::new();
+        let ids = b
+            .add_nodes(crate::NodeGroupInput {
+                rows: 101,
+                labels: vec!["H".into()],
+                row_labels: None,
+                properties: Vec::new(),
+            })
+            .unwrap();
+        b.add_relationships(
+            "R",
+            crate::RelGroupInput {
+                sources: vec![ids[0]; 100],
+                targets: ids[1..].to_vec(),
+                properties: Vec::new(),
+            },
+        )
+        .unwrap();
+        b.write(&dir).unwrap();
         let db = Database::open(&dir).unwrap();
         let mut txn = db.begin_write().unwrap();
         txn.create_index("P", "id", None).unwrap();
@@ -747,6 +885,10 @@ mod tests {
         }
         txn.commit().unwrap();
         let mut txn = db.begin_write().unwrap();
+        txn.create_relationship(0, nodes[0], "R", &[]).unwrap();
+        txn.create_relationship(0, 7, "R", &[]).unwrap();
+        let base_rel = db.snapshot().adjacency(0, 0, Direction::Outgoing).rel_id(3);
+        txn.delete_relationship(base_rel).unwrap();
         txn.delete_node(nodes[5], true).unwrap();
         txn.remove_label(nodes[6], "P").unwrap();
         txn.set_node_property(nodes[7], "id", Value::Null).unwrap();
@@ -764,14 +906,29 @@ mod tests {
     fn a_delta_reads_back_as_it_was_written() {
         let (_tmp, db) = varied();
         let (store, delta) = base_of(&db);
-        let bytes = encode(&delta);
+        let bytes = encode(&delta, &store);
         let base = Base {
             node_bound: store.manifest.node_bound,
             rel_bound: store.rel_bound(),
             catalog: &store.manifest.catalog,
+            store: Some(&store),
         };
         let back = decode(&bytes, &base).unwrap();
-        assert_eq!(encode(&back), bytes);
+        assert_eq!(encode(&back, &store), bytes);
+        // The hub's lists were saved as differences from the base.
+        let whole = {
+            let mut o = Out(Vec::new());
+            let (n, r) = delta.adj(0, true, 0).unwrap();
+            put_list(&mut o, &[], n, r);
+            o.0.len()
+        };
+        let mut o = Out(Vec::new());
+        let (n, r) = delta.adj(0, true, 0).unwrap();
+        put_list(&mut o, &base_list(Some(&store), 0, 0, true), n, r);
+        assert_eq!(o.0[0] as u64, LIST_DIFF);
+        assert!(o.0.len() * 4 < whole, "{} vs {whole}", o.0.len());
+        assert_eq!(back.adj(0, true, 0), delta.adj(0, true, 0));
+        assert_eq!(back.adj(0, false, 7), delta.adj(0, false, 7));
         assert_eq!(back.deleted_nodes, delta.deleted_nodes);
         assert_eq!(back.node_bound, delta.node_bound);
         // A delta over another base is refused.
@@ -788,11 +945,12 @@ mod tests {
     fn damaged_bodies_never_panic() {
         let (_tmp, db) = varied();
         let (store, delta) = base_of(&db);
-        let good = encode(&delta);
+        let good = encode(&delta, &store);
         let base = Base {
             node_bound: store.manifest.node_bound,
             rel_bound: store.rel_bound(),
             catalog: &store.manifest.catalog,
+            store: Some(&store),
         };
         let mut rng = 0x2545_f491_4f6c_dd1du64;
         let mut next = move |n: usize| {

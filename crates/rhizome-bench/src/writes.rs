@@ -94,6 +94,9 @@ pub struct WriteBenchReport {
     /// Median wall time of a `rhizome query DB 'CREATE …'` process and of a
     /// `rhizome query DB 'RETURN 1'` process (when a binary was given).
     pub processes: Option<(Duration, Duration)>,
+    /// After likes were added to 1% of the persons: an incremental
+    /// checkpoint (delta file) and a full rewrite of the same content.
+    pub checkpoints: Option<(Duration, Duration)>,
 }
 
 /// One read query on both databases.
@@ -228,6 +231,7 @@ pub fn run_write_bench(
     );
     bulk_and_single(options, out, &mut report)?;
     delta_reads(options, out, &mut report)?;
+    checkpoint_costs(options, out, &mut report)?;
     if let Some(binary) = &options.binary {
         let base = likes_db(&options.data_dir, &options.likes)?;
         let dir = work_dir(options, "processes")?.join("db");
@@ -473,10 +477,10 @@ fn delta_reads(
     let checkpointed = open_without_checkpoints(&ckpt_dir)?;
     let replay = t.elapsed();
     let t = Instant::now();
-    checkpointed.database().checkpoint()?;
+    checkpointed.database().checkpoint_full()?;
     let _ = writeln!(
         out,
-        "reopen with log replay {:.2} s, checkpoint {:.2} s",
+        "reopen with log replay {:.2} s, full checkpoint {:.2} s",
         replay.as_secs_f64(),
         t.elapsed().as_secs_f64()
     );
@@ -485,6 +489,86 @@ fn delta_reads(
     drop((delta, checkpointed));
     // RHIZOME_BENCH_KEEP leaves both databases in place for inspection
     // (`rhizome query`, `perf`).
+    if std::env::var_os("RHIZOME_BENCH_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    Ok(())
+}
+
+/// An incremental checkpoint against a full rewrite of the same content:
+/// `likes_per_person` new likes for every 100th base person (1% of the
+/// persons, about 1% of the base's relationships), then the same database
+/// checkpointed both ways (two copies).
+fn checkpoint_costs(
+    options: &WriteBenchOptions,
+    out: &mut dyn Write,
+    report: &mut WriteBenchReport,
+) -> Result<()> {
+    let l = &options.likes;
+    let base = likes_db(&options.data_dir, l)?;
+    let work = work_dir(options, "checkpoints")?;
+    let incr_dir = work.join("incremental");
+    copy_db(&base, &incr_dir)?;
+    let engine = open_without_checkpoints(&incr_dir)?;
+    let likers: Vec<i64> = (0..l.persons).step_by(100).map(|p| p as i64).collect();
+    let per = l.likes_per_person as usize;
+    let total = likers.len() * per;
+    let items = random_ids(total, l.items.max(1), 21);
+    let weights = random_ids(total, 10_000, 22);
+    load(
+        &engine,
+        "UNWIND $rows AS r MATCH (a:Person {id: r.a}), (b:Item {id: r.b}) CREATE (a)-[:LIKES {weight: r.w}]->(b)",
+        total,
+        options.batch,
+        |i| {
+            map([
+                ("a", Value::Int(likers[i / per.max(1)])),
+                ("b", Value::Int(items[i])),
+                ("w", Value::Float(weights[i] as f64 / 1000.0)),
+            ])
+        },
+    )?;
+    drop(engine);
+    let full_dir = work.join("full");
+    copy_db(&incr_dir, &full_dir)?;
+    let no_auto = DatabaseOptions {
+        checkpoint_wal_bytes: u64::MAX,
+        checkpoint_on_close: false,
+        ..DatabaseOptions::default()
+    };
+    let db = Database::open_with(&incr_dir, no_auto.clone())?;
+    let t = Instant::now();
+    db.checkpoint()?;
+    let incremental = t.elapsed();
+    drop(db);
+    let delta_bytes = rhizome_storage::manifest::Manifest::read(&incr_dir)?
+        .delta
+        .map(|d| d.len);
+    let t = Instant::now();
+    let reopened = Database::open_with(&incr_dir, no_auto.clone())?;
+    let reopen = t.elapsed();
+    drop(reopened);
+    let db = Database::open_with(&full_dir, no_auto)?;
+    let t = Instant::now();
+    db.checkpoint_full()?;
+    let full = t.elapsed();
+    drop(db);
+    let base_likes = l.persons * l.likes_per_person;
+    let kind = match delta_bytes {
+        Some(b) => format!("incremental (delta file {:.1} MB)", b as f64 / 1e6),
+        None => "full (the delta outgrew the ratio)".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "checkpoint after {total} new LIKES of {} persons ({:.1}% of the base's {base_likes}): {kind} {:.3} s vs full rewrite {:.3} s = {:.3} (target <= 0.10); reopen over the delta file {:.1} ms",
+        likers.len(),
+        total as f64 * 100.0 / base_likes.max(1) as f64,
+        incremental.as_secs_f64(),
+        full.as_secs_f64(),
+        incremental.as_secs_f64() / full.as_secs_f64().max(1e-9),
+        ms(reopen)
+    );
+    report.checkpoints = Some((incremental, full));
     if std::env::var_os("RHIZOME_BENCH_KEEP").is_none() {
         let _ = std::fs::remove_dir_all(&work);
     }
@@ -619,5 +703,7 @@ mod tests {
         // A1 counts the likes of looked-up persons: never zero here.
         assert!(report.reads[0].answer > 0, "{text}");
         assert!(text.contains("delta/checkpointed"), "{text}");
+        assert!(report.checkpoints.is_some(), "{text}");
+        assert!(text.contains("vs full rewrite"), "{text}");
     }
 }

@@ -72,7 +72,7 @@ enum Prepared {
     Plan(Arc<rhizome_planner::PlannedStatement>),
 }
 
-/// `db.checkpoint()`: merges the delta layer into a new segment.
+/// `db.checkpoint()`: saves the delta layer (a delta file, or a new segment when it is large).
 fn checkpoint_procedure(db: Option<Database>) -> Procedure {
     Procedure {
         name: "db.checkpoint".into(),

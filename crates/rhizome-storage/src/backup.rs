@@ -67,15 +67,40 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(|e| Error::io(path.display(), e))
 }
 
-/// Writes the copy: segment, log prefix, and last the manifest (so an
+/// The bytes of `store`'s delta file, if its manifest names one: `Ok(None)`
+/// inside if a checkpoint removed it (take a newer state and retry). Read
+/// before the log prefix: a log still unreplaced after this read proves the
+/// file was not yet superseded when it was read.
+pub(crate) fn delta_bytes(dir: &Path, store: &Store) -> Result<Option<Option<Vec<u8>>>> {
+    let Some(meta) = &store.manifest.delta else {
+        return Ok(Some(None));
+    };
+    let path = dir.join(&meta.file);
+    match fs::read(&path) {
+        Ok(bytes) => Ok(Some(Some(bytes))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path.display(), e)),
+    }
+}
+
+/// Writes the copy: segment, delta file, log prefix, and last the manifest (so an
 /// interrupted backup is not a database).
-pub(crate) fn write(dir: &Path, dest: &Path, store: &Store, log: Option<&[u8]>) -> Result<()> {
+pub(crate) fn write(
+    dir: &Path,
+    dest: &Path,
+    store: &Store,
+    delta: Option<&[u8]>,
+    log: Option<&[u8]>,
+) -> Result<()> {
     let segment = &store.manifest.segment;
     let (from, to) = (dir.join(segment), dest.join(segment));
     fs::copy(&from, &to).map_err(|e| Error::io(from.display(), e))?;
     fs::File::open(&to)
         .and_then(|f| f.sync_all())
         .map_err(|e| Error::io(to.display(), e))?;
+    if let (Some(meta), Some(bytes)) = (&store.manifest.delta, delta) {
+        write_synced(&dest.join(&meta.file), bytes)?;
+    }
     if let Some(log) = log {
         write_synced(&dest.join(WAL_FILE), log)?;
     }

@@ -15,7 +15,7 @@ use crate::csr::{CsrData, CsrMeta};
 use crate::index::{index_order, IndexMeta};
 use crate::labels::{LabelIndex, LabelRun};
 use crate::manifest::{
-    sync_dir, Manifest, NodeGroupMeta, RelTypeMeta, FORMAT_NAME, FORMAT_VERSION,
+    sync_dir, Manifest, NodeGroupMeta, RelTypeMeta, FORMAT_NAME, FORMAT_VERSION_MIN,
 };
 use crate::segment::SegmentWriter;
 use crate::stats::{DegreeStats, IndexStats, RelTypeStats, Statistics, TripleCount};
@@ -376,7 +376,7 @@ impl GraphBuilder {
         let segment_len = w.finish()?;
         let manifest = Manifest {
             format: FORMAT_NAME.to_string(),
-            version: FORMAT_VERSION,
+            version: FORMAT_VERSION_MIN,
             generation,
             segment: segment_name,
             segment_len,
@@ -389,6 +389,7 @@ impl GraphBuilder {
             constraints: schema.constraints,
             schema_names: schema.names,
             statistics: statistics.clone(),
+            delta: None,
         };
         // The segment's directory entry is durable before the manifest names it.
         sync_dir(dir)?;

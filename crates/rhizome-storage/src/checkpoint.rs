@@ -1,4 +1,5 @@
-//! Checkpoint: merge base + delta into a new immutable segment.
+//! Full checkpoint: merge base + delta into a new immutable segment (an
+//! incremental checkpoint writes only the delta: see [`crate::deltafile`]).
 //!
 //! The current state (a [`Snapshot`]) is written with the bulk
 //! [`GraphBuilder`] as a new segment `segment-NNNNNN.rhz` (NNNNNN = the new

@@ -250,6 +250,12 @@ pub struct DatabaseOptions {
     /// Checkpoint when the last handle is dropped (if anything changed).
     /// Off by default: the log survives a clean close and is replayed on open.
     pub checkpoint_on_close: bool,
+    /// A checkpoint writes only a delta file (the changes since the last
+    /// full checkpoint; ids unchanged) while that file stays below this
+    /// fraction of the segment's size, and rewrites the whole segment (a
+    /// full checkpoint, which renumbers ids) beyond it. `0.0`: every
+    /// checkpoint is full. Default `0.25`.
+    pub delta_checkpoint_ratio: f64,
     /// Open for reading only: no write transaction, no checkpoint, no lock
     /// taken for writing and no file created, changed or removed.
     pub read_only: bool,
@@ -264,6 +270,7 @@ impl Default for DatabaseOptions {
             transaction_timeout: None,
             checkpoint_wal_bytes: 64 << 20,
             checkpoint_on_close: false,
+            delta_checkpoint_ratio: 0.25,
             read_only: false,
             io: Arc::new(StdIo),
         }
@@ -300,6 +307,38 @@ impl Version {
     fn snapshot(&self) -> Snapshot {
         Snapshot::new(self.store.clone(), self.delta.clone())
     }
+}
+
+/// Reads the delta file `meta` of `store`'s manifest.
+pub(crate) fn read_delta_file(
+    dir: &Path,
+    store: &Store,
+    meta: &crate::manifest::DeltaFileMeta,
+) -> Result<Delta> {
+    let mut delta = crate::deltafile::read(
+        dir,
+        &meta.file,
+        &crate::deltafile::Base {
+            node_bound: store.manifest.node_bound,
+            rel_bound: store.rel_bound(),
+            catalog: &store.manifest.catalog,
+            store: Some(store),
+        },
+    )?;
+    // Which indexes the segment holds is the manifest's to say.
+    let base_indexes = store.schema().indexes;
+    for set in &mut delta.index_sets {
+        if set.base && !base_indexes.contains(&set.def) {
+            return Err(Error::new(
+                ErrorKind::CorruptDatabase,
+                format!(
+                    "{}: an index the segment does not hold is marked as held",
+                    dir.join(&meta.file).display()
+                ),
+            ));
+        }
+    }
+    Ok(delta)
 }
 
 /// A delta holding no change over `store`.
@@ -707,7 +746,7 @@ impl Shared {
             let synced = self.sync_pending(&mut w);
             if synced.is_ok() {
                 // The commit is durable already; a failed checkpoint leaves the log in place.
-                let _ = self.checkpoint_locked(&mut w);
+                let _ = self.checkpoint_locked(&mut w, false);
             }
             self.release_file_if_idle();
             drop(w);
@@ -844,20 +883,51 @@ impl Shared {
         outcome
     }
 
-    /// Merges the current state into a new segment (caller holds the writer lock).
-    fn checkpoint_locked(&self, w: &mut LogState) -> Result<bool> {
+    /// Checkpoints the current state (caller holds the writer lock): a delta
+    /// file if the changes are small enough (see
+    /// [`DatabaseOptions::delta_checkpoint_ratio`]) and `full` is false,
+    /// else a new segment.
+    fn checkpoint_locked(&self, w: &mut LogState, full: bool) -> Result<bool> {
         if let Some(why) = &w.broken {
             return Err(Error::new(ErrorKind::IoError, why.clone()));
         }
         self.sync_pending(w)?;
         let v = self.current.load_full();
-        if v.delta.is_empty() {
+        // After an incremental checkpoint the delta is not empty, but the
+        // delta file holds all of it until the log gets a record.
+        let saved = v.store.manifest.delta.is_some()
+            && (!v.pos.live || v.pos.wal_len <= crate::wal::HEADER_LEN);
+        if v.delta.is_empty() || (saved && !full) {
             return Ok(false);
         }
         let generation = v.store.manifest.generation + 1;
         let old_segment = v.store.manifest.segment.clone();
+        let old_delta = v.store.manifest.delta.clone();
         // Until the manifest is renamed, a crash leaves the old state plus the log.
-        crate::checkpoint::write(&self.dir, &v.snapshot(), generation)?;
+        let incremental = match full {
+            true => None,
+            false => {
+                let bytes = crate::deltafile::encode(&v.delta, &v.store);
+                let limit =
+                    self.options.delta_checkpoint_ratio * v.store.manifest.segment_len as f64;
+                ((bytes.len() as f64) <= limit).then_some(bytes)
+            }
+        };
+        match &incremental {
+            Some(bytes) => {
+                let file = crate::deltafile::file_name(generation);
+                crate::deltafile::write(&self.dir, &file, bytes)?;
+                let mut manifest = v.store.manifest.clone();
+                manifest.generation = generation;
+                manifest.delta = Some(crate::manifest::DeltaFileMeta {
+                    file,
+                    len: bytes.len() as u64,
+                });
+                crate::manifest::sync_dir(&self.dir)?;
+                manifest.write(&self.dir)?;
+            }
+            None => crate::checkpoint::write(&self.dir, &v.snapshot(), generation)?,
+        }
         // From here on the old log is stale (its generation is older than the manifest's).
         w.wal = None;
         w.wal_id = None;
@@ -895,11 +965,21 @@ impl Shared {
                 }
             }
         };
-        let delta = Arc::new(empty_delta(&store));
+        // After an incremental checkpoint the state is the same delta over
+        // the same segment, now saved in the delta file.
+        let delta = match incremental {
+            Some(_) => v.delta.clone(),
+            None => Arc::new(empty_delta(&store)),
+        };
         self.current
             .store(Arc::new(Version::new(store, delta, pos, v.last_commit)));
         if old_segment != self.current.load().store.manifest.segment {
             crate::lock::remove_if_unused(&self.dir.join(old_segment));
+        }
+        if let Some(old) = old_delta {
+            // Read whole at load, never mapped: nobody needs it any more (a
+            // process loading the old manifest right now retries).
+            let _ = std::fs::remove_file(self.dir.join(old.file));
         }
         collect_leftovers(&self.dir, &self.current.load().store.manifest);
         Ok(true)
@@ -923,7 +1003,7 @@ impl Drop for Shared {
             {
                 let mut w = lock(&self.log);
                 if self.catch_up(&mut w).is_ok() {
-                    let _ = self.checkpoint_locked(&mut w);
+                    let _ = self.checkpoint_locked(&mut w, false);
                 }
                 lock(&self.gate.file).release();
             }
@@ -949,9 +1029,12 @@ fn collect_leftovers(dir: &Path, manifest: &Manifest) {
         let name = entry.file_name().to_string_lossy().to_string();
         let stray_segment =
             name.starts_with("segment-") && name.ends_with(".rhz") && name != manifest.segment;
+        let stray_delta = name.starts_with("delta-")
+            && name.ends_with(".rhd")
+            && manifest.delta.as_ref().is_none_or(|d| d.file != name);
         if stray_segment {
             crate::lock::remove_if_unused(&entry.path());
-        } else if name.ends_with(".tmp") {
+        } else if name.ends_with(".tmp") || stray_delta {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -1020,7 +1103,9 @@ impl Database {
         let Ok(ticket) = self.shared.acquire_writer_within(Duration::ZERO) else {
             return;
         };
-        let _ = self.shared.checkpoint_locked(&mut lock(&self.shared.log));
+        let _ = self
+            .shared
+            .checkpoint_locked(&mut lock(&self.shared.log), false);
         self.shared.release_writer(ticket);
     }
 
@@ -1074,15 +1159,32 @@ impl Database {
         })
     }
 
-    /// Merges every change since the last checkpoint into a new segment,
-    /// switches the manifest atomically and resets the log. Waits for the
-    /// writer lock like [`Database::begin_write`]. Returns false if there was
-    /// nothing to merge. Node and relationship ids are renumbered densely
-    /// (see [`crate::checkpoint`]); snapshots taken before keep reading the
-    /// old state with the old ids.
+    /// Saves every change since the last checkpoint, switches the manifest
+    /// atomically and resets the log. Waits for the writer lock like
+    /// [`Database::begin_write`]. Returns false if there was nothing to
+    /// save. Incremental while the changes since the last full checkpoint
+    /// are small (see [`DatabaseOptions::delta_checkpoint_ratio`]): it
+    /// writes them as a delta file and keeps every id; else as
+    /// [`Database::checkpoint_full`].
     pub fn checkpoint(&self) -> Result<bool> {
+        self.checkpoint_with(false)
+    }
+
+    /// Merges every change since the last full checkpoint (the delta file
+    /// and the log) into a new segment, switches the manifest atomically
+    /// and resets the log. Returns false if there was nothing to merge.
+    /// Node and relationship ids are renumbered densely (see
+    /// [`crate::checkpoint`]); snapshots taken before keep reading the old
+    /// state with the old ids.
+    pub fn checkpoint_full(&self) -> Result<bool> {
+        self.checkpoint_with(true)
+    }
+
+    fn checkpoint_with(&self, full: bool) -> Result<bool> {
         let ticket = self.shared.acquire_writer()?;
-        let r = self.shared.checkpoint_locked(&mut lock(&self.shared.log));
+        let r = self
+            .shared
+            .checkpoint_locked(&mut lock(&self.shared.log), full);
         self.shared.release_writer(ticket);
         r
     }
@@ -1098,8 +1200,17 @@ impl Database {
             self.try_snapshot()?;
             let v = self.shared.current.load_full();
             let io = &*self.shared.options.io;
+            let Some(delta) = crate::backup::delta_bytes(&self.shared.dir, &v.store)? else {
+                continue;
+            };
             if let Some(log) = crate::backup::log_prefix(&self.shared.dir, io, &v.pos)? {
-                return crate::backup::write(&self.shared.dir, dest, &v.store, log.as_deref());
+                return crate::backup::write(
+                    &self.shared.dir,
+                    dest,
+                    &v.store,
+                    delta.as_deref(),
+                    log.as_deref(),
+                );
             }
         }
         Err(Error::new(

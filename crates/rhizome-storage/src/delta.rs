@@ -343,6 +343,16 @@ impl AdjMap {
     pub(crate) fn has_loose(&self) -> bool {
         !self.loose.is_empty()
     }
+
+    /// Every node with a list, in node order, with its list.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (NodeId, &[NodeId], &[RelId])> + '_ {
+        (0..self.pages.len() as u64).flat_map(move |p| {
+            (0..PAGE as u64).filter_map(move |i| {
+                let node = (p << PAGE_BITS) + i;
+                self.get(node).map(|(n, r)| (node, n, r))
+            })
+        })
+    }
 }
 
 /// How the members of one label differ from the base: ranges of nodes that
@@ -456,6 +466,26 @@ impl IndexSet {
     /// Removes the entry (`value`, `node`) if present.
     pub(crate) fn remove(&mut self, value: Value, node: NodeId) {
         self.entries.remove(&(IndexValue(value), node));
+    }
+
+    /// An index set as saved in a delta file (see [`crate::deltafile`]).
+    pub(crate) fn restore(
+        def: IndexDef,
+        base: bool,
+        entries: imbl::OrdSet<(IndexValue, NodeId)>,
+        span: Option<(Value, Value)>,
+    ) -> IndexSet {
+        IndexSet {
+            def,
+            base,
+            entries,
+            span: span.map(|(lo, hi)| (IndexValue(lo), IndexValue(hi))),
+        }
+    }
+
+    /// The lowest and highest value entered since the checkpoint.
+    pub(crate) fn span(&self) -> Option<(&Value, &Value)> {
+        self.span.as_ref().map(|(lo, hi)| (&lo.0, &hi.0))
     }
 
     /// False if no entry can have a value equal to `value`.

@@ -165,16 +165,30 @@ fn load_once(dir: &Path, io: &dyn StorageIo) -> Result<Option<Loaded>> {
             };
         }
     };
+    // An incremental checkpoint's delta file: the changes the segment lacks.
+    let saved = match &store.manifest.delta {
+        None => crate::database::empty_delta(&store),
+        Some(meta) => match crate::database::read_delta_file(dir, &store, meta) {
+            Ok(delta) => delta,
+            // A later checkpoint replaced the manifest and deleted the file.
+            Err(e) => {
+                return match file_id(&dir.join(MANIFEST_FILE)) {
+                    Some((id, _)) if id == manifest_id => Err(e),
+                    _ => Ok(None),
+                };
+            }
+        },
+    };
     let wal_path = dir.join(WAL_FILE);
     let log = io
         .read_from(&wal_path, 0)
         .map_err(|e| Error::io(wal_path.display(), e))?;
-    let empty = Arc::new(crate::database::empty_delta(&store));
+    let saved = Arc::new(saved);
     let generation = store.manifest.generation;
     let Some((wal_id, bytes)) = log else {
         return Ok(Some(Loaded {
             store,
-            delta: empty,
+            delta: saved,
             pos: LogPosition {
                 manifest: manifest_id,
                 wal: None,
@@ -187,7 +201,7 @@ fn load_once(dir: &Path, io: &dyn StorageIo) -> Result<Option<Loaded>> {
     };
     match wal::header_generation(&bytes) {
         Some(g) if g == generation => {
-            let snap = Snapshot::new(store.clone(), empty);
+            let snap = Snapshot::new(store.clone(), saved);
             let at = wal::HEADER_LEN;
             let (delta, last_commit, scan) = replay(snap, &bytes[at as usize..], at, 0, dir)?;
             let wal_len = at + scan.valid_len;
@@ -210,7 +224,7 @@ fn load_once(dir: &Path, io: &dyn StorageIo) -> Result<Option<Loaded>> {
         // everything in it is in the segment already.
         _ => Ok(Some(Loaded {
             store,
-            delta: empty,
+            delta: saved,
             pos: LogPosition {
                 manifest: manifest_id,
                 wal: Some(wal_id),

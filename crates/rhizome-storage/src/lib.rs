@@ -16,8 +16,9 @@
 //! Writes: [`Database::begin_write`] starts the single [`WriteTxn`]; its
 //! changes go to the [`delta`] layer over the immutable base and become
 //! visible atomically at commit, after their record in the write-ahead log
-//! ([`wal`]) is durable. [`checkpoint`] merges base + delta into a new
-//! segment. See `txn` for the lock protocol and `wal` for the durability
+//! ([`wal`]) is durable. A checkpoint saves the delta as a delta file
+//! ([`deltafile`], ids kept) or, when it has grown large, merges base +
+//! delta into a new segment ([`checkpoint`]). See `txn` for the lock protocol and `wal` for the durability
 //! guarantees.
 //!
 //! Many processes may open one directory: writers of all of them take turns
@@ -34,6 +35,7 @@ pub mod column;
 pub mod csr;
 pub mod database;
 pub mod delta;
+pub mod deltafile;
 mod follow;
 pub mod index;
 pub mod io;

@@ -22,8 +22,13 @@ use std::path::Path;
 pub const MANIFEST_FILE: &str = "manifest.json";
 /// Value of [`Manifest::format`].
 pub const FORMAT_NAME: &str = "rhizome-database";
-/// Current on-disk format version.
-pub const FORMAT_VERSION: u32 = 1;
+/// Newest on-disk format version this binary reads and writes: version 2
+/// adds delta files (incremental checkpoints, [`Manifest::delta`]).
+pub const FORMAT_VERSION: u32 = 2;
+/// Oldest on-disk format version this binary reads. A manifest without a
+/// delta file is written as this version, so older binaries keep reading
+/// databases that use nothing newer.
+pub const FORMAT_VERSION_MIN: u32 = 1;
 
 /// A contiguous range of node ids imported together, with its property columns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,6 +101,32 @@ pub struct Manifest {
     pub schema_names: Vec<crate::schema::SchemaName>,
     /// Statistics.
     pub statistics: Statistics,
+    /// The delta file of an incremental checkpoint (changes since the
+    /// segment was written, read over it; see `deltafile`); absent after a
+    /// full checkpoint. Present only in format version 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<DeltaFileMeta>,
+}
+
+/// The delta file a manifest names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeltaFileMeta {
+    /// File name inside the database directory.
+    pub file: String,
+    /// Its length in bytes.
+    pub len: u64,
+}
+
+impl Manifest {
+    /// The lowest format version that can represent this manifest: what
+    /// [`Manifest::write`] records.
+    pub fn needed_version(&self) -> u32 {
+        if self.delta.is_some() {
+            2
+        } else {
+            FORMAT_VERSION_MIN
+        }
+    }
 }
 
 impl Manifest {
@@ -144,7 +175,7 @@ impl Manifest {
                 ),
             ));
         }
-        if header.version != FORMAT_VERSION {
+        if !(FORMAT_VERSION_MIN..=FORMAT_VERSION).contains(&header.version) {
             let who = if header.version > FORMAT_VERSION {
                 "a newer Rhizome; upgrade this binary to open it"
             } else {
@@ -154,7 +185,7 @@ impl Manifest {
                 ErrorKind::CorruptDatabase,
                 format!(
                     "{}: the database has on-disk format version {}, written by {who} \
-                     (this binary reads version {FORMAT_VERSION})",
+                     (this binary reads versions {FORMAT_VERSION_MIN} to {FORMAT_VERSION})",
                     path.display(),
                     header.version
                 ),
@@ -172,7 +203,9 @@ impl Manifest {
     /// Writes the manifest into `dir` atomically and durably.
     pub fn write(&self, dir: &Path) -> Result<()> {
         let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
-        let json = serde_json::to_vec(self).map_err(|e| Error::internal(e.to_string()))?;
+        let mut this = self.clone();
+        this.version = self.needed_version();
+        let json = serde_json::to_vec(&this).map_err(|e| Error::internal(e.to_string()))?;
         let mut file = fs::File::create(&tmp).map_err(|e| Error::io(tmp.display(), e))?;
         file.write_all(&json)
             .map_err(|e| Error::io(tmp.display(), e))?;

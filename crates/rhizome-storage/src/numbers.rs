@@ -15,6 +15,8 @@ use std::sync::Arc;
 const PAGE_BITS: u32 = 10;
 const PAGE: usize = 1 << PAGE_BITS;
 const MASK: u64 = PAGE as u64 - 1;
+/// Slots per page (relationship ids `page * PAGE_SLOTS ..`).
+pub(crate) const PAGE_SLOTS: usize = PAGE;
 
 /// Slot value: not written since the checkpoint (read the base column).
 const UNSET: u64 = 0x7ff8_dead_0000_0001;
@@ -68,6 +70,34 @@ impl NumberPages {
         }
         let page = Arc::make_mut(pages[p].get_or_insert_with(|| Arc::new(vec![UNSET; PAGE])));
         page[(rel & MASK) as usize] = bits;
+    }
+
+    /// The pages as saved in a delta file: `(page number, 1024 slots)` for
+    /// every page written, and the lowest id written.
+    pub(crate) fn raw(&self) -> (Vec<(usize, &[u64])>, RelId) {
+        let pages = self
+            .pages
+            .iter()
+            .enumerate()
+            .filter_map(|(p, page)| page.as_ref().map(|page| (p, page.as_slice())))
+            .collect();
+        (pages, self.low)
+    }
+
+    /// Pages read back from a delta file (each page exactly [`PAGE_SLOTS`] slots).
+    pub(crate) fn from_raw(pages: Vec<(usize, Vec<u64>)>, low: RelId) -> NumberPages {
+        let mut all: Vec<Option<Arc<Vec<u64>>>> = Vec::new();
+        for (p, page) in pages {
+            debug_assert_eq!(page.len(), PAGE);
+            if all.len() <= p {
+                all.resize(p + 1, None);
+            }
+            all[p] = Some(Arc::new(page));
+        }
+        NumberPages {
+            pages: Arc::new(all),
+            low,
+        }
     }
 
     /// What is known of relationship `rel`.

@@ -1,5 +1,5 @@
 //! Crash test: a child process commits groups of changes (checkpointing
-//! often) and prints each acknowledged commit; the parent kills it with
+//! often: incremental delta-file checkpoints, and every fourth a full one) and prints each acknowledged commit; the parent kills it with
 //! SIGKILL at random moments, reopens the database and checks that every
 //! acknowledged group is there, no group is half there, and the integrity
 //! check passes.
@@ -19,6 +19,8 @@ fn options() -> DatabaseOptions {
     DatabaseOptions {
         checkpoint_wal_bytes: 3000,
         checkpoint_on_close: false,
+        // Incremental (delta file) checkpoints, and a full one every 20 groups.
+        delta_checkpoint_ratio: 1e6,
         ..DatabaseOptions::default()
     }
 }
@@ -77,7 +79,11 @@ fn child(dir: &Path) {
         writeln!(out, "ACK {g}").unwrap();
         out.flush().unwrap();
         if g % 5 == 0 {
-            db.checkpoint().unwrap();
+            if g % 20 == 0 {
+                db.checkpoint_full().unwrap();
+            } else {
+                db.checkpoint().unwrap();
+            }
             let mut out = stdout.lock();
             writeln!(out, "CKPT {g}").unwrap();
             out.flush().unwrap();

@@ -120,9 +120,11 @@ fn run(seed: u64) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
     GraphBuilder::new().write(&dir).unwrap();
+    // Odd seeds checkpoint incrementally (delta files) until a full one.
     let options = DatabaseOptions {
         checkpoint_wal_bytes: 6000,
         checkpoint_on_close: false,
+        delta_checkpoint_ratio: if seed % 2 == 1 { 1e6 } else { 0.25 },
         ..DatabaseOptions::default()
     };
     let mut db = Database::open_with(&dir, options.clone()).unwrap();
@@ -245,9 +247,12 @@ fn run(seed: u64) {
             model,
             "round {round}: after commit"
         );
-        match rng.below(8) {
+        match rng.below(9) {
             0 => {
                 db.checkpoint().unwrap();
+            }
+            8 => {
+                db.checkpoint_full().unwrap();
             }
             1 => {
                 drop(db);

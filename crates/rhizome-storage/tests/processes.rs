@@ -380,6 +380,8 @@ fn mp_child() {
     let options = DatabaseOptions {
         lock_timeout: Duration::from_secs(20),
         checkpoint_wal_bytes: 4096,
+        // Mostly incremental (delta file) checkpoints; full ones below.
+        delta_checkpoint_ratio: 1e6,
         ..DatabaseOptions::default()
     };
     let db = Database::open_with(&dir, options).unwrap();
@@ -435,7 +437,12 @@ fn mp_child() {
                     Err(e) => fail(&mut out, e.to_string()),
                 }
                 if next() % 16 == 0 {
-                    if let Err(e) = db.checkpoint() {
+                    let r = if next() % 4 == 0 {
+                        db.checkpoint_full()
+                    } else {
+                        db.checkpoint()
+                    };
+                    if let Err(e) = r {
                         fail(&mut out, e.to_string());
                     }
                 }

@@ -556,8 +556,9 @@ fn checkpoint_and_reopen_keep_the_graph() {
     txn.commit().unwrap();
     let before = dump(&db.snapshot());
     let old = db.snapshot();
-    assert!(db.checkpoint().unwrap());
+    assert!(db.checkpoint_full().unwrap());
     assert!(!db.checkpoint().unwrap());
+    assert!(!db.checkpoint_full().unwrap());
     let s = db.snapshot();
     assert!(s.is_base_only());
     assert_eq!(dump(&s), before);
@@ -737,8 +738,9 @@ fn closing_keeps_the_log_unless_asked_to_checkpoint() {
     drop(clone);
     let len = std::fs::metadata(wal_path(&dir)).unwrap().len();
     assert_eq!(len, 16, "the log was reset to its header");
+    // One small node: the checkpoint was incremental (a delta file).
+    assert_eq!(files_ending(&dir, ".rhd").len(), 1);
     let db = Database::open(&dir).unwrap();
-    assert!(db.snapshot().is_base_only());
     assert_eq!(count_t(&db), 1);
 }
 
@@ -786,4 +788,227 @@ fn readers_always_see_whole_commits() {
 
 fn count_t_in(s: &Snapshot) -> usize {
     s.catalog().label_id("T").map_or(0, |_| ids(s, "T").len())
+}
+
+fn files_ending(dir: &Path, ext: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(ext))
+        .collect();
+    names.sort();
+    names
+}
+
+fn manifest_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// Options whose checkpoints are incremental whatever the delta's size.
+fn incremental() -> DatabaseOptions {
+    DatabaseOptions {
+        delta_checkpoint_ratio: 1e6,
+        ..DatabaseOptions::default()
+    }
+}
+
+#[test]
+fn incremental_checkpoints_write_a_delta_file_and_keep_ids() {
+    let (_tmp, dir) = setup();
+    let segment = files_ending(&dir, ".rhz");
+    let db = Database::open_with(&dir, incremental()).unwrap();
+    let mut txn = db.begin_write().unwrap();
+    let a = txn
+        .create_node(
+            &["Person", "X"],
+            &[("id", Value::Int(50)), ("s", Value::from("a"))],
+        )
+        .unwrap();
+    let r = txn
+        .create_relationship(
+            a,
+            2,
+            "LIKES",
+            &[("since", Value::Int(2020)), ("f", Value::Float(0.5))],
+        )
+        .unwrap();
+    txn.delete_node(0, true).unwrap();
+    txn.set_rel_property(1, "w", Value::Int(7)).unwrap();
+    txn.remove_label(3, "Person").unwrap();
+    txn.create_unique_constraint("X", "s", None).unwrap();
+    txn.commit().unwrap();
+    let before = dump(&db.snapshot());
+    assert!(db.checkpoint().unwrap());
+    assert!(!db.checkpoint().unwrap(), "nothing new since");
+    // The segment was not rewritten; the manifest names a delta file and
+    // says format 2; the log is empty.
+    assert_eq!(files_ending(&dir, ".rhz"), segment);
+    assert_eq!(files_ending(&dir, ".rhd"), vec!["delta-000002.rhd"]);
+    let m = manifest_json(&dir);
+    assert_eq!(m["version"], 2);
+    assert_eq!(m["delta"]["file"], "delta-000002.rhd");
+    assert_eq!(std::fs::metadata(wal_path(&dir)).unwrap().len(), 16);
+    // Same ids, same graph, in this handle and after reopening.
+    let s = db.snapshot();
+    assert_eq!(dump(&s), before);
+    assert_eq!(s.relationship(r).unwrap().start, a);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+    drop((s, db));
+    let db = Database::open_with(&dir, incremental()).unwrap();
+    let s = db.snapshot();
+    assert_eq!(dump(&s), before);
+    assert_eq!(s.relationship(r).unwrap().end, 2);
+    assert_eq!(s.rel_property(r, key(&s, "f")), Value::Float(0.5));
+    let x = s.catalog().label_id("X").unwrap();
+    assert!(s.schema().is_unique(x, key(&s, "s")));
+    assert!(db.check().is_empty(), "{:?}", db.check());
+    // The constraint holds over the saved delta.
+    let mut txn = db.begin_write().unwrap();
+    let err = txn
+        .create_node(&["X"], &[("s", Value::from("a"))])
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ConstraintValidationFailed);
+    drop(txn);
+    // More changes: the next delta file replaces the first.
+    let mut txn = db.begin_write().unwrap();
+    let b = txn.create_node(&["X"], &[("s", Value::from("b"))]).unwrap();
+    txn.create_relationship(b, a, "LIKES", &[]).unwrap();
+    txn.commit().unwrap();
+    let before = dump(&db.snapshot());
+    assert!(db.checkpoint().unwrap());
+    assert_eq!(files_ending(&dir, ".rhd"), vec!["delta-000003.rhd"]);
+    assert_eq!(out(&db.snapshot(), b, "LIKES"), vec![a]);
+    // A backup copies the delta file.
+    let copy = dir.with_file_name("copy");
+    db.backup(&copy).unwrap();
+    assert_eq!(dump(&Database::open(&copy).unwrap().snapshot()), before);
+    // A full checkpoint merges it into a new segment (format 1 again).
+    assert!(db.checkpoint_full().unwrap());
+    assert!(files_ending(&dir, ".rhd").is_empty());
+    assert_eq!(manifest_json(&dir)["version"], 1);
+    assert!(manifest_json(&dir).get("delta").is_none());
+    assert_eq!(dump(&db.snapshot()), before);
+    drop(db);
+    assert_eq!(dump(&Database::open(&dir).unwrap().snapshot()), before);
+}
+
+#[test]
+fn a_large_delta_makes_the_checkpoint_full() {
+    let (_tmp, dir) = setup();
+    let db = Database::open(&dir).unwrap();
+    let mut txn = db.begin_write().unwrap();
+    for i in 0..2000 {
+        txn.create_node(&["T"], &[("i", Value::Int(i))]).unwrap();
+    }
+    txn.commit().unwrap();
+    // 2,000 new nodes are more than a quarter of the 4-node segment.
+    assert!(db.checkpoint().unwrap());
+    assert!(files_ending(&dir, ".rhd").is_empty());
+    assert!(db.snapshot().is_base_only());
+    assert_eq!(count_t(&db), 2000);
+}
+
+#[test]
+fn a_damaged_delta_file_is_refused_with_its_name() {
+    let (_tmp, dir) = setup();
+    let db = Database::open_with(&dir, incremental()).unwrap();
+    let mut txn = db.begin_write().unwrap();
+    txn.create_node(&["T"], &[("i", Value::Int(1))]).unwrap();
+    txn.commit().unwrap();
+    assert!(db.checkpoint().unwrap());
+    drop(db);
+    let path = dir.join("delta-000002.rhd");
+    let good = std::fs::read(&path).unwrap();
+    let damaged: Vec<(&str, Vec<u8>)> = vec![
+        ("checksum", {
+            let mut b = good.clone();
+            let last = b.len() - 1;
+            b[last] ^= 1;
+            b
+        }),
+        ("truncated", good[..good.len() - 3].to_vec()),
+        ("magic", {
+            let mut b = good.clone();
+            b[0] = b'X';
+            b
+        }),
+        ("delta file format 9", {
+            let mut b = good.clone();
+            b[8] = 9;
+            b
+        }),
+    ];
+    for (why, bytes) in damaged {
+        std::fs::write(&path, &bytes).unwrap();
+        let err = Database::open(&dir).err().expect("refused");
+        assert_eq!(err.kind, ErrorKind::CorruptDatabase, "{why}");
+        assert!(
+            err.message.contains("delta-000002.rhd"),
+            "{why}: {}",
+            err.message
+        );
+    }
+    std::fs::remove_file(&path).unwrap();
+    let err = Database::open(&dir).err().expect("refused");
+    assert!(err.message.contains("delta-000002.rhd"), "{}", err.message);
+    std::fs::write(&path, &good).unwrap();
+    assert_eq!(count_t(&Database::open(&dir).unwrap()), 1);
+}
+
+#[test]
+fn format_versions_one_and_two_open_and_newer_ones_are_refused() {
+    let (_tmp, dir) = setup();
+    assert_eq!(manifest_json(&dir)["version"], 1);
+    let mut m = manifest_json(&dir);
+    m["version"] = 3.into();
+    std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    let err = Database::open(&dir).err().expect("refused");
+    assert_eq!(err.kind, ErrorKind::CorruptDatabase);
+    assert!(
+        err.message.contains("format version 3") && err.message.contains("newer Rhizome"),
+        "{}",
+        err.message
+    );
+    m["version"] = 2.into();
+    std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    assert_eq!(
+        ids(&Database::open(&dir).unwrap().snapshot(), "Person").len(),
+        4
+    );
+}
+
+#[test]
+fn interrupted_incremental_checkpoints_recover() {
+    let (_tmp, dir) = setup();
+    write_commits(&dir, 4);
+    let stale_wal = std::fs::read(wal_path(&dir)).unwrap();
+    // Crash after the manifest switch, before the log reset.
+    let db = Database::open_with(&dir, incremental()).unwrap();
+    assert!(db.checkpoint().unwrap());
+    assert_eq!(files_ending(&dir, ".rhd").len(), 1);
+    drop(db);
+    std::fs::write(wal_path(&dir), &stale_wal).unwrap();
+    let db = Database::open_with(&dir, incremental()).unwrap();
+    assert_eq!(count_t(&db), 4);
+    assert!(db.check().is_empty(), "{:?}", db.check());
+    drop(db);
+    // Crash before the manifest switch (a delta file nobody names) and
+    // after it, before the old delta file was removed: both are debris.
+    write_commits(&dir, 2);
+    std::fs::write(dir.join("delta-000099.rhd"), b"half").unwrap();
+    std::fs::write(dir.join("delta-000001.rhd"), b"old").unwrap();
+    let db = Database::open_with(&dir, incremental()).unwrap();
+    assert_eq!(count_t(&db), 6);
+    drop(db.begin_write().unwrap());
+    assert_eq!(files_ending(&dir, ".rhd"), vec!["delta-000002.rhd"]);
+    // The next incremental checkpoint replaces the delta file; ids of the
+    // first four stay what they were.
+    let ids_before = ids(&db.snapshot(), "T");
+    assert!(db.checkpoint().unwrap());
+    assert_eq!(files_ending(&dir, ".rhd"), vec!["delta-000003.rhd"]);
+    assert_eq!(ids(&db.snapshot(), "T"), ids_before);
+    drop(db);
+    let db = Database::open(&dir).unwrap();
+    assert_eq!(ids(&db.snapshot(), "T"), ids_before);
+    assert!(db.check().is_empty(), "{:?}", db.check());
 }

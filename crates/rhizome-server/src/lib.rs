@@ -21,6 +21,7 @@ pub mod config;
 pub mod connection;
 pub mod framing;
 pub mod handshake;
+pub mod introspection;
 mod log;
 pub mod message;
 pub mod packstream;
@@ -30,6 +31,7 @@ pub mod status;
 pub mod stream;
 pub mod user_commands;
 pub mod values;
+pub mod web_assets;
 
 pub use config::{AuthMode, ServerConfig};
 pub use log::log;

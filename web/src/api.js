@@ -1,6 +1,6 @@
 // The client of Rhizome's HTTP Query API (`POST /db/{name}/query/v2`, the
 // Neo4j Query API shape) with basic auth, typed JSON answers and plans.
-import { decode } from "./values.js";
+import { decodeRows } from "./values.js";
 
 /** A failed statement: the server's status code, message and, when known, position. */
 export class QueryError extends Error {
@@ -90,7 +90,7 @@ export class Api {
     const data = body.data || { fields: [], values: [] };
     return {
       fields: data.fields || [],
-      rows: (data.values || []).map((row) => row.map(decode)),
+      rows: decodeRows(data.values || []),
       plan: body.profiledQueryPlan || body.queryPlan || null,
       profiled: !!body.profiledQueryPlan,
       counters: body.counters || null,

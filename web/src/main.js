@@ -237,11 +237,20 @@ async function run() {
   }
 }
 
+// Views drawn for the current result; the others are drawn when shown.
+let drawn = new Set();
+
+function draw(name) {
+  if (!lastResult || drawn.has(name)) return;
+  drawn.add(name);
+  if (name === "table") renderTable($("view-table"), lastResult);
+  else if (name === "json") renderJson($("json"), lastResult);
+  else if (name === "plan") renderPlan($("view-plan"), lastResult.plan, lastResult.profiled);
+}
+
 function showResult(result, started) {
   const counters = countersText(result.counters);
-  renderTable($("view-table"), result);
-  renderJson($("json"), result);
-  renderPlan($("view-plan"), result.plan, result.profiled);
+  drawn = new Set();
   if (result.plan) view = "plan";
   graphView.show(result, view === "graph");
   setView(view);
@@ -271,6 +280,7 @@ function setView(name) {
     b.classList.toggle("active", b.dataset.view === name);
   for (const v of ["table", "json", "graph", "plan"]) $(`view-${v}`).hidden = v !== name;
   if (name === "graph") graphView.ensureRenderer();
+  else draw(name);
 }
 
 for (const b of document.querySelectorAll("#result-tabs button")) b.addEventListener("click", () => setView(b.dataset.view));

@@ -31,6 +31,27 @@ function decodeMap(map) {
   return out;
 }
 
+// Entities already decoded in the answer being decoded, by element id: a
+// node that comes back in many rows is decoded once and shared.
+let seen = null;
+
+/** Decodes the rows of one answer; an entity repeated across rows becomes one shared object. */
+export function decodeRows(values) {
+  seen = new Map();
+  try {
+    return values.map((row) => row.map(decode));
+  } finally {
+    seen = null;
+  }
+}
+
+function remembered(id, make) {
+  if (!seen) return make();
+  let e = seen.get(id);
+  if (!e) seen.set(id, (e = make()));
+  return e;
+}
+
 /** Decodes one value of an answer (typed JSON, or plain JSON as a fallback). */
 export function decode(v) {
   if (v === null || typeof v !== "object") return v;
@@ -54,14 +75,16 @@ export function decode(v) {
     case "Map":
       return decodeMap(x);
     case "Node":
-      return node(x._element_id, x._labels, decodeMap(x._properties));
+      return remembered(x._element_id, () => node(x._element_id, x._labels, decodeMap(x._properties)));
     case "Relationship":
-      return relationship(
-        x._element_id,
-        x._type,
-        x._start_node_element_id,
-        x._end_node_element_id,
-        decodeMap(x._properties),
+      return remembered(x._element_id, () =>
+        relationship(
+          x._element_id,
+          x._type,
+          x._start_node_element_id,
+          x._end_node_element_id,
+          decodeMap(x._properties),
+        ),
       );
     case "Path":
       return { kind: "path", elements: x.map(decode) };

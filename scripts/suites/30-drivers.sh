@@ -5,9 +5,11 @@
 # target/drivers/venv with `neo4j` 6.x and pytest, and `neo4j-driver` 6.x from
 # npm under target/drivers/node — builds `rhizome`, imports the demo graph
 # into a fresh directory, starts `rhizome serve` on a free loopback port and
-# runs scripts/suites/drivers/test_python.py (pytest) and
-# scripts/suites/drivers/node/test_node.mjs (node --test) against it. The
-# server is stopped by pid when the script exits, also on failure.
+# runs scripts/suites/drivers/test_python*.py (pytest) and
+# scripts/suites/drivers/node/test_node*.mjs (node --test) against it, plus
+# a server with authentication and one over TLS with a certificate made
+# here by openssl (bolt+s:// and encrypted drivers trusting it). The
+# servers are stopped by pid when the script exits, also on failure.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -64,17 +66,38 @@ for _ in $(seq 100); do [ -s "$work/auth-address" ] && break; sleep 0.1; done
 [ -s "$work/auth-address" ] || { cat "$work/auth-server.log"; echo "the auth server did not start"; exit 1; }
 export RHIZOME_BOLT_AUTH="$(cat "$work/auth-address")"
 
+echo "== rhizome serve over TLS with a certificate made here"
+command -v openssl >/dev/null || need_apt openssl
+tlsdb="$work/tls-db"
+rm -rf "$tlsdb" "$work/tls-address" "$work/tls"
+mkdir -p "$work/tls"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+    -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+    -keyout "$work/tls/key.pem" -out "$work/tls/cert.pem" 2>/dev/null
+"$rhizome" demo "$tlsdb" </dev/null >/dev/null 2>&1
+"$rhizome" serve "$tlsdb" --auth none --bolt 127.0.0.1:0 --address-file "$work/tls-address" \
+    --tls-cert "$work/tls/cert.pem" --tls-key "$work/tls/key.pem" 2>"$work/tls-server.log" &
+tls_server=$!
+trap 'kill "$server" "$auth_server" "$tls_server" 2>/dev/null; wait "$server" "$auth_server" "$tls_server" 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s "$work/tls-address" ] && break; sleep 0.1; done
+[ -s "$work/tls-address" ] || { cat "$work/tls-server.log"; echo "the TLS server did not start"; exit 1; }
+export RHIZOME_BOLT_TLS_PORT="$(sed 's/.*://' "$work/tls-address")"
+export RHIZOME_TLS_CERT="$work/tls/cert.pem"
+
 echo "== pytest"
 "$work/venv/bin/python" -m pytest -q "$root/scripts/suites/drivers/test_python.py" \
-    "$root/scripts/suites/drivers/test_python_auth.py"
+    "$root/scripts/suites/drivers/test_python_auth.py" \
+    "$root/scripts/suites/drivers/test_python_tls.py"
 
 echo "== node --test"
-(cd "$work/node" && node --test test_node.mjs)
+cp "$root/scripts/suites/drivers/node/test_node_tls.mjs" "$work/node/"
+(cd "$work/node" && node --test test_node.mjs test_node_tls.mjs)
 
 echo "== clean shutdown"
-kill -TERM "$server" "$auth_server"
-wait "$server" "$auth_server"
+kill -TERM "$server" "$auth_server" "$tls_server"
+wait "$server" "$auth_server" "$tls_server"
 trap - EXIT
+grep -q "TLS handshake failed" "$work/tls-server.log" || { cat "$work/tls-server.log"; echo "a failed TLS handshake was not logged"; exit 1; }
 grep -q "failed login for user \`neo4j\`" "$work/auth-server.log" || { cat "$work/auth-server.log"; echo "failed login not logged"; exit 1; }
 grep -q "stopped" "$work/server.log" || { cat "$work/server.log"; echo "no clean shutdown"; exit 1; }
 echo "drivers suite passed in $(( $(date +%s) - started )) s"

@@ -51,6 +51,16 @@ pub struct ServerConfig {
     pub threads: Option<usize>,
     /// Bytes one query may hold (default: no limit).
     pub memory_limit: Option<usize>,
+    /// Where the HTTP Query API listens (default: no HTTP).
+    pub http: Option<SocketAddr>,
+    /// A PEM certificate chain: Bolt and HTTP then speak TLS only.
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of `tls_cert`.
+    pub tls_key: Option<PathBuf>,
+    /// Seconds an HTTP explicit transaction lives after its last request.
+    pub http_transaction_timeout_secs: u64,
+    /// Seconds an HTTP bearer token (from `POST /auth/token`) is valid.
+    pub http_token_ttl_secs: u64,
 }
 
 impl Default for ServerConfig {
@@ -70,6 +80,11 @@ impl Default for ServerConfig {
             stream_stall_timeout_secs: 600,
             threads: None,
             memory_limit: None,
+            http: None,
+            tls_cert: None,
+            tls_key: None,
+            http_transaction_timeout_secs: 30,
+            http_token_ttl_secs: 3600,
         }
     }
 }
@@ -90,6 +105,22 @@ impl ServerConfig {
                  may only listen on a loopback address (127.0.0.1 or ::1)",
                 self.bolt
             ));
+        }
+        if let Some(http) = self.http.filter(|a| !a.ip().is_loopback()) {
+            if self.auth == AuthMode::None {
+                return Err(format!(
+                    "`auth = none` is refused on {http}: without authentication the HTTP API \
+                     may only listen on a loopback address (127.0.0.1 or ::1)"
+                ));
+            }
+        }
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err(
+                "TLS needs both a certificate (tls_cert) and its private key (tls_key)".into(),
+            );
+        }
+        if self.http_transaction_timeout_secs == 0 {
+            return Err("http_transaction_timeout_secs must be at least 1".into());
         }
         if self.max_connections == 0 {
             return Err("max_connections must be at least 1".into());
@@ -121,6 +152,27 @@ mod tests {
             ServerConfig::default().max_message_size
         );
         assert!(toml::from_str::<ServerConfig>("bolt_port = 1").is_err());
+    }
+
+    #[test]
+    fn http_and_tls_settings() {
+        let config: ServerConfig = toml::from_str(
+            "http = \"127.0.0.1:7474\"\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.http.unwrap().port(), 7474);
+        assert!(config.validate().is_ok());
+        let half = ServerConfig {
+            tls_key: None,
+            ..config.clone()
+        };
+        assert!(half.validate().unwrap_err().contains("private key"));
+        let open = ServerConfig {
+            auth: AuthMode::None,
+            http: Some("0.0.0.0:7474".parse().unwrap()),
+            ..ServerConfig::default()
+        };
+        assert!(open.validate().unwrap_err().contains("HTTP"));
     }
 
     #[test]

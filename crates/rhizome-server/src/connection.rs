@@ -10,8 +10,7 @@ use crate::status::codes;
 use crate::ServerShared;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::time::timeout;
 
@@ -26,16 +25,16 @@ enum Incoming {
 /// The bytes of a RESET message (a structure of no fields, tag 0x0F).
 const RESET: [u8; 2] = [0xB0, 0x0F];
 
-/// Serves one accepted connection to its end. `admitted` is false when the
-/// server is at its connection limit: the client then gets a clear FAILURE.
-pub async fn serve(
-    mut stream: TcpStream,
+/// Serves one accepted connection (plain TCP or TLS) to its end.
+/// `admitted` is false when the server is at its connection limit: the
+/// client then gets a clear FAILURE.
+pub async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    mut stream: S,
     peer: SocketAddr,
     shared: Arc<ServerShared>,
     admitted: bool,
 ) {
     let id = shared.next_connection_id();
-    let _ = stream.set_nodelay(true);
     let mut opening = [0u8; HANDSHAKE_LEN];
     let read = timeout(
         shared.handshake_timeout,
@@ -89,7 +88,7 @@ pub async fn serve(
         return;
     }
     log(format_args!("bolt-{id} {peer}: connected (Bolt {version})"));
-    let (mut reader, mut writer) = stream.into_split();
+    let (mut reader, mut writer) = tokio::io::split(stream);
     let interrupt = Arc::new(Interrupt::default());
     let (sender, mut receiver) = mpsc::channel(32);
     let limit = shared.max_message_size;
@@ -177,8 +176,8 @@ pub async fn serve(
 }
 
 /// Reads the opening bytes; an HTTP request may be shorter than a handshake.
-async fn read_opening(
-    stream: &mut TcpStream,
+async fn read_opening<S: AsyncRead + Unpin>(
+    stream: &mut S,
     opening: &mut [u8; HANDSHAKE_LEN],
 ) -> std::io::Result<()> {
     let mut filled = 0;
@@ -197,7 +196,12 @@ async fn read_opening(
 
 /// Answers the first message of a connection over the limit with a
 /// FAILURE that says so, then closes.
-async fn refuse(mut stream: TcpStream, id: u64, peer: SocketAddr, shared: &ServerShared) {
+async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    id: u64,
+    peer: SocketAddr,
+    shared: &ServerShared,
+) {
     log(format_args!(
         "bolt-{id} {peer}: refused, the server is at its limit of {} connections",
         shared.max_connections

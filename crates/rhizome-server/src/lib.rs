@@ -10,7 +10,10 @@
 //! - [`status`]: Neo4j status codes for Rhizome's errors;
 //! - [`stream`]: the bounded hand-off between the engine's workers and a connection;
 //! - [`session`]: the Bolt state machine of one connection;
-//! - [`connection`] and [`Server`]: tokio I/O, limits, timeouts, shutdown.
+//! - [`connection`] and [`Server`]: tokio I/O, limits, timeouts, shutdown;
+//! - [`http`]: the HTTP Query API (on the same sessions);
+//! - [`tls`]: rustls for both listeners;
+//! - [`plan`]: EXPLAIN / PROFILE plans as structured trees.
 //!
 //! Connections are tokio tasks; queries run on the engine's one worker
 //! pool. See docs/server.md.
@@ -21,14 +24,17 @@ pub mod config;
 pub mod connection;
 pub mod framing;
 pub mod handshake;
+pub mod http;
 pub mod introspection;
 mod log;
 pub mod message;
 pub mod packstream;
+pub mod plan;
 pub mod registry;
 pub mod session;
 pub mod status;
 pub mod stream;
+pub mod tls;
 pub mod user_commands;
 pub mod values;
 pub mod web_assets;
@@ -87,11 +93,24 @@ impl ShutdownHandle {
     }
 }
 
-/// A Bolt server bound to its address.
+/// A Bolt server bound to its address (and the HTTP API to its own).
 pub struct Server {
     listener: TcpListener,
+    http: Option<(TcpListener, Arc<http::HttpState>)>,
+    tls: Option<tls::Tls>,
     shared: Arc<ServerShared>,
     stop: ShutdownHandle,
+}
+
+/// Where a server listens.
+#[derive(Debug, Clone, Copy)]
+pub struct Addresses {
+    /// The Bolt listener.
+    pub bolt: SocketAddr,
+    /// The HTTP listener, if there is one.
+    pub http: Option<SocketAddr>,
+    /// Whether both speak TLS.
+    pub tls: bool,
 }
 
 impl Server {
@@ -102,9 +121,21 @@ impl Server {
             AuthMode::None => None,
             AuthMode::Basic => Some(Arc::new(open_users(config)?)),
         };
+        let tls = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => Some(tls::load(cert, key)?),
+            _ => None,
+        };
         let listener = TcpListener::bind(config.bolt)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.bolt))?;
+        let http_listener = match config.http {
+            Some(address) => Some(
+                TcpListener::bind(address)
+                    .await
+                    .map_err(|e| format!("cannot listen for HTTP on {address}: {e}"))?,
+            ),
+            None => None,
+        };
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         let (sender, receiver) = watch::channel(false);
         let session = SessionConfig {
@@ -132,9 +163,20 @@ impl Server {
             users,
             next_id: AtomicU64::new(0),
         };
+        let shared = Arc::new(shared);
+        let http = http_listener.map(|listener| {
+            let state = http::HttpState::new(
+                shared.clone(),
+                Duration::from_secs(config.http_transaction_timeout_secs.max(1)),
+                Duration::from_secs(config.http_token_ttl_secs),
+            );
+            (listener, Arc::new(state))
+        });
         Ok(Server {
             listener,
-            shared: Arc::new(shared),
+            http,
+            tls,
+            shared,
             stop: ShutdownHandle(Arc::new(sender)),
         })
     }
@@ -144,6 +186,20 @@ impl Server {
         self.listener
             .local_addr()
             .expect("a bound listener has an address")
+    }
+
+    /// The address of the HTTP API, if it listens.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http.as_ref().and_then(|(l, _)| l.local_addr().ok())
+    }
+
+    /// Where the server listens.
+    pub fn addresses(&self) -> Addresses {
+        Addresses {
+            bolt: self.local_addr(),
+            http: self.http_addr(),
+            tls: self.tls.is_some(),
+        }
     }
 
     /// A handle that stops the server.
@@ -157,7 +213,24 @@ impl Server {
         let limit = Arc::new(Semaphore::new(self.shared.max_connections));
         let mut connections = JoinSet::new();
         let mut shutdown = self.shared.shutdown.clone();
-        log(format_args!("bolt: listening on {}", self.local_addr()));
+        let http_task = self.http.as_ref().map(|(_, state)| state.clone());
+        let http_task = match (self.http, http_task) {
+            (Some((listener, _)), Some(state)) => Some(tokio::spawn(http::run(
+                listener,
+                self.tls.as_ref().map(|t| t.http.clone()),
+                state,
+            ))),
+            _ => None,
+        };
+        let bolt_tls = self.tls.as_ref().map(|t| t.bolt.clone());
+        log(format_args!(
+            "bolt: listening on {}{}",
+            self.listener
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            if bolt_tls.is_some() { " (TLS)" } else { "" }
+        ));
         loop {
             let accepted = tokio::select! {
                 accepted = self.listener.accept() => accepted,
@@ -174,9 +247,29 @@ impl Server {
             };
             let permit = limit.clone().try_acquire_owned().ok();
             let shared = self.shared.clone();
+            let _ = stream.set_nodelay(true);
+            let tls = bolt_tls.clone();
             connections.spawn(async move {
                 let admitted = permit.is_some();
-                connection::serve(stream, peer, shared, admitted).await;
+                match tls {
+                    None => connection::serve(stream, peer, shared, admitted).await,
+                    Some(acceptor) => {
+                        let handshake =
+                            tokio::time::timeout(shared.handshake_timeout, acceptor.accept(stream))
+                                .await;
+                        match handshake {
+                            Ok(Ok(stream)) => {
+                                connection::serve(stream, peer, shared, admitted).await
+                            }
+                            Ok(Err(e)) => log(format_args!(
+                                "bolt {peer}: TLS handshake failed ({e}), closed"
+                            )),
+                            Err(_) => {
+                                log(format_args!("bolt {peer}: TLS handshake timed out, closed"))
+                            }
+                        }
+                    }
+                }
                 drop(permit);
             });
         }
@@ -186,6 +279,9 @@ impl Server {
             connections.len()
         ));
         while connections.join_next().await.is_some() {}
+        if let Some(task) = http_task {
+            let _ = task.await;
+        }
         log(format_args!("bolt: stopped"));
     }
 }
@@ -230,6 +326,15 @@ pub fn serve_blocking(
     engine: Engine,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
+    serve_until_signal(config, engine, |addresses| ready(addresses.bolt))
+}
+
+/// [`serve_blocking`], telling `ready` every address the server listens on.
+pub fn serve_until_signal(
+    config: &ServerConfig,
+    engine: Engine,
+    ready: impl FnOnce(Addresses),
+) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("rhizome-bolt")
@@ -239,7 +344,7 @@ pub fn serve_blocking(
     runtime.block_on(async {
         let server = Server::bind(config, engine).await?;
         let stop = server.shutdown_handle();
-        ready(server.local_addr());
+        ready(server.addresses());
         tokio::spawn(async move {
             wait_for_signal().await;
             log(format_args!("signal received"));

@@ -237,6 +237,14 @@ impl Session {
         self
     }
 
+    /// A session whose user was authenticated elsewhere (the HTTP API
+    /// checks credentials itself): READY, as after HELLO and LOGON.
+    pub fn logged_in(mut self, user: impl Into<String>) -> Session {
+        self.user = user.into();
+        self.state = State::Ready;
+        self
+    }
+
     /// The current state.
     pub fn state(&self) -> State {
         self.state
@@ -1032,7 +1040,8 @@ impl Session {
             Rows::Done(_, outcome) => outcome.take(),
             Rows::Stream(_) => None,
         };
-        let counters = outcome.map(|o| o.counters).unwrap_or_default();
+        let counters = outcome.as_ref().map(|o| o.counters).unwrap_or_default();
+        let outcome_plan = outcome;
         let kind = if result.updating {
             if has_updates(&counters) {
                 "w"
@@ -1055,6 +1064,9 @@ impl Session {
         }
         if let Some(bookmark) = &result.bookmark {
             metadata.push(("bookmark".to_string(), bookmark.as_str().into()));
+        }
+        if let Some(outcome) = &outcome_plan {
+            metadata.extend(crate::plan::summary_entries(outcome));
         }
         PackValue::Map(metadata)
     }

@@ -324,6 +324,19 @@ pub fn to_value(value: PackValue) -> Result<Value, String> {
     })
 }
 
+/// `days` (since 1970-01-01) if the date is within the years Rhizome's
+/// calendar functions handle.
+fn in_calendar(days: i64) -> Result<i64, String> {
+    rhizome_functions::temporal::make_date(days)
+        .map(|_| days)
+        .map_err(|e| format!("day {days}: {}", e.message))
+}
+
+/// `seconds` (since the epoch) if its date is within the calendar.
+fn seconds_in_calendar(seconds: i64) -> Result<i64, String> {
+    in_calendar(seconds.div_euclid(86_400)).map(|_| seconds)
+}
+
 fn structure(t: u8, f: &[PackValue]) -> Result<Value, String> {
     let want = |n: usize| {
         if f.len() == n {
@@ -338,7 +351,9 @@ fn structure(t: u8, f: &[PackValue]) -> Result<Value, String> {
     Ok(match t {
         tag::DATE => {
             want(1)?;
-            Value::Date(Date { days: int(&f[0])? })
+            Value::Date(Date {
+                days: in_calendar(int(&f[0])?)?,
+            })
         }
         tag::LOCAL_TIME => {
             want(1)?;
@@ -356,14 +371,14 @@ fn structure(t: u8, f: &[PackValue]) -> Result<Value, String> {
         tag::LOCAL_DATE_TIME => {
             want(2)?;
             Value::LocalDateTime(LocalDateTime {
-                seconds: int(&f[0])?,
+                seconds: seconds_in_calendar(int(&f[0])?)?,
                 nanos: nanos_of_second(&f[1])?,
             })
         }
         tag::DATE_TIME | tag::LEGACY_DATE_TIME => {
             want(3)?;
             let offset_seconds = offset(&f[2])?;
-            let seconds = int(&f[0])?;
+            let seconds = seconds_in_calendar(int(&f[0])?)?;
             let utc = if t == tag::DATE_TIME {
                 seconds
             } else {
@@ -381,7 +396,7 @@ fn structure(t: u8, f: &[PackValue]) -> Result<Value, String> {
         tag::DATE_TIME_ZONE_ID | tag::LEGACY_DATE_TIME_ZONE_ID => {
             want(3)?;
             let zone = zone(&f[2])?;
-            let (seconds, nanos) = (int(&f[0])?, nanos_of_second(&f[1])?);
+            let (seconds, nanos) = (seconds_in_calendar(int(&f[0])?)?, nanos_of_second(&f[1])?);
             Value::DateTime(if t == tag::DATE_TIME_ZONE_ID {
                 zone.at_utc(seconds, nanos)
             } else {

@@ -19,6 +19,16 @@ pub struct ServeArgs {
     /// Where Bolt listens [default: 127.0.0.1:7687].
     #[arg(long, value_name = "ADDR")]
     pub bolt: Option<SocketAddr>,
+    /// Where the HTTP Query API listens [default: no HTTP].
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// A PEM certificate chain: Bolt and HTTP then speak TLS
+    /// (`bolt+s://`, `https://`); needs --tls-key.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
     /// Authentication: `basic` (users and passwords, the default) or
     /// `none` (refused unless the server listens on loopback only).
     #[arg(long, value_name = "MODE")]
@@ -46,6 +56,9 @@ pub struct ServeArgs {
     /// connections (for scripts that pick port 0).
     #[arg(long, value_name = "FILE")]
     pub address_file: Option<PathBuf>,
+    /// Write the bound HTTP address to this file once it accepts connections.
+    #[arg(long, value_name = "FILE")]
+    pub http_address_file: Option<PathBuf>,
 }
 
 fn usage(message: impl Into<String>) -> Failure {
@@ -63,6 +76,15 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
     }
     if let Some(bolt) = args.bolt {
         config.bolt = bolt;
+    }
+    if let Some(http) = args.http {
+        config.http = Some(http);
+    }
+    if let Some(cert) = &args.tls_cert {
+        config.tls_cert = Some(cert.clone());
+    }
+    if let Some(key) = &args.tls_key {
+        config.tls_key = Some(key.clone());
     }
     match args.auth.as_deref() {
         None => {}
@@ -96,15 +118,32 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     };
     let engine = Engine::new(crate::storage_view::open_database(&dir)?);
     let address_file = args.address_file.clone();
+    let http_address_file = args.http_address_file.clone();
     let mut written = Ok(());
-    rhizome_server::serve_blocking(&config, engine, |address| {
+    rhizome_server::serve_until_signal(&config, engine, |addresses| {
+        let (bolt, http) = if addresses.tls {
+            ("bolt+s", "https")
+        } else {
+            ("bolt", "http")
+        };
+        let http_note = addresses
+            .http
+            .map(|a| format!(" and HTTP at {http}://{a}"))
+            .unwrap_or_default();
         eprintln!(
-            "Serving {} over Bolt at bolt://{address} (Ctrl-C to stop)",
-            dir.display()
+            "Serving {} over Bolt at {bolt}://{}{http_note} (Ctrl-C to stop)",
+            dir.display(),
+            addresses.bolt
         );
+        let write = |file: &PathBuf, address: SocketAddr| {
+            std::fs::write(file, address.to_string()).map_err(|e| Error::io(file.display(), e))
+        };
         if let Some(file) = &address_file {
-            written =
-                std::fs::write(file, address.to_string()).map_err(|e| Error::io(file.display(), e));
+            written = write(file, addresses.bolt);
+        }
+        if let (Some(file), Some(address), Ok(())) = (&http_address_file, addresses.http, &written)
+        {
+            written = write(file, address);
         }
     })
     .map_err(|e| Failure::from(Error::new(ErrorKind::IoError, e)))?;

@@ -69,40 +69,39 @@ export class GraphView {
   /** Adds the entities in `rows`; new nodes start around `near` (a node id) when given. Answers how many nodes were new. */
   merge(rows, near) {
     const graph = this.graph;
-    const order = graph.order;
-    const spread = Math.sqrt(order + 100) * 10;
-    const origin = near && graph.hasNode(near) ? graph.getNodeAttributes(near) : { x: 0, y: 0 };
-    const pendingRels = [];
-    let added = 0;
-    const size = (n) => (n > 2000 ? 3 : n > 300 ? 5 : 8);
+    const fresh = new Map();
+    const rels = [];
     walkEntities(
       rows,
-      (n) => {
-        if (graph.hasNode(n.id)) return;
-        this.entities.set(n.id, n);
-        const angle = Math.random() * 2 * Math.PI;
-        const r = near ? 5 + Math.random() * 10 : Math.sqrt(Math.random()) * spread;
-        graph.addNode(n.id, {
-          x: origin.x + r * Math.cos(angle),
-          y: origin.y + r * Math.sin(angle),
-          label: captionOf(n),
-          color: this.colorOf(n.labels[0]),
-          size: 0,
-        });
-        added++;
-      },
-      (r) => pendingRels.push(r),
+      (n) => graph.hasNode(n.id) || fresh.set(n.id, n),
+      (r) => rels.push(r),
     );
-    for (const r of pendingRels) {
+    // Sizes are fixed when nodes are added: resizing them afterwards would
+    // make sigma reprocess every node.
+    const total = graph.order + fresh.size;
+    const size = total > 2000 ? 3 : total > 300 ? 5 : 8;
+    const spread = Math.sqrt(total + 100) * 10;
+    const origin = near && graph.hasNode(near) ? graph.getNodeAttributes(near) : { x: 0, y: 0 };
+    for (const n of fresh.values()) {
+      this.entities.set(n.id, n);
+      const angle = Math.random() * 2 * Math.PI;
+      const r = near ? 5 + Math.random() * 10 : Math.sqrt(Math.random()) * spread;
+      graph.addNode(n.id, {
+        x: origin.x + r * Math.cos(angle),
+        y: origin.y + r * Math.sin(angle),
+        label: captionOf(n),
+        color: this.colorOf(n.labels[0]),
+        size,
+      });
+    }
+    for (const r of rels) {
       if (graph.hasEdge(r.id) || !graph.hasNode(r.start) || !graph.hasNode(r.end)) continue;
       this.entities.set(r.id, r);
       graph.addDirectedEdgeWithKey(r.id, r.start, r.end, { label: r.type, color: "#b8b8b8", size: 1 });
     }
-    const nodeSize = size(graph.order);
-    graph.updateEachNodeAttributes((_, a) => ((a.size = nodeSize), a), { attributes: ["size"] });
     this.updateLegend();
-    if (this.renderer && added) this.startLayout(this.layoutBudget());
-    return added;
+    if (this.renderer && fresh.size) this.startLayout(this.layoutBudget());
+    return fresh.size;
   }
 
   layoutBudget() {

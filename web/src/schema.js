@@ -27,14 +27,19 @@ export async function loadSchema(api) {
     column(api, "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"),
     column(api, "CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey"),
   ]);
-  const procs = await rows(api, "SHOW PROCEDURES YIELD name, signature, description RETURN name, signature, description");
-  const procedures = procs.error
-    ? ((await rows(api, "CALL dbms.procedures() YIELD name, signature RETURN name, signature")).rows || [])
-    : procs.rows;
-  const funcs = await rows(api, "SHOW FUNCTIONS YIELD name, signature RETURN name, signature");
-  const functions = funcs.error
-    ? ((await rows(api, "CALL dbms.functions() YIELD name, signature RETURN name, signature")).rows || [])
-    : funcs.rows;
+  // Rhizome answers dbms.procedures() / dbms.functions(); Neo4j 5 only the SHOW forms.
+  const listed = async (call, show) => {
+    const r = await rows(api, call);
+    return (r.error ? (await rows(api, show)).rows : r.rows) || [];
+  };
+  const procedures = await listed(
+    "CALL dbms.procedures() YIELD name, signature RETURN name, signature",
+    "SHOW PROCEDURES YIELD name, signature RETURN name, signature",
+  );
+  const functions = await listed(
+    "CALL dbms.functions() YIELD name, signature RETURN name, signature",
+    "SHOW FUNCTIONS YIELD name, signature RETURN name, signature",
+  );
   const counted = async (list, pattern) =>
     Promise.all((list || []).slice(0, 60).map(async (name) => [name, (await column(api, pattern(quote(name))))?.[0]]));
   const [labelCounts, typeCounts, totals, indexes, constraints] = await Promise.all([

@@ -58,7 +58,8 @@ export class Api {
 
   /**
    * Runs one statement; answers `{ fields, rows, plan, profiled, counters,
-   * notifications, elapsedMs, bytes }` with the values decoded.
+   * notifications, elapsedMs, startedAt, receivedAt, bytes }` with the values
+   * decoded (`receivedAt`: when the answer's last byte arrived).
    */
   async query(statement, parameters = {}) {
     const started = performance.now();
@@ -75,6 +76,7 @@ export class Api {
       throw new QueryError("Rhizome.Network", `the server did not answer: ${e.message}`);
     }
     const text = await response.text();
+    const receivedAt = performance.now();
     let body;
     try {
       body = JSON.parse(text);
@@ -96,6 +98,8 @@ export class Api {
       counters: body.counters || null,
       notifications: body.notifications || [],
       elapsedMs: performance.now() - started,
+      startedAt: started,
+      receivedAt,
       bytes: text.length,
     };
   }

@@ -135,8 +135,11 @@ export class GraphView {
       const m = this.metrics;
       m.frames++;
       if (m.firstFrameMs === null && this.graph.order > 0) {
-        m.firstFrameMs = performance.now() - m.shownAt;
+        m.firstFrameAt = performance.now();
+        m.firstFrameMs = m.firstFrameAt - m.shownAt;
         this.el.stats.dataset.firstFrameMs = m.firstFrameMs.toFixed(0);
+        // The layout starts once the first frame is out, not competing with it.
+        setTimeout(() => this.renderer === renderer && this.startLayout(this.layoutBudget()), 0);
       }
     });
     renderer.on("clickNode", ({ node }) => this.inspect(node));
@@ -149,7 +152,7 @@ export class GraphView {
     });
     this.enableDrag(renderer);
     this.updateStats();
-    this.startLayout(this.layoutBudget());
+    if (this.metrics.firstFrameMs !== null) this.startLayout(this.layoutBudget());
   }
 
   enableDrag(renderer) {
@@ -168,7 +171,17 @@ export class GraphView {
       e.original.preventDefault();
       e.original.stopPropagation();
     });
-    captor.on("mouseup", () => (dragged = null));
+    // The layout pauses while the mouse is down (panning or dragging), so
+    // moving the camera never waits on layout updates; it resumes after.
+    let paused = null;
+    captor.on("mousedown", () => {
+      if (this.layoutRunning()) (paused = this.layout).stop();
+    });
+    captor.on("mouseup", () => {
+      dragged = null;
+      if (paused && paused === this.layout) paused.start();
+      paused = null;
+    });
   }
 
   layoutRunning() {
@@ -183,6 +196,12 @@ export class GraphView {
     settings.barnesHutOptimize = this.graph.order > 500;
     this.layout = new FA2Layout(this.graph, { settings });
     this.layout.start();
+    // A big graph's edges cost most of a frame under software rendering:
+    // they are hidden while the layout moves the nodes, drawn when it stops.
+    if (this.renderer && this.graph.size > BIG_GRAPH_EDGES && !this.edgesHidden) {
+      this.edgesHidden = true;
+      this.renderer.setSetting("edgeReducer", (_, data) => ({ ...data, hidden: true }));
+    }
     this.el.layoutButton.textContent = "Stop layout";
     this.layoutTimer = setTimeout(() => this.stopLayout(), ms);
   }
@@ -193,6 +212,8 @@ export class GraphView {
       this.layout.kill();
       this.layout = null;
     }
+    if (this.edgesHidden && this.renderer) this.renderer.setSetting("edgeReducer", null);
+    this.edgesHidden = false;
     this.el.layoutButton.textContent = "Run layout";
   }
 
@@ -283,6 +304,7 @@ export class GraphView {
 
   destroy() {
     this.stopLayout();
+    this.edgesHidden = false;
     if (this.renderer) {
       this.renderer.kill();
       this.renderer = null;

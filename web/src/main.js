@@ -234,6 +234,7 @@ async function run() {
   } finally {
     running = false;
     $("run").disabled = false;
+    window.rhizome.runs++;
   }
 }
 
@@ -291,7 +292,7 @@ $("zoom-reset").addEventListener("click", () => graphView.zoom(0));
 
 // ---- start -------------------------------------------------------------
 
-window.rhizome = { api, editor, graphView, run, setView, lastRunMs: null, result: () => lastResult };
+window.rhizome = { api, editor, graphView, run, setView, runs: 0, lastRunMs: null, result: () => lastResult };
 renderHistory();
 const saved = JSON.parse(sessionStorage.getItem("rhizome.login") || "null");
 if (saved && saved.authorization) {

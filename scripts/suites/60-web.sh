@@ -37,6 +37,7 @@ echo "== Chromium (Debian) and playwright-core in $work"
 command -v chromium >/dev/null || need_apt chromium
 cp "$root/scripts/suites/web/package.json" "$root/scripts/suites/web/package-lock.json" "$work/"
 (cd "$work" && { [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund --silent; })
+rm -f "$work/test_web.mjs"
 cp "$root/scripts/suites/web/test_web.mjs" "$work/"
 
 echo "== rhizome serve --http on the demo graph and on 10,000 nodes / 50,000 relationships"

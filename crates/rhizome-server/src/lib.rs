@@ -28,6 +28,7 @@ pub mod connection;
 pub mod framing;
 pub mod handshake;
 pub mod http;
+pub mod introspection;
 mod log;
 pub mod message;
 pub mod packstream;
@@ -41,6 +42,7 @@ pub mod tls;
 pub mod transactions;
 pub mod user_commands;
 pub mod values;
+pub mod web_assets;
 
 pub use config::{AuthMode, ServerConfig};
 pub use log::log;

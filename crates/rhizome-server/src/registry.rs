@@ -84,7 +84,8 @@ impl Registry {
 /// Procedures the server adds to every database: what drivers and tools
 /// call on connect.
 fn server_procedures() -> Vec<Procedure> {
-    vec![
+    let mut procedures = crate::introspection::procedures();
+    procedures.extend([
         Procedure {
             name: "dbms.components".into(),
             inputs: vec![],
@@ -110,5 +111,6 @@ fn server_procedures() -> Vec<Procedure> {
             ],
             body: Arc::new(|_, _| Ok(vec![vec![Value::List(vec![]), Value::List(vec![])]])),
         },
-    ]
+    ]);
+    procedures
 }

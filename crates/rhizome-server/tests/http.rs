@@ -94,9 +94,33 @@ async fn health_needs_no_auth() {
     assert_eq!(reply.json()["status"], "ok");
     let reply = Req::new("POST", "/health").send(&server.target).await;
     assert_eq!(reply.status, 405);
-    let reply = Req::new("GET", "/").send(&server.target).await;
+    let reply = Req::new("GET", "/nothing-here").send(&server.target).await;
     assert_eq!(reply.status, 404);
     assert_eq!(reply.error_code(), "Neo.ClientError.Request.Invalid");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_page_is_served_without_auth() {
+    let server = start().await;
+    let content_type = |reply: &http_client::Reply| {
+        reply
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let page = Req::new("GET", "/").send(&server.target).await;
+    assert_eq!(page.status, 200);
+    assert!(content_type(&page).starts_with("text/html"));
+    assert!(String::from_utf8_lossy(&page.body).contains("<script src=\"app.js\">"));
+    for (path, kind) in [("/app.js", "text/javascript"), ("/app.css", "text/css")] {
+        let reply = Req::new("GET", path).send(&server.target).await;
+        assert_eq!(reply.status, 200, "{path}");
+        assert!(content_type(&reply).starts_with(kind), "{path}");
+        assert!(!reply.body.is_empty(), "{path}");
+    }
     server.stop().await;
 }
 

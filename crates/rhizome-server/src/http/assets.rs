@@ -1,9 +1,8 @@
 //! The hook for static web assets: `GET` requests that are not API
 //! routes (`/`, `/index.html`, `/app.js`, …) are answered from here.
 //!
-//! Today no assets are built in, so every such request gets a JSON 404.
-//! A web front end plugs in by making [`lookup`] return its files (for
-//! example from `include_bytes!`); nothing else in the server changes.
+//! The files are the web page's built bundle, embedded by
+//! [`crate::web_assets`]; any other path gets a JSON 404.
 
 /// A static file to send.
 #[derive(Debug, Clone, Copy)]
@@ -16,6 +15,8 @@ pub struct Asset {
 
 /// The asset served at `path` (`/` included), if there is one.
 pub fn lookup(path: &str) -> Option<Asset> {
-    let _ = path;
-    None
+    crate::web_assets::asset(path).map(|a| Asset {
+        content_type: a.content_type,
+        body: a.body,
+    })
 }

@@ -150,8 +150,11 @@ enum State {
 pub struct Accumulator {
     kind: AggregateKind,
     state: State,
-    /// For DISTINCT: the values seen, in first-seen order, and their keys.
-    distinct: Option<(Vec<Value>, KeySet<GroupKey>)>,
+    /// For DISTINCT: the values seen, in first-seen order, their keys,
+    /// and the integers among them as plain numbers (a typed set that
+    /// answers a repeated integer without hashing a value; a miss still
+    /// goes through the keys, so `1` after `1.0` is no new value).
+    distinct: Option<(Vec<Value>, KeySet<GroupKey>, KeySet<i64>)>,
 }
 
 fn number(v: &Value, what: &str) -> Result<f64> {
@@ -193,8 +196,8 @@ impl Accumulator {
                 continuous: kind == AggregateKind::PercentileCont,
             },
         };
-        let distinct =
-            (distinct && kind != AggregateKind::CountStar).then(|| (Vec::new(), KeySet::default()));
+        let distinct = (distinct && kind != AggregateKind::CountStar)
+            .then(|| (Vec::new(), KeySet::default(), KeySet::default()));
         Accumulator {
             kind,
             state,
@@ -246,7 +249,7 @@ impl Accumulator {
         if v.is_null() {
             return Ok(());
         }
-        if let Some((seen, keys)) = &mut self.distinct {
+        if let Some((seen, keys, _)) = &mut self.distinct {
             if keys.insert(GroupKey(v.clone())) {
                 seen.push(v.clone());
             }
@@ -273,8 +276,13 @@ impl Accumulator {
     /// in order, without building a value per row for count, sum, avg, min
     /// and max.
     pub fn update_ints(&mut self, xs: &[i64], nulls: Option<&[bool]>) -> Result<()> {
-        if self.distinct.is_some() {
-            return each(xs, nulls, |x| self.update(&Value::Int(x)));
+        if let Some((seen, keys, ints)) = &mut self.distinct {
+            return each(xs, nulls, |x| {
+                if ints.insert(x) && keys.insert(GroupKey(Value::Int(x))) {
+                    seen.push(Value::Int(x));
+                }
+                Ok(())
+            });
         }
         match &mut self.state {
             State::Count(n) => *n += non_null(xs.len(), nulls),
@@ -385,7 +393,9 @@ impl Accumulator {
                 other.kind, self.kind
             )));
         }
-        if let (Some((seen, keys)), Some((other_seen, _))) = (&mut self.distinct, other.distinct) {
+        if let (Some((seen, keys, _)), Some((other_seen, ..))) =
+            (&mut self.distinct, other.distinct)
+        {
             for v in other_seen {
                 if keys.insert(GroupKey(v.clone())) {
                     seen.push(v);
@@ -436,7 +446,7 @@ impl Accumulator {
     /// nothing is `[]`, `stDev`/`stDevP` of fewer than two/one values are 0.0.
     pub fn finish(self) -> Result<Value> {
         let mut state = self.state;
-        if let Some((seen, _)) = self.distinct {
+        if let Some((seen, ..)) = self.distinct {
             for v in &seen {
                 Self::apply(&mut state, v)?;
             }
@@ -779,6 +789,7 @@ mod tests {
         let prefixes = [
             vec![],
             vec![Value::Float(1.5)],
+            vec![Value::Float(3.0), Value::Float(-0.0)],
             vec![Value::Int(-100), Value::Int(100)],
             vec![Value::String("a".into())],
             vec![Value::Duration(Duration::default())],

@@ -16,6 +16,7 @@
 //! CSR arrays, so the distance to the machine's limit is visible. Datasets
 //! are generated and imported once into a cache directory and reused.
 
+pub mod aggregate;
 pub mod ldbc;
 pub mod machine;
 pub mod reference;

@@ -258,8 +258,23 @@ fn hand_computed(engine: &Engine) {
 
 #[test]
 fn vectorized_grouping_keys_and_aggregate_arguments_equal_row_evaluation() {
-    let keys = ["n.k % 3", "n.b", "n.s", "n.missing", "n.f > 100.0"];
+    // `n.i % 10` is an integer column without nulls (grouped through the
+    // integer table); `n.k % 3` has nulls, `n.m` mixes types.
+    let keys = [
+        "n.k % 3",
+        "n.b",
+        "n.s",
+        "n.missing",
+        "n.f > 100.0",
+        "n.i % 10",
+        "n.m",
+    ];
     let aggregates = [
+        "count(n)",
+        "min(n.i)",
+        "max(n.f)",
+        "avg(n.i % 1000)",
+        "min(n.m)",
         "count(n.k)",
         "sum(n.k)",
         "sum(n.f * 2)",
@@ -272,6 +287,36 @@ fn vectorized_grouping_keys_and_aggregate_arguments_equal_row_evaluation() {
     ];
     let by_row = |e: &str| format!("CASE WHEN true THEN {e} END");
     each_state(|engine| {
+        // Ungrouped: each aggregate over whole columns, with and without a
+        // filter in front (which hands the sink selected columns).
+        for aggregate in aggregates.iter().chain(&["count(*)", "sum(n.i % 1000)"]) {
+            for filter in ["", "WHERE n.i % 3 <> 1"] {
+                let q = format!("MATCH (n:V) {filter} RETURN {aggregate} AS a");
+                let row_filter = filter.replace("WHERE ", "WHERE CASE WHEN true THEN ");
+                let row_filter = if filter.is_empty() {
+                    row_filter
+                } else {
+                    format!("{row_filter} END")
+                };
+                let by_row = match aggregate.split_once('(') {
+                    Some((_, "*)")) | None => {
+                        format!("MATCH (n:V) {row_filter} RETURN {aggregate} AS a")
+                    }
+                    Some((function, rest)) => {
+                        let argument = rest.strip_suffix(')').unwrap();
+                        let (distinct, argument) = match argument.strip_prefix("DISTINCT ") {
+                            Some(a) => ("DISTINCT ", a),
+                            None => ("", argument),
+                        };
+                        format!(
+                            "MATCH (n:V) {row_filter} RETURN {function}({distinct}{}) AS a",
+                            by_row(argument)
+                        )
+                    }
+                };
+                assert_agree(engine, &q, &q, &by_row);
+            }
+        }
         for key in keys {
             for aggregate in aggregates {
                 let (function, rest) = aggregate.split_once('(').unwrap();

@@ -179,6 +179,35 @@ impl Column {
         }
     }
 
+    /// The node ids of a node column and its selection (row `r` is
+    /// `ids[selection[r]]`), for batch reads of node properties.
+    #[inline]
+    pub fn node_ids(&self) -> Option<(&[NodeId], Option<&[u32]>)> {
+        match &*self.data {
+            ColumnData::Nodes(ids) => Some((ids, self.selection.as_deref())),
+            _ => None,
+        }
+    }
+
+    /// How many of the first `rows` rows are not null: `count(x)` of the
+    /// column, read from its ids or values without building any.
+    pub fn count_non_null(&self, rows: usize) -> usize {
+        match (&*self.data, self.selection.as_deref()) {
+            (ColumnData::Nodes(v) | ColumnData::Rels(v), None) => {
+                v[..rows].iter().filter(|&&id| id != NULL_ID).count()
+            }
+            (ColumnData::Nodes(v) | ColumnData::Rels(v), Some(selection)) => selection[..rows]
+                .iter()
+                .filter(|&&i| v[i as usize] != NULL_ID)
+                .count(),
+            (ColumnData::Values(v), None) => v[..rows].iter().filter(|x| !x.is_null()).count(),
+            (ColumnData::Values(v), Some(selection)) => selection[..rows]
+                .iter()
+                .filter(|&&i| !v[i as usize].is_null())
+                .count(),
+        }
+    }
+
     /// True if the column's values own no heap memory (node and
     /// relationship ids, or null).
     pub fn holds_ids(&self) -> bool {

@@ -159,6 +159,12 @@ pub fn select(q: &QueryContext, predicate: &CExpr, chunk: &Chunk) -> Option<Vec<
     match column(q, predicate, chunk)? {
         Vector::Const(Value::Bool(true)) => Some((0..n as u32).collect()),
         Vector::Const(Value::Bool(false) | Value::Null) => Some(Vec::new()),
+        Vector::Bools(values, None) => Some(
+            (0..n as u32)
+                .zip(&values)
+                .filter_map(|(i, &keep)| keep.then_some(i))
+                .collect(),
+        ),
         Vector::Bools(values, nulls) => Some(keep(&|i| values[i] && !is_null(&nulls, i))),
         Vector::Values(values) => {
             if values
@@ -401,6 +407,16 @@ fn int_property(
     n: usize,
 ) -> Option<Option<Vector>> {
     let snapshot = &q.snapshot;
+    if snapshot.is_base_only() {
+        match column.node_ids() {
+            Some((ids, None)) => return base_int_property(snapshot, ids[..n].iter().copied(), k),
+            Some((ids, Some(selection))) => {
+                let nodes = selection[..n].iter().map(|&i| ids[i as usize]);
+                return base_int_property(snapshot, nodes, k);
+            }
+            None => {}
+        }
+    }
     let mut xs = Vec::with_capacity(n);
     let mut nulls: Nulls = None;
     for i in 0..n {
@@ -413,6 +429,51 @@ fn int_property(
                 return Some(None);
             }
             x
+        };
+        push(&mut xs, &mut nulls, x);
+    }
+    Some(Some(Vector::Ints(xs, nulls)))
+}
+
+/// Integer property `k` of `nodes` read straight from the base segment's
+/// columns (the snapshot has no delta, so every id below the bound exists
+/// and no node changed): a run of nodes in one dense integer column is one
+/// slice indexed by id, found once per column rather than once per node.
+/// `None` if a value is no integer (as [`int_property`]).
+fn base_int_property(
+    snapshot: &rhizome_storage::Snapshot,
+    nodes: impl ExactSizeIterator<Item = rhizome_common::NodeId>,
+    k: rhizome_storage::PropertyKeyId,
+) -> Option<Option<Vector>> {
+    let mut xs = Vec::with_capacity(nodes.len());
+    let mut nulls: Nulls = None;
+    // The dense column last found: its first node id and its values.
+    let mut run: (u64, &[i64]) = (0, &[]);
+    for node in nodes {
+        let offset = node.wrapping_sub(run.0);
+        if offset < run.1.len() as u64 {
+            xs.push(run.1[offset as usize]);
+            if let Some(m) = &mut nulls {
+                m.push(false);
+            }
+            continue;
+        }
+        let x = if node == NULL_ID {
+            None
+        } else {
+            match snapshot.node_column(node, k) {
+                Some((column, row)) => match column.dense_i64() {
+                    Some(values) => {
+                        run = (node - row, values);
+                        Some(values[row as usize])
+                    }
+                    None => column.int_at(row)?,
+                },
+                // No column for the key in the node's group: null, unless
+                // the node does not exist (the row evaluator's error).
+                None if snapshot.node_exists(node) => None,
+                None => return Some(None),
+            }
         };
         push(&mut xs, &mut nulls, x);
     }
@@ -567,11 +628,22 @@ fn zip_ints(
         })?;
         return Some(Vector::Ints(xs, nulls));
     }
-    let mut xs = Vec::with_capacity(n);
-    for i in 0..n {
-        xs.push(f(a.raw(i), b.raw(i))?);
-    }
-    Some(Vector::Ints(xs, None))
+    // One loop per operand shape, so each compiles to a plain array loop.
+    let xs: Option<Vec<i64>> = match (a, b) {
+        (Operand::Column(p, _), Operand::Const(q)) => {
+            let q = q.unwrap_or_default();
+            p[..n].iter().map(|&p| f(p, q)).collect()
+        }
+        (Operand::Const(p), Operand::Column(q, _)) => {
+            let p = p.unwrap_or_default();
+            q[..n].iter().map(|&q| f(p, q)).collect()
+        }
+        (Operand::Column(p, _), Operand::Column(q, _)) => {
+            p[..n].iter().zip(&q[..n]).map(|(&p, &q)| f(p, q)).collect()
+        }
+        _ => (0..n).map(|i| f(a.raw(i), b.raw(i))).collect(),
+    };
+    Some(Vector::Ints(xs?, None))
 }
 
 /// `f` on two integer operands row by row, null where either is null.
@@ -586,7 +658,21 @@ fn compare_ints(
         let (xs, nulls) = collect(n, |i| Some(f(a.get(i)?, b.get(i)?)));
         return Vector::Bools(xs, nulls);
     }
-    Vector::Bools((0..n).map(|i| f(a.raw(i), b.raw(i))).collect(), None)
+    let xs = match (a, b) {
+        (Operand::Column(p, _), Operand::Const(q)) => {
+            let q = q.unwrap_or_default();
+            p[..n].iter().map(|&p| f(p, q)).collect()
+        }
+        (Operand::Const(p), Operand::Column(q, _)) => {
+            let p = p.unwrap_or_default();
+            q[..n].iter().map(|&q| f(p, q)).collect()
+        }
+        (Operand::Column(p, _), Operand::Column(q, _)) => {
+            p[..n].iter().zip(&q[..n]).map(|(&p, &q)| f(p, q)).collect()
+        }
+        _ => (0..n).map(|i| f(a.raw(i), b.raw(i))).collect(),
+    };
+    Vector::Bools(xs, None)
 }
 
 fn comparison(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
@@ -674,4 +760,187 @@ fn apply(op: BinaryOp, a: Value, b: impl FnOnce() -> Option<Value>) -> Option<Va
         return Some(a);
     }
     binary_op(op, &a, &b()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(xs: &[Option<i64>]) -> Vector {
+        typed(
+            xs.iter().map(|x| x.map_or(Value::Null, Value::Int)),
+            xs.len(),
+        )
+    }
+
+    fn values(v: &Vector, n: usize) -> Vec<Value> {
+        v.clone().into_values(n)
+    }
+
+    #[test]
+    fn typed_builds_typed_vectors_and_falls_back_for_mixed_columns() {
+        let v = ints(&[Some(1), None, Some(3)]);
+        assert_eq!(
+            v,
+            Vector::Ints(vec![1, 0, 3], Some(vec![false, true, false]))
+        );
+        assert_eq!(ints(&[None, None]), Vector::Const(Value::Null));
+        let mixed = typed(
+            [Value::Int(1), Value::Float(2.0), Value::Null].into_iter(),
+            3,
+        );
+        assert_eq!(
+            mixed,
+            Vector::Values(vec![Value::Int(1), Value::Float(2.0), Value::Null])
+        );
+    }
+
+    #[test]
+    fn integer_arithmetic_fails_on_overflow_and_division_by_zero() {
+        let n = 3;
+        let x = ints(&[Some(i64::MAX), Some(1), None]);
+        let one = Vector::Const(Value::Int(1));
+        // Overflow on the first row: the chunk goes to the row evaluator,
+        // which raises Cypher's error.
+        assert_eq!(arithmetic(BinaryOp::Add, &x, &one, n), None);
+        assert_eq!(
+            arithmetic(BinaryOp::Mul, &x, &Vector::Const(Value::Int(2)), n),
+            None
+        );
+        let y = ints(&[Some(i64::MIN), Some(4), Some(5)]);
+        assert_eq!(arithmetic(BinaryOp::Sub, &y, &one, n), None);
+        assert_eq!(
+            arithmetic(BinaryOp::Div, &y, &Vector::Const(Value::Int(-1)), n),
+            None
+        );
+        assert_eq!(unary(UnaryOp::Neg, y.clone(), n), None);
+        let zero = Vector::Const(Value::Int(0));
+        assert_eq!(arithmetic(BinaryOp::Div, &one, &zero, n), None);
+        assert_eq!(arithmetic(BinaryOp::Mod, &y, &zero, n), None);
+        // i64::MIN % -1 is 0 in Cypher, not an overflow.
+        assert_eq!(
+            values(
+                &arithmetic(BinaryOp::Mod, &y, &Vector::Const(Value::Int(-1)), n).unwrap(),
+                n
+            ),
+            vec![Value::Int(0); 3]
+        );
+        // Nulls propagate; every operand shape gives the same values.
+        let z = ints(&[Some(7), None, Some(-7)]);
+        let three = Vector::Const(Value::Int(3));
+        assert_eq!(
+            values(&arithmetic(BinaryOp::Mod, &z, &three, n).unwrap(), n),
+            vec![Value::Int(1), Value::Null, Value::Int(-1)]
+        );
+        let dense = ints(&[Some(7), Some(8), Some(-7)]);
+        let threes = ints(&[Some(3), Some(3), Some(3)]);
+        for (a, b) in [(&dense, &three), (&dense, &threes)] {
+            assert_eq!(
+                values(&arithmetic(BinaryOp::Div, a, b, n).unwrap(), n),
+                vec![Value::Int(2), Value::Int(2), Value::Int(-2)]
+            );
+        }
+        assert_eq!(
+            values(&arithmetic(BinaryOp::Sub, &three, &dense, n).unwrap(), n),
+            vec![Value::Int(-4), Value::Int(-5), Value::Int(10)]
+        );
+        // Integers with floats compute in floats.
+        let half = Vector::Const(Value::Float(0.5));
+        assert_eq!(
+            values(&arithmetic(BinaryOp::Add, &z, &half, n).unwrap(), n),
+            vec![Value::Float(7.5), Value::Null, Value::Float(-6.5)]
+        );
+    }
+
+    #[test]
+    fn comparisons_and_mixed_types() {
+        let n = 3;
+        let x = ints(&[Some(1), None, Some(3)]);
+        let two = Vector::Const(Value::Int(2));
+        assert_eq!(
+            values(&comparison(BinaryOp::Lt, &x, &two, n).unwrap(), n),
+            vec![Value::Bool(true), Value::Null, Value::Bool(false)]
+        );
+        let nan = Vector::Floats(vec![f64::NAN, 1.0, 2.0], None);
+        assert_eq!(
+            values(&comparison(BinaryOp::Eq, &nan, &nan, n).unwrap(), n),
+            vec![Value::Bool(false), Value::Bool(true), Value::Bool(true)]
+        );
+        // A mixed column (string and integer) falls back to the element-wise
+        // operations: a string equals no integer, and orders with none.
+        let mixed = Vector::Values(vec![Value::String("a".into()), Value::Int(2), Value::Null]);
+        assert_eq!(
+            values(&comparison(BinaryOp::Eq, &mixed, &two, n).unwrap(), n),
+            vec![Value::Bool(false), Value::Bool(true), Value::Null]
+        );
+        assert_eq!(
+            values(&comparison(BinaryOp::Lt, &mixed, &two, n).unwrap(), n),
+            vec![Value::Null, Value::Bool(false), Value::Null]
+        );
+        // Strings: STARTS WITH / CONTAINS element-wise.
+        let s = Vector::Values(vec![
+            Value::String("abc".into()),
+            Value::Null,
+            Value::String("xbc".into()),
+        ]);
+        let prefix = Vector::Const(Value::String("ab".into()));
+        assert_eq!(
+            values(
+                &by_element(BinaryOp::StartsWith, &s, &prefix, n).unwrap(),
+                n
+            ),
+            vec![Value::Bool(true), Value::Null, Value::Bool(false)]
+        );
+        // A type error (a string plus a boolean) sends the chunk to the row
+        // evaluator.
+        assert_eq!(
+            by_element(BinaryOp::Sub, &s, &Vector::Const(Value::Bool(true)), n),
+            None
+        );
+    }
+
+    #[test]
+    fn boolean_logic_is_three_valued() {
+        let t = Some(true);
+        let f = Some(false);
+        let a = Vector::Bools(
+            vec![true, true, true, false, false, false, false, false, false],
+            Some(vec![
+                false, false, false, false, false, false, true, true, true,
+            ]),
+        );
+        let b = Vector::Bools(
+            vec![true, false, false, true, false, false, true, false, false],
+            Some(vec![
+                false, false, true, false, false, true, false, false, true,
+            ]),
+        );
+        let n = 9;
+        let get = |v: Vector| -> Vec<Option<bool>> {
+            values(&v, n)
+                .into_iter()
+                .map(|v| match v {
+                    Value::Bool(b) => Some(b),
+                    _ => None,
+                })
+                .collect()
+        };
+        // Rows: (T,T) (T,F) (T,N) (F,T) (F,F) (F,N) (N,T) (N,F) (N,N).
+        assert_eq!(
+            get(logic(BinaryOp::And, &a, &b, n).unwrap()),
+            vec![t, f, None, f, f, f, None, f, None]
+        );
+        assert_eq!(
+            get(logic(BinaryOp::Or, &a, &b, n).unwrap()),
+            vec![t, t, t, t, f, None, t, None, None]
+        );
+        assert_eq!(
+            get(logic(BinaryOp::Xor, &a, &b, n).unwrap()),
+            vec![f, t, None, t, f, None, None, None, None]
+        );
+        assert_eq!(
+            get(unary(UnaryOp::Not, a, n).unwrap()),
+            vec![f, f, f, t, t, t, None, None, None]
+        );
+    }
 }

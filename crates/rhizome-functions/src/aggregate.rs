@@ -71,6 +71,32 @@ impl Sum {
     }
 }
 
+/// Rows of `len` that `nulls` does not mark null.
+fn non_null(len: usize, nulls: Option<&[bool]>) -> u64 {
+    match nulls {
+        None => len as u64,
+        Some(m) => m[..len].iter().filter(|&&null| !null).count() as u64,
+    }
+}
+
+/// `f` on each value of `xs` that `nulls` does not mark null, in order;
+/// stops at the first error.
+#[inline]
+fn each<T: Copy>(
+    xs: &[T],
+    nulls: Option<&[bool]>,
+    mut f: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
+    match nulls {
+        None => xs.iter().try_for_each(|&x| f(x)),
+        Some(m) => xs
+            .iter()
+            .zip(m)
+            .filter(|(_, &null)| !null)
+            .try_for_each(|(&x, _)| f(x)),
+    }
+}
+
 /// Welford's running mean and squared deviations (mergeable).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct Moments {
@@ -124,8 +150,11 @@ enum State {
 pub struct Accumulator {
     kind: AggregateKind,
     state: State,
-    /// For DISTINCT: the values seen, in first-seen order, and their keys.
-    distinct: Option<(Vec<Value>, KeySet<GroupKey>)>,
+    /// For DISTINCT: the values seen, in first-seen order, their keys,
+    /// and the integers among them as plain numbers (a typed set that
+    /// answers a repeated integer without hashing a value; a miss still
+    /// goes through the keys, so `1` after `1.0` is no new value).
+    distinct: Option<(Vec<Value>, KeySet<GroupKey>, KeySet<i64>)>,
 }
 
 fn number(v: &Value, what: &str) -> Result<f64> {
@@ -167,8 +196,8 @@ impl Accumulator {
                 continuous: kind == AggregateKind::PercentileCont,
             },
         };
-        let distinct =
-            (distinct && kind != AggregateKind::CountStar).then(|| (Vec::new(), KeySet::default()));
+        let distinct = (distinct && kind != AggregateKind::CountStar)
+            .then(|| (Vec::new(), KeySet::default(), KeySet::default()));
         Accumulator {
             kind,
             state,
@@ -189,7 +218,12 @@ impl Accumulator {
             State::Percentile { values, .. } => values.len(),
             _ => 0,
         };
-        kept + self.distinct.as_ref().map_or(0, |(seen, _)| seen.len())
+        kept + self.distinct.as_ref().map_or(0, |(_, seen, ints)| seen.len() + ints.len())
+    }
+
+    /// True for `f(DISTINCT x)`.
+    pub fn is_distinct(&self) -> bool {
+        self.distinct.is_some()
     }
 
     /// Counts one row for `count(*)` (no argument).
@@ -226,13 +260,90 @@ impl Accumulator {
         if v.is_null() {
             return Ok(());
         }
-        if let Some((seen, keys)) = &mut self.distinct {
+        if let Some((seen, keys, _)) = &mut self.distinct {
             if keys.insert(GroupKey(v.clone())) {
                 seen.push(v.clone());
             }
             return Ok(());
         }
         Self::apply(&mut self.state, v)
+    }
+
+    /// Counts `rows` rows for `count(*)`, or `rows` non-null values for a
+    /// plain `count(x)` whose nulls the caller left out; false (nothing
+    /// counted) for any other aggregate, which must be fed its values.
+    pub fn add_count(&mut self, rows: u64) -> bool {
+        match (&mut self.state, &self.distinct) {
+            (State::Count(n), None) => {
+                *n += rows;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Feeds a column of integers (`nulls[i]`: row `i` is null and holds
+    /// nothing): the same result as [`Accumulator::update`] on each value
+    /// in order, without building a value per row for count, sum, avg, min
+    /// and max.
+    pub fn update_ints(&mut self, xs: &[i64], nulls: Option<&[bool]>) -> Result<()> {
+        if let Some((seen, keys, ints)) = &mut self.distinct {
+            return each(xs, nulls, |x| {
+                if ints.insert(x) && keys.insert(GroupKey(Value::Int(x))) {
+                    seen.push(Value::Int(x));
+                }
+                Ok(())
+            });
+        }
+        match &mut self.state {
+            State::Count(n) => *n += non_null(xs.len(), nulls),
+            State::Sum(sum @ (Sum::Empty | Sum::Int(_))) => {
+                let mut total: i128 = 0;
+                let mut any = false;
+                each(xs, nulls, |x| {
+                    total += i128::from(x);
+                    any = true;
+                    Ok(())
+                })?;
+                if any {
+                    *sum = match *sum {
+                        Sum::Int(a) => Sum::Int(a + total),
+                        _ => Sum::Int(total),
+                    };
+                }
+            }
+            state @ (State::Min(_) | State::Max(_)) => {
+                let min = matches!(state, State::Min(_));
+                let mut best: Option<i64> = None;
+                each(xs, nulls, |x| {
+                    best = Some(match best {
+                        Some(b) if (min && b <= x) || (!min && b >= x) => b,
+                        _ => x,
+                    });
+                    Ok(())
+                })?;
+                // The slice's extreme decides against the running one as
+                // each of its values would have, one at a time.
+                if let Some(b) = best {
+                    Self::apply(state, &Value::Int(b))?;
+                }
+            }
+            state => each(xs, nulls, |x| Self::apply(state, &Value::Int(x)))?,
+        }
+        Ok(())
+    }
+
+    /// Feeds a column of floats, like [`Accumulator::update_ints`]: sums
+    /// and averages add in row order, as row-at-a-time updates would.
+    pub fn update_floats(&mut self, xs: &[f64], nulls: Option<&[bool]>) -> Result<()> {
+        if self.distinct.is_some() {
+            return each(xs, nulls, |x| self.update(&Value::Float(x)));
+        }
+        match &mut self.state {
+            State::Count(n) => *n += non_null(xs.len(), nulls),
+            state => each(xs, nulls, |x| Self::apply(state, &Value::Float(x)))?,
+        }
+        Ok(())
     }
 
     fn apply(state: &mut State, v: &Value) -> Result<()> {
@@ -293,7 +404,9 @@ impl Accumulator {
                 other.kind, self.kind
             )));
         }
-        if let (Some((seen, keys)), Some((other_seen, _))) = (&mut self.distinct, other.distinct) {
+        if let (Some((seen, keys, _)), Some((other_seen, ..))) =
+            (&mut self.distinct, other.distinct)
+        {
             for v in other_seen {
                 if keys.insert(GroupKey(v.clone())) {
                     seen.push(v);
@@ -344,7 +457,7 @@ impl Accumulator {
     /// nothing is `[]`, `stDev`/`stDevP` of fewer than two/one values are 0.0.
     pub fn finish(self) -> Result<Value> {
         let mut state = self.state;
-        if let Some((seen, _)) = self.distinct {
+        if let Some((seen, ..)) = self.distinct {
             for v in &seen {
                 Self::apply(&mut state, v)?;
             }
@@ -665,6 +778,105 @@ mod tests {
             (e.kind, e.code),
             (ErrorKind::ArgumentError, Some("NumberOutOfRange"))
         );
+    }
+
+    /// Every kind, plain and DISTINCT, fed a typed column after `prefix`:
+    /// the same result (or error) as feeding the values one at a time.
+    #[test]
+    fn typed_columns_agree_with_values() {
+        let kinds = [
+            AggregateKind::Count,
+            AggregateKind::Sum,
+            AggregateKind::Avg,
+            AggregateKind::Min,
+            AggregateKind::Max,
+            AggregateKind::Collect,
+            AggregateKind::StDev,
+            AggregateKind::StDevP,
+        ];
+        let ints = [3, -7, i64::MAX, 3, 0, i64::MIN, 12];
+        let floats = [2.5, -0.0, f64::NAN, 2.5, 1e300, -4.0, 7.0];
+        let nulls = [false, true, false, false, true, false, false];
+        let prefixes = [
+            vec![],
+            vec![Value::Float(1.5)],
+            vec![Value::Float(3.0), Value::Float(-0.0)],
+            vec![Value::Int(-100), Value::Int(100)],
+            vec![Value::String("a".into())],
+            vec![Value::Duration(Duration::default())],
+        ];
+        let show = |r: Result<Value>| match r {
+            Ok(v) => format!("{v:?}"),
+            Err(e) => format!("error {:?} {:?}", e.kind, e.code),
+        };
+        for kind in kinds {
+            for distinct in [false, true] {
+                for prefix in &prefixes {
+                    for mask in [None, Some(&nulls[..])] {
+                        let expect = |values: Vec<Value>| {
+                            let mut acc = Accumulator::new(kind, distinct);
+                            for v in prefix.iter().chain(&values) {
+                                acc.update(v)?;
+                            }
+                            acc.finish()
+                        };
+                        let masked = |i: usize| mask.is_some_and(|m| m[i]);
+                        let int_values = (0..ints.len())
+                            .map(|i| {
+                                if masked(i) {
+                                    Value::Null
+                                } else {
+                                    Value::Int(ints[i])
+                                }
+                            })
+                            .collect();
+                        let mut acc = Accumulator::new(kind, distinct);
+                        let got = prefix
+                            .iter()
+                            .try_for_each(|v| acc.update(v))
+                            .and_then(|_| acc.update_ints(&ints, mask))
+                            .and_then(|_| acc.finish());
+                        let context = format!("{kind:?} distinct={distinct} {prefix:?} {mask:?}");
+                        assert_eq!(show(got), show(expect(int_values)), "ints {context}");
+                        let float_values = (0..floats.len())
+                            .map(|i| {
+                                if masked(i) {
+                                    Value::Null
+                                } else {
+                                    Value::Float(floats[i])
+                                }
+                            })
+                            .collect();
+                        let mut acc = Accumulator::new(kind, distinct);
+                        let got = prefix
+                            .iter()
+                            .try_for_each(|v| acc.update(v))
+                            .and_then(|_| acc.update_floats(&floats, mask))
+                            .and_then(|_| acc.finish());
+                        assert_eq!(show(got), show(expect(float_values)), "floats {context}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn counts_are_added_only_to_plain_counts() {
+        let mut count = Accumulator::new(AggregateKind::CountStar, false);
+        assert!(count.add_count(2048));
+        count.update_row();
+        assert_eq!(count.finish().unwrap(), Value::Int(2049));
+        assert!(!Accumulator::new(AggregateKind::Count, true).add_count(3));
+        assert!(!Accumulator::new(AggregateKind::Sum, false).add_count(3));
+        // The sum of a column overflows only when the total does.
+        let mut sum = Accumulator::new(AggregateKind::Sum, false);
+        sum.update_ints(&[i64::MAX, i64::MAX], None).unwrap();
+        let e = sum.finish().unwrap_err();
+        assert_eq!(e.code, Some("IntegerOverflow"), "{e:?}");
+        let mut sum = Accumulator::new(AggregateKind::Sum, false);
+        sum.update_ints(&[i64::MAX, 1], None).unwrap();
+        sum.update_ints(&[-2], None).unwrap();
+        assert_eq!(sum.finish().unwrap(), Value::Int(i64::MAX - 1));
     }
 
     #[test]

@@ -302,6 +302,10 @@ pub enum BenchCommand {
     Import(BenchImportArgs),
     /// The query suite: likes A1–A4 against reference loops, chain SQ1–SQ5.
     Queries(BenchQueriesArgs),
+    /// Aggregation on the chain graph (count, filtered count, sum/avg/max,
+    /// GROUP BY) beside Kuzu's figures from issue 21; `--only` takes names
+    /// (`COUNT,SQ2C,FSUM,GROUP`).
+    Aggregate(BenchQueriesArgs),
     /// LDBC SNB Interactive reads IC1–IC14, IS1–IS7 on SF0.1: latency per query.
     Ldbc(BenchLdbcArgs),
     /// Writes: bulk UNWIND CREATE, durable single-row transactions, likes

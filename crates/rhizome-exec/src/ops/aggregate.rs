@@ -1,4 +1,17 @@
-//! `AggregateSink`: hash aggregation with per-worker group tables.
+//! `AggregateSink`: hash aggregation with per-worker group tables, fed a
+//! column at a time.
+//!
+//! Per chunk, each aggregate's argument is computed as one typed vector
+//! ([`crate::vector`]) and folded into its accumulator with one call:
+//! `count(*)` adds the chunk's length, `count(x)` of a node or
+//! relationship slot counts the column's non-null ids, and integer or
+//! float vectors reach `sum`/`avg`/`min`/`max`/`count` as slices
+//! ([`Accumulator::update_ints`]). Grouped aggregation finds each row's
+//! group first (through a table keyed by the plain integer when the only
+//! key is an integer column, else by [`GroupKey`]s) and then feeds every
+//! aggregate its column for the rows' groups. Arguments the vector
+//! evaluator cannot compute, mixed-type columns and `DISTINCT` aggregates
+//! fall back to a value per row, with the same results.
 
 use crate::chunk::{Chunk, RowBuilder, CHUNK_SIZE};
 use crate::compile::{CExpr, CNode};
@@ -7,21 +20,28 @@ use crate::expr::{Evaluator, Row};
 use crate::operator::{OperatorResult, Sink, TaskCtx, NEED_MORE};
 use crate::per_worker::PerWorker;
 use crate::vector::{self, Vector};
-use rhizome_common::{Result, Value};
+use rhizome_common::{AggregateKind, Result, Value};
 use rhizome_functions::aggregate::Accumulator;
 use rhizome_functions::ops::{GroupKey, KeyMap};
 use rhizome_plan::OpKind;
 use std::sync::Arc;
 
-/// A group's first-seen sequence number and its accumulators.
-type GroupState = (u64, Vec<Accumulator>);
-type Groups = KeyMap<Vec<GroupKey>, GroupState>;
+/// One worker's groups in first-seen order, with two indexes into them.
+#[derive(Default)]
+struct Groups {
+    /// Keys and accumulators, in the order the groups were first seen.
+    groups: Vec<(Vec<GroupKey>, Vec<Accumulator>)>,
+    /// Every group by its keys.
+    by_key: KeyMap<Vec<GroupKey>, u32>,
+    /// Groups of a single integer key found through an integer column.
+    by_int: KeyMap<i64, u32>,
+}
 
 /// Hash aggregation: per-worker group tables merged at the end. Groups keep
 /// the order in which they were first seen on each worker.
 pub struct AggregateSink {
     node: Arc<CNode>,
-    locals: PerWorker<(Groups, u64)>,
+    locals: PerWorker<Groups>,
 }
 
 impl AggregateSink {
@@ -29,7 +49,7 @@ impl AggregateSink {
     pub fn new(node: Arc<CNode>, slots: usize) -> AggregateSink {
         AggregateSink {
             node,
-            locals: PerWorker::new(slots, |_| (KeyMap::default(), 0)),
+            locals: PerWorker::new(slots, |_| Groups::default()),
         }
     }
 
@@ -41,6 +61,85 @@ impl AggregateSink {
             .map(|(item, _)| Accumulator::new(item.function, item.distinct))
             .collect()
     }
+
+    /// The aggregates' argument columns over `chunk` (`None` where an
+    /// argument needs the row evaluator).
+    fn argument_columns(&self, q: &QueryContext, chunk: &Chunk) -> Vec<Vec<Option<Vector>>> {
+        self.node
+            .c
+            .aggregates
+            .iter()
+            .map(|(item, exprs)| {
+                if counts_ids(item.function, item.distinct, exprs) {
+                    // Counted from the id column itself: no vector needed.
+                    vec![None]
+                } else {
+                    vector::columns(q, exprs, chunk)
+                }
+            })
+            .collect()
+    }
+}
+
+/// True if the aggregate is a plain `count(v)` of a slot: counted from the
+/// slot's column without building values.
+fn counts_ids(function: AggregateKind, distinct: bool, exprs: &[CExpr]) -> bool {
+    function == AggregateKind::Count && !distinct && matches!(exprs, [CExpr::Slot(_)])
+}
+
+/// Feeds every row of `chunk` to `acc` (the ungrouped case): a column at a
+/// time where the argument's vector allows, else a row at a time. Adds to
+/// `held` the values `acc` keeps more (collect, percentiles, DISTINCT).
+fn feed_chunk(
+    acc: &mut Accumulator,
+    exprs: &[CExpr],
+    columns: &[Option<Vector>],
+    eval: &Evaluator<'_>,
+    chunk: &Chunk,
+    held: &mut usize,
+) -> Result<()> {
+    let before = acc.held();
+    let fed = feed_chunk_values(acc, exprs, columns, eval, chunk);
+    *held += acc.held() - before;
+    fed
+}
+
+/// The work of [`feed_chunk`], without the accounting.
+fn feed_chunk_values(
+    acc: &mut Accumulator,
+    exprs: &[CExpr],
+    columns: &[Option<Vector>],
+    eval: &Evaluator<'_>,
+    chunk: &Chunk,
+) -> Result<()> {
+    let n = chunk.len();
+    match (exprs, columns) {
+        ([], _) if acc.add_count(n as u64) => return Ok(()),
+        ([CExpr::Slot(s)], _) if counts_ids(acc.kind(), acc.is_distinct(), exprs) => {
+            let count = chunk.column(*s).map_or(0, |c| c.count_non_null(n));
+            if acc.add_count(count as u64) {
+                return Ok(());
+            }
+        }
+        ([_], [Some(Vector::Ints(xs, nulls))]) => return acc.update_ints(xs, nulls.as_deref()),
+        ([_], [Some(Vector::Floats(xs, nulls))]) => return acc.update_floats(xs, nulls.as_deref()),
+        ([_], [Some(Vector::Const(v))]) => {
+            if v.is_null() {
+                return Ok(());
+            }
+            if acc.add_count(n as u64) {
+                return Ok(());
+            }
+            return (0..n).try_for_each(|_| acc.update(v));
+        }
+        _ => {}
+    }
+    let mut args = Vec::new();
+    let mut counted_by_caller = 0;
+    for row in 0..n {
+        feed(acc, exprs, columns, eval, &Row::new(chunk, row), (&mut args, &mut counted_by_caller))?;
+    }
+    Ok(())
 }
 
 /// Feeds row `r` to `acc`: its arguments are read from `columns` where they
@@ -58,6 +157,15 @@ fn feed(
         acc.update_row();
         return Ok(());
     }
+    if let ([CExpr::Slot(s)], true) = (
+        arg_exprs,
+        counts_ids(acc.kind(), acc.is_distinct(), arg_exprs),
+    ) {
+        if !r.chunk.value(*s, r.row).is_null() {
+            acc.add_count(1);
+        }
+        return Ok(());
+    }
     args.clear();
     for (e, column) in arg_exprs.iter().zip(columns) {
         args.push(vector::value_at(eval, e, column, r)?);
@@ -68,72 +176,103 @@ fn feed(
     Ok(())
 }
 
+impl Groups {
+    /// The index of the group keyed by `key`, created (with `fresh`
+    /// accumulators) if new.
+    fn find(&mut self, key: &[GroupKey], fresh: impl FnOnce() -> Vec<Accumulator>) -> u32 {
+        if let Some(&g) = self.by_key.get(key) {
+            return g;
+        }
+        let g = self.groups.len() as u32;
+        self.by_key.insert(key.to_vec(), g);
+        self.groups.push((key.to_vec(), fresh()));
+        g
+    }
+
+    /// The index of the group of the single integer key `x`.
+    #[inline]
+    fn find_int(&mut self, x: i64, fresh: impl FnOnce() -> Vec<Accumulator>) -> u32 {
+        if let Some(&g) = self.by_int.get(&x) {
+            return g;
+        }
+        // The group may exist under an equivalent key (`1.0` for `1`).
+        let g = self.find(&[GroupKey(Value::Int(x))], fresh);
+        self.by_int.insert(x, g);
+        g
+    }
+}
+
 impl Sink for AggregateSink {
     fn consume(&self, chunk: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
         let eval = Evaluator::new(ctx.q);
-        // Keys and arguments computed a column at a time where possible.
-        let keys = vector::columns(ctx.q, &self.node.c.exprs, &chunk);
-        let arg_columns: Vec<Vec<Option<Vector>>> = self
-            .node
-            .c
-            .aggregates
-            .iter()
-            .map(|(_, exprs)| vector::columns(ctx.q, exprs, &chunk))
-            .collect();
-        let mut guard = self.locals.lock(ctx.worker);
-        let (groups, seq) = &mut *guard;
-        let mut args = Vec::new();
-        let mut held = 0;
-        let before = groups.len();
+        let arg_columns = self.argument_columns(ctx.q, &chunk);
+        let aggregates = &self.node.c.aggregates;
         if self.node.c.exprs.is_empty() {
-            // No grouping keys: one group, found once per chunk.
-            if groups.is_empty() {
-                *seq += 1;
-                groups.insert(Vec::new(), (*seq, self.fresh()));
-            }
-            let entry = groups
-                .get_mut(&Vec::new())
-                .expect("the single group exists");
-            for ((acc, (_, arg_exprs)), columns) in entry
-                .1
-                .iter_mut()
-                .zip(&self.node.c.aggregates)
-                .zip(&arg_columns)
-            {
-                for row in 0..chunk.len() {
-                    let r = Row::new(&chunk, row);
-                    feed(acc, arg_exprs, columns, &eval, &r, (&mut args, &mut held))?;
-                }
+            // No grouping keys: one group, fed a column at a time.
+            let mut guard = self.locals.lock(ctx.worker);
+            let g = guard.find(&[], || self.fresh());
+            let accs = &mut guard.groups[g as usize].1;
+            let mut held = 0;
+            for ((acc, (_, exprs)), columns) in accs.iter_mut().zip(aggregates).zip(&arg_columns) {
+                feed_chunk(acc, exprs, columns, &eval, &chunk, &mut held)?;
             }
             drop(guard);
             ctx.q.memory.charge(held * VALUE_BYTES)?;
             return NEED_MORE;
         }
-        // One key buffer for the chunk: a row allocates only for a new group.
-        let mut key: Vec<GroupKey> = Vec::with_capacity(keys.len());
-        for row in 0..chunk.len() {
-            let r = Row::new(&chunk, row);
-            key.clear();
-            for (e, column) in self.node.c.exprs.iter().zip(&keys) {
-                key.push(GroupKey(vector::value_at(&eval, e, column, &r)?));
+        // Keys computed a column at a time where possible.
+        let keys = vector::columns(ctx.q, &self.node.c.exprs, &chunk);
+        let mut guard = self.locals.lock(ctx.worker);
+        let groups = &mut *guard;
+        let before = groups.groups.len();
+        // Each row's group first, then each aggregate over the rows.
+        let mut group_of: Vec<u32> = Vec::with_capacity(chunk.len());
+        if let [Some(Vector::Ints(xs, None))] = keys.as_slice() {
+            for &x in xs {
+                group_of.push(groups.find_int(x, || self.fresh()));
             }
-            let entry = match groups.get_mut(key.as_slice()) {
-                Some(e) => e,
-                None => {
-                    *seq += 1;
-                    groups.entry(key.clone()).or_insert((*seq, self.fresh()))
+        } else {
+            // One key buffer for the chunk: a row allocates only for a new group.
+            let mut key: Vec<GroupKey> = Vec::with_capacity(keys.len());
+            for row in 0..chunk.len() {
+                let r = Row::new(&chunk, row);
+                key.clear();
+                for (e, column) in self.node.c.exprs.iter().zip(&keys) {
+                    key.push(GroupKey(vector::value_at(&eval, e, column, &r)?));
                 }
-            };
-            for ((acc, (_, arg_exprs)), columns) in entry
-                .1
-                .iter_mut()
-                .zip(&self.node.c.aggregates)
-                .zip(&arg_columns)
-            {
-                feed(acc, arg_exprs, columns, &eval, &r, (&mut args, &mut held))?;
+                group_of.push(groups.find(&key, || self.fresh()));
             }
         }
-        let added = groups.len() - before;
+        let mut args = Vec::new();
+        let mut held = 0;
+        for (a, ((_, exprs), columns)) in aggregates.iter().zip(&arg_columns).enumerate() {
+            match (exprs.as_slice(), columns.as_slice()) {
+                ([_], [Some(Vector::Ints(xs, None))]) => {
+                    for (&g, &x) in group_of.iter().zip(xs) {
+                        let acc = &mut groups.groups[g as usize].1[a];
+                        let before = acc.held();
+                        acc.update_ints(&[x], None)?;
+                        held += acc.held() - before;
+                    }
+                }
+                ([_], [Some(Vector::Floats(xs, None))]) => {
+                    for (&g, &x) in group_of.iter().zip(xs) {
+                        let acc = &mut groups.groups[g as usize].1[a];
+                        let before = acc.held();
+                        acc.update_floats(&[x], None)?;
+                        held += acc.held() - before;
+                    }
+                }
+                _ => {
+                    for (row, &g) in group_of.iter().enumerate() {
+                        let acc = &mut groups.groups[g as usize].1[a];
+                        let r = Row::new(&chunk, row);
+                        feed(acc, exprs, columns, &eval, &r, (&mut args, &mut held))?;
+                    }
+                }
+            }
+        }
+        let added = groups.groups.len() - before;
         drop(guard);
         ctx.q.memory.charge(
             (added * (self.node.c.exprs.len() + self.node.c.aggregates.len() + 2) + held)
@@ -146,27 +285,25 @@ impl Sink for AggregateSink {
         let OpKind::Aggregate { keys, aggregates } = &self.node.kind else {
             unreachable!("aggregate sink built for an Aggregate node");
         };
-        let mut merged: Vec<(Vec<GroupKey>, GroupState)> = Vec::new();
+        let mut merged: Vec<(Vec<GroupKey>, Vec<Accumulator>)> = Vec::new();
         let mut index: KeyMap<Vec<GroupKey>, usize> = KeyMap::default();
-        for (worker, (groups, _)) in self.locals.take_all().enumerate() {
-            let mut groups: Vec<_> = groups.into_iter().collect();
-            groups.sort_by_key(|(_, (seq, _))| *seq);
-            for (key, (seq, accs)) in groups {
+        for groups in self.locals.take_all() {
+            for (key, accs) in groups.groups {
                 match index.get(&key) {
                     Some(&i) => {
-                        for (mine, theirs) in merged[i].1 .1.iter_mut().zip(accs) {
+                        for (mine, theirs) in merged[i].1.iter_mut().zip(accs) {
                             mine.merge(theirs)?;
                         }
                     }
                     None => {
                         index.insert(key.clone(), merged.len());
-                        merged.push((key, ((worker as u64) << 48 | seq, accs)));
+                        merged.push((key, accs));
                     }
                 }
             }
         }
         if merged.is_empty() && keys.is_empty() {
-            merged.push((Vec::new(), (0, self.fresh())));
+            merged.push((Vec::new(), self.fresh()));
         }
         let width = keys
             .iter()
@@ -176,7 +313,7 @@ impl Sink for AggregateSink {
             .map_or(0, |m| m + 1);
         let mut out = Vec::new();
         let mut builder = RowBuilder::new(width);
-        for (key, (_, accs)) in merged {
+        for (key, accs) in merged {
             let mut row = vec![Value::Null; width];
             for ((slot, _), k) in keys.iter().zip(key) {
                 row[*slot] = k.0;

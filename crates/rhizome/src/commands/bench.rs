@@ -11,7 +11,8 @@ use rhizome_import::LikesOptions;
 pub fn run(command: BenchCommand) -> Result<(), Failure> {
     match command {
         BenchCommand::Import(args) => import(args),
-        BenchCommand::Queries(args) => queries(args),
+        BenchCommand::Queries(args) => queries(args, false),
+        BenchCommand::Aggregate(args) => queries(args, true),
         BenchCommand::Ldbc(args) => ldbc(args),
         BenchCommand::Writes(args) => writes(args),
         BenchCommand::Roads(args) => super::bench_roads::run(args),
@@ -87,7 +88,8 @@ fn writes(args: BenchWritesArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn queries(args: BenchQueriesArgs) -> Result<(), Failure> {
+/// The query suite, or with `aggregate` the aggregation suite.
+fn queries(args: BenchQueriesArgs, aggregate: bool) -> Result<(), Failure> {
     if !(args.min_seconds.is_finite() && args.min_seconds >= 0.0) {
         return Err(rhizome_common::Error::new(
             rhizome_common::ErrorKind::ArgumentError,
@@ -112,7 +114,11 @@ fn queries(args: BenchQueriesArgs) -> Result<(), Failure> {
     if args.profile {
         std::env::set_var("RHIZOME_BENCH_PROFILE", "1");
     }
-    rhizome_bench::run_query_bench(&options, &mut std::io::stdout())?;
+    if aggregate {
+        rhizome_bench::aggregate::run_aggregate_bench(&options, &mut std::io::stdout())?;
+    } else {
+        rhizome_bench::run_query_bench(&options, &mut std::io::stdout())?;
+    }
     Ok(())
 }
 

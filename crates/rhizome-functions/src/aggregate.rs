@@ -218,7 +218,10 @@ impl Accumulator {
             State::Percentile { values, .. } => values.len(),
             _ => 0,
         };
-        kept + self.distinct.as_ref().map_or(0, |(_, seen, ints)| seen.len() + ints.len())
+        kept + self
+            .distinct
+            .as_ref()
+            .map_or(0, |(_, seen, ints)| seen.len() + ints.len())
     }
 
     /// True for `f(DISTINCT x)`.

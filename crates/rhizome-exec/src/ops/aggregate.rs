@@ -137,7 +137,14 @@ fn feed_chunk_values(
     let mut args = Vec::new();
     let mut counted_by_caller = 0;
     for row in 0..n {
-        feed(acc, exprs, columns, eval, &Row::new(chunk, row), (&mut args, &mut counted_by_caller))?;
+        feed(
+            acc,
+            exprs,
+            columns,
+            eval,
+            &Row::new(chunk, row),
+            (&mut args, &mut counted_by_caller),
+        )?;
     }
     Ok(())
 }

@@ -4,34 +4,10 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-/// Output of one run, as text.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn from(output: Output) -> Run {
-        Run {
-            code: output.status.code().expect("not killed by a signal"),
-            stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-            stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-        }
-    }
-
-    #[track_caller]
-    fn assert_code(&self, code: i32) -> &Run {
-        assert_eq!(
-            self.code, code,
-            "exit code\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout, self.stderr
-        );
-        self
-    }
-}
+mod support;
+use support::{path_str, Run};
 
 /// Runs `rhizome args...` with `stdin` piped in, isolated from the user's
 /// data directory and history.
@@ -52,10 +28,6 @@ fn rhizome(home: &Path, args: &[&str], stdin: &str) -> Run {
         .write_all(stdin.as_bytes())
         .unwrap();
     Run::from(child.wait_with_output().unwrap())
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 temp path")
 }
 
 /// A temporary directory with the demo database in `demo/`.

@@ -5,35 +5,11 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Output of one run, as text.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn from(output: Output) -> Run {
-        Run {
-            code: output.status.code().expect("not killed by a signal"),
-            stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-            stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-        }
-    }
-
-    #[track_caller]
-    fn assert_code(&self, code: i32) -> &Run {
-        assert_eq!(
-            self.code, code,
-            "exit code\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout, self.stderr
-        );
-        self
-    }
-}
+mod support;
+use support::{path_str, Run};
 
 fn command(home: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_rhizome"));
@@ -69,10 +45,6 @@ fn rhizome_env(home: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) ->
 
 fn rhizome(home: &Path, args: &[&str], stdin: &str) -> Run {
     rhizome_env(home, args, stdin, &[])
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 temp path")
 }
 
 /// A temporary directory with the demo database in `demo/`.

@@ -9,159 +9,97 @@ use crate::{
     SubqueryKind,
 };
 
+/// The one list of an [`Expr`]'s direct children, shared by
+/// [`Expr::for_each_child`] and [`Expr::for_each_child_mut`] (which differ
+/// only in `iter` / `iter_mut`), so a new variant is added in one place.
+macro_rules! for_each_child_of {
+    ($expr:expr, $f:ident, $iter:ident) => {
+        match $expr {
+            Expr::Literal(_) | Expr::Parameter(_) | Expr::Slot(_) | Expr::Path(_) => {}
+            Expr::Property(b, _)
+            | Expr::Unary(_, b)
+            | Expr::IsNull(b, _)
+            | Expr::HasLabels(b, _) => $f(b),
+            Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+                $f(a);
+                $f(b);
+            }
+            Expr::Slice(a, b, c) => {
+                $f(a);
+                for x in [b, c].into_iter().flatten() {
+                    $f(x);
+                }
+            }
+            Expr::List(items) | Expr::Function(_, items) => items.$iter().for_each(&mut *$f),
+            Expr::Map(items) => items.$iter().for_each(|(_, x)| $f(x)),
+            Expr::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                if let Some(x) = operand {
+                    $f(x);
+                }
+                for (w, t) in whens {
+                    $f(w);
+                    $f(t);
+                }
+                if let Some(x) = else_ {
+                    $f(x);
+                }
+            }
+            Expr::ListComprehension {
+                list,
+                predicate,
+                projection,
+                ..
+            } => {
+                $f(list);
+                for x in predicate.$iter().chain(projection.$iter()) {
+                    $f(x);
+                }
+            }
+            Expr::Quantified {
+                list, predicate, ..
+            } => {
+                $f(list);
+                $f(predicate);
+            }
+            Expr::Reduce {
+                init, list, expr, ..
+            } => {
+                $f(init);
+                $f(list);
+                $f(expr);
+            }
+            Expr::MapProjection(b, items) => {
+                $f(b);
+                for item in items {
+                    if let MapProjectionItem::Entry(_, x) = item {
+                        $f(x);
+                    }
+                }
+            }
+            Expr::Subquery(_, kind) => {
+                if let SubqueryKind::Collect(x) = kind {
+                    $f(x);
+                }
+            }
+        }
+    };
+}
+
 impl Expr {
     /// Calls `f` on each direct sub-expression, in evaluation order. The
     /// projection of a `COLLECT`-style subquery is a child; the plan of a
     /// subquery is not (it is a [`PlanNode`], see [`PlanNode::transform_up`]).
     pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
-        match self {
-            Expr::Literal(_) | Expr::Parameter(_) | Expr::Slot(_) | Expr::Path(_) => {}
-            Expr::Property(b, _)
-            | Expr::Unary(_, b)
-            | Expr::IsNull(b, _)
-            | Expr::HasLabels(b, _) => f(b),
-            Expr::Index(a, b) | Expr::Binary(_, a, b) => {
-                f(a);
-                f(b);
-            }
-            Expr::Slice(a, b, c) => {
-                f(a);
-                for x in [b, c].into_iter().flatten() {
-                    f(x);
-                }
-            }
-            Expr::List(items) | Expr::Function(_, items) => items.iter().for_each(f),
-            Expr::Map(items) => items.iter().for_each(|(_, x)| f(x)),
-            Expr::Case {
-                operand,
-                whens,
-                else_,
-            } => {
-                if let Some(x) = operand {
-                    f(x);
-                }
-                for (w, t) in whens {
-                    f(w);
-                    f(t);
-                }
-                if let Some(x) = else_ {
-                    f(x);
-                }
-            }
-            Expr::ListComprehension {
-                list,
-                predicate,
-                projection,
-                ..
-            } => {
-                f(list);
-                for x in predicate.iter().chain(projection.iter()) {
-                    f(x);
-                }
-            }
-            Expr::Quantified {
-                list, predicate, ..
-            } => {
-                f(list);
-                f(predicate);
-            }
-            Expr::Reduce {
-                init, list, expr, ..
-            } => {
-                f(init);
-                f(list);
-                f(expr);
-            }
-            Expr::MapProjection(b, items) => {
-                f(b);
-                for item in items {
-                    if let MapProjectionItem::Entry(_, x) = item {
-                        f(x);
-                    }
-                }
-            }
-            Expr::Subquery(_, kind) => {
-                if let SubqueryKind::Collect(x) = kind {
-                    f(x);
-                }
-            }
-        }
+        for_each_child_of!(self, f, iter)
     }
 
     /// Like [`Expr::for_each_child`], mutably.
     pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
-        match self {
-            Expr::Literal(_) | Expr::Parameter(_) | Expr::Slot(_) | Expr::Path(_) => {}
-            Expr::Property(b, _)
-            | Expr::Unary(_, b)
-            | Expr::IsNull(b, _)
-            | Expr::HasLabels(b, _) => f(b),
-            Expr::Index(a, b) | Expr::Binary(_, a, b) => {
-                f(a);
-                f(b);
-            }
-            Expr::Slice(a, b, c) => {
-                f(a);
-                for x in [b, c].into_iter().flatten() {
-                    f(x);
-                }
-            }
-            Expr::List(items) | Expr::Function(_, items) => items.iter_mut().for_each(f),
-            Expr::Map(items) => items.iter_mut().for_each(|(_, x)| f(x)),
-            Expr::Case {
-                operand,
-                whens,
-                else_,
-            } => {
-                if let Some(x) = operand {
-                    f(x);
-                }
-                for (w, t) in whens {
-                    f(w);
-                    f(t);
-                }
-                if let Some(x) = else_ {
-                    f(x);
-                }
-            }
-            Expr::ListComprehension {
-                list,
-                predicate,
-                projection,
-                ..
-            } => {
-                f(list);
-                for x in predicate.iter_mut().chain(projection.iter_mut()) {
-                    f(x);
-                }
-            }
-            Expr::Quantified {
-                list, predicate, ..
-            } => {
-                f(list);
-                f(predicate);
-            }
-            Expr::Reduce {
-                init, list, expr, ..
-            } => {
-                f(init);
-                f(list);
-                f(expr);
-            }
-            Expr::MapProjection(b, items) => {
-                f(b);
-                for item in items {
-                    if let MapProjectionItem::Entry(_, x) = item {
-                        f(x);
-                    }
-                }
-            }
-            Expr::Subquery(_, kind) => {
-                if let SubqueryKind::Collect(x) = kind {
-                    f(x);
-                }
-            }
-        }
+        for_each_child_of!(self, f, iter_mut)
     }
 
     /// Visits `self` and every sub-expression, children first; plans nested

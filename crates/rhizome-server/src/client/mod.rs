@@ -5,9 +5,17 @@
 //! It speaks Bolt 5.0–5.4 and 4.4 (HELLO, LOGON, RUN, PULL, DISCARD, BEGIN,
 //! COMMIT, ROLLBACK, RESET, GOODBYE) over any `Read + Write` stream:
 //! [`BoltClient::connect`] opens plain TCP; [`BoltClient::over`] takes any
-//! other stream, which is the seam for TLS (wrap a rustls stream and hand
-//! it over). Requests may be pipelined: [`BoltClient::stream`] sends RUN and
-//! PULL in one write and reads both answers.
+//! other stream; [`open`] connects to a [`BoltUri`], over TLS for the
+//! `+s` / `+ssc` schemes ([`tls`]). Requests may be pipelined:
+//! [`BoltClient::stream`] sends RUN and PULL in one write and reads both
+//! answers.
+//!
+//! A statement can be interrupted while the client waits for its answers
+//! ([`BoltClient::set_interrupt`]): the stream is given a read timeout, and
+//! at each timeout the client asks the interrupt check; once it says yes,
+//! the client sends RESET on the same connection, reads what the server
+//! still owes, and returns [`ClientError::Interrupted`] with the connection
+//! READY again.
 //!
 //! After a FAILURE the client reads the answers still owed to it, sends
 //! RESET and waits for its SUCCESS, so the connection is READY again when a
@@ -15,6 +23,7 @@
 //! gone, as the server rolled it back).
 
 pub mod records;
+pub mod tls;
 
 use crate::framing::ChunkDecoder;
 use crate::handshake::{Version, MAGIC};
@@ -26,6 +35,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tls::{is_poll_tick, TlsTrust};
 
 /// The largest message the client accepts from a server.
 pub const MAX_RESPONSE: usize = 512 << 20;
@@ -44,6 +57,9 @@ pub enum ClientError {
         /// The server's message.
         message: String,
     },
+    /// The interrupt check said stop: the statement was RESET (an explicit
+    /// transaction with it); the connection is READY.
+    Interrupted,
 }
 
 impl fmt::Display for ClientError {
@@ -52,6 +68,7 @@ impl fmt::Display for ClientError {
             ClientError::Io(e) => write!(f, "connection failed: {e}"),
             ClientError::Protocol(why) => write!(f, "protocol error: {why}"),
             ClientError::Server { code, message } => write!(f, "{code}: {message}"),
+            ClientError::Interrupted => write!(f, "interrupted: the statement was reset"),
         }
     }
 }
@@ -92,13 +109,26 @@ impl Auth {
     }
 }
 
+/// Whether a connection is encrypted, and how the server is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encryption {
+    /// Plain TCP (`bolt://`, `neo4j://`).
+    None,
+    /// TLS, the certificate verified (`bolt+s://`, `neo4j+s://`).
+    Verified,
+    /// TLS, any certificate accepted (`bolt+ssc://`, `neo4j+ssc://`).
+    SelfSigned,
+}
+
 /// Where a `bolt://` or `neo4j://` URI points.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoltUri {
-    /// The scheme (`bolt`, `neo4j`).
+    /// The scheme (`bolt`, `neo4j`, `bolt+s`, ...).
     pub scheme: String,
     /// `host:port` (the port defaults to 7687).
     pub address: String,
+    /// What the scheme asks for.
+    pub encryption: Encryption,
 }
 
 impl BoltUri {
@@ -108,26 +138,22 @@ impl BoltUri {
     }
 
     /// Parses `bolt://HOST[:PORT]` or `neo4j://HOST[:PORT]` (one server:
-    /// `neo4j://` connects directly). TLS schemes are refused with a
-    /// message saying so, until a TLS stream is plugged into
-    /// [`BoltClient::over`].
+    /// `neo4j://` connects directly), and their TLS forms `+s` (the
+    /// certificate verified) and `+ssc` (any certificate accepted).
     pub fn parse(text: &str) -> Result<BoltUri, String> {
         let Some((scheme, rest)) = text.split_once("://") else {
             return Err(format!("`{text}` is not a URI: expected bolt://HOST:PORT"));
         };
-        match scheme {
-            "bolt" | "neo4j" => {}
-            "bolt+s" | "bolt+ssc" | "neo4j+s" | "neo4j+ssc" => {
-                return Err(format!(
-                "`{scheme}://`: the shell does not speak TLS yet; use bolt:// on a trusted network"
-            ))
-            }
+        let encryption = match scheme {
+            "bolt" | "neo4j" => Encryption::None,
+            "bolt+s" | "neo4j+s" => Encryption::Verified,
+            "bolt+ssc" | "neo4j+ssc" => Encryption::SelfSigned,
             other => {
                 return Err(format!(
-                    "unknown scheme `{other}://`: expected bolt:// or neo4j://"
+                    "unknown scheme `{other}://`: expected bolt://, neo4j:// or their +s / +ssc TLS forms"
                 ))
             }
-        }
+        };
         let host_port = rest.split(['/', '?']).next().unwrap_or_default();
         if host_port.is_empty() {
             return Err(format!(
@@ -151,9 +177,52 @@ impl BoltUri {
         Ok(BoltUri {
             scheme: scheme.to_string(),
             address,
+            encryption,
         })
     }
 }
+
+/// A stream a client can run over: TCP, or TLS over TCP.
+pub trait Transport: Read + Write + Send {}
+
+impl<T: Read + Write + Send> Transport for T {}
+
+/// A client over whichever stream its URI asked for.
+pub type Connection = BoltClient<Box<dyn Transport>>;
+
+/// How [`open`] connects, beyond the URI.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectOptions {
+    /// Certificates trusted besides the system's (`+s` schemes only).
+    pub tls_ca: Option<PathBuf>,
+    /// How often a client waiting for an answer asks its interrupt check
+    /// (`None`: it never does, reads block).
+    pub poll: Option<Duration>,
+}
+
+/// Connects to the server `uri` names (over TLS for the `+s` / `+ssc`
+/// schemes) and logs in.
+pub fn open(
+    uri: &BoltUri,
+    auth: &Auth,
+    options: &ConnectOptions,
+) -> Result<Connection, ClientError> {
+    let tcp = TcpStream::connect(&uri.address)?;
+    tcp.set_nodelay(true)?;
+    tcp.set_read_timeout(options.poll)?;
+    let trust = match uri.encryption {
+        Encryption::None => return BoltClient::over(Box::new(tcp) as Box<dyn Transport>, auth),
+        Encryption::Verified => TlsTrust::Verified {
+            ca_file: options.tls_ca.clone(),
+        },
+        Encryption::SelfSigned => TlsTrust::AnyCertificate,
+    };
+    let stream = tls::handshake(tcp, &uri.address, &trust)?;
+    BoltClient::over(Box::new(stream) as Box<dyn Transport>, auth)
+}
+
+/// Asked while a client waits for answers: true means stop the statement.
+pub type InterruptCheck = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// The answer to RUN.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,6 +268,10 @@ pub struct BoltClient<S: Read + Write = TcpStream> {
     /// The database named in RUN / BEGIN (`None`: the server's default).
     database: Option<String>,
     server_agent: String,
+    /// Asked at each read timeout while waiting for answers.
+    interrupt: Option<InterruptCheck>,
+    /// RESET was sent because of the interrupt check; its answer is owed.
+    interrupting: bool,
 }
 
 /// The four proposals of the handshake: 5.4 down to 5.0, then 4.4.
@@ -225,7 +298,7 @@ impl<S: Read + Write> BoltClient<S> {
         stream.write_all(&handshake)?;
         stream.flush()?;
         let mut answer = [0u8; 4];
-        stream.read_exact(&mut answer)?;
+        read_exact_patiently(&mut stream, &mut answer)?;
         if answer == [0; 4] {
             return Err(ClientError::Protocol(
                 "the server speaks none of Bolt 5.0–5.4 and 4.4".into(),
@@ -251,6 +324,8 @@ impl<S: Read + Write> BoltClient<S> {
             owed: 0,
             database: None,
             server_agent: String::new(),
+            interrupt: None,
+            interrupting: false,
         };
         client.login(auth)?;
         Ok(client)
@@ -293,6 +368,13 @@ impl<S: Read + Write> BoltClient<S> {
     /// Sends RUN and PULL statements to database `name` (`None`: the server's default).
     pub fn use_database(&mut self, name: Option<String>) {
         self.database = name;
+    }
+
+    /// Sets (or clears) what the client asks, at each read timeout of its
+    /// stream, whether to interrupt the statement it waits for (see the
+    /// module doc). Without a read timeout on the stream it is never asked.
+    pub fn set_interrupt(&mut self, check: Option<InterruptCheck>) {
+        self.interrupt = check;
     }
 
     /// Queues a request (sent by [`BoltClient::flush`]).
@@ -359,7 +441,14 @@ impl<S: Read + Write> BoltClient<S> {
             if self.filled == self.input.len() {
                 self.input.resize(self.input.len() * 2, 0);
             }
-            let n = self.stream.read(&mut self.input[self.filled..])?;
+            let n = match self.stream.read(&mut self.input[self.filled..]) {
+                Ok(n) => n,
+                Err(e) if is_poll_tick(&e) => {
+                    self.poll_interrupt()?;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             if n == 0 {
                 return Err(ClientError::Io(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
@@ -370,10 +459,38 @@ impl<S: Read + Write> BoltClient<S> {
         }
     }
 
+    /// Sends RESET once the interrupt check says so (and answers are owed).
+    fn poll_interrupt(&mut self) -> Result<(), ClientError> {
+        let asked = self.interrupt.as_ref().is_some_and(|check| check());
+        if asked && !self.interrupting && self.owed > 0 {
+            self.interrupting = true;
+            self.push(&Request::Reset);
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// After an interrupting RESET: reads every answer still owed (the
+    /// RESET's SUCCESS last), so the connection is READY.
+    fn finish_interrupt(&mut self) -> ClientError {
+        while self.owed > 0 {
+            if let Err(e) = self.receive() {
+                self.interrupting = false;
+                return e;
+            }
+        }
+        self.interrupting = false;
+        ClientError::Interrupted
+    }
+
     /// Reads one answer that must be SUCCESS; after a FAILURE it recovers
     /// the connection (see the module doc) and returns the failure.
     fn success(&mut self) -> Result<PackValue, ClientError> {
-        match self.receive()? {
+        let response = self.receive()?;
+        if self.interrupting {
+            return Err(self.finish_interrupt());
+        }
+        match response {
             Response::Success(metadata) => Ok(metadata),
             other => Err(self.unexpected(other)),
         }
@@ -404,7 +521,11 @@ impl<S: Read + Write> BoltClient<S> {
         self.flush()?;
         loop {
             match self.receive()? {
-                Response::Success(_) if self.owed == 0 => return Ok(()),
+                Response::Success(_) if self.owed == 0 => {
+                    // An interrupting RESET sent meanwhile is answered too.
+                    self.interrupting = false;
+                    return Ok(());
+                }
                 Response::Failure { code, message } => {
                     return Err(ClientError::Server { code, message })
                 }
@@ -451,7 +572,11 @@ impl<S: Read + Write> BoltClient<S> {
         mut record: impl FnMut(Vec<PackValue>),
     ) -> Result<PullSummary, ClientError> {
         loop {
-            match self.receive()? {
+            let response = self.receive()?;
+            if self.interrupting {
+                return Err(self.finish_interrupt());
+            }
+            match response {
                 Response::Record(values) => record(values),
                 Response::Success(metadata) => {
                     let has_more = matches!(metadata.get("has_more"), Some(PackValue::Bool(true)));
@@ -528,6 +653,26 @@ impl<S: Read + Write> BoltClient<S> {
     }
 }
 
+/// `read_exact` that waits through read timeouts (set for interrupt
+/// checks, which have nothing to interrupt before the login).
+fn read_exact_patiently(stream: &mut impl Read, buf: &mut [u8]) -> Result<(), ClientError> {
+    let mut done = 0;
+    while done < buf.len() {
+        match stream.read(&mut buf[done..]) {
+            Ok(0) => {
+                return Err(ClientError::Io(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection during the handshake",
+                )))
+            }
+            Ok(n) => done += n,
+            Err(e) if is_poll_tick(&e) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 fn run_summary(metadata: &PackValue) -> Result<RunSummary, ClientError> {
     let fields = match metadata.get("fields") {
         Some(PackValue::List(fields)) => fields
@@ -565,7 +710,21 @@ mod tests {
             BoltUri::parse("bolt://[::1]:9000/").unwrap().address,
             "[::1]:9000"
         );
-        assert!(BoltUri::parse("bolt+s://h:1").unwrap_err().contains("TLS"));
+        assert_eq!(
+            BoltUri::parse("bolt+s://h:1").unwrap().encryption,
+            Encryption::Verified
+        );
+        assert_eq!(
+            BoltUri::parse("neo4j+ssc://h").unwrap().encryption,
+            Encryption::SelfSigned
+        );
+        assert_eq!(
+            BoltUri::parse("neo4j://h").unwrap().encryption,
+            Encryption::None
+        );
+        assert!(BoltUri::parse("bolt+x://h:1")
+            .unwrap_err()
+            .contains("scheme"));
         assert!(BoltUri::parse("http://h:1").unwrap_err().contains("scheme"));
         assert!(BoltUri::parse("bolt://h:x").unwrap_err().contains("port"));
         assert!(BoltUri::parse("bolt://").unwrap_err().contains("no host"));

@@ -2,32 +2,54 @@
 //! statements go over [`rhizome_server::client`], results come back as the
 //! same [`QueryResult`] a local statement gives, and the nodes and
 //! relationships in them are printed from what the server sent.
+//!
+//! `EXPLAIN` / `PROFILE` plans come as the summary's `plan` / `profile`
+//! trees; they are turned into the neutral [`PlanOutline`] and printed by
+//! the same renderer as local plans. Ctrl-C while a statement runs cancels
+//! the token the local shell uses; the client sees it at its next read
+//! timeout and RESETs the statement on the same connection.
 
 use super::{Backend, Executed, ShellError};
-use crate::engine::{QueryResult, QueryStats};
+use crate::engine::{interrupt, QueryResult, QueryStats};
 use crate::format::render_table;
 use crate::graph::{GraphView, Properties};
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
+use rhizome_exec::{OperatorProfile, ProfileReport};
+use rhizome_plan::{profile_annotation, render_outline, PlanOutline};
 use rhizome_server::client::records::Entities;
-use rhizome_server::client::{Auth, BoltClient, ClientError};
+use rhizome_server::client::{self, Auth, BoltUri, ClientError, ConnectOptions, Connection};
 use rhizome_server::packstream::PackValue;
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often a running statement checks for Ctrl-C.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// Statements run by a server.
 pub struct Remote {
-    client: BoltClient,
+    client: Connection,
     address: String,
     in_tx: bool,
 }
 
 impl Remote {
-    /// Connects to `address` (`host:port`) and logs in.
-    pub fn connect(address: &str, auth: &Auth) -> std::result::Result<Remote, ShellError> {
-        let client = BoltClient::connect(address, auth).map_err(|e| rendered(e, address))?;
+    /// Connects to the server `uri` names (over TLS for `+s` / `+ssc`,
+    /// trusting `tls_ca` besides the system's roots) and logs in.
+    pub fn connect(
+        uri: &BoltUri,
+        auth: &Auth,
+        tls_ca: Option<PathBuf>,
+    ) -> std::result::Result<Remote, ShellError> {
+        let options = ConnectOptions {
+            tls_ca,
+            poll: Some(INTERRUPT_POLL),
+        };
+        let client = client::open(uri, auth, &options).map_err(|e| rendered(e, &uri.address))?;
         Ok(Remote {
             client,
-            address: address.to_string(),
+            address: uri.address.clone(),
             in_tx: false,
         })
     }
@@ -37,8 +59,13 @@ impl Remote {
         if self.in_tx {
             // The client RESET the connection: the server rolled it back.
             self.in_tx = false;
-            if let ShellError::Remote(text) = &mut error {
-                text.push_str("\n(the open transaction was rolled back)");
+            match &mut error {
+                ShellError::Remote(text) => {
+                    text.push_str("\n(the open transaction was rolled back)")
+                }
+                ShellError::Local(error) => error
+                    .message
+                    .push_str("; the open transaction was rolled back"),
             }
         }
         error
@@ -74,6 +101,103 @@ fn rendered(error: ClientError, address: &str) -> ShellError {
             ErrorKind::IoError,
             format!("the server at {address} broke the Bolt protocol: {why}"),
         )),
+        ClientError::Interrupted => ShellError::Local(Error::new(
+            ErrorKind::QueryAborted,
+            "the statement was cancelled (Ctrl-C); still connected",
+        )),
+    }
+}
+
+/// The EXPLAIN plan or PROFILE report in a summary, printed as a local
+/// one is: the tree (with PROFILE's counters per operator) and, for
+/// EXPLAIN, the result's columns.
+fn plan_of(
+    summary: &PackValue,
+    fields: &[String],
+    wall: Duration,
+) -> (Option<String>, Option<ProfileReport>) {
+    if let Some(tree) = summary.get("profile") {
+        let mut operators = Vec::new();
+        let outline = outline(tree, Some(&mut operators), 0);
+        let busy = operators.iter().map(|o| o.time).sum();
+        let report = ProfileReport {
+            operators,
+            wall,
+            busy,
+            text: render_outline(&outline),
+        };
+        return (None, Some(report));
+    }
+    if let Some(tree) = summary.get("plan") {
+        let mut text = render_outline(&outline(tree, None, 0));
+        text.push_str(&format!("Columns: {}\n", fields.join(", ")));
+        return (Some(text), None);
+    }
+    (None, None)
+}
+
+/// Deeper plans than this are cut off (a server's tree is data, not trusted).
+const MAX_PLAN_DEPTH: usize = 200;
+
+/// One operator of a Bolt plan (`operatorType`, `args` with `Details`,
+/// `EstimatedRows`, `Rule`, `Morsels`, `Workers`; `rows`, `time` in ns;
+/// `children`) as a listing line; with `profile`, its counters are also
+/// collected, numbered depth first as the engine numbers them.
+fn outline(
+    operator: &PackValue,
+    mut profile: Option<&mut Vec<OperatorProfile>>,
+    depth: usize,
+) -> PlanOutline {
+    let text = |value: Option<&PackValue>| match value {
+        Some(PackValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let number = |value: Option<&PackValue>| match value {
+        Some(PackValue::Int(n)) => *n as f64,
+        Some(PackValue::Float(x)) => *x,
+        _ => 0.0,
+    };
+    let count = |value: Option<&PackValue>| number(value).max(0.0) as u64;
+    let args = operator.get("args");
+    let arg = |key: &str| args.and_then(|a| a.get(key));
+    let name = text(operator.get("operatorType"));
+    let details = text(arg("Details"));
+    let description = if details.is_empty() {
+        name
+    } else {
+        format!("{name} {details}")
+    };
+    let mut annotation = String::new();
+    if let Some(operators) = profile.as_deref_mut() {
+        let counters = OperatorProfile {
+            id: operators.len(),
+            rows: count(operator.get("rows")),
+            time: Duration::from_nanos(count(operator.get("time"))),
+            morsels: count(arg("Morsels")),
+            workers: count(arg("Workers")).min(u32::MAX as u64) as u32,
+        };
+        annotation = profile_annotation(
+            counters.rows,
+            counters.time,
+            counters.morsels,
+            counters.workers,
+        );
+        operators.push(counters);
+    }
+    let mut inputs = Vec::new();
+    if let (Some(PackValue::List(children)), true) =
+        (operator.get("children"), depth < MAX_PLAN_DEPTH)
+    {
+        for child in children {
+            inputs.push(outline(child, profile.as_deref_mut(), depth + 1));
+        }
+    }
+    PlanOutline {
+        description,
+        estimated_rows: number(arg("EstimatedRows")),
+        rule: Some(text(arg("Rule"))).filter(|r| !r.is_empty()),
+        annotation,
+        inputs,
     }
 }
 
@@ -158,10 +282,16 @@ impl Backend for Remote {
     ) -> std::result::Result<Executed, ShellError> {
         let started = Instant::now();
         let mut records = Vec::new();
+        let cancel = interrupt::arm();
+        self.client
+            .set_interrupt(Some(Arc::new(move || cancel.is_cancelled())));
         let streamed = self.client.stream(text, params, |r| records.push(r));
+        interrupt::disarm();
+        self.client.set_interrupt(None);
         // Until the last answer: the statement's commit is included.
         let elapsed = started.elapsed();
         let (run, pulled) = streamed.map_err(|e| self.failed(e))?;
+        let (plan, profile) = plan_of(&pulled.metadata, &run.fields, elapsed);
         let mut entities = Entities::default();
         let rows = records
             .into_iter()
@@ -180,8 +310,9 @@ impl Backend for Remote {
             columns: run.fields,
             rows: rows.into(),
             elapsed,
+            plan,
+            profile,
             counters: counters(&pulled.metadata),
-            ..QueryResult::default()
         };
         Ok(Executed {
             result,

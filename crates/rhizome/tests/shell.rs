@@ -139,6 +139,8 @@ fn serve(home: &Path, db: &Path, extra: &[&str]) -> Served {
         path_str(&address_file),
     ];
     args.extend_from_slice(extra);
+    // A server started before with as many arguments wrote this file.
+    let _ = std::fs::remove_file(&address_file);
     let child = command(home, &args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -379,6 +381,43 @@ fn the_shell_speaks_tls_verified_with_a_ca_or_unverified_with_ssc() {
     // Plain Bolt to a TLS port fails (and does not hang).
     let plain = rhizome(tmp.path(), &["shell", &served.address], query);
     plain.assert_code(1);
+    drop(served);
+
+    // A self-signed certificate marked as a CA (as `openssl req -x509`
+    // makes them), trusted by naming it: accepted as it is.
+    let mut params =
+        rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let key_pair = rcgen::KeyPair::generate().unwrap();
+    let ca_like = params.self_signed(&key_pair).unwrap();
+    std::fs::write(&cert, ca_like.pem()).unwrap();
+    std::fs::write(&key, key_pair.serialize_pem()).unwrap();
+    let served = serve(
+        tmp.path(),
+        &db,
+        &[
+            "--auth",
+            "none",
+            "--tls-cert",
+            path_str(&cert),
+            "--tls-key",
+            path_str(&key),
+        ],
+    );
+    let port = host_port(&served).rsplit_once(':').unwrap().1.to_string();
+    let pinned = rhizome(
+        tmp.path(),
+        &[
+            "shell",
+            &format!("bolt+s://localhost:{port}"),
+            "--tls-ca",
+            path_str(&cert),
+        ],
+        "UNWIND range(1, 100000) AS i RETURN count(*) AS n;\n",
+    );
+    pinned.assert_code(0);
+    assert!(pinned.stdout.contains("| 100000 |"), "{}", pinned.stdout);
 }
 
 /// `text` with PROFILE's times, morsel and worker counts (which vary from

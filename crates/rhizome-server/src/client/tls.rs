@@ -6,6 +6,7 @@
 //! authenticated.
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, StreamOwned};
 use rustls_pki_types::pem::PemObject;
@@ -108,26 +109,32 @@ fn client_config(trust: &TlsTrust) -> io::Result<ClientConfig> {
             // still make the server trusted.
             let (system, _) =
                 roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-            let mut extra = 0;
-            if let Some(path) = ca_file {
-                for cert in read_certificates(path)? {
-                    roots.add(cert).map_err(|e| {
-                        io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            format!("a certificate in {} cannot be trusted: {e}", path.display()),
-                        )
-                    })?;
-                    extra += 1;
-                }
+            let pinned = match ca_file {
+                Some(path) => read_certificates(path)?,
+                None => Vec::new(),
+            };
+            for cert in &pinned {
+                roots.add(cert.clone()).map_err(|e| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("a certificate in the CA file cannot be trusted: {e}"),
+                    )
+                })?;
             }
-            if system + extra == 0 {
+            if system + pinned.len() == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::NotFound,
                     "no trusted certificates: the system has none (set SSL_CERT_FILE) \
                      and no --tls-ca was given",
                 ));
             }
-            builder.with_root_certificates(roots).with_no_client_auth()
+            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider())
+                .build()
+                .map_err(|e| io::Error::other(format!("TLS setup failed: {e}")))?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(PinnedOrVerified { webpki, pinned }))
+                .with_no_client_auth()
         }
         TlsTrust::AnyCertificate => builder
             .dangerous()
@@ -155,6 +162,65 @@ fn read_certificates(path: &Path) -> io::Result<Vec<CertificateDer<'static>>> {
         ));
     }
     Ok(certs)
+}
+
+/// The usual verification (chain to a trusted root, host name, validity),
+/// except that a server certificate given itself in the CA file is
+/// accepted as it is: a self-signed certificate made with `openssl req
+/// -x509` is marked as a CA, which the usual rules refuse as a server's
+/// own, yet the user named exactly that certificate as trusted. The
+/// handshake signatures are checked either way.
+#[derive(Debug)]
+struct PinnedOrVerified {
+    webpki: Arc<WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl ServerCertVerifier for PinnedOrVerified {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.webpki
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+            .or_else(|refused| {
+                if self
+                    .pinned
+                    .iter()
+                    .any(|cert| cert.as_ref() == end_entity.as_ref())
+                {
+                    Ok(ServerCertVerified::assertion())
+                } else {
+                    Err(refused)
+                }
+            })
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
 }
 
 /// Accepts any certificate, but still checks that the server holds its

@@ -15,7 +15,9 @@
 //! at each timeout the client asks the interrupt check; once it says yes,
 //! the client sends RESET on the same connection, reads what the server
 //! still owes, and returns [`ClientError::Interrupted`] with the connection
-//! READY again.
+//! READY again. A statement the server finished before the RESET reached
+//! it stands, and its result is returned, unless the RESET then ended the
+//! explicit transaction it ran in.
 //!
 //! After a FAILURE the client reads the answers still owed to it, sends
 //! RESET and waits for its SUCCESS, so the connection is READY again when a
@@ -272,6 +274,9 @@ pub struct BoltClient<S: Read + Write = TcpStream> {
     interrupt: Option<InterruptCheck>,
     /// RESET was sent because of the interrupt check; its answer is owed.
     interrupting: bool,
+    /// An explicit transaction is open (BEGIN succeeded, no COMMIT,
+    /// ROLLBACK or RESET since).
+    in_transaction: bool,
 }
 
 /// The four proposals of the handshake: 5.4 down to 5.0, then 4.4.
@@ -326,6 +331,7 @@ impl<S: Read + Write> BoltClient<S> {
             server_agent: String::new(),
             interrupt: None,
             interrupting: false,
+            in_transaction: false,
         };
         client.login(auth)?;
         Ok(client)
@@ -473,13 +479,14 @@ impl<S: Read + Write> BoltClient<S> {
     /// After an interrupting RESET: reads every answer still owed (the
     /// RESET's SUCCESS last), so the connection is READY.
     fn finish_interrupt(&mut self) -> ClientError {
+        self.interrupting = false;
+        // RESET ends an explicit transaction.
+        self.in_transaction = false;
         while self.owed > 0 {
             if let Err(e) = self.receive() {
-                self.interrupting = false;
                 return e;
             }
         }
-        self.interrupting = false;
         ClientError::Interrupted
     }
 
@@ -488,7 +495,12 @@ impl<S: Read + Write> BoltClient<S> {
     fn success(&mut self) -> Result<PackValue, ClientError> {
         let response = self.receive()?;
         if self.interrupting {
-            return Err(self.finish_interrupt());
+            match response {
+                // RUN's answer with its PULL still to come: the PULL's
+                // reader settles the interrupt.
+                Response::Success(metadata) if self.owed > 1 => return Ok(metadata),
+                _ => return Err(self.finish_interrupt()),
+            }
         }
         match response {
             Response::Success(metadata) => Ok(metadata),
@@ -524,6 +536,7 @@ impl<S: Read + Write> BoltClient<S> {
                 Response::Success(_) if self.owed == 0 => {
                     // An interrupting RESET sent meanwhile is answered too.
                     self.interrupting = false;
+                    self.in_transaction = false;
                     return Ok(());
                 }
                 Response::Failure { code, message } => {
@@ -572,16 +585,24 @@ impl<S: Read + Write> BoltClient<S> {
         mut record: impl FnMut(Vec<PackValue>),
     ) -> Result<PullSummary, ClientError> {
         loop {
-            let response = self.receive()?;
-            if self.interrupting {
-                return Err(self.finish_interrupt());
-            }
-            match response {
+            match self.receive()? {
                 Response::Record(values) => record(values),
                 Response::Success(metadata) => {
                     let has_more = matches!(metadata.get("has_more"), Some(PackValue::Bool(true)));
+                    if self.interrupting {
+                        // The statement ended before the RESET reached it.
+                        // Whole and outside a transaction, it stands (an
+                        // autocommit write committed); otherwise the RESET
+                        // threw away the rest, or the transaction.
+                        let complete = !has_more && !self.in_transaction;
+                        let reset = self.finish_interrupt();
+                        if !complete || !matches!(reset, ClientError::Interrupted) {
+                            return Err(reset);
+                        }
+                    }
                     return Ok(PullSummary { has_more, metadata });
                 }
+                _ if self.interrupting => return Err(self.finish_interrupt()),
                 other => return Err(self.unexpected(other)),
             }
         }
@@ -624,13 +645,16 @@ impl<S: Read + Write> BoltClient<S> {
         let extra = self.extra();
         self.push(&Request::Begin(extra));
         self.flush()?;
-        self.success().map(drop)
+        self.success()?;
+        self.in_transaction = true;
+        Ok(())
     }
 
     /// Commits the explicit transaction; returns COMMIT's metadata (its bookmark).
     pub fn commit(&mut self) -> Result<PackValue, ClientError> {
         self.push(&Request::Commit);
         self.flush()?;
+        self.in_transaction = false;
         self.success()
     }
 
@@ -638,6 +662,7 @@ impl<S: Read + Write> BoltClient<S> {
     pub fn rollback(&mut self) -> Result<(), ClientError> {
         self.push(&Request::Rollback);
         self.flush()?;
+        self.in_transaction = false;
         self.success().map(drop)
     }
 
@@ -814,5 +839,114 @@ mod tests {
             BoltClient::over(scripted(answer), &Auth::None),
             Err(ClientError::Protocol(_))
         ));
+    }
+
+    /// A scripted server whose answer pauses once (a read timeout) at
+    /// `pause`, bytes into it.
+    struct Pausing {
+        answer: std::io::Cursor<Vec<u8>>,
+        pause: Option<u64>,
+        sent: Vec<u8>,
+    }
+
+    impl Read for Pausing {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let at = self.answer.position();
+            match self.pause {
+                Some(pause) if at == pause => {
+                    self.pause = None;
+                    Err(std::io::ErrorKind::WouldBlock.into())
+                }
+                Some(pause) if at < pause => {
+                    let room = ((pause - at) as usize).min(buf.len());
+                    self.answer.read(&mut buf[..room])
+                }
+                _ => self.answer.read(buf),
+            }
+        }
+    }
+
+    impl Write for Pausing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.sent.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Logs in over a pausing script whose statement answers are `tail`,
+    /// interrupts at the pause, and runs one statement.
+    fn interrupted(tail: impl Fn(&mut Vec<u8>)) -> (Result<usize, ClientError>, Vec<u8>) {
+        let mut answer = vec![0, 0, 4, 5];
+        crate::message::success(&mut answer, &map([]));
+        crate::message::success(&mut answer, &map([]));
+        let pause = answer.len() as u64;
+        tail(&mut answer);
+        let stream = Pausing {
+            answer: std::io::Cursor::new(answer),
+            pause: Some(pause),
+            sent: Vec::new(),
+        };
+        let mut client = BoltClient::over(stream, &Auth::None).unwrap();
+        client.set_interrupt(Some(Arc::new(|| true)));
+        let mut rows = 0;
+        let outcome = client
+            .stream("RETURN 1", &BTreeMap::new(), |_| rows += 1)
+            .map(|_| rows);
+        if !matches!(outcome, Err(ClientError::Io(_))) {
+            assert_eq!(client.owed, 0, "every answer read: {outcome:?}");
+            assert!(!client.interrupting);
+        }
+        (outcome, client.stream.sent)
+    }
+
+    const RESET: [u8; 6] = [0x00, 0x02, 0xB0, 0x0F, 0x00, 0x00];
+
+    #[test]
+    fn an_interrupt_sends_reset_and_reads_what_was_owed() {
+        let run_and_record = |answer: &mut Vec<u8>| {
+            crate::message::success(
+                answer,
+                &map([("fields", PackValue::List(vec!["1".into()]))]),
+            );
+            let mut body = Vec::new();
+            crate::message::record_header(&mut body, 1);
+            PackValue::Int(1).encode(&mut body);
+            crate::framing::write_message(answer, &body);
+        };
+        // The RESET stopped the statement: its PULL failed.
+        let (outcome, sent) = interrupted(|answer| {
+            run_and_record(answer);
+            crate::message::failure(answer, "Neo.TransientError.Transaction.Terminated", "reset");
+            crate::message::success(answer, &map([]));
+        });
+        assert!(
+            matches!(outcome, Err(ClientError::Interrupted)),
+            "{outcome:?}"
+        );
+        assert!(sent.ends_with(&RESET));
+        // Or was IGNORED.
+        let (outcome, _) = interrupted(|answer| {
+            run_and_record(answer);
+            crate::message::ignored(answer);
+            crate::message::success(answer, &map([]));
+        });
+        assert!(
+            matches!(outcome, Err(ClientError::Interrupted)),
+            "{outcome:?}"
+        );
+        // The statement was done before the RESET reached it: it stands.
+        let (outcome, sent) = interrupted(|answer| {
+            run_and_record(answer);
+            crate::message::success(answer, &map([]));
+            crate::message::success(answer, &map([]));
+        });
+        assert_eq!(outcome.unwrap(), 1);
+        assert!(sent.ends_with(&RESET));
+        // A connection that closes meanwhile is an I/O error, not a hang.
+        let (outcome, _) = interrupted(run_and_record);
+        assert!(matches!(outcome, Err(ClientError::Io(_))), "{outcome:?}");
     }
 }

@@ -12,7 +12,7 @@ use crate::rows::Rows;
 use crate::scheduler::{CancelToken, ScopeOptions, WorkerPool};
 use crate::stream::RowReceiver;
 use rhizome_common::{Result, Value};
-use rhizome_plan::{render_plan, Plan};
+use rhizome_plan::{profile_annotation, render_plan, Plan};
 use rhizome_storage::{Snapshot, WriteCounters};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -240,13 +240,7 @@ pub(crate) fn profile_report(
         .collect();
     let text = render_plan(plan, &mut |id, _| {
         operators.get(id).map_or(String::new(), |o| {
-            format!(
-                "rows={} time={:.3}ms morsels={} workers={}",
-                o.rows,
-                o.time.as_secs_f64() * 1e3,
-                o.morsels,
-                o.workers
-            )
+            profile_annotation(o.rows, o.time, o.morsels, o.workers)
         })
     });
     ProfileReport {

@@ -468,39 +468,80 @@ fn set_text(items: &[SetItem], names: &[String]) -> String {
         .join(", ")
 }
 
+/// One operator of a plan as a listing shows it, whoever produced it: the
+/// planner's tree ([`render_plan`] goes through it) or a plan a server
+/// sent (the shell's Bolt client builds one from the summary's `plan` /
+/// `profile`), so both print alike.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlanOutline {
+    /// The operator and what it works on (`Expand (a)-[r]->(b)`).
+    pub description: String,
+    /// The planner's estimate of its rows.
+    pub estimated_rows: f64,
+    /// The optimizer rule that produced it, if one did.
+    pub rule: Option<String>,
+    /// Text after the estimate and rule (PROFILE's counters); empty for none.
+    pub annotation: String,
+    /// Its inputs.
+    pub inputs: Vec<PlanOutline>,
+}
+
+/// PROFILE's counters of one operator, as the plan listing shows them.
+pub fn profile_annotation(
+    rows: u64,
+    time: std::time::Duration,
+    morsels: u64,
+    workers: u32,
+) -> String {
+    format!(
+        "rows={rows} time={:.3}ms morsels={morsels} workers={workers}",
+        time.as_secs_f64() * 1e3
+    )
+}
+
 /// Renders the plan tree, one operator per line, with estimated rows and the
 /// optimizer rule that produced each changed operator. `annotate` can add text
 /// per operator (PROFILE uses it for counters); it receives operators in
 /// depth-first order, numbered from 0.
 pub fn render_plan(plan: &Plan, annotate: &mut dyn FnMut(usize, &PlanNode) -> String) -> String {
-    let mut out = String::new();
     let mut counter = 0usize;
-    render_node(
-        &plan.root,
-        &plan.slot_names,
-        "",
-        true,
-        true,
-        &mut counter,
-        annotate,
-        &mut out,
-    );
+    let outline = outline_of(&plan.root, &plan.slot_names, &mut counter, annotate);
+    render_outline(&outline)
+}
+
+/// The listing of `node`'s tree, operators numbered depth first.
+fn outline_of(
+    node: &PlanNode,
+    names: &[String],
+    counter: &mut usize,
+    annotate: &mut dyn FnMut(usize, &PlanNode) -> String,
+) -> PlanOutline {
+    let id = *counter;
+    *counter += 1;
+    let annotation = annotate(id, node);
+    PlanOutline {
+        description: node.describe(names),
+        estimated_rows: node.estimated_rows,
+        rule: node.rule.map(str::to_string),
+        annotation,
+        inputs: node
+            .inputs
+            .iter()
+            .map(|input| outline_of(input, names, counter, annotate))
+            .collect(),
+    }
+}
+
+/// Renders a plan tree, one operator per line (depth first, inputs under
+/// their operator with `├─` / `└─` branches): its description, `[est. N
+/// rows]`, the rule in brackets, then the annotation.
+pub fn render_outline(root: &PlanOutline) -> String {
+    let mut out = String::new();
+    render_node(root, "", true, true, &mut out);
     out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn render_node(
-    node: &PlanNode,
-    names: &[String],
-    prefix: &str,
-    last: bool,
-    root: bool,
-    counter: &mut usize,
-    annotate: &mut dyn FnMut(usize, &PlanNode) -> String,
-    out: &mut String,
-) {
-    let id = *counter;
-    *counter += 1;
+fn render_node(node: &PlanOutline, prefix: &str, last: bool, root: bool, out: &mut String) {
     let branch = if root {
         ""
     } else if last {
@@ -508,14 +549,13 @@ fn render_node(
     } else {
         "├─ "
     };
-    let _ = write!(out, "{prefix}{branch}{}", node.describe(names));
+    let _ = write!(out, "{prefix}{branch}{}", node.description);
     let _ = write!(out, "  [est. {:.0} rows]", node.estimated_rows);
-    if let Some(rule) = node.rule {
+    if let Some(rule) = &node.rule {
         let _ = write!(out, " [{rule}]");
     }
-    let extra = annotate(id, node);
-    if !extra.is_empty() {
-        let _ = write!(out, " {extra}");
+    if !node.annotation.is_empty() {
+        let _ = write!(out, " {}", node.annotation);
     }
     out.push('\n');
     let child_prefix = if root {
@@ -524,16 +564,7 @@ fn render_node(
         format!("{prefix}{}", if last { "   " } else { "│  " })
     };
     for (i, input) in node.inputs.iter().enumerate() {
-        render_node(
-            input,
-            names,
-            &child_prefix,
-            i + 1 == node.inputs.len(),
-            false,
-            counter,
-            annotate,
-            out,
-        );
+        render_node(input, &child_prefix, i + 1 == node.inputs.len(), false, out);
     }
 }
 

@@ -16,7 +16,7 @@
 mod display;
 mod tree;
 
-pub use display::{render_plan, ExprDisplay};
+pub use display::{profile_annotation, render_outline, render_plan, ExprDisplay, PlanOutline};
 
 use rhizome_common::Value;
 pub use rhizome_common::{AggregateKind, Quantifier, ShortestPathKind, UnaryOp};

@@ -1,6 +1,6 @@
 //! The Bolt client against a real server over TCP: login, autocommit and
 //! explicit transactions, parameters, entities, failures and recovery,
-//! PULL in batches, RESET.
+//! PULL in batches, RESET, a statement interrupted by RESET.
 
 use rhizome_common::Value;
 use rhizome_engine::Engine;
@@ -67,7 +67,7 @@ fn no_params() -> BTreeMap<String, Value> {
     BTreeMap::new()
 }
 
-fn single(client: &mut BoltClient, query: &str) -> PackValue {
+fn single<S: std::io::Read + std::io::Write>(client: &mut BoltClient<S>, query: &str) -> PackValue {
     let mut result = client.query(query, &no_params()).unwrap();
     assert_eq!(result.records.len(), 1, "{query}");
     result.records.remove(0).remove(0)
@@ -209,4 +209,54 @@ fn basic_auth_logs_in_and_a_wrong_password_is_refused() {
         }
         other => panic!("{:?}", other.err()),
     }
+}
+
+#[test]
+fn an_interrupt_resets_the_running_statement_and_the_connection_stays_ready() {
+    use rhizome_server::client::{open, BoltUri, ConnectOptions};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let server = start(AuthMode::None, None);
+    let uri = BoltUri::parse(&format!("bolt://{}", server.address)).unwrap();
+    let options = ConnectOptions {
+        tls_ca: None,
+        poll: Some(Duration::from_millis(20)),
+    };
+    let mut client = open(&uri, &Auth::None, &options).unwrap();
+    let long = "UNWIND range(1, 1000000000) AS i WITH i WHERE i < 0 RETURN count(*) AS n";
+    for in_transaction in [false, true] {
+        let stop = Arc::new(AtomicBool::new(false));
+        let check = stop.clone();
+        client.set_interrupt(Some(Arc::new(move || check.load(Ordering::Relaxed))));
+        if in_transaction {
+            client.begin().unwrap();
+            client.query("CREATE (:Interrupted)", &no_params()).unwrap();
+        }
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            stop.store(true, Ordering::Relaxed);
+        });
+        let started = Instant::now();
+        let err = client.query(long, &no_params()).err().unwrap();
+        setter.join().unwrap();
+        assert!(matches!(err, ClientError::Interrupted), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+        client.set_interrupt(None);
+        // READY again: the next statement runs; the transaction is gone.
+        assert_eq!(single(&mut client, "RETURN 7"), PackValue::Int(7));
+        assert!(client.commit().is_err());
+    }
+    assert_eq!(
+        single(&mut client, "MATCH (n:Interrupted) RETURN count(n)"),
+        PackValue::Int(0)
+    );
+    // Without a read timeout the check is never asked, and nothing breaks.
+    let mut plain = BoltClient::connect(&server.address, &Auth::None).unwrap();
+    plain.set_interrupt(Some(Arc::new(|| true)));
+    assert_eq!(single(&mut plain, "RETURN 8"), PackValue::Int(8));
 }

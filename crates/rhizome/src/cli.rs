@@ -229,6 +229,11 @@ pub struct ShellArgs {
     /// $RHIZOME_PASSWORD or $NEO4J_PASSWORD, else it is asked for).
     #[arg(short = 'u', long = "user", value_name = "USER")]
     pub user: Option<String>,
+    /// For `bolt+s://` / `neo4j+s://`: a PEM file of certificates to trust
+    /// besides the system's (a private CA, or the server's self-signed
+    /// certificate); default $RHIZOME_TLS_CA.
+    #[arg(long = "tls-ca", value_name = "FILE")]
+    pub tls_ca: Option<std::path::PathBuf>,
     /// Output format of results.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,

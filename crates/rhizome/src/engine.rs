@@ -48,8 +48,10 @@ fn plural(noun: &str, n: u64) -> String {
 
 /// Ctrl-C while a statement runs cancels that statement (the shell keeps
 /// running; `rhizome query` exits with the cancellation error). Outside a
-/// statement Ctrl-C keeps its usual meaning and ends the process.
-mod interrupt {
+/// statement Ctrl-C keeps its usual meaning and ends the process. The
+/// shell's Bolt client arms the same token for a remote statement and
+/// turns its cancellation into a RESET.
+pub(crate) mod interrupt {
     use rhizome_exec::scheduler::CancelToken;
     use std::sync::{Arc, Mutex, Once};
 

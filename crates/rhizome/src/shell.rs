@@ -33,7 +33,8 @@ const HELP: &str = "\
 Enter Cypher statements ending with `;` (they may span several lines).
 Meta-commands:
   :help                 this text
-  :schema               labels, relationship types and property keys with counts
+  :schema               labels, relationship types and property keys with counts,
+                        then the indexes and constraints
   :stats                totals and degree statistics of the database
   :param NAME => EXPR   set the parameter $NAME to the value of a Cypher expression
                         (e.g. :param ids => range(1, 5))

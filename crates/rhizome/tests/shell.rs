@@ -139,6 +139,8 @@ fn serve(home: &Path, db: &Path, extra: &[&str]) -> Served {
         path_str(&address_file),
     ];
     args.extend_from_slice(extra);
+    // A server started before with as many arguments wrote this file.
+    let _ = std::fs::remove_file(&address_file);
     let child = command(home, &args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -279,5 +281,327 @@ fn a_server_that_is_not_there_is_a_clear_error() {
     assert!(run.stderr.contains(&address.to_string()), "{}", run.stderr);
     let tls = rhizome(tmp.path(), &["shell", "bolt+s://127.0.0.1:1"], "");
     tls.assert_code(1);
-    assert!(tls.stderr.contains("TLS"), "{}", tls.stderr);
+    assert!(tls.stderr.contains("127.0.0.1:1"), "{}", tls.stderr);
+    let scheme = rhizome(tmp.path(), &["shell", "bolt+tls://127.0.0.1:1"], "");
+    scheme.assert_code(1);
+    assert!(scheme.stderr.contains("+ssc"), "{}", scheme.stderr);
+}
+
+/// The `host:port` of a served database.
+fn host_port(served: &Served) -> &str {
+    served.address.trim_start_matches("bolt://")
+}
+
+#[test]
+fn the_shell_speaks_tls_verified_with_a_ca_or_unverified_with_ssc() {
+    let (tmp, db) = with_demo();
+    let generated =
+        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let cert = tmp.path().join("cert.pem");
+    let key = tmp.path().join("key.pem");
+    std::fs::write(&cert, generated.cert.pem()).unwrap();
+    std::fs::write(&key, generated.signing_key.serialize_pem()).unwrap();
+    let served = serve(
+        tmp.path(),
+        &db,
+        &[
+            "--auth",
+            "none",
+            "--tls-cert",
+            path_str(&cert),
+            "--tls-key",
+            path_str(&key),
+        ],
+    );
+    let port = host_port(&served).rsplit_once(':').unwrap().1.to_string();
+    let query = "MATCH (m:Movie {title: 'The Matrix'}) RETURN m.released AS year;
+";
+    // Verified against the CA given on the command line or in the environment.
+    for (uri, args, env) in [
+        (
+            format!("bolt+s://127.0.0.1:{port}"),
+            vec!["--tls-ca", path_str(&cert)],
+            vec![],
+        ),
+        (
+            format!("neo4j+s://localhost:{port}"),
+            vec![],
+            vec![("RHIZOME_TLS_CA", path_str(&cert))],
+        ),
+        // Encrypted without verification: no CA needed.
+        (format!("bolt+ssc://localhost:{port}"), vec![], vec![]),
+        (format!("neo4j+ssc://127.0.0.1:{port}"), vec![], vec![]),
+    ] {
+        let mut all = vec!["shell", uri.as_str()];
+        all.extend(args);
+        let run = rhizome_env(tmp.path(), &all, query, &env);
+        run.assert_code(0);
+        assert!(run.stdout.contains("| 1999 |"), "{uri}: {}", run.stdout);
+    }
+    // Without the CA the self-signed certificate is refused, saying what to do.
+    let refused = rhizome(
+        tmp.path(),
+        &["shell", &format!("bolt+s://127.0.0.1:{port}")],
+        query,
+    );
+    refused.assert_code(1);
+    assert!(
+        refused.stderr.contains("--tls-ca") && refused.stderr.contains("bolt+ssc://"),
+        "{}",
+        refused.stderr
+    );
+    // A CA that did not sign it is refused too; a file that is no CA is named.
+    let other = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let other_ca = tmp.path().join("other.pem");
+    std::fs::write(&other_ca, other.cert.pem()).unwrap();
+    let wrong = rhizome(
+        tmp.path(),
+        &[
+            "shell",
+            &format!("bolt+s://localhost:{port}"),
+            "--tls-ca",
+            path_str(&other_ca),
+        ],
+        query,
+    );
+    wrong.assert_code(1);
+    assert!(wrong.stderr.contains("not trusted"), "{}", wrong.stderr);
+    let not_pem = rhizome(
+        tmp.path(),
+        &[
+            "shell",
+            &format!("bolt+s://localhost:{port}"),
+            "--tls-ca",
+            path_str(&key),
+        ],
+        query,
+    );
+    not_pem.assert_code(1);
+    assert!(not_pem.stderr.contains("key.pem"), "{}", not_pem.stderr);
+    // Plain Bolt to a TLS port fails (and does not hang).
+    let plain = rhizome(tmp.path(), &["shell", &served.address], query);
+    plain.assert_code(1);
+    drop(served);
+
+    // A self-signed certificate marked as a CA (as `openssl req -x509`
+    // makes them), trusted by naming it: accepted as it is.
+    let mut params =
+        rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let key_pair = rcgen::KeyPair::generate().unwrap();
+    let ca_like = params.self_signed(&key_pair).unwrap();
+    std::fs::write(&cert, ca_like.pem()).unwrap();
+    std::fs::write(&key, key_pair.serialize_pem()).unwrap();
+    let served = serve(
+        tmp.path(),
+        &db,
+        &[
+            "--auth",
+            "none",
+            "--tls-cert",
+            path_str(&cert),
+            "--tls-key",
+            path_str(&key),
+        ],
+    );
+    let port = host_port(&served).rsplit_once(':').unwrap().1.to_string();
+    let pinned = rhizome(
+        tmp.path(),
+        &[
+            "shell",
+            &format!("bolt+s://localhost:{port}"),
+            "--tls-ca",
+            path_str(&cert),
+        ],
+        "UNWIND range(1, 100000) AS i RETURN count(*) AS n;\n",
+    );
+    pinned.assert_code(0);
+    assert!(pinned.stdout.contains("| 100000 |"), "{}", pinned.stdout);
+}
+
+/// `text` with PROFILE's times, morsel and worker counts (which vary from
+/// run to run, rows do not) and the footer's elapsed time cut off.
+fn without_times(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let line = line.find(" time=").map_or(line, |at| &line[..at]);
+            line.find("elapsed ").map_or(line, |at| &line[..at])
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn explain_and_profile_print_the_same_plans_over_bolt() {
+    let (tmp, db) = with_demo();
+    let script = "\
+EXPLAIN MATCH (p:Person)-[:ACTED_IN]->(m:Movie) WHERE m.released > 1990 RETURN p.name, count(*) AS n ORDER BY n DESC LIMIT 3;
+PROFILE MATCH (p:Person)-[:ACTED_IN]->(m:Movie) WHERE m.released > 1990 RETURN p.name, count(*) AS n ORDER BY n DESC, p.name LIMIT 3;
+";
+    let local = rhizome(tmp.path(), &["shell", path_str(&db)], script);
+    local.assert_code(0);
+    assert!(local.stdout.contains("[est. "), "{}", local.stdout);
+    assert!(
+        local.stdout.contains("Columns: p.name, n"),
+        "{}",
+        local.stdout
+    );
+    assert!(local.stdout.contains(" rows=") && local.stdout.contains(" workers="));
+    let served = serve(tmp.path(), &db, &["--auth", "none"]);
+    let remote = rhizome(tmp.path(), &["shell", &served.address], script);
+    remote.assert_code(0);
+    assert!(
+        remote.stdout.contains(" morsels=") && remote.stdout.contains(" workers="),
+        "{}",
+        remote.stdout
+    );
+    // Rows, plan tree, estimates, rules, PROFILE's rows and morsels: the same.
+    // Only times (and how the work was split into morsels) differ.
+    assert_eq!(
+        without_times(&remote.stdout),
+        without_times(&local.stdout),
+        "remote:\n{}\nlocal:\n{}",
+        remote.stdout,
+        local.stdout
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_a_remote_statement_and_the_shell_goes_on() {
+    use std::io::BufRead;
+    let (tmp, db) = with_demo();
+    let served = serve(tmp.path(), &db, &["--auth", "none"]);
+    let mut child = command(tmp.path(), &["shell", &served.address])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run rhizome");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match received.recv_timeout(left) {
+                Ok(line) if line.contains(what) => return,
+                Ok(_) => {}
+                Err(e) => panic!("no `{what}` from the shell: {e}"),
+            }
+        }
+    };
+    // Connected and Ctrl-C handling armed once a statement ran.
+    stdin.write_all(b"RETURN 'ready' AS r;\n").unwrap();
+    stdin.flush().unwrap();
+    wait_for("'ready'");
+    for statement in [
+        // Autocommit, then inside an explicit transaction.
+        "UNWIND range(1, 100000000) AS i WITH i WHERE i < 0 RETURN count(*);\n",
+        "BEGIN;\nCREATE (:Cancelled);\nUNWIND range(1, 100000000) AS i WITH i WHERE i < 0 RETURN count(*);\n",
+    ] {
+        stdin.write_all(statement.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        let interrupted = Instant::now();
+        let status = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        stdin.write_all(b"RETURN 'next' AS n;\n").unwrap();
+        stdin.flush().unwrap();
+        wait_for("'next'");
+        assert!(
+            interrupted.elapsed() < Duration::from_secs(20),
+            "the statement ran on: {:?}",
+            interrupted.elapsed()
+        );
+    }
+    stdin
+        .write_all(b"MATCH (c:Cancelled) RETURN count(c) AS rolled_back;\n")
+        .unwrap();
+    drop(stdin);
+    let mut rest = Vec::new();
+    while let Ok(line) = received.recv_timeout(Duration::from_secs(60)) {
+        rest.push(line);
+    }
+    reader.join().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Failures were reported: the exit code says so.
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.matches("the statement was cancelled").count(),
+        2,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the open transaction was rolled back"),
+        "{stderr}"
+    );
+    let rest = rest.join("\n");
+    assert!(
+        rest.contains("| rolled_back |") && rest.contains("|           0 |"),
+        "the CREATE was rolled back: {rest}"
+    );
+}
+
+#[test]
+fn schema_and_stats_show_the_same_over_bolt() {
+    let (tmp, db) = with_demo();
+    rhizome(
+        tmp.path(),
+        &["shell", path_str(&db)],
+        "CREATE INDEX FOR (p:Person) ON (p.name);\n\
+         CREATE CONSTRAINT movie_title FOR (m:Movie) REQUIRE m.title IS UNIQUE;\n",
+    )
+    .assert_code(0);
+    let local = rhizome(tmp.path(), &["shell", path_str(&db)], ":schema\n:stats\n");
+    local.assert_code(0);
+    for expected in [
+        "(:Person)-[:ACTED_IN]->(:Movie) 54",
+        "Indexes (2):",
+        "| index_Person_name | RANGE | NODE",
+        "Constraints (1):",
+        "| movie_title | UNIQUENESS | NODE",
+        "indexes:        2",
+        "| :FOLLOWS  |            48 |      2.5 |       6 |",
+    ] {
+        assert!(
+            local.stdout.contains(expected),
+            "{expected}: {}",
+            local.stdout
+        );
+    }
+    let served = serve(tmp.path(), &db, &["--auth", "none"]);
+    let remote = rhizome(tmp.path(), &["shell", &served.address], ":schema\n:stats\n");
+    remote.assert_code(0);
+    // Everything but where the database is.
+    let without_location = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with("database:"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        without_location(&remote.stdout),
+        without_location(&local.stdout)
+    );
+    assert!(
+        remote
+            .stdout
+            .contains(&format!("database:       {}", served.address)),
+        "{}",
+        remote.stdout
+    );
 }

@@ -5,9 +5,19 @@
 //! It speaks Bolt 5.0–5.4 and 4.4 (HELLO, LOGON, RUN, PULL, DISCARD, BEGIN,
 //! COMMIT, ROLLBACK, RESET, GOODBYE) over any `Read + Write` stream:
 //! [`BoltClient::connect`] opens plain TCP; [`BoltClient::over`] takes any
-//! other stream, which is the seam for TLS (wrap a rustls stream and hand
-//! it over). Requests may be pipelined: [`BoltClient::stream`] sends RUN and
-//! PULL in one write and reads both answers.
+//! other stream; [`open`] connects to a [`BoltUri`], over TLS for the
+//! `+s` / `+ssc` schemes ([`tls`]). Requests may be pipelined:
+//! [`BoltClient::stream`] sends RUN and PULL in one write and reads both
+//! answers.
+//!
+//! A statement can be interrupted while the client waits for its answers
+//! ([`BoltClient::set_interrupt`]): the stream is given a read timeout, and
+//! at each timeout the client asks the interrupt check; once it says yes,
+//! the client sends RESET on the same connection, reads what the server
+//! still owes, and returns [`ClientError::Interrupted`] with the connection
+//! READY again. A statement the server finished before the RESET reached
+//! it stands, and its result is returned, unless the RESET then ended the
+//! explicit transaction it ran in.
 //!
 //! After a FAILURE the client reads the answers still owed to it, sends
 //! RESET and waits for its SUCCESS, so the connection is READY again when a
@@ -15,6 +25,7 @@
 //! gone, as the server rolled it back).
 
 pub mod records;
+pub mod tls;
 
 use crate::framing::ChunkDecoder;
 use crate::handshake::{Version, MAGIC};
@@ -26,6 +37,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tls::{is_poll_tick, TlsTrust};
 
 /// The largest message the client accepts from a server.
 pub const MAX_RESPONSE: usize = 512 << 20;
@@ -44,6 +59,9 @@ pub enum ClientError {
         /// The server's message.
         message: String,
     },
+    /// The interrupt check said stop: the statement was RESET (an explicit
+    /// transaction with it); the connection is READY.
+    Interrupted,
 }
 
 impl fmt::Display for ClientError {
@@ -52,6 +70,7 @@ impl fmt::Display for ClientError {
             ClientError::Io(e) => write!(f, "connection failed: {e}"),
             ClientError::Protocol(why) => write!(f, "protocol error: {why}"),
             ClientError::Server { code, message } => write!(f, "{code}: {message}"),
+            ClientError::Interrupted => write!(f, "interrupted: the statement was reset"),
         }
     }
 }
@@ -92,13 +111,26 @@ impl Auth {
     }
 }
 
+/// Whether a connection is encrypted, and how the server is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encryption {
+    /// Plain TCP (`bolt://`, `neo4j://`).
+    None,
+    /// TLS, the certificate verified (`bolt+s://`, `neo4j+s://`).
+    Verified,
+    /// TLS, any certificate accepted (`bolt+ssc://`, `neo4j+ssc://`).
+    SelfSigned,
+}
+
 /// Where a `bolt://` or `neo4j://` URI points.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoltUri {
-    /// The scheme (`bolt`, `neo4j`).
+    /// The scheme (`bolt`, `neo4j`, `bolt+s`, ...).
     pub scheme: String,
     /// `host:port` (the port defaults to 7687).
     pub address: String,
+    /// What the scheme asks for.
+    pub encryption: Encryption,
 }
 
 impl BoltUri {
@@ -108,26 +140,22 @@ impl BoltUri {
     }
 
     /// Parses `bolt://HOST[:PORT]` or `neo4j://HOST[:PORT]` (one server:
-    /// `neo4j://` connects directly). TLS schemes are refused with a
-    /// message saying so, until a TLS stream is plugged into
-    /// [`BoltClient::over`].
+    /// `neo4j://` connects directly), and their TLS forms `+s` (the
+    /// certificate verified) and `+ssc` (any certificate accepted).
     pub fn parse(text: &str) -> Result<BoltUri, String> {
         let Some((scheme, rest)) = text.split_once("://") else {
             return Err(format!("`{text}` is not a URI: expected bolt://HOST:PORT"));
         };
-        match scheme {
-            "bolt" | "neo4j" => {}
-            "bolt+s" | "bolt+ssc" | "neo4j+s" | "neo4j+ssc" => {
-                return Err(format!(
-                "`{scheme}://`: the shell does not speak TLS yet; use bolt:// on a trusted network"
-            ))
-            }
+        let encryption = match scheme {
+            "bolt" | "neo4j" => Encryption::None,
+            "bolt+s" | "neo4j+s" => Encryption::Verified,
+            "bolt+ssc" | "neo4j+ssc" => Encryption::SelfSigned,
             other => {
                 return Err(format!(
-                    "unknown scheme `{other}://`: expected bolt:// or neo4j://"
+                    "unknown scheme `{other}://`: expected bolt://, neo4j:// or their +s / +ssc TLS forms"
                 ))
             }
-        }
+        };
         let host_port = rest.split(['/', '?']).next().unwrap_or_default();
         if host_port.is_empty() {
             return Err(format!(
@@ -151,9 +179,52 @@ impl BoltUri {
         Ok(BoltUri {
             scheme: scheme.to_string(),
             address,
+            encryption,
         })
     }
 }
+
+/// A stream a client can run over: TCP, or TLS over TCP.
+pub trait Transport: Read + Write + Send {}
+
+impl<T: Read + Write + Send> Transport for T {}
+
+/// A client over whichever stream its URI asked for.
+pub type Connection = BoltClient<Box<dyn Transport>>;
+
+/// How [`open`] connects, beyond the URI.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectOptions {
+    /// Certificates trusted besides the system's (`+s` schemes only).
+    pub tls_ca: Option<PathBuf>,
+    /// How often a client waiting for an answer asks its interrupt check
+    /// (`None`: it never does, reads block).
+    pub poll: Option<Duration>,
+}
+
+/// Connects to the server `uri` names (over TLS for the `+s` / `+ssc`
+/// schemes) and logs in.
+pub fn open(
+    uri: &BoltUri,
+    auth: &Auth,
+    options: &ConnectOptions,
+) -> Result<Connection, ClientError> {
+    let tcp = TcpStream::connect(&uri.address)?;
+    tcp.set_nodelay(true)?;
+    tcp.set_read_timeout(options.poll)?;
+    let trust = match uri.encryption {
+        Encryption::None => return BoltClient::over(Box::new(tcp) as Box<dyn Transport>, auth),
+        Encryption::Verified => TlsTrust::Verified {
+            ca_file: options.tls_ca.clone(),
+        },
+        Encryption::SelfSigned => TlsTrust::AnyCertificate,
+    };
+    let stream = tls::handshake(tcp, &uri.address, &trust)?;
+    BoltClient::over(Box::new(stream) as Box<dyn Transport>, auth)
+}
+
+/// Asked while a client waits for answers: true means stop the statement.
+pub type InterruptCheck = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// The answer to RUN.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,6 +270,13 @@ pub struct BoltClient<S: Read + Write = TcpStream> {
     /// The database named in RUN / BEGIN (`None`: the server's default).
     database: Option<String>,
     server_agent: String,
+    /// Asked at each read timeout while waiting for answers.
+    interrupt: Option<InterruptCheck>,
+    /// RESET was sent because of the interrupt check; its answer is owed.
+    interrupting: bool,
+    /// An explicit transaction is open (BEGIN succeeded, no COMMIT,
+    /// ROLLBACK or RESET since).
+    in_transaction: bool,
 }
 
 /// The four proposals of the handshake: 5.4 down to 5.0, then 4.4.
@@ -225,7 +303,7 @@ impl<S: Read + Write> BoltClient<S> {
         stream.write_all(&handshake)?;
         stream.flush()?;
         let mut answer = [0u8; 4];
-        stream.read_exact(&mut answer)?;
+        read_exact_patiently(&mut stream, &mut answer)?;
         if answer == [0; 4] {
             return Err(ClientError::Protocol(
                 "the server speaks none of Bolt 5.0–5.4 and 4.4".into(),
@@ -251,6 +329,9 @@ impl<S: Read + Write> BoltClient<S> {
             owed: 0,
             database: None,
             server_agent: String::new(),
+            interrupt: None,
+            interrupting: false,
+            in_transaction: false,
         };
         client.login(auth)?;
         Ok(client)
@@ -293,6 +374,13 @@ impl<S: Read + Write> BoltClient<S> {
     /// Sends RUN and PULL statements to database `name` (`None`: the server's default).
     pub fn use_database(&mut self, name: Option<String>) {
         self.database = name;
+    }
+
+    /// Sets (or clears) what the client asks, at each read timeout of its
+    /// stream, whether to interrupt the statement it waits for (see the
+    /// module doc). Without a read timeout on the stream it is never asked.
+    pub fn set_interrupt(&mut self, check: Option<InterruptCheck>) {
+        self.interrupt = check;
     }
 
     /// Queues a request (sent by [`BoltClient::flush`]).
@@ -359,7 +447,14 @@ impl<S: Read + Write> BoltClient<S> {
             if self.filled == self.input.len() {
                 self.input.resize(self.input.len() * 2, 0);
             }
-            let n = self.stream.read(&mut self.input[self.filled..])?;
+            let n = match self.stream.read(&mut self.input[self.filled..]) {
+                Ok(n) => n,
+                Err(e) if is_poll_tick(&e) => {
+                    self.poll_interrupt()?;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             if n == 0 {
                 return Err(ClientError::Io(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
@@ -370,10 +465,44 @@ impl<S: Read + Write> BoltClient<S> {
         }
     }
 
+    /// Sends RESET once the interrupt check says so (and answers are owed).
+    fn poll_interrupt(&mut self) -> Result<(), ClientError> {
+        let asked = self.interrupt.as_ref().is_some_and(|check| check());
+        if asked && !self.interrupting && self.owed > 0 {
+            self.interrupting = true;
+            self.push(&Request::Reset);
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// After an interrupting RESET: reads every answer still owed (the
+    /// RESET's SUCCESS last), so the connection is READY.
+    fn finish_interrupt(&mut self) -> ClientError {
+        self.interrupting = false;
+        // RESET ends an explicit transaction.
+        self.in_transaction = false;
+        while self.owed > 0 {
+            if let Err(e) = self.receive() {
+                return e;
+            }
+        }
+        ClientError::Interrupted
+    }
+
     /// Reads one answer that must be SUCCESS; after a FAILURE it recovers
     /// the connection (see the module doc) and returns the failure.
     fn success(&mut self) -> Result<PackValue, ClientError> {
-        match self.receive()? {
+        let response = self.receive()?;
+        if self.interrupting {
+            match response {
+                // RUN's answer with its PULL still to come: the PULL's
+                // reader settles the interrupt.
+                Response::Success(metadata) if self.owed > 1 => return Ok(metadata),
+                _ => return Err(self.finish_interrupt()),
+            }
+        }
+        match response {
             Response::Success(metadata) => Ok(metadata),
             other => Err(self.unexpected(other)),
         }
@@ -404,7 +533,12 @@ impl<S: Read + Write> BoltClient<S> {
         self.flush()?;
         loop {
             match self.receive()? {
-                Response::Success(_) if self.owed == 0 => return Ok(()),
+                Response::Success(_) if self.owed == 0 => {
+                    // An interrupting RESET sent meanwhile is answered too.
+                    self.interrupting = false;
+                    self.in_transaction = false;
+                    return Ok(());
+                }
                 Response::Failure { code, message } => {
                     return Err(ClientError::Server { code, message })
                 }
@@ -455,8 +589,20 @@ impl<S: Read + Write> BoltClient<S> {
                 Response::Record(values) => record(values),
                 Response::Success(metadata) => {
                     let has_more = matches!(metadata.get("has_more"), Some(PackValue::Bool(true)));
+                    if self.interrupting {
+                        // The statement ended before the RESET reached it.
+                        // Whole and outside a transaction, it stands (an
+                        // autocommit write committed); otherwise the RESET
+                        // threw away the rest, or the transaction.
+                        let complete = !has_more && !self.in_transaction;
+                        let reset = self.finish_interrupt();
+                        if !complete || !matches!(reset, ClientError::Interrupted) {
+                            return Err(reset);
+                        }
+                    }
                     return Ok(PullSummary { has_more, metadata });
                 }
+                _ if self.interrupting => return Err(self.finish_interrupt()),
                 other => return Err(self.unexpected(other)),
             }
         }
@@ -499,13 +645,16 @@ impl<S: Read + Write> BoltClient<S> {
         let extra = self.extra();
         self.push(&Request::Begin(extra));
         self.flush()?;
-        self.success().map(drop)
+        self.success()?;
+        self.in_transaction = true;
+        Ok(())
     }
 
     /// Commits the explicit transaction; returns COMMIT's metadata (its bookmark).
     pub fn commit(&mut self) -> Result<PackValue, ClientError> {
         self.push(&Request::Commit);
         self.flush()?;
+        self.in_transaction = false;
         self.success()
     }
 
@@ -513,6 +662,7 @@ impl<S: Read + Write> BoltClient<S> {
     pub fn rollback(&mut self) -> Result<(), ClientError> {
         self.push(&Request::Rollback);
         self.flush()?;
+        self.in_transaction = false;
         self.success().map(drop)
     }
 
@@ -526,6 +676,26 @@ impl<S: Read + Write> BoltClient<S> {
         self.push(&Request::Goodbye);
         self.flush()
     }
+}
+
+/// `read_exact` that waits through read timeouts (set for interrupt
+/// checks, which have nothing to interrupt before the login).
+fn read_exact_patiently(stream: &mut impl Read, buf: &mut [u8]) -> Result<(), ClientError> {
+    let mut done = 0;
+    while done < buf.len() {
+        match stream.read(&mut buf[done..]) {
+            Ok(0) => {
+                return Err(ClientError::Io(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection during the handshake",
+                )))
+            }
+            Ok(n) => done += n,
+            Err(e) if is_poll_tick(&e) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
 fn run_summary(metadata: &PackValue) -> Result<RunSummary, ClientError> {
@@ -565,7 +735,21 @@ mod tests {
             BoltUri::parse("bolt://[::1]:9000/").unwrap().address,
             "[::1]:9000"
         );
-        assert!(BoltUri::parse("bolt+s://h:1").unwrap_err().contains("TLS"));
+        assert_eq!(
+            BoltUri::parse("bolt+s://h:1").unwrap().encryption,
+            Encryption::Verified
+        );
+        assert_eq!(
+            BoltUri::parse("neo4j+ssc://h").unwrap().encryption,
+            Encryption::SelfSigned
+        );
+        assert_eq!(
+            BoltUri::parse("neo4j://h").unwrap().encryption,
+            Encryption::None
+        );
+        assert!(BoltUri::parse("bolt+x://h:1")
+            .unwrap_err()
+            .contains("scheme"));
         assert!(BoltUri::parse("http://h:1").unwrap_err().contains("scheme"));
         assert!(BoltUri::parse("bolt://h:x").unwrap_err().contains("port"));
         assert!(BoltUri::parse("bolt://").unwrap_err().contains("no host"));
@@ -655,5 +839,114 @@ mod tests {
             BoltClient::over(scripted(answer), &Auth::None),
             Err(ClientError::Protocol(_))
         ));
+    }
+
+    /// A scripted server whose answer pauses once (a read timeout) at
+    /// `pause`, bytes into it.
+    struct Pausing {
+        answer: std::io::Cursor<Vec<u8>>,
+        pause: Option<u64>,
+        sent: Vec<u8>,
+    }
+
+    impl Read for Pausing {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let at = self.answer.position();
+            match self.pause {
+                Some(pause) if at == pause => {
+                    self.pause = None;
+                    Err(std::io::ErrorKind::WouldBlock.into())
+                }
+                Some(pause) if at < pause => {
+                    let room = ((pause - at) as usize).min(buf.len());
+                    self.answer.read(&mut buf[..room])
+                }
+                _ => self.answer.read(buf),
+            }
+        }
+    }
+
+    impl Write for Pausing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.sent.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Logs in over a pausing script whose statement answers are `tail`,
+    /// interrupts at the pause, and runs one statement.
+    fn interrupted(tail: impl Fn(&mut Vec<u8>)) -> (Result<usize, ClientError>, Vec<u8>) {
+        let mut answer = vec![0, 0, 4, 5];
+        crate::message::success(&mut answer, &map([]));
+        crate::message::success(&mut answer, &map([]));
+        let pause = answer.len() as u64;
+        tail(&mut answer);
+        let stream = Pausing {
+            answer: std::io::Cursor::new(answer),
+            pause: Some(pause),
+            sent: Vec::new(),
+        };
+        let mut client = BoltClient::over(stream, &Auth::None).unwrap();
+        client.set_interrupt(Some(Arc::new(|| true)));
+        let mut rows = 0;
+        let outcome = client
+            .stream("RETURN 1", &BTreeMap::new(), |_| rows += 1)
+            .map(|_| rows);
+        if !matches!(outcome, Err(ClientError::Io(_))) {
+            assert_eq!(client.owed, 0, "every answer read: {outcome:?}");
+            assert!(!client.interrupting);
+        }
+        (outcome, client.stream.sent)
+    }
+
+    const RESET: [u8; 6] = [0x00, 0x02, 0xB0, 0x0F, 0x00, 0x00];
+
+    #[test]
+    fn an_interrupt_sends_reset_and_reads_what_was_owed() {
+        let run_and_record = |answer: &mut Vec<u8>| {
+            crate::message::success(
+                answer,
+                &map([("fields", PackValue::List(vec!["1".into()]))]),
+            );
+            let mut body = Vec::new();
+            crate::message::record_header(&mut body, 1);
+            PackValue::Int(1).encode(&mut body);
+            crate::framing::write_message(answer, &body);
+        };
+        // The RESET stopped the statement: its PULL failed.
+        let (outcome, sent) = interrupted(|answer| {
+            run_and_record(answer);
+            crate::message::failure(answer, "Neo.TransientError.Transaction.Terminated", "reset");
+            crate::message::success(answer, &map([]));
+        });
+        assert!(
+            matches!(outcome, Err(ClientError::Interrupted)),
+            "{outcome:?}"
+        );
+        assert!(sent.ends_with(&RESET));
+        // Or was IGNORED.
+        let (outcome, _) = interrupted(|answer| {
+            run_and_record(answer);
+            crate::message::ignored(answer);
+            crate::message::success(answer, &map([]));
+        });
+        assert!(
+            matches!(outcome, Err(ClientError::Interrupted)),
+            "{outcome:?}"
+        );
+        // The statement was done before the RESET reached it: it stands.
+        let (outcome, sent) = interrupted(|answer| {
+            run_and_record(answer);
+            crate::message::success(answer, &map([]));
+            crate::message::success(answer, &map([]));
+        });
+        assert_eq!(outcome.unwrap(), 1);
+        assert!(sent.ends_with(&RESET));
+        // A connection that closes meanwhile is an I/O error, not a hang.
+        let (outcome, _) = interrupted(run_and_record);
+        assert!(matches!(outcome, Err(ClientError::Io(_))), "{outcome:?}");
     }
 }

@@ -11,6 +11,9 @@ use std::io::{BufRead, IsTerminal, Write};
 /// Environment variables a password is taken from, in this order.
 pub const PASSWORD_VARIABLES: [&str; 2] = ["RHIZOME_PASSWORD", "NEO4J_PASSWORD"];
 
+/// The environment variable naming a CA file when `--tls-ca` is not given.
+pub const TLS_CA_VARIABLE: &str = "RHIZOME_TLS_CA";
+
 /// Runs `rhizome shell`.
 pub fn run(args: ShellArgs) -> Result<(), Failure> {
     let target = args.db_dir.to_string_lossy().into_owned();
@@ -28,7 +31,11 @@ pub fn run(args: ShellArgs) -> Result<(), Failure> {
             password: password(user)?,
         },
     };
-    let remote = Remote::connect(&uri.address, &auth).map_err(|error| match error {
+    let tls_ca = args
+        .tls_ca
+        .clone()
+        .or_else(|| std::env::var_os(TLS_CA_VARIABLE).map(Into::into));
+    let remote = Remote::connect(&uri, &auth, tls_ca).map_err(|error| match error {
         ShellError::Local(error) => Failure::from(error),
         ShellError::Remote(text) => {
             eprintln!("{text}");

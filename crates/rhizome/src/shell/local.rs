@@ -3,7 +3,7 @@
 use super::{Backend, Executed, ShellError};
 use crate::engine::{self, QueryOptions};
 use crate::graph::{GraphView, Properties};
-use crate::schema::{render_schema, render_stats};
+use crate::schema::{local_schema, local_stats, render_schema_report, render_stats_report};
 use crate::storage_view::StorageView;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_storage::{Database, Snapshot};
@@ -95,10 +95,10 @@ impl Backend for Local {
     }
 
     fn schema(&mut self) -> std::result::Result<String, ShellError> {
-        Ok(render_schema(&self.db))
+        Ok(render_schema_report(&local_schema(&self.db)))
     }
 
     fn stats(&mut self) -> std::result::Result<String, ShellError> {
-        Ok(render_stats(&self.db))
+        Ok(render_stats_report(&local_stats(&self.db)))
     }
 }

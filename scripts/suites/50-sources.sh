@@ -28,5 +28,5 @@ trap cleanup EXIT
 
 "$root/scripts/sources.sh" start
 "$root/scripts/sources.sh" load
-(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends -- --test-threads=2)
+(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher -- --test-threads=2)
 echo "50-sources: passed in $(( $(date +%s) - started )) s"

@@ -18,12 +18,16 @@
 pub mod bench;
 pub mod cache;
 pub mod counters;
+pub mod cypher;
 pub mod fetch;
 pub mod mapping;
 pub mod postgres;
+pub mod query_graph;
 pub mod redis_backend;
 pub mod source;
 
 pub use counters::CounterSnapshot;
+pub use cypher::SourceEngine;
 pub use mapping::{Backend, Mapping, Prefetch};
+pub use query_graph::QueryGraph;
 pub use source::{Source, SourceGraph};

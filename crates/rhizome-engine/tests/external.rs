@@ -84,7 +84,12 @@ impl ExternalGraph for Ring {
             out.push((0, Value::Int(node as i64)));
         }
     }
-    fn adjacency(&self, node: NodeId, rel_type: RelTypeId, dir: Direction) -> (&[NodeId], &[RelId]) {
+    fn adjacency(
+        &self,
+        node: NodeId,
+        rel_type: RelTypeId,
+        dir: Direction,
+    ) -> (&[NodeId], &[RelId]) {
         if node >= N || rel_type != 0 {
             return (&[], &[]);
         }
@@ -170,16 +175,31 @@ fn int(i: i64) -> Value {
 fn read_cypher_runs_over_an_external_graph() {
     let (_dir, engine, snap, ring) = setup();
     assert_eq!(
-        rows(&engine, &snap, "MATCH (a:N {id: 3})-[r:NEXT]->(b) RETURN b.id, r.w"),
+        rows(
+            &engine,
+            &snap,
+            "MATCH (a:N {id: 3})-[r:NEXT]->(b) RETURN b.id, r.w"
+        ),
         vec![vec![int(4), int(30)]]
     );
-    assert!(ring.adjacency_batches.load(Ordering::Relaxed) > 0, "expand announces its chunk");
+    assert!(
+        ring.adjacency_batches.load(Ordering::Relaxed) > 0,
+        "expand announces its chunk"
+    );
     assert_eq!(
-        rows(&engine, &snap, "MATCH (a:N {id: 0})<-[:NEXT]-(b) RETURN b.id"),
+        rows(
+            &engine,
+            &snap,
+            "MATCH (a:N {id: 0})<-[:NEXT]-(b) RETURN b.id"
+        ),
         vec![vec![int(9)]]
     );
     assert_eq!(
-        rows(&engine, &snap, "MATCH (a:N) WHERE a.id % 2 = 0 RETURN count(*), sum(a.id)"),
+        rows(
+            &engine,
+            &snap,
+            "MATCH (a:N) WHERE a.id % 2 = 0 RETURN count(*), sum(a.id)"
+        ),
         vec![vec![int(5), int(20)]]
     );
     assert_eq!(
@@ -202,28 +222,54 @@ fn read_cypher_runs_over_an_external_graph() {
         ]]
     );
     assert_eq!(
-        rows(&engine, &snap, "MATCH (a:N {id: 5}) RETURN labels(a), properties(a)"),
+        rows(
+            &engine,
+            &snap,
+            "MATCH (a:N {id: 5}) RETURN labels(a), properties(a)"
+        ),
         vec![vec![
             Value::List(vec![Value::String("N".into())]),
             Value::Map([("id".to_string(), int(5))].into_iter().collect())
         ]]
     );
-    assert_eq!(rows(&engine, &snap, "MATCH (a:N {id: 42}) RETURN a"), Vec::<Vec<Value>>::new());
+    assert_eq!(
+        rows(&engine, &snap, "MATCH (a:N {id: 42}) RETURN a"),
+        Vec::<Vec<Value>>::new()
+    );
 }
 
 #[test]
 fn writes_over_an_external_graph_are_refused() {
     let (_dir, engine, snap, _) = setup();
-    for query in ["CREATE (:N {id: 11})", "MATCH (a:N) SET a.x = 1", "CREATE INDEX FOR (a:N) ON (a.w)"] {
+    for query in [
+        "CREATE (:N {id: 11})",
+        "MATCH (a:N) SET a.x = 1",
+        "CREATE INDEX FOR (a:N) ON (a.w)",
+    ] {
         let e = engine
-            .execute_read_only_on(snap.clone(), query, BTreeMap::new(), &QueryOptions::default(), None, "the ring")
+            .execute_read_only_on(
+                snap.clone(),
+                query,
+                BTreeMap::new(),
+                &QueryOptions::default(),
+                None,
+                "the ring",
+            )
             .unwrap_err();
         assert_eq!(e.code, Some("ReadOnlySource"), "{query}: {e}");
         assert!(e.message.contains("the ring is read-only"), "{e}");
     }
     // The empty native base under the snapshot was not written.
     assert_eq!(
-        engine.execute("MATCH (n) RETURN count(n)", BTreeMap::new(), &QueryOptions::default()).unwrap().rows.to_vecs(),
+        engine
+            .execute(
+                "MATCH (n) RETURN count(n)",
+                BTreeMap::new(),
+                &QueryOptions::default()
+            )
+            .unwrap()
+            .rows
+            .to_vecs(),
         vec![vec![int(0)]]
     );
 }

@@ -120,7 +120,8 @@ impl RouteGraphs for NativeGraphs {
         cancelled: &dyn Fn() -> Result<()>,
         search: &mut dyn FnMut(&dyn crate::RouteGraph) -> Result<Vec<Route>>,
     ) -> Result<Vec<Route>> {
-        let graph = NativeGraph::new(&q.snapshot, specs, weight, coordinates).with_cancel(cancelled);
+        let graph =
+            NativeGraph::new(&q.snapshot, specs, weight, coordinates).with_cancel(cancelled);
         search(&graph)
     }
 }

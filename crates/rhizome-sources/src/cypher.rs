@@ -228,10 +228,11 @@ impl RouteGraphs for SourceRoutes {
         }
         if let Some((lat, lon)) = coordinates {
             let mapping = self.source.mapping();
-            let named = mapping
-                .nodes
-                .iter()
-                .any(|n| n.coordinates.as_ref().is_some_and(|(a, b)| a == lat && b == lon));
+            let named = mapping.nodes.iter().any(|n| {
+                n.coordinates
+                    .as_ref()
+                    .is_some_and(|(a, b)| a == lat && b == lon)
+            });
             if !named {
                 return Err(Error::new(
                     ErrorKind::ArgumentError,
@@ -255,7 +256,10 @@ impl RouteGraphs for SourceRoutes {
                     rhizome_storage::Direction::Outgoing,
                     rhizome_storage::Direction::Incoming,
                 ] {
-                    if specs.iter().any(|s| covers(s, catalog.rel_type_name(t), dir)) {
+                    if specs
+                        .iter()
+                        .any(|s| covers(s, catalog.rel_type_name(t), dir))
+                    {
                         q.snapshot.prefetch_adjacency(&route.nodes, t, dir);
                     }
                 }

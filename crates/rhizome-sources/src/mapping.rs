@@ -571,7 +571,14 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
     let o = Object::new(
         value,
         &at,
-        &["key", "properties", "coordinates", "fetch", "in_box", "keys"],
+        &[
+            "key",
+            "properties",
+            "coordinates",
+            "fetch",
+            "in_box",
+            "keys",
+        ],
     )?;
     let properties = o.properties("properties")?;
     let key = o.required("key")?;

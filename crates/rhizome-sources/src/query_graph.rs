@@ -142,8 +142,14 @@ impl SourceSchema {
             indexes: Vec::new(),
         };
         SourceSchema {
-            node_props: node_order.iter().map(|o| o.iter().copied().collect()).collect(),
-            rel_props: rel_order.iter().map(|o| o.iter().copied().collect()).collect(),
+            node_props: node_order
+                .iter()
+                .map(|o| o.iter().copied().collect())
+                .collect(),
+            rel_props: rel_order
+                .iter()
+                .map(|o| o.iter().copied().collect())
+                .collect(),
             node_order,
             rel_order,
             rel_spaces: mapping
@@ -192,7 +198,11 @@ impl Arena {
     }
 
     fn get(&self, key: &(NodeId, RelTypeId, bool)) -> Option<&Pinned> {
-        let i = *self.index.read().unwrap_or_else(|p| p.into_inner()).get(key)?;
+        let i = *self
+            .index
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)?;
         self.slot(i)?.get()
     }
 
@@ -496,7 +506,12 @@ impl ExternalGraph for QueryGraph {
         }
     }
 
-    fn adjacency(&self, node: NodeId, rel_type: RelTypeId, dir: Direction) -> (&[NodeId], &[RelId]) {
+    fn adjacency(
+        &self,
+        node: NodeId,
+        rel_type: RelTypeId,
+        dir: Direction,
+    ) -> (&[NodeId], &[RelId]) {
         let outgoing = dir == Direction::Outgoing;
         let key = (node, rel_type, outgoing);
         if self.lists.get(&key).is_none() {

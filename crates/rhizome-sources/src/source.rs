@@ -7,8 +7,8 @@ use crate::counters::{CounterSnapshot, Counters};
 use crate::fetch::{Fetched, ListRef, Round};
 use crate::mapping::{Backend, Mapping, Prefetch};
 use crate::postgres::Postgres;
-use crate::redis_backend::Redis;
 use crate::query_graph::node_id;
+use crate::redis_backend::Redis;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_routes::{ExpandSpec, RouteGraph, TypeDirection, WeightedBatch};
 use std::collections::HashMap;
@@ -122,7 +122,11 @@ impl Source {
             .schema
             .get_or_init(|| Arc::new(crate::query_graph::SourceSchema::new(self)))
             .clone();
-        let graph = Arc::new(crate::QueryGraph::new(self.clone(), schema.clone(), deadline));
+        let graph = Arc::new(crate::QueryGraph::new(
+            self.clone(),
+            schema.clone(),
+            deadline,
+        ));
         let snapshot = rhizome_storage::Snapshot::over_external(
             empty,
             schema.catalog.clone(),
@@ -152,7 +156,8 @@ impl Source {
             Connection::Postgres(pg) => self.wait(deadline, 1, pg.keys(keys, &at))?,
             Connection::Redis(r) => self.wait(deadline, 1, r.keys(keys))?,
         };
-        self.counters.received(found.len() as u64, 8 * found.len() as u64);
+        self.counters
+            .received(found.len() as u64, 8 * found.len() as u64);
         Ok(found)
     }
 

@@ -45,12 +45,8 @@ pub trait ExternalGraph: Send + Sync {
     /// All properties of a node in key id order, appended to `out`.
     fn node_properties(&self, node: NodeId, out: &mut Vec<(PropertyKeyId, Value)>);
     /// Neighbours of `node` (sorted) and the parallel relationship ids.
-    fn adjacency(
-        &self,
-        node: NodeId,
-        rel_type: RelTypeId,
-        dir: Direction,
-    ) -> (&[NodeId], &[RelId]);
+    fn adjacency(&self, node: NodeId, rel_type: RelTypeId, dir: Direction)
+        -> (&[NodeId], &[RelId]);
     /// Type and endpoints of a relationship this query has seen.
     fn relationship(&self, rel: RelId) -> Option<RelInfo>;
     /// A property of a relationship, `Value::Null` if absent.
@@ -59,8 +55,7 @@ pub trait ExternalGraph: Send + Sync {
     fn rel_properties(&self, rel: RelId, out: &mut Vec<(PropertyKeyId, Value)>);
     /// Nodes with `label` whose `key` equals `value`, if (label, key) is
     /// one of the graph's indexes (a node space's key).
-    fn index_seek(&self, label: LabelId, key: PropertyKeyId, value: &Value)
-        -> Option<Vec<NodeId>>;
+    fn index_seek(&self, label: LabelId, key: PropertyKeyId, value: &Value) -> Option<Vec<NodeId>>;
     /// The nodes a chunk is about to read properties or labels of: fetch
     /// the missing ones in one round trip.
     fn prefetch_nodes(&self, nodes: &[NodeId]);

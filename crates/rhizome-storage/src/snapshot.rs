@@ -826,7 +826,8 @@ impl Snapshot {
     /// [`GraphRead::node_property`]). Agrees with `node_property` always.
     #[inline]
     pub fn node_property_int(&self, node: NodeId, key: PropertyKeyId) -> Option<Option<i64>> {
-        if !self.delta.is_empty() && (self.external.is_some() || self.delta.nodes.get(node).is_some())
+        if !self.delta.is_empty()
+            && (self.external.is_some() || self.delta.nodes.get(node).is_some())
         {
             return match self.node_property(node, key) {
                 Value::Int(x) => Some(Some(x)),

@@ -6,9 +6,7 @@
 //! while workers are idle it hands the second half of its remaining input
 //! rows to a new task at its own stage, so a single start node fans out.
 
-use super::adjacency::{
-    excluded_rels, has_labels, maybe_split, prefetch_walks, skip_entry, walks,
-};
+use super::adjacency::{excluded_rels, has_labels, maybe_split, prefetch_walks, skip_entry, walks};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};

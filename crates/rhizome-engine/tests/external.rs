@@ -30,6 +30,7 @@ struct Ring {
 }
 
 impl Ring {
+    #[allow(clippy::single_range_in_vec_init)]
     fn new() -> Ring {
         Ring {
             statistics: Statistics {

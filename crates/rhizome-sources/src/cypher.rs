@@ -272,10 +272,10 @@ impl RouteGraphs for SourceRoutes {
 fn covers(spec: &ExpandSpec, rel_type: &str, dir: rhizome_storage::Direction) -> bool {
     use rhizome_routes::TypeDirection as T;
     spec.rel_type.as_deref().is_none_or(|t| t == rel_type)
-        && match (spec.direction, dir) {
-            (T::Both, _) => true,
-            (T::Outgoing, rhizome_storage::Direction::Outgoing) => true,
-            (T::Incoming, rhizome_storage::Direction::Incoming) => true,
-            _ => false,
-        }
+        && matches!(
+            (spec.direction, dir),
+            (T::Both, _)
+                | (T::Outgoing, rhizome_storage::Direction::Outgoing)
+                | (T::Incoming, rhizome_storage::Direction::Incoming)
+        )
 }

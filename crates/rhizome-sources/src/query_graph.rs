@@ -42,7 +42,7 @@ const KEY_MASK: u64 = (1 << KEY_BITS) - 1;
 pub fn node_id(space: u16, key: i64) -> Option<NodeId> {
     (0..=KEY_MASK as i64)
         .contains(&key)
-        .then(|| ((space as u64) << KEY_BITS) | key as u64)
+        .then_some(((space as u64) << KEY_BITS) | key as u64)
 }
 
 /// (space, key) of a node id.

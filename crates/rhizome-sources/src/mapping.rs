@@ -615,9 +615,6 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
     let fetch = o.required("fetch")?;
     let in_box = o.string("in_box")?;
     let keys = o.string("keys")?;
-    if keys.as_deref().is_some_and(|k| k.trim().is_empty()) {
-        return Err(invalid(&o.path("keys"), "must not be empty"));
-    }
     match backend {
         Backend::Postgres => {
             if !has_placeholder(&fetch, "$1") {

@@ -6,9 +6,10 @@
 //! ranges for scans, whole adjacency slices for expansion, and
 //! [`GraphRead::neighbours_batch`] for the neighbours of many nodes in one
 //! call — the shape a remote source (PostgreSQL, Redis) answers in one round
-//! trip. Later layers plug in behind the same trait: a delta layer of
-//! committed writes overlays a base snapshot, external sources implement it
-//! over their own fetchers (see `docs/architecture.md`).
+//! trip. Other layers plug in behind the same handle: a delta layer of
+//! committed writes overlays a base snapshot, and graph sources answer the
+//! reads of a snapshot made by [`Snapshot::over_external`] through
+//! [`crate::external::ExternalGraph`] (see `docs/architecture.md`).
 
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::column::ColumnView;

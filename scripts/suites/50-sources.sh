@@ -4,7 +4,9 @@
 # throw-away directory, loads the Luxembourg road network, runs the tests
 # (equal route costs native vs PostgreSQL vs Redis with every prefetcher,
 # the cache, mapping errors found by the backend, connections cut, stalled
-# and killed mid-query), and stops both when it exits, also on failure.
+# and killed mid-query; Cypher over both giving the rows of a native import,
+# through the library and `rhizome query` / `rhizome shell MAPPING.json`),
+# and stops both when it exits, also on failure.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -28,5 +30,23 @@ trap cleanup EXIT
 
 "$root/scripts/sources.sh" start
 "$root/scripts/sources.sh" load
-(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends -- --test-threads=2)
+(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher -- --test-threads=2)
+# The command line over both sources: `rhizome query MAPPING.json` and
+# `rhizome shell MAPPING.json`, with writes refused.
+(cd "$root" && cargo build -q -p rhizome)
+rhizome="${RHIZOME:-$root/target/debug/rhizome}"
+expected=$'k.id,r.distance\n2,39\n1113,214'
+for m in roads-postgres roads-redis; do
+    got=$("$rhizome" query --format csv "$root/examples/sources/$m.json" \
+        'MATCH (j:Junction {id: 1})-[r:ROAD]->(k) RETURN k.id, r.distance ORDER BY k.id')
+    [ "$got" = "$expected" ] || { echo "rhizome query $m.json gave: $got" >&2; exit 1; }
+    got=$(printf 'MATCH (j:Junction {id: 1})-[r:ROAD]->(k) RETURN k.id ORDER BY k.id;\n' |
+        "$rhizome" shell --format csv "$root/examples/sources/$m.json")
+    [ "$got" = $'k.id\n2\n1113' ] || { echo "rhizome shell $m.json gave: $got" >&2; exit 1; }
+    if err=$("$rhizome" query "$root/examples/sources/$m.json" 'CREATE (n)' 2>&1); then
+        echo "rhizome query $m.json ran a write" >&2; exit 1
+    fi
+    case "$err" in *ReadOnlySource*) ;; *) echo "unexpected error: $err" >&2; exit 1 ;; esac
+done
+
 echo "50-sources: passed in $(( $(date +%s) - started )) s"

@@ -402,6 +402,39 @@ impl Engine {
         self.run_statement(query, params, options, None, Some(receiver), &mut state)
     }
 
+    /// Runs one statement over `snapshot` that must only read (a graph
+    /// source's snapshot, which cannot be written): a statement that
+    /// writes or changes the schema fails before it starts, with an error
+    /// naming `what` it would have written to. Rows go to `receiver` if
+    /// given, else into the result.
+    pub fn execute_read_only_on(
+        &self,
+        snapshot: Snapshot,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        receiver: Option<Arc<dyn RowReceiver>>,
+        what: &str,
+    ) -> Result<QueryResult> {
+        let refuse = || {
+            Err(Error::new(
+                ErrorKind::SemanticError,
+                format!(
+                    "{what} is read-only: statements that create, change or delete data or \
+                     schema cannot run on it"
+                ),
+            )
+            .with_code("ReadOnlySource"))
+        };
+        match self.prepare(query, &params, &snapshot)? {
+            Prepared::Schema(_, SchemaCommand::Change) => return refuse(),
+            Prepared::Plan(planned) if planned.plan.updating => return refuse(),
+            _ => {}
+        }
+        let mut state = Some(snapshot);
+        self.run_statement(query, params, options, None, receiver, &mut state)
+    }
+
     /// Runs one statement: in `txn` if given (an explicit transaction; the
     /// statement reads its writes), else read-only on a fresh snapshot or,
     /// if it writes, in a transaction of its own. A read outside a

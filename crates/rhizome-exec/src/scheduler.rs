@@ -132,6 +132,11 @@ impl QueryScope {
         }
     }
 
+    /// When the query's timeout ends, if it has one.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
     /// True if the query was cancelled or failed; checks the deadline too.
     #[inline]
     pub fn is_cancelled(&self) -> bool {

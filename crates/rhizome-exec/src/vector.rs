@@ -361,6 +361,9 @@ fn property(q: &QueryContext, chunk: &Chunk, s: Slot, key: &Key) -> Option<Vecto
     let Some(column) = chunk.column(s) else {
         return Some(Vector::Const(Value::Null));
     };
+    if q.snapshot.external().is_some() {
+        prefetch_column(&q.snapshot, column, n);
+    }
     if let Some(k) = key.id {
         if let Some(ints) = int_property(q, column, k, n) {
             return ints;
@@ -394,6 +397,22 @@ fn property(q: &QueryContext, chunk: &Chunk, s: Slot, key: &Key) -> Option<Vecto
     });
     let out = typed(values, n);
     (!failed).then_some(out)
+}
+
+/// Over a graph source: fetches the node rows of a column's first `n`
+/// rows in one round trip, before they are read row by row.
+pub(crate) fn prefetch_column(
+    snapshot: &rhizome_storage::Snapshot,
+    column: &crate::chunk::Column,
+    n: usize,
+) {
+    let nodes: Vec<rhizome_common::NodeId> = (0..n)
+        .filter_map(|i| column.node(i))
+        .filter(|&x| x != NULL_ID)
+        .collect();
+    if !nodes.is_empty() {
+        snapshot.prefetch_nodes(&nodes);
+    }
 }
 
 /// Integer property `k` of the nodes in `column`, read without building

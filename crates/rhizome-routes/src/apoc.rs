@@ -15,7 +15,7 @@
 
 use crate::expand::parse_filter;
 use crate::native::NativeGraph;
-use crate::search::{k_shortest_paths, Goal, SearchOptions, SearchStats};
+use crate::search::{k_shortest_paths, Goal, Route, SearchOptions, SearchStats};
 use rhizome_common::{Error, ErrorKind, NodeId, PathValue, Result, Value};
 use rhizome_exec::context::QueryContext;
 use rhizome_exec::procedures::{Procedure, ProcedureFn};
@@ -89,7 +89,44 @@ fn filter_arg(value: &Value) -> Result<String> {
 }
 
 /// Runs the search and turns routes into rows of (path, weight).
-fn run(q: &QueryContext, call: Call) -> Result<Vec<Vec<Value>>> {
+/// Which graph the route procedures search: the native snapshot a query
+/// reads ([`NativeGraphs`]), or a graph source (`rhizome-sources` provides
+/// one), so the same procedures run over both.
+pub trait RouteGraphs: Send + Sync {
+    /// Runs `search` over the graph `q` reads, following `specs`, weighing
+    /// by property `weight`, with coordinates from the named properties if
+    /// given; `cancelled` says whether the query was stopped.
+    fn search(
+        &self,
+        q: &QueryContext,
+        specs: &[crate::ExpandSpec],
+        weight: &str,
+        coordinates: Option<(&str, &str)>,
+        cancelled: &dyn Fn() -> Result<()>,
+        search: &mut dyn FnMut(&dyn crate::RouteGraph) -> Result<Vec<Route>>,
+    ) -> Result<Vec<Route>>;
+}
+
+/// The route procedures' graph over native storage.
+pub struct NativeGraphs;
+
+impl RouteGraphs for NativeGraphs {
+    fn search(
+        &self,
+        q: &QueryContext,
+        specs: &[crate::ExpandSpec],
+        weight: &str,
+        coordinates: Option<(&str, &str)>,
+        cancelled: &dyn Fn() -> Result<()>,
+        search: &mut dyn FnMut(&dyn crate::RouteGraph) -> Result<Vec<Route>>,
+    ) -> Result<Vec<Route>> {
+        let graph =
+            NativeGraph::new(&q.snapshot, specs, weight, coordinates).with_cancel(cancelled);
+        search(&graph)
+    }
+}
+
+fn run(q: &QueryContext, call: Call, graphs: &dyn RouteGraphs) -> Result<Vec<Vec<Value>>> {
     let specs = parse_filter(&call.filter, "relTypesAndDirections")?;
     let cancelled = || {
         if q.scope.is_cancelled() {
@@ -105,16 +142,23 @@ fn run(q: &QueryContext, call: Call) -> Result<Vec<Vec<Value>>> {
         .coordinates
         .as_ref()
         .map(|(lat, lon)| (lat.as_str(), lon.as_str()));
-    let graph = NativeGraph::new(&q.snapshot, &specs, &call.options.weight_name, coordinates)
-        .with_cancel(&cancelled);
-    let mut stats = SearchStats::default();
-    let routes = k_shortest_paths(
-        &graph,
-        call.start,
-        call.end,
-        call.paths,
-        &call.options,
-        &mut stats,
+    let routes = graphs.search(
+        q,
+        &specs,
+        &call.options.weight_name,
+        coordinates,
+        &cancelled,
+        &mut |graph| {
+            let mut stats = SearchStats::default();
+            k_shortest_paths(
+                graph,
+                call.start,
+                call.end,
+                call.paths,
+                &call.options,
+                &mut stats,
+            )
+        },
     )?;
     Ok(routes
         .into_iter()
@@ -131,13 +175,15 @@ fn run(q: &QueryContext, call: Call) -> Result<Vec<Vec<Value>>> {
 }
 
 fn procedure(
+    graphs: &Arc<dyn RouteGraphs>,
     name: &str,
     inputs: &[(&str, &str)],
     body: impl Fn(&QueryContext, &[Value]) -> Result<Call> + Send + Sync + 'static,
 ) -> Procedure {
+    let graphs = graphs.clone();
     let body: ProcedureFn = Arc::new(move |q: &QueryContext, args: &[Value]| {
         let call = body(q, args)?;
-        run(q, call)
+        run(q, call, graphs.as_ref())
     });
     Procedure {
         name: name.into(),
@@ -214,15 +260,23 @@ fn a_star_config_call(q: &QueryContext, args: &[Value]) -> Result<Call> {
     })
 }
 
-/// The route procedures, for registration with an engine.
+/// The route procedures over native storage, for registration with an engine.
 pub fn procedures() -> Vec<Procedure> {
+    procedures_over(Arc::new(NativeGraphs))
+}
+
+/// The route procedures searching the graphs `graphs` gives (a graph
+/// source registers these in place of the native ones).
+pub fn procedures_over(graphs: Arc<dyn RouteGraphs>) -> Vec<Procedure> {
     vec![
         procedure(
+            &graphs,
             "apoc.algo.dijkstra",
             &[START, END, FILTER, WEIGHT],
             |q, a| dijkstra_call(q, a, None),
         ),
         procedure(
+            &graphs,
             "apoc.algo.dijkstraWithDefaultWeight",
             &[START, END, FILTER, WEIGHT, ("defaultWeight", "FLOAT?")],
             |q, a| {
@@ -231,6 +285,7 @@ pub fn procedures() -> Vec<Procedure> {
             },
         ),
         procedure(
+            &graphs,
             "apoc.algo.aStar",
             &[
                 START,
@@ -251,6 +306,7 @@ pub fn procedures() -> Vec<Procedure> {
             },
         ),
         procedure(
+            &graphs,
             "apoc.algo.aStarConfig",
             &[START, END, FILTER, ("config", "MAP?")],
             a_star_config_call,

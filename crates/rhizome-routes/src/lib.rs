@@ -20,7 +20,7 @@ pub mod graph;
 pub mod native;
 pub mod search;
 
-pub use apoc::procedures;
+pub use apoc::{procedures, procedures_over, NativeGraphs, RouteGraphs};
 pub use expand::{ExpandSpec, TypeDirection};
 pub use graph::{RouteGraph, WeightedBatch};
 pub use search::{k_shortest_paths, shortest_path, Goal, Route, SearchOptions, SearchStats};

@@ -8,22 +8,28 @@
 //! backends), [`cache`] (the shared cache and its freshness rule),
 //! [`counters`] (round trips, rows, bytes, hits, prefetch use, waiting),
 //! [`source`] (a connected [`Source`], and [`SourceGraph`], the route
-//! searches' view of it). The user guide is `docs/sources.md`.
+//! searches' view of it), [`query_graph`] and [`cypher`] (Cypher over a
+//! source). The user guide is `docs/sources.md`.
 //!
-//! Today route searches (`rhizome_routes`) run over a source through
-//! [`SourceGraph`]; running the whole Cypher language over a source needs
-//! the runtime to read through the `GraphRead` seam, which comes next (the
-//! fetchers are batch-shaped for it).
+//! Cypher runs over a source through [`SourceEngine`] ([`cypher`]): a
+//! [`QueryGraph`] ([`query_graph`]) answers the storage read interface
+//! (`rhizome_storage::ExternalGraph` behind a `Snapshot`), so the planner
+//! and runtime are those of native storage; route searches run through
+//! [`SourceGraph`].
 
 pub mod bench;
 pub mod cache;
 pub mod counters;
+pub mod cypher;
 pub mod fetch;
 pub mod mapping;
 pub mod postgres;
+pub mod query_graph;
 pub mod redis_backend;
 pub mod source;
 
 pub use counters::CounterSnapshot;
+pub use cypher::SourceEngine;
 pub use mapping::{Backend, Mapping, Prefetch};
+pub use query_graph::QueryGraph;
 pub use source::{Source, SourceGraph};

@@ -84,6 +84,11 @@ pub struct NodeSpace {
     /// PostgreSQL only: nodes in a latitude/longitude box,
     /// `... WHERE lat BETWEEN $1 AND $2 AND lon BETWEEN $3 AND $4`.
     pub in_box: Option<String>,
+    /// Every key of the space, for label scans. PostgreSQL: a query
+    /// returning the keys in its first column. Redis: the name of a sorted
+    /// set whose members are the keys. Without it, scans of the label are
+    /// refused.
+    pub keys: Option<String>,
 }
 
 impl NodeSpace {
@@ -566,7 +571,14 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
     let o = Object::new(
         value,
         &at,
-        &["key", "properties", "coordinates", "fetch", "in_box"],
+        &[
+            "key",
+            "properties",
+            "coordinates",
+            "fetch",
+            "in_box",
+            "keys",
+        ],
     )?;
     let properties = o.properties("properties")?;
     let key = o.required("key")?;
@@ -602,6 +614,7 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
     };
     let fetch = o.required("fetch")?;
     let in_box = o.string("in_box")?;
+    let keys = o.string("keys")?;
     match backend {
         Backend::Postgres => {
             if !has_placeholder(&fetch, "$1") {
@@ -639,6 +652,7 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
         coordinates,
         fetch,
         in_box,
+        keys,
     })
 }
 

@@ -534,6 +534,26 @@ impl Postgres {
         }
     }
 
+    /// Every key of a node space: the rows of its `keys` query (first
+    /// column), for a label scan; `at` names the mapping key in errors.
+    pub async fn keys(&self, sql: &str, at: &str) -> Result<Vec<i64>> {
+        let p = self.connection().await?;
+        let rows = p
+            .client
+            .query(sql, &[])
+            .await
+            .map_err(|e| match e.as_db_error() {
+                Some(db) => mapping_error(
+                    at,
+                    format!("PostgreSQL rejects the query: {}", db.message()),
+                ),
+                None => self.query_error(e),
+            })?;
+        rows.iter()
+            .map(|row| int_at(row, 0, &self.name, "a node key"))
+            .collect()
+    }
+
     /// Runs a round: every statement sent at once on one connection.
     pub async fn round(&self, round: &Round) -> Result<Fetched> {
         let p = self.connection().await?;

@@ -320,6 +320,30 @@ impl Redis {
         Ok(adjacency)
     }
 
+    /// Every key of a node space: the members of the sorted set `set`,
+    /// for a label scan.
+    pub async fn keys(&self, set: &str) -> Result<Vec<i64>> {
+        let mut conn = self.connection().await?;
+        let members: Vec<String> = redis::cmd("ZRANGE")
+            .arg(set)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| self.failed(e))?;
+        members
+            .iter()
+            .map(|m| {
+                m.parse::<i64>().map_err(|_| {
+                    bad_data(
+                        &self.name,
+                        format!("member `{m}` of sorted set `{set}` is not an integer key"),
+                    )
+                })
+            })
+            .collect()
+    }
+
     /// Runs a round as one pipeline.
     pub async fn round(&self, round: &Round) -> Result<Fetched> {
         let mut pipe = redis::pipe();

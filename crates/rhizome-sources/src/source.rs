@@ -7,6 +7,7 @@ use crate::counters::{CounterSnapshot, Counters};
 use crate::fetch::{Fetched, ListRef, Round};
 use crate::mapping::{Backend, Mapping, Prefetch};
 use crate::postgres::Postgres;
+use crate::query_graph::node_id;
 use crate::redis_backend::Redis;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_routes::{ExpandSpec, RouteGraph, TypeDirection, WeightedBatch};
@@ -30,8 +31,10 @@ pub struct Source {
     mapping: Mapping,
     connection: Connection,
     runtime: tokio::runtime::Runtime,
-    cache: Cache,
-    counters: Counters,
+    pub(crate) cache: Cache,
+    pub(crate) counters: Counters,
+    /// Names, indexes and statistics the planner sees (made on first use).
+    schema: std::sync::OnceLock<Arc<crate::query_graph::SourceSchema>>,
 }
 
 impl Source {
@@ -76,6 +79,7 @@ impl Source {
             connection,
             runtime,
             counters: Counters::default(),
+            schema: std::sync::OnceLock::new(),
         }))
     }
 
@@ -92,6 +96,69 @@ impl Source {
     /// Empties the cache (for cold measurements, or after the backend changed).
     pub fn clear_cache(&self) {
         self.cache.clear();
+    }
+
+    /// "graph source `NAME` (PostgreSQL)": for `EXPLAIN` and errors.
+    pub fn describe(&self) -> String {
+        let backend = match self.mapping.backend {
+            Backend::Postgres => "PostgreSQL",
+            Backend::Redis => "Redis",
+        };
+        format!("graph source `{}` ({backend})", self.mapping.name)
+    }
+
+    /// A snapshot over this source for one query: the planner and runtime
+    /// read it like native storage (see [`crate::query_graph`]). `empty` is a
+    /// snapshot of an empty native database; `deadline` bounds every
+    /// round trip. Returns the query's graph too, whose
+    /// [`QueryGraph::finish`](crate::QueryGraph::finish) gives the error a
+    /// read met.
+    pub fn snapshot(
+        self: &Arc<Source>,
+        empty: &rhizome_storage::Snapshot,
+        deadline: Option<Instant>,
+    ) -> (rhizome_storage::Snapshot, Arc<crate::QueryGraph>) {
+        let schema = self
+            .schema
+            .get_or_init(|| Arc::new(crate::query_graph::SourceSchema::new(self)))
+            .clone();
+        let graph = Arc::new(crate::QueryGraph::new(
+            self.clone(),
+            schema.clone(),
+            deadline,
+        ));
+        let snapshot = rhizome_storage::Snapshot::over_external(
+            empty,
+            schema.catalog.clone(),
+            schema.indexes.clone(),
+            graph.clone(),
+        );
+        (snapshot, graph)
+    }
+
+    /// Every key of node space `space` (one round trip), for a label scan;
+    /// fails if the mapping names no `keys` for it.
+    pub fn keys(&self, space: u16, deadline: Option<Instant>) -> Result<Vec<i64>> {
+        let node = &self.mapping.nodes[space as usize];
+        let Some(keys) = &node.keys else {
+            return Err(Error::new(
+                ErrorKind::SemanticError,
+                format!(
+                    "graph source `{}` cannot scan label `{}`: the mapping names no `nodes.{}.keys` \
+                     (a query listing every key, or for Redis a sorted set of them); \
+                     look nodes up by their key (`{{{}: ...}}`) instead",
+                    self.mapping.name, node.label, node.label, node.key
+                ),
+            ));
+        };
+        let at = format!("nodes.{}.keys", node.label);
+        let found = match &self.connection {
+            Connection::Postgres(pg) => self.wait(deadline, 1, pg.keys(keys, &at))?,
+            Connection::Redis(r) => self.wait(deadline, 1, r.keys(keys))?,
+        };
+        self.counters
+            .received(found.len() as u64, 8 * found.len() as u64);
+        Ok(found)
     }
 
     /// Entries in the cache.
@@ -181,7 +248,7 @@ impl Source {
 
     /// Puts fetched entries into the cache; `requested` entries are not
     /// counted as prefetched.
-    fn remember(&self, fetched: &Fetched, requested: &dyn Fn(&CacheKey) -> bool) {
+    pub(crate) fn remember(&self, fetched: &Fetched, requested: &dyn Fn(&CacheKey) -> bool) {
         for (space, key, values) in &fetched.nodes {
             let k = CacheKey::Node {
                 space: *space,
@@ -512,9 +579,9 @@ fn number(value: &Value) -> Option<f64> {
     }
 }
 
-/// Node keys are the graph's node ids (as `u64` bit patterns).
+/// The key of a node id (see [`crate::query_graph`] for the id layout).
 fn key_of(node: NodeId) -> i64 {
-    node as i64
+    crate::query_graph::split_id(node).1
 }
 
 impl RouteGraph for SourceGraph<'_> {
@@ -530,11 +597,19 @@ impl RouteGraph for SourceGraph<'_> {
                             .and_then(|w| adjacency.properties[i].get(w))
                             .and_then(number)
                             .unwrap_or(f64::NAN);
-                        out.push(
-                            adjacency.neighbours[i] as NodeId,
-                            adjacency.rels[i] as RelId,
-                            w,
-                        );
+                        let (Some(n), Some(r)) = (
+                            node_id(self.space, adjacency.neighbours[i]),
+                            node_id(list.rel, adjacency.rels[i]),
+                        ) else {
+                            return Err(crate::fetch::bad_data(
+                                &self.source.mapping().name,
+                                format!(
+                                    "node {key}: neighbour {} or relationship key {} is negative or above 2^48",
+                                    adjacency.neighbours[i], adjacency.rels[i]
+                                ),
+                            ));
+                        };
+                        out.push(n, r as RelId, w);
                     }
                 }
             }
@@ -576,8 +651,9 @@ impl RouteGraph for SourceGraph<'_> {
             })
             .collect();
         format!(
-            "relationship {} {rel} of source `{}`",
+            "relationship {} {} of source `{}`",
             names.join("|"),
+            key_of(rel),
             self.source.mapping().name
         )
     }

@@ -6,15 +6,17 @@
 //! ranges for scans, whole adjacency slices for expansion, and
 //! [`GraphRead::neighbours_batch`] for the neighbours of many nodes in one
 //! call — the shape a remote source (PostgreSQL, Redis) answers in one round
-//! trip. Later layers plug in behind the same trait: a delta layer of
-//! committed writes overlays a base snapshot, external sources implement it
-//! over their own fetchers (see `docs/architecture.md`).
+//! trip. Other layers plug in behind the same handle: a delta layer of
+//! committed writes overlays a base snapshot, and graph sources answer the
+//! reads of a snapshot made by [`Snapshot::over_external`] through
+//! [`crate::external::ExternalGraph`] (see `docs/architecture.md`).
 
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::column::ColumnView;
 use crate::csr::Csr;
 use crate::database::{GroupView, RelView, Store};
 use crate::delta::{get_prop, Delta, IndexValue};
+use crate::external::ExternalGraph;
 use crate::index::{index_order, PropertyIndex};
 use crate::schema::{IndexDef, Schema};
 use crate::stats::Statistics;
@@ -343,11 +345,75 @@ impl Store {
 pub struct Snapshot {
     store: Arc<Store>,
     delta: Arc<Delta>,
+    /// Set for a snapshot over a graph source ([`Snapshot::over_external`]):
+    /// its delta is then marked changed, so only the slow (delta) paths
+    /// look here and the native base-only path never does.
+    external: Option<Arc<dyn ExternalGraph>>,
 }
 
 impl Snapshot {
     pub(crate) fn new(store: Arc<Store>, delta: Arc<Delta>) -> Snapshot {
-        Snapshot { store, delta }
+        Snapshot {
+            store,
+            delta,
+            external: None,
+        }
+    }
+
+    /// A snapshot that reads `graph` (a graph source) through the same
+    /// interface as native storage, with the names of `catalog` and the
+    /// indexes `indexes` (which the source answers by key lookups).
+    /// `empty` is a snapshot of an empty native database, which supplies
+    /// the (unused) base. Such a snapshot is read-only: writing through it
+    /// is refused before it starts (see `rhizome_sources`).
+    pub fn over_external(
+        empty: &Snapshot,
+        catalog: Catalog,
+        indexes: Vec<IndexDef>,
+        graph: Arc<dyn ExternalGraph>,
+    ) -> Snapshot {
+        let types = catalog.rel_types.len();
+        let schema = Schema {
+            indexes,
+            ..Schema::default()
+        };
+        let mut delta = Delta::empty(Arc::new(catalog), 0, 0, schema, &[]);
+        // Marked changed so that every read takes the delta path, where the
+        // external graph answers; every type counts as changed so that no
+        // operator reads the (empty) base CSR or columns.
+        delta.changed = true;
+        delta.node_bound = NodeId::MAX;
+        delta.types_touched = vec![true; types];
+        Snapshot {
+            store: empty.store.clone(),
+            delta: Arc::new(delta),
+            external: Some(graph),
+        }
+    }
+
+    /// The graph source this snapshot reads, if it is not native.
+    pub fn external(&self) -> Option<&Arc<dyn ExternalGraph>> {
+        self.external.as_ref()
+    }
+
+    /// Tells the snapshot that properties or labels of `nodes` are about to
+    /// be read: nothing on native storage, one round trip for the missing
+    /// ones on a graph source.
+    #[inline]
+    pub fn prefetch_nodes(&self, nodes: &[NodeId]) {
+        if let Some(x) = &self.external {
+            x.prefetch_nodes(nodes);
+        }
+    }
+
+    /// Tells the snapshot that `nodes` are about to be expanded over
+    /// (`rel_type`, `dir`): nothing on native storage, one round trip for
+    /// the missing adjacency lists on a graph source.
+    #[inline]
+    pub fn prefetch_adjacency(&self, nodes: &[NodeId], rel_type: RelTypeId, dir: Direction) {
+        if let Some(x) = &self.external {
+            x.prefetch_adjacency(nodes, rel_type, dir);
+        }
     }
 
     pub(crate) fn store(&self) -> &Arc<Store> {
@@ -382,6 +448,17 @@ impl Snapshot {
     #[inline]
     pub fn adjacency(&self, node: NodeId, rel_type: RelTypeId, dir: Direction) -> Adjacency<'_> {
         if !self.delta.is_empty() {
+            if let Some(x) = &self.external {
+                let (neighbours, rels) = x.adjacency(node, rel_type, dir);
+                return Adjacency {
+                    neighbours,
+                    ids: RelIds::Listed {
+                        rels,
+                        base: 0,
+                        count: 0,
+                    },
+                };
+            }
             if let Some((neighbours, rels)) =
                 self.delta.adj(rel_type, dir == Direction::Outgoing, node)
             {
@@ -402,6 +479,9 @@ impl Snapshot {
     #[inline]
     pub fn degree(&self, node: NodeId, rel_type: RelTypeId, dir: Direction) -> u64 {
         if !self.delta.is_empty() {
+            if let Some(x) = &self.external {
+                return x.adjacency(node, rel_type, dir).0.len() as u64;
+            }
             if let Some((neighbours, _)) =
                 self.delta.adj(rel_type, dir == Direction::Outgoing, node)
             {
@@ -455,7 +535,7 @@ impl Snapshot {
     /// when the node has no base column for `key` or the node changed since
     /// the last checkpoint (read [`GraphRead::node_property`] instead).
     pub fn node_column(&self, node: NodeId, key: PropertyKeyId) -> Option<(&ColumnView<'_>, u64)> {
-        if !self.delta.is_empty() && self.touched(node) {
+        if !self.delta.is_empty() && (self.external.is_some() || self.touched(node)) {
             return None;
         }
         self.store.node_column(node, key)
@@ -507,9 +587,17 @@ impl Snapshot {
             ));
         }
         if let (Bound::Included(a), Bound::Included(b)) = (lower, upper) {
+            if let Some(x) = &self.external {
+                return (std::ptr::eq(a, b) || a == b)
+                    .then(|| x.index_seek(label, key, a).map(Cow::Owned))
+                    .flatten();
+            }
             if std::ptr::eq(a, b) || a == b {
                 return self.delta_index_equal(label, key, a);
             }
+        }
+        if self.external.is_some() {
+            return None;
         }
         self.delta_index_range(label, key, lower, upper)
             .map(|v| Cow::Owned(v.into_iter().map(|(_, n)| n).collect()))
@@ -625,6 +713,9 @@ impl Snapshot {
         if self.delta.is_empty() {
             return self.store.labels.ranges(label);
         }
+        if let Some(x) = &self.external {
+            return x.label_ranges(label);
+        }
         let cache = self.delta.label_cache.get_or_init(|| {
             (0..self.delta.catalog.labels.len())
                 .map(|_| std::sync::OnceLock::new())
@@ -682,6 +773,13 @@ impl Snapshot {
     #[allow(clippy::single_range_in_vec_init)]
     pub fn node_ranges(&self) -> Cow<'_, [Range<NodeId>]> {
         let bound = self.delta.node_bound;
+        if let Some(x) = &self.external {
+            let mut all: Vec<Range<NodeId>> = (0..self.delta.catalog.labels.len() as LabelId)
+                .flat_map(|l| x.label_ranges(l).iter().cloned())
+                .collect();
+            all.sort_by_key(|r| r.start);
+            return Cow::Owned(all);
+        }
         if self.delta.is_empty() || self.delta.deleted_nodes.is_empty() {
             return Cow::Owned(if bound > 0 {
                 vec![0..bound]
@@ -729,7 +827,9 @@ impl Snapshot {
     /// [`GraphRead::node_property`]). Agrees with `node_property` always.
     #[inline]
     pub fn node_property_int(&self, node: NodeId, key: PropertyKeyId) -> Option<Option<i64>> {
-        if !self.delta.is_empty() && self.delta.nodes.get(node).is_some() {
+        if !self.delta.is_empty()
+            && (self.external.is_some() || self.delta.nodes.get(node).is_some())
+        {
             return match self.node_property(node, key) {
                 Value::Int(x) => Some(Some(x)),
                 Value::Null => Some(None),
@@ -761,6 +861,9 @@ impl GraphRead for Snapshot {
     fn statistics(&self) -> &Statistics {
         if self.delta.is_empty() {
             return &self.store.manifest.statistics;
+        }
+        if let Some(x) = &self.external {
+            return x.statistics();
         }
         self.delta.stats_cache.get_or_init(|| {
             let mut s = self.store.manifest.statistics.clone();
@@ -818,6 +921,11 @@ impl GraphRead for Snapshot {
     }
 
     fn node_exists(&self, node: NodeId) -> bool {
+        if !self.delta.is_empty() {
+            if let Some(x) = &self.external {
+                return x.node_exists(node);
+            }
+        }
         if node >= self.delta.node_bound {
             return false;
         }
@@ -830,6 +938,9 @@ impl GraphRead for Snapshot {
 
     fn node_labels(&self, node: NodeId) -> &[LabelId] {
         if !self.delta.is_empty() {
+            if let Some(x) = &self.external {
+                return x.node_labels(node);
+            }
             if let Some(d) = self.delta.nodes.get(node) {
                 return &d.labels;
             }
@@ -843,6 +954,9 @@ impl GraphRead for Snapshot {
 
     fn node_property(&self, node: NodeId, key: PropertyKeyId) -> Value {
         if !self.delta.is_empty() {
+            if let Some(x) = &self.external {
+                return x.node_property(node, key);
+            }
             if let Some(d) = self.delta.nodes.get(node) {
                 if let Some(v) = get_prop(&d.props, key) {
                     return v.clone();
@@ -857,6 +971,9 @@ impl GraphRead for Snapshot {
 
     fn node_properties(&self, node: NodeId, out: &mut Vec<(PropertyKeyId, Value)>) {
         if !self.delta.is_empty() {
+            if let Some(x) = &self.external {
+                return x.node_properties(node, out);
+            }
             if let Some(d) = self.delta.nodes.get(node) {
                 if d.deleted {
                     return;
@@ -881,6 +998,7 @@ impl GraphRead for Snapshot {
     ) {
         out.clear();
         out.offsets.push(0);
+        self.prefetch_adjacency(nodes, rel_type, dir);
         for &node in nodes {
             let adj = self.adjacency(node, rel_type, dir);
             out.neighbours.extend_from_slice(adj.neighbours);
@@ -891,6 +1009,9 @@ impl GraphRead for Snapshot {
 
     fn relationship(&self, rel: RelId) -> Option<RelInfo> {
         if !self.delta.is_empty() {
+            if let Some(x) = &self.external {
+                return x.relationship(rel);
+            }
             if let Some(r) = self.delta.rels.get(rel) {
                 return (!r.deleted).then_some(RelInfo {
                     rel_type: r.rel_type,
@@ -904,6 +1025,9 @@ impl GraphRead for Snapshot {
 
     fn rel_property(&self, rel: RelId, key: PropertyKeyId) -> Value {
         if !self.delta.is_empty() {
+            if let Some(x) = &self.external {
+                return x.rel_property(rel, key);
+            }
             if let Some(r) = self.delta.rels.get(rel) {
                 if let Some(v) = get_prop(&r.props, key) {
                     return v.clone();
@@ -918,6 +1042,9 @@ impl GraphRead for Snapshot {
 
     fn rel_properties(&self, rel: RelId, out: &mut Vec<(PropertyKeyId, Value)>) {
         if !self.delta.is_empty() {
+            if let Some(x) = &self.external {
+                return x.rel_properties(rel, out);
+            }
             if let Some(r) = self.delta.rels.get(rel) {
                 if r.deleted {
                     return;
@@ -936,6 +1063,9 @@ impl GraphRead for Snapshot {
     fn index_seek(&self, label: LabelId, key: PropertyKeyId, value: &Value) -> Option<Vec<NodeId>> {
         if value.is_null() && self.has_index(label, key) {
             return Some(Vec::new());
+        }
+        if let Some(x) = &self.external {
+            return x.index_seek(label, key, value);
         }
         let mut nodes: Vec<NodeId> = if self.delta.is_empty() {
             let index = self.store.index(label, key)?;

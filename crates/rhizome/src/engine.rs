@@ -112,6 +112,33 @@ pub fn execute(
     Ok((result, state.unwrap_or_else(|| db.snapshot())))
 }
 
+/// Loads the mapping file `path` and connects to its graph source: an
+/// engine that runs read-only Cypher over it (see `docs/sources.md`).
+pub fn connect_source(path: &std::path::Path) -> Result<rhizome_sources::SourceEngine> {
+    let source = rhizome_sources::Source::connect(rhizome_sources::Mapping::load(path)?)?;
+    rhizome_sources::SourceEngine::new(source)
+}
+
+/// Runs one read-only statement over a graph source; returns its result
+/// and the snapshot it read (render the rows' entities from it).
+pub fn execute_on_source(
+    source: &rhizome_sources::SourceEngine,
+    query: &str,
+    params: &BTreeMap<String, Value>,
+    options: &QueryOptions,
+) -> Result<(QueryResult, Snapshot)> {
+    let mut state = None;
+    let started = std::time::Instant::now();
+    let mut result = run(options, |engine_options| {
+        let (result, snapshot) = source.execute(query, params.clone(), engine_options)?;
+        state = Some(snapshot);
+        Ok(result)
+    })?;
+    result.elapsed = started.elapsed();
+    let snapshot = state.expect("a statement that succeeded leaves its snapshot");
+    Ok((result, snapshot))
+}
+
 /// Runs one statement inside an open explicit transaction (`BEGIN` in the
 /// shell): it sees the transaction's earlier writes, and its own stay
 /// invisible to others until `COMMIT`. Returns the result and the

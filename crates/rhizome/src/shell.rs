@@ -15,6 +15,7 @@
 
 pub mod local;
 pub mod remote;
+pub mod source;
 
 use crate::engine::QueryResult;
 use crate::format::{write_result, OutputFormat};

@@ -56,6 +56,31 @@ pub(crate) fn walks(
     out
 }
 
+/// Over a graph source: fetches the adjacency the first `n` rows of
+/// `column` are about to walk, one round trip per (type, direction); on
+/// native storage it does nothing (one branch per chunk).
+pub(crate) fn prefetch_walks(
+    snap: &Snapshot,
+    column: Option<&crate::chunk::Column>,
+    n: usize,
+    walks: &[(RelTypeId, Direction)],
+) {
+    if snap.external().is_none() {
+        return;
+    }
+    let Some(column) = column else { return };
+    let nodes: Vec<NodeId> = (0..n)
+        .filter_map(|i| column.node(i))
+        .filter(|&x| x != NULL_ID)
+        .collect();
+    if nodes.is_empty() {
+        return;
+    }
+    for &(t, d) in walks {
+        snap.prefetch_adjacency(&nodes, t, d);
+    }
+}
+
 /// For `Both`, an incoming entry that is a self-loop was already seen outgoing.
 #[inline]
 pub(crate) fn skip_entry(

@@ -155,6 +155,18 @@ impl Sink for DistinctEndpointsSink {
         let Some(column) = chunk.column(from) else {
             return NEED_MORE;
         };
+        if let Some(graph) = ctx.q.snapshot.external() {
+            // The frontiers are dense bitmaps over node ids, which a
+            // source's sparse key-based ids would make enormous.
+            return Err(rhizome_common::Error::new(
+                rhizome_common::ErrorKind::SemanticError,
+                format!(
+                    "{}: counting distinct nodes reached from a label scan is not supported \
+                     over a graph source yet; start from nodes looked up by key",
+                    graph.describe()
+                ),
+            ));
+        }
         let bound = ctx.q.snapshot.node_bound();
         let mut starts = self.starts.lock(ctx.worker);
         if starts.words.is_empty() {

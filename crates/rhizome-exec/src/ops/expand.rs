@@ -6,7 +6,7 @@
 //! while workers are idle it hands the second half of its remaining input
 //! rows to a new task at its own stage, so a single start node fans out.
 
-use super::adjacency::{excluded_rels, has_labels, maybe_split, skip_entry, walks};
+use super::adjacency::{excluded_rels, has_labels, maybe_split, prefetch_walks, skip_entry, walks};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
@@ -101,6 +101,7 @@ impl Operator for Expand {
         let mut out = Output::new();
         let mut excluded = Vec::new();
         let from_column = input.column(*from).cloned();
+        prefetch_walks(snap, from_column.as_ref(), input.len(), &walks);
         let mut end = input.len();
         let mut row = 0;
         // Rows are checked for cancellation and splitting every 64, and

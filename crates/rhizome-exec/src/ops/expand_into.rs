@@ -1,6 +1,6 @@
 //! `ExpandInto`: the relationships between two bound nodes.
 
-use super::adjacency::{excluded_rels, skip_entry, walks};
+use super::adjacency::{excluded_rels, prefetch_walks, skip_entry, walks};
 use super::expand::Output;
 use crate::chunk::{Chunk, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
@@ -46,6 +46,11 @@ impl Operator for ExpandInto {
         let snap = &ctx.q.snapshot;
         let types = self.node.c.types.as_ref().expect("compiled types");
         let walks = walks(snap, types, *direction);
+        if snap.external().is_some() {
+            let back: Vec<_> = walks.iter().map(|&(t, d)| (t, d.reverse())).collect();
+            prefetch_walks(snap, input.column(*from), input.len(), &walks);
+            prefetch_walks(snap, input.column(*to), input.len(), &back);
+        }
         let mut out = Output::new();
         let mut excluded = Vec::new();
         for row in 0..input.len() {

@@ -3,7 +3,7 @@
 //! uniqueness), depth first with an explicit stack (no recursion, so deep
 //! paths cannot overflow the stack).
 
-use super::adjacency::{excluded_rels, has_labels, skip_entry, walks};
+use super::adjacency::{excluded_rels, has_labels, prefetch_walks, skip_entry, walks};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
@@ -52,6 +52,7 @@ impl Operator for VarExpand {
         let types = self.node.c.types.as_ref().expect("compiled types");
         let labels = &self.node.c.to_labels;
         let walks = walks(snap, types, *direction);
+        prefetch_walks(snap, input.column(*from), input.len(), &walks);
         let eval = Evaluator::new(ctx.q);
         let max = max.unwrap_or(u64::MAX);
         let mut excluded = Vec::new();

@@ -23,8 +23,16 @@ fn the_examples_parse() {
         pg.rel_space("ROAD").unwrap().property_index("distance"),
         Some(0)
     );
+    assert_eq!(
+        junction.keys.as_deref(),
+        Some("SELECT id FROM luxembourg.junction ORDER BY id")
+    );
     let redis = Mapping::parse_with_env(&example("roads-redis.json"), &no_env).unwrap();
     assert_eq!(redis.connection, "redis://127.0.0.1:63799/0");
+    assert_eq!(
+        redis.node_space("Junction").unwrap().keys.as_deref(),
+        Some("luxembourg:junctions")
+    );
     assert_eq!(
         redis
             .rel_space("ROAD")
@@ -65,6 +73,8 @@ fn invalid_mappings_name_the_key() {
         (pg, "\"outgoing\": \"SELECT source AS node, target AS neighbour, id, distance FROM luxembourg.road WHERE source = ANY($1)\",\n", "", "never"),
         (redis, "\"luxembourg:junction:{id}\"", "\"luxembourg:junction\"", "mapping key `nodes.Junction.fetch`: must be a key pattern with {id}"),
         (redis, "[\"neighbour\", \"id\", \"distance\"] },\n      \"incoming\"", "[\"neighbour\", \"dist\"] },\n      \"incoming\"", "mapping key `relationships.ROAD.outgoing.element`: `dist` is neither"),
+        (redis, "\"keys\": \"luxembourg:junctions\"", "\"keys\": \" \"", "mapping key `nodes.Junction.keys`: must be a non-empty string"),
+        (redis, "\"keys\": \"luxembourg:junctions\"", "\"keys\": 3", "mapping key `nodes.Junction.keys`"),
         (redis, "\"redis://", "\"postgresql://", "mapping key `connection`: a Redis source needs a redis:// URL"),
     ];
     for &(file, from, to, message) in cases {

@@ -17,6 +17,17 @@ pub const TLS_CA_VARIABLE: &str = "RHIZOME_TLS_CA";
 /// Runs `rhizome shell`.
 pub fn run(args: ShellArgs) -> Result<(), Failure> {
     let target = args.db_dir.to_string_lossy().into_owned();
+    if super::query::is_mapping(&args.db_dir) {
+        let source = crate::engine::connect_source(&args.db_dir)?;
+        let backend =
+            crate::shell::source::SourceShell::new(source, super::exec_options(&args.exec));
+        if std::io::stdin().is_terminal() {
+            eprintln!("Connected to {target} (read-only).");
+        }
+        return Shell::over(Box::new(backend))
+            .with_format(args.format)
+            .run();
+    }
     if !BoltUri::is_uri(&target) {
         let db = crate::storage_view::open_database_with(&args.db_dir, &args.open)?;
         return Shell::new(db, super::exec_options(&args.exec))

@@ -30,7 +30,7 @@ impl Local {
 
 /// Entities looked up in the state a statement ran on (in a transaction:
 /// its own state, uncommitted writes included).
-struct SnapshotView(Snapshot);
+pub(super) struct SnapshotView(pub(super) Snapshot);
 
 impl GraphView for SnapshotView {
     fn node_labels(&self, id: NodeId) -> Result<Vec<String>> {

@@ -1,0 +1,281 @@
+//! Cypher over a source: [`SourceEngine`] runs read-only statements with
+//! the same planner and runtime as a native database, over a
+//! [`Snapshot`] whose reads go to the source (see [`crate::query_graph`]).
+//!
+//! Besides the built-in procedures it has:
+//! - `apoc.algo.dijkstra`, `apoc.algo.aStar`, ... searching the source
+//!   through [`SourceGraph`] (batched, cached, with the mapping's
+//!   prefetcher);
+//! - `db.source.clear()`, which empties the source's cache (for cold
+//!   measurements) and yields the entries it dropped;
+//! - `db.source.counters()`, the source's counters so far.
+//!
+//! `EXPLAIN` and `PROFILE` add a line naming the source the plan reads;
+//! `PROFILE` adds what the statement cost the source (round trips, rows,
+//! bytes, cache hits and misses, prefetched entries used and wasted, time
+//! waiting on the backend).
+
+use crate::counters::CounterSnapshot;
+use crate::source::{Source, SourceGraph};
+use rhizome_common::{Error, ErrorKind, Result, Value};
+use rhizome_engine::procedures::Procedure;
+use rhizome_engine::{Engine, QueryOptions, QueryResult, RowReceiver};
+use rhizome_exec::context::QueryContext;
+use rhizome_routes::{ExpandSpec, Route, RouteGraph, RouteGraphs};
+use rhizome_storage::{Database, GraphBuilder, Snapshot};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Runs read-only Cypher over one source. Cheap to share (`Arc` it): every
+/// statement gets its own [`QueryGraph`]; the cache is the source's.
+pub struct SourceEngine {
+    source: Arc<Source>,
+    engine: Engine,
+    empty: Snapshot,
+    _dir: tempfile::TempDir,
+}
+
+impl SourceEngine {
+    /// An engine over `source`. The planner and runtime need a native base
+    /// under the source's snapshots: an empty database in a temporary
+    /// directory, removed when the engine is dropped.
+    pub fn new(source: Arc<Source>) -> Result<SourceEngine> {
+        let dir = tempfile::tempdir()
+            .map_err(|e| Error::io("a temporary directory for the source's engine", e))?;
+        let path = dir.path().join("empty");
+        GraphBuilder::new().write(&path)?;
+        let db = Database::open(&path)?;
+        let empty = db.snapshot();
+        let mut engine = Engine::new(db);
+        for p in rhizome_routes::procedures_over(Arc::new(SourceRoutes {
+            source: source.clone(),
+        })) {
+            engine.register_procedure(p);
+        }
+        engine.register_procedure(clear_procedure(source.clone()));
+        engine.register_procedure(counters_procedure(source.clone()));
+        Ok(SourceEngine {
+            source,
+            engine,
+            empty,
+            _dir: dir,
+        })
+    }
+
+    /// The source.
+    pub fn source(&self) -> &Arc<Source> {
+        &self.source
+    }
+
+    /// Runs one read-only statement; returns its result and the snapshot it
+    /// read (render the rows' entities from it). A statement that writes
+    /// fails before it starts (`ReadOnlySource`); a backend failure fails
+    /// the statement with the backend's error.
+    pub fn execute(
+        &self,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+    ) -> Result<(QueryResult, Snapshot)> {
+        self.run(query, params, options, None)
+    }
+
+    /// Like [`SourceEngine::execute`], handing rows to `receiver` as they
+    /// are produced.
+    pub fn execute_streaming(
+        &self,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        receiver: Arc<dyn RowReceiver>,
+    ) -> Result<(QueryResult, Snapshot)> {
+        self.run(query, params, options, Some(receiver))
+    }
+
+    fn run(
+        &self,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        receiver: Option<Arc<dyn RowReceiver>>,
+    ) -> Result<(QueryResult, Snapshot)> {
+        let deadline = options.timeout.map(|t| Instant::now() + t);
+        let (snapshot, graph) = self.source.snapshot(&self.empty, deadline);
+        let before = self.source.counters();
+        let result = self.engine.execute_read_only_on(
+            snapshot.clone(),
+            query,
+            params,
+            options,
+            receiver,
+            &self.source.describe(),
+        );
+        // A read that failed answered "absent": the statement fails with
+        // the backend's error, whatever the runtime made of the gap.
+        graph.finish()?;
+        let mut result = result?;
+        let spent = self.source.counters().since(&before);
+        if let Some(plan) = &mut result.plan {
+            plan.push_str(&self.reads_line());
+        }
+        if let Some(profile) = &mut result.profile {
+            profile.text.push_str(&self.reads_line());
+            profile.text.push_str(&profile_lines(&self.source, &spent));
+        }
+        Ok((result, snapshot))
+    }
+
+    fn reads_line(&self) -> String {
+        format!(
+            "\nReads {}: key lookups, node rows and adjacency lists fetched in one round trip per chunk of rows, through its cache\n",
+            self.source.describe()
+        )
+    }
+}
+
+/// The PROFILE lines of what a statement cost `source`.
+pub fn profile_lines(source: &Source, spent: &CounterSnapshot) -> String {
+    format!(
+        "Source `{}`: {} round trips, {} rows, {} bytes, cache {} hits / {} misses, \
+         prefetched {} used / {} wasted, {:.1} ms waiting on the backend\n",
+        source.mapping().name,
+        spent.round_trips,
+        spent.rows,
+        spent.bytes,
+        spent.hits,
+        spent.misses,
+        spent.prefetch_used,
+        spent.prefetch_wasted(),
+        spent.waiting.as_secs_f64() * 1000.0,
+    )
+}
+
+fn clear_procedure(source: Arc<Source>) -> Procedure {
+    Procedure {
+        name: "db.source.clear".into(),
+        inputs: Vec::new(),
+        outputs: vec![("cleared".into(), "INTEGER?".into())],
+        body: Arc::new(move |_: &QueryContext, _: &[Value]| {
+            let n = source.cached_entries();
+            source.clear_cache();
+            Ok(vec![vec![Value::Int(n as i64)]])
+        }),
+    }
+}
+
+fn counters_procedure(source: Arc<Source>) -> Procedure {
+    let field = |name: &str| (name.to_string(), "INTEGER?".to_string());
+    Procedure {
+        name: "db.source.counters".into(),
+        inputs: Vec::new(),
+        outputs: vec![
+            ("source".into(), "STRING?".into()),
+            field("roundTrips"),
+            field("rows"),
+            field("bytes"),
+            field("hits"),
+            field("misses"),
+            field("prefetched"),
+            field("prefetchUsed"),
+            field("evicted"),
+            ("waitingMs".into(), "FLOAT?".into()),
+            field("cachedEntries"),
+        ],
+        body: Arc::new(move |_: &QueryContext, _: &[Value]| {
+            let c = source.counters();
+            let int = |x: u64| Value::Int(x.min(i64::MAX as u64) as i64);
+            Ok(vec![vec![
+                Value::String(source.mapping().name.clone()),
+                int(c.round_trips),
+                int(c.rows),
+                int(c.bytes),
+                int(c.hits),
+                int(c.misses),
+                int(c.prefetched),
+                int(c.prefetch_used),
+                int(c.evicted),
+                Value::Float(c.waiting.as_secs_f64() * 1000.0),
+                int(source.cached_entries() as u64),
+            ]])
+        }),
+    }
+}
+
+/// The route procedures' graph over a source: [`SourceGraph`] with the
+/// mapping's prefetcher and the query's deadline. The relationships of a
+/// path found are then read through the query's snapshot, so the path
+/// renders like any other.
+struct SourceRoutes {
+    source: Arc<Source>,
+}
+
+impl RouteGraphs for SourceRoutes {
+    fn search(
+        &self,
+        q: &QueryContext,
+        specs: &[ExpandSpec],
+        weight: &str,
+        coordinates: Option<(&str, &str)>,
+        cancelled: &dyn Fn() -> Result<()>,
+        search: &mut dyn FnMut(&dyn RouteGraph) -> Result<Vec<Route>>,
+    ) -> Result<Vec<Route>> {
+        if q.snapshot.external().is_none() {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "a source's route procedure ran over a native snapshot",
+            ));
+        }
+        if let Some((lat, lon)) = coordinates {
+            let mapping = self.source.mapping();
+            let named = mapping.nodes.iter().any(|n| {
+                n.coordinates
+                    .as_ref()
+                    .is_some_and(|(a, b)| a == lat && b == lon)
+            });
+            if !named {
+                return Err(Error::new(
+                    ErrorKind::ArgumentError,
+                    format!(
+                        "graph source `{}` maps no node coordinates `{lat}`, `{lon}`: \
+                         A* over a source reads the mapping's `coordinates`",
+                        mapping.name
+                    ),
+                ));
+            }
+        }
+        let graph = SourceGraph::new(&self.source, specs, weight)?
+            .with_deadline(q.scope.deadline())
+            .with_cancel(cancelled);
+        let routes = search(&graph)?;
+        // Pin the paths' relationships in the query's graph.
+        let catalog = rhizome_storage::GraphRead::catalog(&q.snapshot);
+        for route in &routes {
+            for t in 0..catalog.rel_types.len() as u32 {
+                for dir in [
+                    rhizome_storage::Direction::Outgoing,
+                    rhizome_storage::Direction::Incoming,
+                ] {
+                    if specs
+                        .iter()
+                        .any(|s| covers(s, catalog.rel_type_name(t), dir))
+                    {
+                        q.snapshot.prefetch_adjacency(&route.nodes, t, dir);
+                    }
+                }
+            }
+        }
+        Ok(routes)
+    }
+}
+
+fn covers(spec: &ExpandSpec, rel_type: &str, dir: rhizome_storage::Direction) -> bool {
+    use rhizome_routes::TypeDirection as T;
+    spec.rel_type.as_deref().is_none_or(|t| t == rel_type)
+        && matches!(
+            (spec.direction, dir),
+            (T::Both, _)
+                | (T::Outgoing, rhizome_storage::Direction::Outgoing)
+                | (T::Incoming, rhizome_storage::Direction::Incoming)
+        )
+}

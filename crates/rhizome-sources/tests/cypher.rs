@@ -1,0 +1,250 @@
+//! Cypher over sources against real PostgreSQL and Redis servers with the
+//! Luxembourg network loaded by `scripts/sources.sh` (run by
+//! `scripts/suites/50-sources.sh`): the same statements give the same rows
+//! over a native import, PostgreSQL and Redis; writes are refused; route
+//! procedures, `db.source.clear()`, EXPLAIN and PROFILE over a source.
+
+use rhizome_common::{ErrorKind, Value};
+use rhizome_engine::{Engine, QueryOptions};
+use rhizome_sources::{Mapping, Source, SourceEngine};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sources")
+}
+
+fn mapping(file: &str) -> Mapping {
+    for var in ["RHIZOME_PG_PORT", "RHIZOME_REDIS_PORT"] {
+        assert!(
+            std::env::var(var).is_ok(),
+            "{var} is not set: run scripts/suites/50-sources.sh"
+        );
+    }
+    Mapping::load(&examples().join(file)).unwrap()
+}
+
+/// The Luxembourg network imported natively once.
+fn native() -> &'static Engine {
+    static DB: OnceLock<(tempfile::TempDir, Engine)> = OnceLock::new();
+    &DB.get_or_init(|| {
+        let dir = rhizome_import::bench::find_datasets_dir()
+            .expect("shared/datasets not found")
+            .join("roads/luxembourg-dimacs10");
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("lux");
+        let options = rhizome_import::DimacsOptions::new(
+            dir.join("luxembourg.gr"),
+            Some(dir.join("luxembourg.co")),
+        );
+        rhizome_import::import_dimacs(&db, &options).unwrap();
+        let engine = Engine::open(&db).unwrap();
+        (tmp, engine)
+    })
+    .1
+}
+
+fn engine(file: &str) -> SourceEngine {
+    SourceEngine::new(Source::connect(mapping(file)).unwrap()).unwrap()
+}
+
+fn postgres() -> &'static SourceEngine {
+    static E: OnceLock<SourceEngine> = OnceLock::new();
+    E.get_or_init(|| engine("roads-postgres.json"))
+}
+
+fn redis() -> &'static SourceEngine {
+    static E: OnceLock<SourceEngine> = OnceLock::new();
+    E.get_or_init(|| engine("roads-redis.json"))
+}
+
+fn opts() -> QueryOptions {
+    QueryOptions {
+        timeout: Some(std::time::Duration::from_secs(120)),
+        ..QueryOptions::default()
+    }
+}
+
+fn rows_native(query: &str) -> Vec<Vec<Value>> {
+    native()
+        .execute(query, BTreeMap::new(), &opts())
+        .unwrap_or_else(|e| panic!("native: {query}: {e}"))
+        .rows
+        .to_vecs()
+}
+
+fn rows_on(source: &SourceEngine, query: &str) -> rhizome_common::Result<Vec<Vec<Value>>> {
+    Ok(source
+        .execute(query, BTreeMap::new(), &opts())?
+        .0
+        .rows
+        .to_vecs())
+}
+
+/// Statements whose rows must be the same over the three copies (sorted,
+/// since the runtime is parallel; no float sums, whose order varies).
+const SAME: &[&str] = &[
+    "MATCH (j:Junction {id: 1})-[r:ROAD]->(k) RETURN k.id, r.distance ORDER BY k.id, r.distance",
+    "MATCH (j:Junction {id: 17})-[r:ROAD]->(k) RETURN k.id, r.distance, k.lat, k.lon ORDER BY k.id, r.distance",
+    "MATCH (j:Junction {id: 17})<-[r:ROAD]-(k) RETURN k.id, r.distance ORDER BY k.id, r.distance",
+    "MATCH (j:Junction {id: 40000})-[:ROAD]->()-[:ROAD]->(k) RETURN k.id, count(*) AS n ORDER BY k.id",
+    "MATCH (j:Junction {id: 40000})-[r:ROAD]-(k) WHERE r.distance > 30 RETURN k.id, r.distance ORDER BY k.id, r.distance",
+    "MATCH (j:Junction {id: 90001})-[:ROAD*1..4]->(k) RETURN count(*) AS paths, count(DISTINCT k.id) AS reached, min(k.id), max(k.id)",
+    "MATCH p = (j:Junction {id: 17})-[:ROAD*2]->(k) RETURN [n IN nodes(p) | n.id] AS ids, reduce(s = 0, r IN relationships(p) | s + r.distance) AS d ORDER BY ids",
+    "MATCH (j:Junction) WHERE j.id IN [5, 17, 1000, 114599] RETURN j.id, j.lat, j.lon ORDER BY j.id",
+    "MATCH (j:Junction {id: 999999999}) RETURN j.id",
+    "MATCH (j:Junction {id: 17}) RETURN properties(j) AS p, labels(j) AS l",
+    "MATCH (j:Junction {id: 17})-[r:ROAD]->() RETURN type(r) AS t, properties(r) AS p ORDER BY p.distance",
+    "MATCH (j:Junction {id: 17})-[:ROAD]->(k) OPTIONAL MATCH (k)-[:ROAD]->(m) WHERE m.id < 10 RETURN k.id, m.id ORDER BY k.id, m.id",
+    "MATCH (j:Junction {id: 17})-[:ROAD]->(k) WITH k ORDER BY k.id LIMIT 2 MATCH (k)-[r:ROAD]->(m) RETURN k.id, collect(m.id) AS ms ORDER BY k.id",
+    "MATCH (j:Junction) WHERE j.lat > 50.15 RETURN count(*) AS n, min(j.id), max(j.id)",
+    "UNWIND [17, 40000, 90001] AS x MATCH (j:Junction {id: x})-[:ROAD]->(k) RETURN x, count(k) AS degree ORDER BY x",
+];
+
+fn check_same(name: &str, source: &SourceEngine) {
+    for query in SAME {
+        let want = rows_native(query);
+        let got = rows_on(source, query).unwrap_or_else(|e| panic!("{name}: {query}: {e}"));
+        assert_eq!(got, want, "{name}: {query}");
+    }
+}
+
+#[test]
+fn cypher_gives_the_same_rows_over_native_postgres_and_redis() {
+    check_same("PostgreSQL", postgres());
+    check_same("Redis", redis());
+}
+
+#[test]
+fn writes_are_refused() {
+    for source in [postgres(), redis()] {
+        for query in [
+            "CREATE (:Junction {id: 0})",
+            "MATCH (j:Junction {id: 17}) SET j.lat = 0",
+            "MATCH (j:Junction {id: 17}) DETACH DELETE j",
+            "CREATE INDEX FOR (j:Junction) ON (j.lat)",
+        ] {
+            let Err(e) = source.execute(query, BTreeMap::new(), &opts()) else {
+                panic!("{query} ran");
+            };
+            assert_eq!(e.code, Some("ReadOnlySource"), "{query}: {e}");
+            assert!(e.message.contains("read-only"), "{e}");
+        }
+    }
+}
+
+#[test]
+fn route_procedures_run_over_sources() {
+    for query in [
+        "MATCH (a:Junction {id: 17}), (b:Junction {id: 67627}) \
+         CALL apoc.algo.aStar(a, b, 'ROAD>', 'distance', 'lat', 'lon') YIELD path, weight \
+         RETURN weight, length(path) AS hops, [n IN nodes(path) | n.id] AS ids, [r IN relationships(path) | r.distance] AS ds",
+        "MATCH (a:Junction {id: 40000}), (b:Junction {id: 41000}) \
+         CALL apoc.algo.dijkstra(a, b, 'ROAD>', 'distance') YIELD path, weight \
+         RETURN weight, length(path) AS hops",
+        "MATCH (a:Junction {id: 17}), (b:Junction {id: 67627}) \
+         CALL apoc.algo.aStarConfig(a, b, 'ROAD>', {weight: 'distance', latitude: 'lat', longitude: 'lon'}) YIELD weight \
+         RETURN weight",
+    ] {
+        let want = rows_native(query);
+        assert_eq!(want.len(), 1, "{query}");
+        for (name, source) in [("PostgreSQL", postgres()), ("Redis", redis())] {
+            let got = rows_on(source, query).unwrap_or_else(|e| panic!("{name}: {query}: {e}"));
+            assert_eq!(got, want, "{name}: {query}");
+        }
+    }
+}
+
+#[test]
+fn clear_explain_and_profile_report_the_source() {
+    let source = engine("roads-postgres.json");
+    let query = "MATCH (j:Junction {id: 17})-[r:ROAD]->(k) RETURN k.id";
+    rows_on(&source, query).unwrap();
+    let cleared = rows_on(
+        &source,
+        "CALL db.source.clear() YIELD cleared RETURN cleared",
+    )
+    .unwrap();
+    assert!(
+        matches!(cleared[0][0], Value::Int(n) if n > 0),
+        "{cleared:?}"
+    );
+    assert_eq!(source.source().cached_entries(), 0);
+
+    let explain = source
+        .execute(&format!("EXPLAIN {query}"), BTreeMap::new(), &opts())
+        .unwrap()
+        .0;
+    let text = explain.plan_text().unwrap();
+    assert!(
+        text.contains("Reads graph source `luxembourg-postgres` (PostgreSQL)"),
+        "{text}"
+    );
+
+    let cold = source
+        .execute(&format!("PROFILE {query}"), BTreeMap::new(), &opts())
+        .unwrap()
+        .0;
+    let text = cold.plan_text().unwrap().to_string();
+    assert!(text.contains("Source `luxembourg-postgres`: "), "{text}");
+    assert!(
+        !text.contains(": 0 round trips"),
+        "a cold run fetches: {text}"
+    );
+    let hot = source
+        .execute(&format!("PROFILE {query}"), BTreeMap::new(), &opts())
+        .unwrap()
+        .0;
+    let text = hot.plan_text().unwrap().to_string();
+    assert!(
+        text.contains(": 0 round trips"),
+        "a hot run fetches nothing: {text}"
+    );
+
+    let counters = rows_on(
+        &source,
+        "CALL db.source.counters() YIELD roundTrips, hits RETURN roundTrips, hits",
+    )
+    .unwrap();
+    assert!(
+        matches!(counters[0][0], Value::Int(n) if n > 0),
+        "{counters:?}"
+    );
+}
+
+#[test]
+fn a_label_scan_without_a_key_set_is_a_clear_error() {
+    let text = std::fs::read_to_string(examples().join("roads-redis.json")).unwrap();
+    let text = text.replace(",\n      \"keys\": \"luxembourg:junctions\"", "");
+    assert!(!text.contains("\"keys\""));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-keys.json");
+    std::fs::write(&path, text).unwrap();
+    let source =
+        SourceEngine::new(Source::connect(Mapping::load(&path).unwrap()).unwrap()).unwrap();
+    let e = rows_on(&source, "MATCH (j:Junction) RETURN count(*)").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::SemanticError, "{e}");
+    assert!(e.message.contains("nodes.Junction.keys"), "{e}");
+    // Key lookups still work.
+    let rows = rows_on(&source, "MATCH (j:Junction {id: 17}) RETURN j.id").unwrap();
+    assert_eq!(rows, vec![vec![Value::Int(17)]]);
+}
+
+#[test]
+fn a_statement_past_its_timeout_fails_clearly() {
+    let engine = engine("roads-redis.json");
+    // A timeout of a nanosecond: the first round trip is past the deadline.
+    let options = QueryOptions {
+        timeout: Some(std::time::Duration::from_nanos(1)),
+        ..QueryOptions::default()
+    };
+    let Err(e) = engine.execute(
+        "MATCH (j:Junction {id: 17})-[:ROAD]->(k) RETURN k.id",
+        BTreeMap::new(),
+        &options,
+    ) else {
+        panic!("ran past its timeout");
+    };
+    assert_eq!(e.kind, ErrorKind::QueryAborted, "{e}");
+}

@@ -27,7 +27,8 @@ rhizome="$root/target/debug/rhizome"
 db="$work/soak-db"
 rm -rf "$db" "$work/soak-address" "$work/soak-server.log"
 "$rhizome" demo "$db" </dev/null >/dev/null 2>&1
-"$rhizome" serve "$db" --auth none --bolt 127.0.0.1:0 --address-file "$work/soak-address" \
+# shellcheck disable=SC2086 # SOAK_SERVE_ARGS: extra flags, split on spaces
+"$rhizome" serve "$db" --auth none --bolt 127.0.0.1:0 --address-file "$work/soak-address" ${SOAK_SERVE_ARGS:-} \
     2>"$work/soak-server.log" &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT

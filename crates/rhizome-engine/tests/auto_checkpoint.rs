@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// Operations of the churn in the tests below (each commits durably).
+const OPS: i64 = 1500;
+
 fn engine(dir: &Path, options: DatabaseOptions) -> Engine {
     let db = dir.join("db");
     if !db.exists() {
@@ -76,14 +79,14 @@ fn settled(engine: &Engine, limit: u64) -> u64 {
 #[test]
 fn churn_checkpoints_in_the_background_and_keeps_the_delta_bounded() {
     let dir = tempfile::tempdir().unwrap();
-    let limit = 64 << 10;
+    let limit = 32 << 10;
     let options = DatabaseOptions {
         checkpoint_delta_bytes: limit,
         ..DatabaseOptions::default()
     };
     let e = engine(dir.path(), options.clone());
     let mut peak_after_first = 0;
-    for i in 0..3000 {
+    for i in 0..OPS {
         churn_step(&e, i);
         let status = e.database().checkpoint_status();
         if status.automatic_checkpoints > 0 {
@@ -107,7 +110,7 @@ fn churn_checkpoints_in_the_background_and_keeps_the_delta_bounded() {
     );
     assert_eq!(soak_count(&e), Value::Int(5));
     let last = run(&e, "MATCH (s:Soak) RETURN max(s.i)", &[])[0][0].clone();
-    assert_eq!(last, Value::Int(2999));
+    assert_eq!(last, Value::Int(OPS - 1));
     // Reopened, the same state (checkpointed files plus the log).
     drop(e);
     let e = engine(dir.path(), options);
@@ -126,12 +129,12 @@ fn without_automatic_checkpoints_the_delta_grows() {
         ..DatabaseOptions::default()
     };
     let e = engine(dir.path(), options);
-    for i in 0..3000 {
+    for i in 0..OPS {
         churn_step(&e, i);
     }
     let status = e.database().checkpoint_status();
     assert_eq!(status.automatic_checkpoints, 0);
-    assert!(status.delta_bytes > 256 << 10, "{status:?}");
+    assert!(status.delta_bytes > 128 << 10, "{status:?}");
 }
 
 /// Where a long churn's memory goes, with and without automatic

@@ -152,6 +152,7 @@ impl LoadTime {
 fn open_without_checkpoints(dir: &Path) -> Result<Engine> {
     let options = DatabaseOptions {
         checkpoint_wal_bytes: u64::MAX,
+        checkpoint_delta_bytes: u64::MAX,
         checkpoint_on_close: false,
         ..DatabaseOptions::default()
     };
@@ -533,6 +534,7 @@ fn checkpoint_costs(
     copy_db(&incr_dir, &full_dir)?;
     let no_auto = DatabaseOptions {
         checkpoint_wal_bytes: u64::MAX,
+        checkpoint_delta_bytes: u64::MAX,
         checkpoint_on_close: false,
         ..DatabaseOptions::default()
     };

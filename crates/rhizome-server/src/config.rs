@@ -69,6 +69,16 @@ pub struct ServerConfig {
     /// memory); a number or a size.
     #[serde(deserialize_with = "size")]
     pub memory_limit_total: Option<usize>,
+    /// A checkpoint runs in the background once the changes held in memory
+    /// since the last one reach this size (default 8 MiB, see
+    /// `rhizome_storage::DatabaseOptions::checkpoint_delta_bytes`); a number
+    /// or a size.
+    #[serde(deserialize_with = "size")]
+    pub checkpoint_delta_size: Option<usize>,
+    /// A checkpoint runs in the background once the write-ahead log reaches
+    /// this size (default 64 MiB); a number or a size.
+    #[serde(deserialize_with = "size")]
+    pub checkpoint_wal_size: Option<usize>,
 }
 
 /// A size in the configuration file: a number of bytes or a string such
@@ -120,6 +130,8 @@ impl Default for ServerConfig {
             http_token_ttl_secs: 3600,
             http_max_result_bytes: 64 * 1024 * 1024,
             memory_limit_total: None,
+            checkpoint_delta_size: None,
+            checkpoint_wal_size: None,
         }
     }
 }
@@ -227,6 +239,16 @@ mod tests {
             ..ServerConfig::default()
         };
         assert!(open.validate().unwrap_err().contains("HTTP"));
+    }
+
+    #[test]
+    fn checkpoint_sizes_are_sizes() {
+        let config: ServerConfig =
+            toml::from_str("checkpoint_delta_size = \"2MiB\"\ncheckpoint_wal_size = 4096\n")
+                .unwrap();
+        assert_eq!(config.checkpoint_delta_size, Some(2 << 20));
+        assert_eq!(config.checkpoint_wal_size, Some(4096));
+        assert!(toml::from_str::<ServerConfig>("checkpoint_wal_size = \"big\"").is_err());
     }
 
     #[test]

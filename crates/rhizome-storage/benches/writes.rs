@@ -49,6 +49,7 @@ fn main() {
     GraphBuilder::new().write(&dir).unwrap();
     let options = DatabaseOptions {
         checkpoint_wal_bytes: u64::MAX,
+        checkpoint_delta_bytes: u64::MAX,
         checkpoint_on_close: false,
         ..DatabaseOptions::default()
     };

@@ -22,6 +22,7 @@
 //! processes may open a directory; writers of all of them are serialized by
 //! the writer lock.
 
+use crate::autocheckpoint::{Step, Trigger};
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::column::view::SliceSource;
 use crate::column::ColumnView;
@@ -244,9 +245,23 @@ pub struct DatabaseOptions {
     /// released (its commit then fails with `TransientError` /
     /// `TransactionTimedOut`); `None`: no limit.
     pub transaction_timeout: Option<Duration>,
-    /// A commit that leaves the write-ahead log longer than this many bytes
-    /// runs a checkpoint.
+    /// A checkpoint is due once the write-ahead log is longer than this
+    /// many bytes (default 64 MiB); see [`DatabaseOptions::background_checkpoints`].
     pub checkpoint_wal_bytes: u64,
+    /// A checkpoint is due once the in-memory changes since the last full
+    /// checkpoint (the delta, deleted entities included; an estimate) hold
+    /// more than this many bytes, or twice what they held right after the
+    /// last incremental checkpoint, whichever is more (default 8 MiB;
+    /// `u64::MAX`: never for this reason). What bounds the memory of a
+    /// long-running process: a full checkpoint empties the delta. See
+    /// `crate::autocheckpoint`.
+    pub checkpoint_delta_bytes: u64,
+    /// Run due checkpoints on a background thread of this handle (default),
+    /// so that commits never wait for a checkpoint's file writes (they wait
+    /// for the writer lock only if they begin while a checkpoint holds it).
+    /// `false`: the commit that makes one due runs it before returning (the
+    /// behaviour tests rely on to place checkpoints exactly).
+    pub background_checkpoints: bool,
     /// Checkpoint when the last handle is dropped (if anything changed).
     /// Off by default: the log survives a clean close and is replayed on open.
     pub checkpoint_on_close: bool,
@@ -269,6 +284,8 @@ impl Default for DatabaseOptions {
             lock_timeout: Duration::from_secs(5),
             transaction_timeout: None,
             checkpoint_wal_bytes: 64 << 20,
+            checkpoint_delta_bytes: 8 << 20,
+            background_checkpoints: true,
             checkpoint_on_close: false,
             delta_checkpoint_ratio: 0.25,
             read_only: false,
@@ -458,6 +475,13 @@ pub(crate) struct Shared {
     /// The transaction watchdog thread was started.
     watchdog: AtomicBool,
     retained: Mutex<Retained>,
+    /// Rings the background checkpoint thread (see [`crate::autocheckpoint`]).
+    auto: Arc<Trigger>,
+    /// (manifest generation, delta bytes) right after the last checkpoint
+    /// this handle made: the baseline of the delta size trigger.
+    auto_baseline: Mutex<(u64, u64)>,
+    /// Checkpoints this handle ran because one was due.
+    auto_count: AtomicU64,
 }
 
 /// Rolls back (releases the lock of) a transaction open longer than its
@@ -707,10 +731,11 @@ impl Shared {
         let start = wal.len();
         wal.append_unsynced(&record)?;
         let wal_len = wal.len();
-        let full = wal_len >= self.options.checkpoint_wal_bytes;
         if txn.state.snap.delta().has_loose() {
             txn.state.snap.delta_mut().pack();
         }
+        let background = self.options.background_checkpoints;
+        let full = !background && self.checkpoint_due(generation, wal_len, txn.state.snap.delta());
         let pos = LogPosition {
             manifest: base.pos.manifest,
             wal: w.wal_id,
@@ -740,13 +765,18 @@ impl Shared {
         slot.deadline = None;
         self.gate.cv.notify_all();
         drop(slot);
+        if background {
+            self.auto.wake();
+        }
         if full {
             // Sync and publish everything now, then checkpoint (still under
             // the log mutex, so no commit slips in between).
             let synced = self.sync_pending(&mut w);
             if synced.is_ok() {
                 // The commit is durable already; a failed checkpoint leaves the log in place.
-                let _ = self.checkpoint_locked(&mut w, false);
+                if self.checkpoint_locked(&mut w, false).is_ok() {
+                    self.auto_count.fetch_add(1, Ordering::Relaxed);
+                }
             }
             self.release_file_if_idle();
             drop(w);
@@ -883,6 +913,54 @@ impl Shared {
         outcome
     }
 
+    /// The checkpoint policy (see [`crate::autocheckpoint`]) for a log of
+    /// `wal_len` bytes and `delta` over the segment of `generation`.
+    fn checkpoint_due(&self, generation: u64, wal_len: u64, delta: &Delta) -> bool {
+        if wal_len >= self.options.checkpoint_wal_bytes {
+            return true;
+        }
+        if self.options.checkpoint_delta_bytes == u64::MAX || delta.is_empty() {
+            return false;
+        }
+        let (at, bytes) = *lock(&self.auto_baseline);
+        // A checkpoint of another process (or a full one) resets the baseline.
+        let baseline = if at == generation { bytes } else { 0 };
+        crate::autocheckpoint::due(
+            wal_len,
+            delta.approx_bytes(),
+            baseline,
+            self.options.checkpoint_wal_bytes,
+            self.options.checkpoint_delta_bytes,
+        )
+    }
+
+    /// One look of the background checkpoint thread: checkpoints if due,
+    /// taking the writer lock only if it is free within a moment.
+    fn auto_step(self: &Arc<Self>) -> Step {
+        let v = self.current.load_full();
+        let wal_len = if v.pos.live { v.pos.wal_len } else { 0 };
+        if !self.checkpoint_due(v.store.manifest.generation, wal_len, &v.delta) {
+            return Step::Idle;
+        }
+        drop(v);
+        let Ok(ticket) = self.acquire_writer_within(Duration::from_millis(50)) else {
+            return Step::RetrySoon;
+        };
+        let done = {
+            let mut w = lock(&self.log);
+            // Catching up or the commits before may have changed the picture.
+            let v = w.head.clone().unwrap_or_else(|| self.current.load_full());
+            let wal_len = if v.pos.live { v.pos.wal_len } else { 0 };
+            self.checkpoint_due(v.store.manifest.generation, wal_len, &v.delta)
+                && self.checkpoint_locked(&mut w, false).unwrap_or(false)
+        };
+        self.release_writer(ticket);
+        if done {
+            self.auto_count.fetch_add(1, Ordering::Relaxed);
+        }
+        Step::Idle
+    }
+
     /// Checkpoints the current state (caller holds the writer lock): a delta
     /// file if the changes are small enough (see
     /// [`DatabaseOptions::delta_checkpoint_ratio`]) and `full` is false,
@@ -971,6 +1049,7 @@ impl Shared {
             Some(_) => v.delta.clone(),
             None => Arc::new(empty_delta(&store)),
         };
+        *lock(&self.auto_baseline) = (store.manifest.generation, delta.approx_bytes());
         self.current
             .store(Arc::new(Version::new(store, delta, pos, v.last_commit)));
         if old_segment != self.current.load().store.manifest.segment {
@@ -988,6 +1067,7 @@ impl Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
+        self.auto.close();
         lock(&self.gate.slot).closing = true;
         self.gate.cv.notify_all();
         if self.options.checkpoint_on_close
@@ -1009,6 +1089,21 @@ impl Drop for Shared {
             }
         }
     }
+}
+
+/// What a database holds since its last checkpoint; see [`Database::checkpoint_status`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckpointStatus {
+    /// Estimated bytes of memory the changes since the last full checkpoint
+    /// hold (the delta, deleted entities included; 0 if none).
+    pub delta_bytes: u64,
+    /// Length of the write-ahead log in bytes.
+    pub wal_bytes: u64,
+    /// Checkpoints this handle ran because one was due (by
+    /// [`DatabaseOptions::checkpoint_wal_bytes`] or
+    /// [`DatabaseOptions::checkpoint_delta_bytes`]), in the background or
+    /// inline.
+    pub automatic_checkpoints: u64,
 }
 
 /// An open database. Cheap to clone; all clones share the mapping, the
@@ -1085,8 +1180,19 @@ impl Database {
                 sync_cv: Condvar::new(),
                 watchdog: AtomicBool::new(false),
                 retained: Mutex::new(Vec::new()),
+                auto: Arc::new(Trigger::default()),
+                auto_baseline: Mutex::new((0, 0)),
+                auto_count: AtomicU64::new(0),
             }),
         };
+        if db.shared.options.background_checkpoints && !db.shared.options.read_only {
+            let weak = Arc::downgrade(&db.shared);
+            crate::autocheckpoint::spawn(db.shared.auto.clone(), move || match weak.upgrade() {
+                Some(shared) => shared.auto_step(),
+                None => Step::Exit,
+            })
+            .map_err(|e| Error::internal(format!("starting the checkpoint thread: {e}")))?;
+        }
         if long_log && !db.shared.options.read_only {
             db.checkpoint_long_log();
         }
@@ -1224,6 +1330,21 @@ impl Database {
     /// since the last checkpoint and the next open replays it.
     pub fn close(self) -> Result<()> {
         Ok(())
+    }
+
+    /// How much this handle's latest state holds uncheckpointed, and how many
+    /// checkpoints ran by themselves (see [`DatabaseOptions::checkpoint_delta_bytes`]).
+    pub fn checkpoint_status(&self) -> CheckpointStatus {
+        let v = self.shared.current.load();
+        CheckpointStatus {
+            delta_bytes: if v.delta.is_empty() {
+                0
+            } else {
+                v.delta.approx_bytes()
+            },
+            wal_bytes: if v.pos.live { v.pos.wal_len } else { 0 },
+            automatic_checkpoints: self.shared.auto_count.load(Ordering::Relaxed),
+        }
     }
 
     /// Number of the last acknowledged commit (0 if none since the database was created).

@@ -105,6 +105,14 @@ impl<T: Clone> PagedMap<T> {
         Arc::make_mut(slot.as_mut().expect("just filled"))
     }
 
+    /// Approximate heap bytes: the page vector, the allocated pages and
+    /// `entry` bytes per value (its allocation; what it owns beyond that is
+    /// the caller's to estimate).
+    pub(crate) fn approx_bytes(&self, entry: usize) -> u64 {
+        let pages = self.pages.iter().flatten().count();
+        (self.pages.len() * 8 + pages * PAGE * 8 + self.len * (entry + 16)) as u64
+    }
+
     /// All (id, value) pairs in id order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, &T)> + '_ {
         self.pages.iter().enumerate().flat_map(|(p, page)| {
@@ -337,6 +345,26 @@ impl AdjMap {
                 }
             }
         }
+    }
+
+    /// Approximate heap bytes of the pages.
+    fn approx_bytes(&self) -> u64 {
+        let slot = std::mem::size_of::<AdjSlot>();
+        let mut bytes = self.pages.len() * slot;
+        for page in self.pages.iter() {
+            bytes += match page {
+                AdjSlot::Empty => 0,
+                AdjSlot::Loose(v) => v
+                    .iter()
+                    .map(|l| {
+                        std::mem::size_of::<Option<AdjList>>()
+                            + l.as_ref().map_or(0, |l| l.neighbours.capacity() * 16)
+                    })
+                    .sum(),
+                AdjSlot::Packed { neighbours, .. } => (PAGE + 1) * 4 + neighbours.len() * 16,
+            };
+        }
+        bytes as u64
     }
 
     /// True if some pages are loose.
@@ -628,6 +656,42 @@ impl Delta {
             triple_diff: Arc::default(),
             triples_inexact: false,
         }
+    }
+
+    /// Approximately how many bytes of memory this delta holds (shared
+    /// with older versions or not): entries of nodes and relationships
+    /// (deleted ones included), adjacency lists, index entries, label and
+    /// deletion sets, property values. Costs O(pages) (one page per 1024
+    /// ids), not O(entries); so the heap of string and list values (beyond
+    /// their inline size) and of property lists longer than one is not counted.
+    pub(crate) fn approx_bytes(&self) -> u64 {
+        // Per element of an `imbl` tree: the element plus its share of the
+        // node (chunks of 64 with a header and child pointers).
+        fn tree(len: usize, elem: usize) -> u64 {
+            (len * (elem + 8)) as u64
+        }
+        let mut bytes = std::mem::size_of::<Delta>() as u64;
+        bytes += self.nodes.approx_bytes(std::mem::size_of::<NodeDelta>());
+        bytes += self.rels.approx_bytes(std::mem::size_of::<RelDelta>());
+        for maps in &self.adj {
+            bytes += maps.iter().map(AdjMap::approx_bytes).sum::<u64>();
+        }
+        bytes += self
+            .rel_numbers
+            .iter()
+            .map(NumberPages::approx_bytes)
+            .sum::<u64>();
+        bytes += tree(self.deleted_nodes.len(), 8);
+        for set in &self.index_sets {
+            bytes += tree(
+                set.entries.len(),
+                std::mem::size_of::<(IndexValue, NodeId)>(),
+            );
+        }
+        for changes in &self.label_changes {
+            bytes += tree(changes.added.len(), 16) + tree(changes.removed.len(), 8);
+        }
+        bytes
     }
 
     /// True if nothing changed since the checkpoint.

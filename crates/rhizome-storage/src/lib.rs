@@ -25,6 +25,7 @@
 //! through an OS file lock ([`lock`]), and every snapshot first replays what
 //! other processes committed (`follow`).
 
+mod autocheckpoint;
 mod backup;
 pub mod builder;
 pub mod catalog;
@@ -54,7 +55,7 @@ pub mod wal;
 
 pub use builder::{GraphBuilder, NodeGroupInput, RelGroupInput, RowLabels, WriteSummary};
 pub use catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
-pub use database::{Database, DatabaseOptions};
+pub use database::{CheckpointStatus, Database, DatabaseOptions};
 pub use external::ExternalGraph;
 pub use io::{FaultyIo, StdIo, StorageIo, WalFile, WalSync};
 pub use schema::{IndexDef, Schema, SchemaName, SchemaObjectKind};

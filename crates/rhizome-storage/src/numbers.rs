@@ -72,6 +72,12 @@ impl NumberPages {
         page[(rel & MASK) as usize] = bits;
     }
 
+    /// Approximate heap bytes of the pages.
+    pub(crate) fn approx_bytes(&self) -> u64 {
+        let pages = self.pages.iter().flatten().count();
+        (self.pages.len() * 8 + pages * PAGE * 8) as u64
+    }
+
     /// The pages as saved in a delta file: `(page number, 1024 slots)` for
     /// every page written, and the lowest id written.
     pub(crate) fn raw(&self) -> (Vec<(usize, &[u64])>, RelId) {

@@ -545,7 +545,8 @@ impl TxnState {
         self.count_triples(info.start, info.rel_type, info.end, -1);
         let d = self.rel_delta(rel, info);
         d.deleted = true;
-        d.props.clear();
+        // Not `clear`: a tombstone must not keep a spilled property buffer.
+        d.props = Default::default();
         let d = self.delta();
         d.touch_type(info.rel_type);
         d.type_diff[info.rel_type as usize] -= 1;
@@ -595,7 +596,8 @@ impl TxnState {
         let d = self.node_delta(node);
         let labels = std::mem::take(&mut d.labels);
         d.deleted = true;
-        d.props.clear();
+        // Not `clear`: a tombstone must not keep a spilled property buffer.
+        d.props = Default::default();
         let store = self.snap.store().clone();
         let delta = self.delta();
         delta.node_diff -= 1;

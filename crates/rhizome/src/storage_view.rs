@@ -16,6 +16,19 @@ pub fn open_database(dir: &Path) -> Result<Database> {
 /// and `--read-only` say; a missing directory is an `IoError` that names the
 /// commands creating one.
 pub fn open_database_with(dir: &Path, args: &OpenArgs) -> Result<Database> {
+    let defaults = DatabaseOptions::default();
+    let options = DatabaseOptions {
+        lock_timeout: args.lock_timeout.unwrap_or(defaults.lock_timeout),
+        transaction_timeout: args.transaction_timeout.or(defaults.transaction_timeout),
+        read_only: args.read_only,
+        ..defaults
+    };
+    open_database_options(dir, options)
+}
+
+/// Opens the database in `dir` with `options`; a missing directory is an
+/// `IoError` that names the commands creating one.
+pub fn open_database_options(dir: &Path, options: DatabaseOptions) -> Result<Database> {
     if !dir.exists() {
         return Err(Error::new(
             ErrorKind::IoError,
@@ -26,13 +39,6 @@ pub fn open_database_with(dir: &Path, args: &OpenArgs) -> Result<Database> {
             ),
         ));
     }
-    let defaults = DatabaseOptions::default();
-    let options = DatabaseOptions {
-        lock_timeout: args.lock_timeout.unwrap_or(defaults.lock_timeout),
-        transaction_timeout: args.transaction_timeout.or(defaults.transaction_timeout),
-        read_only: args.read_only,
-        ..defaults
-    };
     Database::open_with(dir, options)
 }
 

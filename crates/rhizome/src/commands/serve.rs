@@ -55,6 +55,14 @@ pub struct ServeArgs {
     /// Memory all running queries together may hold [default: 70% of the memory].
     #[arg(long, value_name = "SIZE", value_parser = rhizome_common::memory::parse_size)]
     pub memory_limit_total: Option<usize>,
+    /// Checkpoint in the background once the changes held in memory since
+    /// the last checkpoint reach this size, e.g. 8MiB [default: 8MiB].
+    #[arg(long, value_name = "SIZE", value_parser = rhizome_common::memory::parse_size)]
+    pub checkpoint_delta_size: Option<usize>,
+    /// Checkpoint in the background once the write-ahead log reaches this
+    /// size [default: 64MiB].
+    #[arg(long, value_name = "SIZE", value_parser = rhizome_common::memory::parse_size)]
+    pub checkpoint_wal_size: Option<usize>,
     /// Write the bound address to this file once the server accepts
     /// connections (for scripts that pick port 0).
     #[arg(long, value_name = "FILE")]
@@ -110,6 +118,8 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
         .unwrap_or(config.transaction_timeout_secs);
     config.memory_limit = args.memory_limit.or(config.memory_limit);
     config.memory_limit_total = args.memory_limit_total.or(config.memory_limit_total);
+    config.checkpoint_delta_size = args.checkpoint_delta_size.or(config.checkpoint_delta_size);
+    config.checkpoint_wal_size = args.checkpoint_wal_size.or(config.checkpoint_wal_size);
     config.validate().map_err(usage)?;
     Ok(config)
 }
@@ -120,7 +130,17 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let Some(dir) = config.database.clone() else {
         return Err(usage("name the database directory: rhizome serve <DB_DIR>"));
     };
-    let engine = Engine::new(crate::storage_view::open_database(&dir)?);
+    let defaults = rhizome_storage::DatabaseOptions::default();
+    let options = rhizome_storage::DatabaseOptions {
+        checkpoint_delta_bytes: config
+            .checkpoint_delta_size
+            .map_or(defaults.checkpoint_delta_bytes, |n| n as u64),
+        checkpoint_wal_bytes: config
+            .checkpoint_wal_size
+            .map_or(defaults.checkpoint_wal_bytes, |n| n as u64),
+        ..defaults
+    };
+    let engine = Engine::new(crate::storage_view::open_database_options(&dir, options)?);
     let address_file = args.address_file.clone();
     let http_address_file = args.http_address_file.clone();
     let mut written = Ok(());

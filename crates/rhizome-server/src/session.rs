@@ -652,13 +652,33 @@ impl Session {
         };
         let timeout = tx_timeout(&extra).or(self.config.transaction_timeout);
         let engine = entry.engine.clone();
-        let began = tokio::task::spawn_blocking(move || engine.begin()).await;
+        // Listed (as blocked) while it waits for the writer lock, so it can
+        // be seen and terminated.
+        let registration = self
+            .config
+            .transactions
+            .register_waiting(&entry.name, self.owner());
+        let running = registration.entry().clone();
+        let mut waiting = tokio::task::spawn_blocking(move || engine.begin());
+        let began = tokio::select! {
+            began = &mut waiting => began,
+            _ = running.until_terminated() => {
+                // The wait goes on on its thread until it gets the lock or
+                // runs out; a lock it gets is given back at once.
+                tokio::spawn(async move {
+                    if let Ok(Ok(tx)) = waiting.await {
+                        tx.rollback();
+                    }
+                });
+                return self.fail(transactions::terminated());
+            }
+        };
         match began {
             Ok(Ok(tx)) => {
-                let registration =
-                    self.config
-                        .transactions
-                        .register(&entry.name, self.owner(), Some(tx));
+                running.began(tx);
+                if running.is_terminated() {
+                    return self.fail(transactions::terminated());
+                }
                 self.tx = Some(OpenTx {
                     registration,
                     db: entry,

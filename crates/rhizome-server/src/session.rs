@@ -25,7 +25,7 @@ use crate::transactions::{self, Owner, Registration, Running, Transactions, View
 use crate::user_commands::{self, UserCommand};
 use crate::values::{self, ValueWriter};
 use rhizome_common::Value;
-use rhizome_engine::{QueryOptions, QueryResult, Transaction, WriteCounters};
+use rhizome_engine::{PlanDescription, QueryOptions, QueryResult, Transaction, WriteCounters};
 use rhizome_exec::scheduler::CancelToken;
 use rhizome_storage::Snapshot;
 use std::collections::{BTreeMap, VecDeque};
@@ -171,6 +171,8 @@ struct OpenResult {
     entry: Arc<Running>,
     /// An autocommit statement's own listing, ended (dropped) with the result.
     _registration: Option<Registration>,
+    /// The plan of an `EXPLAIN` / `PROFILE` statement.
+    plan: Option<PlanDescription>,
 }
 
 /// The outcome of taking rows from a result.
@@ -834,6 +836,7 @@ impl Session {
                 started,
                 updating: false,
                 bookmark: None,
+                plan: None,
                 entry: running.clone(),
                 _registration: registration,
             })
@@ -933,6 +936,7 @@ impl Session {
             started,
             updating: false,
             bookmark: None,
+            plan: None,
             entry: running,
             _registration: None,
         })
@@ -984,10 +988,14 @@ impl Session {
     ) -> Result<(OpenResult, Vec<String>), Failure> {
         let engine = entry.engine.clone();
         let (q, p) = (query.clone(), params.clone());
-        let info = tokio::task::spawn_blocking(move || engine.describe(&q, &p))
-            .await
-            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
-            .map_err(|e| Failure::from_error(&e, &query))?;
+        let described = tokio::task::spawn_blocking(move || {
+            let info = engine.describe(&q, &p)?;
+            Ok::<_, rhizome_common::Error>((info, engine.plan_description(&q, &p)?))
+        })
+        .await
+        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
+        .map_err(|e| Failure::from_error(&e, &query))?;
+        let (info, plan) = described;
         let need = match (info.updating, user_commands::is_schema_command(&query)) {
             (false, _) => Need::Read,
             (true, false) => Need::Write,
@@ -1022,6 +1030,7 @@ impl Session {
             started,
             updating: info.updating,
             bookmark: None,
+            plan,
             entry: running,
             _registration: registration,
         };
@@ -1275,7 +1284,7 @@ impl Session {
         }
         if let Some(outcome) = &outcome {
             // EXPLAIN / PROFILE: the plan tree (drivers' summary.plan / .profile).
-            metadata.extend(crate::plan::summary_entries(outcome));
+            metadata.extend(crate::plan::summary_entries(outcome, result.plan.as_ref()));
         }
         PackValue::Map(metadata)
     }

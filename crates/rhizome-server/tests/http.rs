@@ -733,6 +733,59 @@ async fn counters_and_plans() {
             .fold(own, i64::max)
     }
     assert!(max_records(plan) >= 2, "{plan}");
+    fn find<'a>(plan: &'a Json, name: &str) -> Option<&'a Json> {
+        if plan["operatorType"] == name {
+            return Some(plan);
+        }
+        plan["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|c| find(c, name))
+    }
+    // Identifiers are the variables bound at each operator's output.
+    let aggregate = find(plan, "Aggregate").expect("an Aggregate");
+    assert_eq!(aggregate["identifiers"], json!(["n"]), "{plan}");
+    let scan = find(plan, "LabelScan").expect("a LabelScan");
+    assert_eq!(scan["identifiers"], json!(["p"]));
+    assert_eq!(scan["records"], 2);
+    assert_eq!(scan["arguments"]["Details"], "(p:P)");
+    // A subquery's plan is a child of the operator holding it, with its
+    // own counters.
+    let created = server
+        .query(
+            "MATCH (p:P {a: 1}) CREATE (p)-[:R]->(:Q), (p)-[:R]->(:Q)",
+            json!({}),
+        )
+        .await;
+    assert_eq!(created.status, 202);
+    let profile = server
+        .query(
+            "PROFILE MATCH (p:P) WHERE COUNT { (p)-[:R]->(q:Q) } > 1 RETURN p.a AS a",
+            json!({}),
+        )
+        .await;
+    let answer = profile.json();
+    assert_eq!(answer["data"]["values"], json!([[1]]), "{answer}");
+    let plan = &answer["profiledQueryPlan"];
+    fn subquery(plan: &Json) -> Option<&Json> {
+        let children = plan["children"].as_array().unwrap();
+        children
+            .iter()
+            .find(|c| c["arguments"]["Subquery"] == "COUNT")
+            .or_else(|| children.iter().find_map(subquery))
+    }
+    let nested = subquery(plan).unwrap_or_else(|| panic!("no COUNT subquery in {plan}"));
+    let expand = find(nested, "Expand").unwrap_or_else(|| panic!("{nested}"));
+    assert!(
+        expand["identifiers"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("q")),
+        "{expand}"
+    );
+    // Run once per P node: the two relationships of the first.
+    assert_eq!(expand["records"], 2, "{plan}");
     server.stop().await;
 }
 

@@ -136,7 +136,7 @@ async fn read_range(address: SocketAddr, n: u64) -> (u64, u64, String, usize) {
         if pieces == 1000 {
             before = resident_bytes();
         }
-        if pieces % 64 == 0 {
+        if pieces.is_multiple_of(64) {
             growth = growth.max(resident_bytes().saturating_sub(before));
         }
     }

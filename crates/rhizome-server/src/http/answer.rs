@@ -288,11 +288,14 @@ impl Stream {
     async fn run(mut self) {
         loop {
             let mut out = Vec::with_capacity(64 * 1024);
-            let pulled = self
-                .holder
-                .bridge()
-                .pull_batch(self.format, &mut out, &mut self.written)
-                .await;
+            // A client that goes away while the next rows are being made
+            // (a long computation between batches) stops the statement at
+            // once too; the session is dropped mid-request, as it is not
+            // used again.
+            let pulled = tokio::select! {
+                pulled = self.holder.bridge().pull_batch(self.format, &mut out, &mut self.written) => pulled,
+                _ = self.sender.closed() => return self.abandon(),
+            };
             match pulled {
                 Ok(None) => {
                     if !self.send(out).await {

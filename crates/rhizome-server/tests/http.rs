@@ -404,7 +404,8 @@ async fn count(server: &Running) -> i64 {
 async fn explicit_transactions_commit_rollback_and_expire() {
     let server = start_with(
         ServerConfig {
-            http_transaction_timeout_secs: 1,
+            // Long enough for a loaded machine between two requests.
+            http_transaction_timeout_secs: 3,
             ..ServerConfig::default()
         },
         false,
@@ -515,7 +516,7 @@ async fn explicit_transactions_commit_rollback_and_expire() {
         .as_str()
         .unwrap()
         .to_string();
-    tokio::time::sleep(Duration::from_millis(2200)).await;
+    tokio::time::sleep(Duration::from_millis(4200)).await;
     let late = tx_request(
         &server,
         "POST",

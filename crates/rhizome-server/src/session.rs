@@ -988,9 +988,19 @@ impl Session {
     ) -> Result<(OpenResult, Vec<String>), Failure> {
         let engine = entry.engine.clone();
         let (q, p) = (query.clone(), params.clone());
+        // Only a statement that names EXPLAIN or PROFILE can have a plan to
+        // send (the engine decides; this spares other statements a lookup).
+        let may_have_plan = query
+            .as_bytes()
+            .windows(7)
+            .any(|w| w.eq_ignore_ascii_case(b"EXPLAIN") || w.eq_ignore_ascii_case(b"PROFILE"));
         let described = tokio::task::spawn_blocking(move || {
             let info = engine.describe(&q, &p)?;
-            Ok::<_, rhizome_common::Error>((info, engine.plan_description(&q, &p)?))
+            let plan = match may_have_plan {
+                true => engine.plan_description(&q, &p)?,
+                false => None,
+            };
+            Ok::<_, rhizome_common::Error>((info, plan))
         })
         .await
         .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?

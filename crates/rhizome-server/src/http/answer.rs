@@ -298,7 +298,8 @@ impl Stream {
             };
             match pulled {
                 Ok(None) => {
-                    if !self.send(out).await {
+                    // (An empty chunk would end a chunked body early.)
+                    if !out.is_empty() && !self.send(out).await {
                         return self.abandon();
                     }
                 }

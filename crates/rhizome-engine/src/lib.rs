@@ -36,6 +36,7 @@ pub use transaction::Transaction;
 
 pub use rhizome_exec::procedures;
 pub use rhizome_exec::{MemoryPool, QueryOptions, QueryResult, RowBlock, RowReceiver, Rows};
+pub use rhizome_plan::PlanDescription;
 
 /// What a statement returns, known before it runs (see [`Engine::describe`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,6 +247,23 @@ impl Engine {
                 "a schema command has no query plan",
             )),
         }
+    }
+
+    /// The structured plan of an `EXPLAIN` or `PROFILE` statement (`None`
+    /// for any other): the plan it runs (planned now and cached, so running
+    /// it next uses this plan), with the operators numbered as its PROFILE
+    /// counters are. Servers send it to clients as the summary's plan.
+    pub fn plan_description(
+        &self,
+        query: &str,
+        params: &BTreeMap<String, Value>,
+    ) -> Result<Option<PlanDescription>> {
+        Ok(match self.prepare(query, params, &self.db.snapshot())? {
+            Prepared::Plan(planned) if planned.explain || planned.profile => {
+                Some(rhizome_plan::describe_plan(&planned.plan))
+            }
+            _ => None,
+        })
     }
 
     /// The cached plan of `query` if it still holds for `snapshot`, else

@@ -178,6 +178,20 @@ impl MemoryBudget {
         Ok(())
     }
 
+    /// Fails as [`MemoryBudget::charge`] would if `bytes` more were held
+    /// now, but keeps nothing charged: for a value about to be built that
+    /// lives only while one row is computed (`range(1, 1e8)` in an
+    /// expression), so a list too large fails before it is allocated while
+    /// many small ones over many rows do not add up.
+    pub fn check_room(&self, bytes: usize) -> Result<()> {
+        let outcome = self.charge(bytes);
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+        if let Some(pool) = &self.pool {
+            pool.release(bytes);
+        }
+        outcome
+    }
+
     /// Bytes charged so far.
     pub fn used(&self) -> usize {
         self.used.load(Ordering::Relaxed)

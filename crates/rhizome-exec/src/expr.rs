@@ -310,6 +310,13 @@ impl<'q> Evaluator<'q> {
                     .iter()
                     .map(|a| self.eval(a, row))
                     .collect::<Result<_>>()?;
+                if name.eq_ignore_ascii_case("range") {
+                    // The list is built whole: it must fit the query's memory first.
+                    if let Some(len) = functions::list::range_len(&args) {
+                        let bytes = len.min(1 << 32) * crate::context::VALUE_BYTES;
+                        self.q.memory.check_room(bytes)?;
+                    }
+                }
                 functions::call(name, &args, &self.q.graph())
             }
             CExpr::ListComprehension {

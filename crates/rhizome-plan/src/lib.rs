@@ -13,9 +13,11 @@
 //! matches nothing). Expressions are trees of [`Expr`]; comparison chains,
 //! `IS NOT NULL` and the like are already desugared by the planner.
 
+mod describe;
 mod display;
 mod tree;
 
+pub use describe::{describe_plan, PlanDescription};
 pub use display::{profile_annotation, render_outline, render_plan, ExprDisplay, PlanOutline};
 
 use rhizome_common::Value;

@@ -63,8 +63,6 @@ pub struct ServerConfig {
     pub http_transaction_timeout_secs: u64,
     /// Seconds an HTTP bearer token (from `POST /auth/token`) is valid.
     pub http_token_ttl_secs: u64,
-    /// Most bytes of the rows of one HTTP answer (it is built whole).
-    pub http_max_result_bytes: usize,
     /// Bytes all running queries together may hold (default: 70% of the
     /// memory); a number or a size.
     #[serde(deserialize_with = "size")]
@@ -128,7 +126,6 @@ impl Default for ServerConfig {
             tls_key: None,
             http_transaction_timeout_secs: 30,
             http_token_ttl_secs: 3600,
-            http_max_result_bytes: 64 * 1024 * 1024,
             memory_limit_total: None,
             checkpoint_delta_size: None,
             checkpoint_wal_size: None,

@@ -182,7 +182,6 @@ impl Server {
                 shared.clone(),
                 Duration::from_secs(config.http_transaction_timeout_secs.max(1)),
                 Duration::from_secs(config.http_token_ttl_secs),
-                config.http_max_result_bytes,
             );
             (listener, Arc::new(state))
         });

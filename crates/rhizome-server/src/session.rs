@@ -25,7 +25,7 @@ use crate::transactions::{self, Owner, Registration, Running, Transactions, View
 use crate::user_commands::{self, UserCommand};
 use crate::values::{self, ValueWriter};
 use rhizome_common::Value;
-use rhizome_engine::{QueryOptions, QueryResult, Transaction, WriteCounters};
+use rhizome_engine::{PlanDescription, QueryOptions, QueryResult, Transaction, WriteCounters};
 use rhizome_exec::scheduler::CancelToken;
 use rhizome_storage::Snapshot;
 use std::collections::{BTreeMap, VecDeque};
@@ -171,6 +171,8 @@ struct OpenResult {
     entry: Arc<Running>,
     /// An autocommit statement's own listing, ended (dropped) with the result.
     _registration: Option<Registration>,
+    /// The plan of an `EXPLAIN` / `PROFILE` statement.
+    plan: Option<PlanDescription>,
 }
 
 /// The outcome of taking rows from a result.
@@ -652,13 +654,33 @@ impl Session {
         };
         let timeout = tx_timeout(&extra).or(self.config.transaction_timeout);
         let engine = entry.engine.clone();
-        let began = tokio::task::spawn_blocking(move || engine.begin()).await;
+        // Listed (as blocked) while it waits for the writer lock, so it can
+        // be seen and terminated.
+        let registration = self
+            .config
+            .transactions
+            .register_waiting(&entry.name, self.owner());
+        let running = registration.entry().clone();
+        let mut waiting = tokio::task::spawn_blocking(move || engine.begin());
+        let began = tokio::select! {
+            began = &mut waiting => began,
+            _ = running.until_terminated() => {
+                // The wait goes on on its thread until it gets the lock or
+                // runs out; a lock it gets is given back at once.
+                tokio::spawn(async move {
+                    if let Ok(Ok(tx)) = waiting.await {
+                        tx.rollback();
+                    }
+                });
+                return self.fail(transactions::terminated());
+            }
+        };
         match began {
             Ok(Ok(tx)) => {
-                let registration =
-                    self.config
-                        .transactions
-                        .register(&entry.name, self.owner(), Some(tx));
+                running.began(tx);
+                if running.is_terminated() {
+                    return self.fail(transactions::terminated());
+                }
                 self.tx = Some(OpenTx {
                     registration,
                     db: entry,
@@ -814,6 +836,7 @@ impl Session {
                 started,
                 updating: false,
                 bookmark: None,
+                plan: None,
                 entry: running.clone(),
                 _registration: registration,
             })
@@ -913,6 +936,7 @@ impl Session {
             started,
             updating: false,
             bookmark: None,
+            plan: None,
             entry: running,
             _registration: None,
         })
@@ -964,10 +988,24 @@ impl Session {
     ) -> Result<(OpenResult, Vec<String>), Failure> {
         let engine = entry.engine.clone();
         let (q, p) = (query.clone(), params.clone());
-        let info = tokio::task::spawn_blocking(move || engine.describe(&q, &p))
-            .await
-            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
-            .map_err(|e| Failure::from_error(&e, &query))?;
+        // Only a statement that names EXPLAIN or PROFILE can have a plan to
+        // send (the engine decides; this spares other statements a lookup).
+        let may_have_plan = query
+            .as_bytes()
+            .windows(7)
+            .any(|w| w.eq_ignore_ascii_case(b"EXPLAIN") || w.eq_ignore_ascii_case(b"PROFILE"));
+        let described = tokio::task::spawn_blocking(move || {
+            let info = engine.describe(&q, &p)?;
+            let plan = match may_have_plan {
+                true => engine.plan_description(&q, &p)?,
+                false => None,
+            };
+            Ok::<_, rhizome_common::Error>((info, plan))
+        })
+        .await
+        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
+        .map_err(|e| Failure::from_error(&e, &query))?;
+        let (info, plan) = described;
         let need = match (info.updating, user_commands::is_schema_command(&query)) {
             (false, _) => Need::Read,
             (true, false) => Need::Write,
@@ -1002,6 +1040,7 @@ impl Session {
             started,
             updating: info.updating,
             bookmark: None,
+            plan,
             entry: running,
             _registration: registration,
         };
@@ -1255,7 +1294,7 @@ impl Session {
         }
         if let Some(outcome) = &outcome {
             // EXPLAIN / PROFILE: the plan tree (drivers' summary.plan / .profile).
-            metadata.extend(crate::plan::summary_entries(outcome));
+            metadata.extend(crate::plan::summary_entries(outcome, result.plan.as_ref()));
         }
         PackValue::Map(metadata)
     }

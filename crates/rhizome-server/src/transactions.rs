@@ -10,6 +10,11 @@
 //! rolls back an explicit transaction that is between statements — the
 //! writer lock is free at once. The session then answers the client with
 //! `Neo.TransientError.Transaction.Terminated`.
+//!
+//! A BEGIN is listed from the moment it starts waiting for the database's
+//! writer lock, with the status `Blocked by: …` ([`BLOCKED`]); terminating
+//! it answers its client at once, and the lock, if the wait still gets
+//! it, is given back as soon as it does.
 
 use crate::admin::ServerResult;
 use crate::status::{codes, Failure};
@@ -64,7 +69,15 @@ pub struct Running {
     /// holds it on its thread and gives it back through [`Running::put`]).
     idle: Mutex<Option<Transaction>>,
     terminated: AtomicBool,
+    /// True while its BEGIN waits for the writer lock.
+    waiting: AtomicBool,
+    /// Woken by a termination (for a BEGIN that waits).
+    stopped: tokio::sync::Notify,
 }
+
+/// The `status` of a transaction whose BEGIN waits for the writer lock.
+pub const BLOCKED: &str =
+    "Blocked by: the database's writer lock (another write transaction holds it)";
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
@@ -102,6 +115,24 @@ impl Running {
         *lock(&self.current) = Current::default();
     }
 
+    /// Its BEGIN got the writer lock: `tx` is its transaction (rolled back
+    /// at once if it was terminated while it waited).
+    pub fn began(&self, tx: Transaction) {
+        self.waiting.store(false, Ordering::SeqCst);
+        self.put(Some(tx));
+    }
+
+    /// Returns once it is terminated.
+    pub async fn until_terminated(&self) {
+        loop {
+            let notified = self.stopped.notified();
+            if self.is_terminated() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
     /// Takes its explicit transaction to run a statement in (`None` if it
     /// was terminated or a statement has it).
     pub fn take(&self) -> Option<Transaction> {
@@ -129,6 +160,7 @@ impl Running {
     /// Stops it: marks it, stops its query, rolls back an idle transaction.
     fn terminate(&self) {
         self.terminated.store(true, Ordering::SeqCst);
+        self.stopped.notify_waiters();
         if let Some(buffer) = &lock(&self.current).buffer {
             buffer.close();
         }
@@ -147,6 +179,8 @@ impl Running {
         let elapsed = self.started.1.elapsed();
         let status = if self.is_terminated() {
             "Terminated with reason: Transaction terminated by user".to_string()
+        } else if self.waiting.load(Ordering::SeqCst) {
+            BLOCKED.to_string()
         } else {
             "Running".to_string()
         };
@@ -216,6 +250,22 @@ impl Transactions {
         owner: Owner,
         tx: Option<Transaction>,
     ) -> Registration {
+        self.listed(database, owner, tx, false)
+    }
+
+    /// Lists an explicit transaction whose BEGIN waits for the writer lock
+    /// (shown [`BLOCKED`]); [`Running::began`] hands it its transaction.
+    pub fn register_waiting(self: &Arc<Self>, database: &str, owner: Owner) -> Registration {
+        self.listed(database, owner, None, true)
+    }
+
+    fn listed(
+        self: &Arc<Self>,
+        database: &str,
+        owner: Owner,
+        tx: Option<Transaction>,
+        waiting: bool,
+    ) -> Registration {
         let number = self.next_transaction.fetch_add(1, Ordering::Relaxed) + 1;
         let entry = Arc::new(Running {
             number,
@@ -225,6 +275,8 @@ impl Transactions {
             current: Mutex::default(),
             idle: Mutex::new(tx),
             terminated: AtomicBool::new(false),
+            waiting: AtomicBool::new(waiting),
+            stopped: tokio::sync::Notify::new(),
         });
         lock(&self.running).insert(number, entry.clone());
         Registration {

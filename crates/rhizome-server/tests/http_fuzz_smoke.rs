@@ -1,7 +1,7 @@
 //! Stable-Rust fuzz smoke of the HTTP request decoding: random bytes,
 //! mutations of valid bodies and deep nesting through the body decoder
-//! (plain and typed parameters), the Authorization header parser and the
-//! plan-text reader. Nothing may panic.
+//! (plain and typed parameters) and the Authorization header parser.
+//! Nothing may panic.
 
 use rhizome_server::http::{auth, request};
 
@@ -93,16 +93,13 @@ fn deep_nesting_is_refused_not_overflowed() {
 }
 
 #[test]
-fn authorization_headers_and_plans_never_panic() {
+fn authorization_headers_never_panic() {
     let mut rng = Rng(42);
-    let alphabet = "Basic Bearer bmVvNGo6eA== :=é└─├│ [est. 1 rows] (a:L)-[r]->(b) AS x";
+    let alphabet = "Basic Bearer bmVvNGo6eA== :=é└─├│ (a:L)-[r]->(b) AS x";
     let chars: Vec<char> = alphabet.chars().collect();
     for _ in 0..5000 {
         let len = rng.below(40);
         let text: String = (0..len).map(|_| chars[rng.below(chars.len())]).collect();
         let _ = auth::parse_header(&text);
-        let _ = rhizome_server::plan::parse(&text);
-        let lines: String = text.replace(':', "\n");
-        let _ = rhizome_server::plan::parse(&lines);
     }
 }

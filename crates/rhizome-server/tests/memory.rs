@@ -143,3 +143,30 @@ async fn unwinding_a_long_range_streams_without_holding_the_list() {
         Ok(vec![vec![P::Int(3)]])
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_range_built_whole_is_charged_to_the_query() {
+    let server = start(ServerConfig {
+        memory_limit: Some(64 << 20),
+        ..no_auth()
+    })
+    .await;
+    let mut client = Client::ready(server.address).await;
+    for query in [
+        "RETURN size(range(1, 100000000)) AS n",
+        "WITH range(1, 100000000) AS l RETURN l[0] AS first",
+    ] {
+        let failure = client
+            .rows(query)
+            .await
+            .expect_err("a list of 100M values is over 64 MiB");
+        assert_eq!(code(&failure), format!("{:?}", P::from(OUT_OF_MEMORY)));
+        assert!(failure_text(Some(failure)).contains("memory limit"));
+    }
+    // Within the limit it runs, and the connection carries on.
+    assert_eq!(
+        client.rows("RETURN size(range(1, 1000)) AS n").await,
+        Ok(vec![vec![P::Int(1000)]])
+    );
+    assert_eq!(server.pool.as_ref().unwrap().used(), 0);
+}

@@ -195,3 +195,55 @@ async fn a_running_query_is_stopped_at_once() {
         .unwrap()
         .rollback();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_begin_waiting_for_the_writer_lock_is_listed_blocked_and_terminated() {
+    let server = start(no_auth()).await;
+    let mut holder = Client::ready(server.address).await;
+    let mut waiter = Client::ready(server.address).await;
+    let mut admin = Client::ready(server.address).await;
+    holder.send(0x11, vec![map([])]).await;
+    assert!(matches!(holder.receive().await, Some(P::Struct(0x70, _))));
+    assert!(holder.rows("CREATE (:Holder)").await.is_ok());
+    // The second BEGIN waits for the writer lock the first one holds.
+    waiter.send(0x11, vec![map([])]).await;
+    let listed = wait_for(&mut admin, |l| {
+        l.len() == 2 && l.iter().any(|(_, _, s)| s.starts_with("Blocked by: "))
+    })
+    .await;
+    let blocked: Vec<_> = listed
+        .iter()
+        .filter(|(_, _, s)| s.starts_with("Blocked by: "))
+        .collect();
+    assert_eq!(blocked.len(), 1, "{listed:?}");
+    assert!(blocked[0].2.contains("writer lock"), "{listed:?}");
+    let id = blocked[0].0.clone();
+    let stopped = Instant::now();
+    assert_eq!(
+        terminate(&mut admin, &id).await[0][2],
+        P::from("Transaction terminated.")
+    );
+    // Its client is told at once, well before the lock wait runs out.
+    let failure = waiter.receive().await.unwrap();
+    assert_eq!(code(&failure), format!("{:?}", P::from(TERMINATED)));
+    assert!(
+        stopped.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        stopped.elapsed()
+    );
+    let listed = wait_for(&mut admin, |l| l.len() == 1).await;
+    assert_eq!(listed[0].2, "Running");
+    // The holder is untouched and commits; then the lock is free (the
+    // abandoned wait gave back what it got).
+    holder.send(0x12, vec![]).await;
+    assert!(matches!(holder.receive().await, Some(P::Struct(0x70, _))));
+    waiter.reset().await;
+    waiter.send(0x11, vec![map([])]).await;
+    assert!(matches!(waiter.receive().await, Some(P::Struct(0x70, _))));
+    assert_eq!(
+        waiter.rows("MATCH (n:Holder) RETURN count(n)").await,
+        Ok(vec![vec![P::Int(1)]])
+    );
+    waiter.send(0x13, vec![]).await;
+    assert!(matches!(waiter.receive().await, Some(P::Struct(0x70, _))));
+}

@@ -77,6 +77,36 @@ pub fn is_empty(v: &Value) -> Result<Value> {
 /// Longest list `range` builds (protects memory against `range(0, 2^62)`).
 const MAX_RANGE: i128 = 1 << 28;
 
+/// How many elements `range(args)` makes, without making them: `None`
+/// unless every argument is an integer and the step is not zero (then
+/// [`range`] answers null or its error). Callers that hold a memory
+/// budget charge the list before [`range`] builds it.
+pub fn range_len(args: &[Value]) -> Option<usize> {
+    let mut ints = [0i64, 0, 1];
+    for (slot, arg) in ints.iter_mut().zip(args) {
+        match arg {
+            Value::Int(i) => *slot = *i,
+            _ => return None,
+        }
+    }
+    let [start, end, step] = ints;
+    (step != 0).then(|| {
+        range_count(start, end, step)
+            .try_into()
+            .unwrap_or(usize::MAX)
+    })
+}
+
+/// Elements from `start` to `end` inclusive by `step` (not zero).
+fn range_count(start: i64, end: i64, step: i64) -> i128 {
+    let span = end as i128 - start as i128;
+    if span != 0 && (span < 0) != (step < 0) {
+        0
+    } else {
+        span / step as i128 + 1
+    }
+}
+
 /// `range(start, end[, step])`: integers from `start` to `end` inclusive.
 /// A zero step is `ArgumentError: NumberOutOfRange`; a non-integer argument
 /// `ArgumentError: InvalidArgumentType`. Null arguments give null.
@@ -98,12 +128,7 @@ pub fn range(args: &[Value]) -> Result<Value> {
     if step == 0 {
         return Err(out_of_range("range() step must not be zero"));
     }
-    let span = end as i128 - start as i128;
-    let count = if span != 0 && (span < 0) != (step < 0) {
-        0
-    } else {
-        span / step as i128 + 1
-    };
+    let count = range_count(start, end, step);
     if count > MAX_RANGE {
         return Err(out_of_range(format!(
             "range() of {count} elements is too large"
@@ -122,6 +147,17 @@ mod tests {
 
     fn ints(v: &[i64]) -> Value {
         Value::List(v.iter().map(|i| Value::Int(*i)).collect())
+    }
+
+    #[test]
+    fn range_len_counts_without_building() {
+        let n = |v: &[i64]| range_len(&v.iter().map(|i| Value::Int(*i)).collect::<Vec<_>>());
+        assert_eq!(n(&[1, 100_000_000]), Some(100_000_000));
+        assert_eq!(n(&[10, 1]), Some(0));
+        assert_eq!(n(&[0, 10, 3]), Some(4));
+        assert_eq!(n(&[0, 10, 0]), None);
+        assert_eq!(n(&[i64::MIN, i64::MAX]), Some(usize::MAX));
+        assert_eq!(range_len(&[Value::Int(1), Value::Null]), None);
     }
 
     #[test]

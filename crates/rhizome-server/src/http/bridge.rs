@@ -20,8 +20,9 @@ use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Records asked for per PULL: bounds what one exchange holds.
-const BATCH: i64 = 1000;
+/// Records asked for per PULL: bounds what one exchange holds (and so
+/// what an HTTP answer holds at once while it streams).
+pub const BATCH: i64 = 1000;
 
 /// A Bolt session driven in memory.
 pub struct Bridge {
@@ -36,18 +37,6 @@ enum Reply {
     Record(PackValue),
     Failure(Failure),
     Ignored,
-}
-
-/// What a statement produced, as JSON.
-pub struct StatementOutput {
-    /// The column names.
-    pub fields: Vec<String>,
-    /// The rows as JSON text: arrays separated by commas (the inside of
-    /// the `values` array).
-    pub rows: Vec<u8>,
-    /// The summary metadata (counters as `stats`, `plan`, `profile`,
-    /// `bookmark`).
-    pub summary: PackValue,
 }
 
 impl Bridge {
@@ -146,17 +135,15 @@ impl Bridge {
         self.simple(&[0xB0, 0x13]).await.map(drop)
     }
 
-    /// Runs `statement` (on `db`, unless a transaction is open) and takes
-    /// all its rows, as JSON in `format`; fails once the rows' JSON would
-    /// exceed `max_bytes` (the statement is then stopped).
-    pub async fn run(
+    /// Sends RUN for `statement` (on `db`, unless a transaction is open);
+    /// the result's column names. Its rows then come from
+    /// [`Bridge::pull_batch`].
+    pub async fn start(
         &mut self,
         statement: &str,
         parameters: &BTreeMap<String, Value>,
         db: &str,
-        format: Format,
-        max_bytes: usize,
-    ) -> Result<StatementOutput, Failure> {
+    ) -> Result<Vec<String>, Failure> {
         let mut body = Vec::with_capacity(statement.len() + 64);
         packstream::write_struct_header(&mut body, 0x10, 3);
         packstream::write_string(&mut body, statement);
@@ -171,7 +158,7 @@ impl Bridge {
         }
         packstream::map([("db", db.into())]).encode(&mut body);
         let meta = self.simple(&body).await?;
-        let fields: Vec<String> = match meta.get("fields") {
+        Ok(match meta.get("fields") {
             Some(PackValue::List(items)) => items
                 .iter()
                 .map(|f| match f {
@@ -180,50 +167,44 @@ impl Bridge {
                 })
                 .collect(),
             _ => Vec::new(),
-        };
-        let mut pull = Vec::new();
+        })
+    }
+
+    /// Pulls the next [`BATCH`] records of the started statement and
+    /// appends them to `rows` as JSON arrays in `format`, each after a
+    /// comma unless it is the first (`written` counts the rows so far);
+    /// the summary once the result is complete.
+    pub async fn pull_batch(
+        &mut self,
+        format: Format,
+        rows: &mut Vec<u8>,
+        written: &mut u64,
+    ) -> Result<Option<PackValue>, Failure> {
+        let mut pull = Vec::with_capacity(16);
         PackValue::Struct(0x3F, vec![packstream::map([("n", BATCH.into())])]).encode(&mut pull);
-        let mut rows = Vec::new();
-        loop {
-            let replies = self.exchange(&pull).await?;
-            let mut done = None;
-            for reply in replies {
-                match reply {
-                    Reply::Record(PackValue::List(row)) => {
-                        if !rows.is_empty() {
-                            rows.push(b',');
-                        }
-                        let row =
-                            Json::Array(row.iter().map(|v| json::to_json(v, format)).collect());
-                        serde_json::to_writer(&mut rows, &row)
-                            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
-                        if rows.len() > max_bytes {
-                            return Err(Failure::new(
-                                codes::REQUEST_INVALID,
-                                format!(
-                                    "the answer is larger than http_max_result_bytes ({max_bytes} bytes): \
-                                     add a LIMIT, page with SKIP and LIMIT, or use Bolt, which streams"
-                                ),
-                            ));
-                        }
+        let replies = self.exchange(&pull).await?;
+        let mut done = None;
+        for reply in replies {
+            match reply {
+                Reply::Record(PackValue::List(row)) => {
+                    if *written > 0 {
+                        rows.push(b',');
                     }
-                    Reply::Record(_) | Reply::Ignored => {}
-                    Reply::Failure(f) => return Err(f),
-                    Reply::Success(meta) => {
-                        if meta.get("has_more") != Some(&PackValue::Bool(true)) {
-                            done = Some(meta);
-                        }
+                    *written += 1;
+                    let row = Json::Array(row.iter().map(|v| json::to_json(v, format)).collect());
+                    serde_json::to_writer(&mut *rows, &row)
+                        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
+                }
+                Reply::Record(_) | Reply::Ignored => {}
+                Reply::Failure(f) => return Err(f),
+                Reply::Success(meta) => {
+                    if meta.get("has_more") != Some(&PackValue::Bool(true)) {
+                        done = Some(meta);
                     }
                 }
             }
-            if let Some(summary) = done {
-                return Ok(StatementOutput {
-                    fields,
-                    rows,
-                    summary,
-                });
-            }
         }
+        Ok(done)
     }
 }
 

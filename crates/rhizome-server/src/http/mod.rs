@@ -11,8 +11,10 @@
 //! - any other `GET`: [`assets::lookup`], the hook for a web front end.
 //!
 //! Each request runs on a Bolt session in memory ([`bridge`]): the same
-//! role checks, commands, worker pool and status codes as Bolt.
+//! role checks, commands, worker pool and status codes as Bolt. Results
+//! are streamed ([`answer`]).
 
+pub mod answer;
 pub mod assets;
 pub mod auth;
 pub mod bridge;
@@ -22,9 +24,10 @@ pub mod tx;
 
 use crate::status::{codes, Failure};
 use crate::ServerShared;
-use bridge::{Bridge, StatementOutput};
+use answer::{whole, Body, Holder, Statement};
+use bridge::Bridge;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
@@ -56,24 +59,16 @@ pub struct HttpState {
     pub transactions: tx::Transactions,
     /// Issued bearer tokens.
     pub tokens: auth::Tokens,
-    /// Most bytes of one answer's rows.
-    pub max_result_bytes: usize,
     next_id: AtomicU64,
 }
 
 impl HttpState {
     /// The state of an HTTP listener of `shared`.
-    pub fn new(
-        shared: Arc<ServerShared>,
-        tx_timeout: Duration,
-        token_ttl: Duration,
-        max_result_bytes: usize,
-    ) -> HttpState {
+    pub fn new(shared: Arc<ServerShared>, tx_timeout: Duration, token_ttl: Duration) -> HttpState {
         HttpState {
             shared,
             transactions: tx::Transactions::new(tx_timeout),
             tokens: auth::Tokens::new(token_ttl),
-            max_result_bytes,
             next_id: AtomicU64::new(0),
         }
     }
@@ -197,7 +192,7 @@ where
 
 /// An answer that failed: HTTP status and Neo4j status code.
 #[derive(Debug)]
-struct HttpError {
+pub struct HttpError {
     status: StatusCode,
     failure: Failure,
 }
@@ -237,64 +232,12 @@ fn error_body(code: &str, message: &str) -> Json {
     json!({"errors": [{"code": code, "message": message}]})
 }
 
-fn respond(status: StatusCode, body: &Json, content_type: &'static str) -> Response<Full<Bytes>> {
+fn respond(status: StatusCode, body: &Json, content_type: &'static str) -> Response<Body> {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
-    let mut response = Response::new(Full::new(Bytes::from(bytes)));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    response
+    answer::response(status, whole(bytes), content_type)
 }
 
-/// A Query API answer: `data` (fields and the rows' JSON text, if a
-/// statement ran) followed by the other entries.
-struct Answer {
-    data: Option<(Vec<String>, Vec<u8>)>,
-    rest: Map<String, Json>,
-}
-
-impl Answer {
-    fn new() -> Answer {
-        Answer {
-            data: None,
-            rest: Map::new(),
-        }
-    }
-
-    fn insert(&mut self, key: &str, value: Json) {
-        self.rest.insert(key.to_string(), value);
-    }
-
-    fn respond(self, status: StatusCode, content_type: &'static str) -> Response<Full<Bytes>> {
-        let mut out = Vec::with_capacity(64 + self.data.as_ref().map_or(0, |d| d.1.len()));
-        out.push(b'{');
-        if let Some((fields, rows)) = &self.data {
-            out.extend_from_slice(b"\"data\":{\"fields\":");
-            let _ = serde_json::to_writer(&mut out, fields);
-            out.extend_from_slice(b",\"values\":[");
-            out.extend_from_slice(rows);
-            out.extend_from_slice(b"]}");
-        }
-        for (key, value) in &self.rest {
-            if out.len() > 1 {
-                out.push(b',');
-            }
-            let _ = serde_json::to_writer(&mut out, key);
-            out.push(b':');
-            let _ = serde_json::to_writer(&mut out, value);
-        }
-        out.push(b'}');
-        let mut response = Response::new(Full::new(Bytes::from(out)));
-        *response.status_mut() = status;
-        response
-            .headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-        response
-    }
-}
-
-fn error_response(e: HttpError) -> Response<Full<Bytes>> {
+fn error_response(e: HttpError) -> Response<Body> {
     respond(
         e.status,
         &error_body(e.failure.code, &e.failure.message),
@@ -330,7 +273,7 @@ async fn handle(
     state: Arc<HttpState>,
     request: Request<Incoming>,
     peer: SocketAddr,
-) -> Response<Full<Bytes>> {
+) -> Response<Body> {
     let id = state.next_id.fetch_add(1, Ordering::Relaxed) + 1;
     let who = format!("http-{id} {peer}");
     match dispatch(&state, request, &who).await {
@@ -340,10 +283,10 @@ async fn handle(
 }
 
 async fn dispatch(
-    state: &HttpState,
+    state: &Arc<HttpState>,
     request: Request<Incoming>,
     who: &str,
-) -> Result<Response<Full<Bytes>>, HttpError> {
+) -> Result<Response<Body>, HttpError> {
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let not_allowed = |allowed: &str| {
@@ -370,11 +313,11 @@ async fn dispatch(
         }
         (Route::Tx(db, id), &Method::POST) => {
             let call = Call::read(state, request, who, true).await?;
-            call.in_tx(state, db, id, false).await
+            call.in_tx(state, db, id, false, who).await
         }
         (Route::Commit(db, id), &Method::POST) => {
             let call = Call::read(state, request, who, false).await?;
-            call.in_tx(state, db, id, true).await
+            call.in_tx(state, db, id, true, who).await
         }
         (Route::Tx(db, id), &Method::DELETE) => {
             let call = Call::read(state, request, who, false).await?;
@@ -414,7 +357,7 @@ async fn dispatch(
         (Route::Token, _) => Err(not_allowed("POST or DELETE")),
         (Route::Other, &Method::GET | &Method::HEAD) => match assets::lookup(&path) {
             Some(asset) => {
-                let mut response = Response::new(Full::new(Bytes::from_static(asset.body)));
+                let mut response = Response::new(whole(Bytes::from_static(asset.body)));
                 response
                     .headers_mut()
                     .insert(CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
@@ -521,76 +464,56 @@ impl Call {
         }
     }
 
-    async fn run(
-        &self,
-        bridge: &mut Bridge,
-        db: &str,
-        max_bytes: usize,
-    ) -> Result<Option<StatementOutput>, Failure> {
-        match &self.body.statement {
-            Some(statement) => bridge
-                .run(statement, &self.body.parameters, db, self.format, max_bytes)
-                .await
-                .map(Some),
-            None => Ok(None),
-        }
+    /// The request's statement, if it has one.
+    fn statement<'a>(&'a self, db: &'a str) -> Option<Statement<'a>> {
+        self.body.statement.as_deref().map(|text| Statement {
+            text,
+            parameters: &self.body.parameters,
+            db,
+            format: self.format,
+            include_counters: self.body.include_counters,
+        })
     }
 
     async fn autocommit(
         self,
-        state: &HttpState,
+        state: &Arc<HttpState>,
         db: &str,
         who: &str,
-    ) -> Result<Response<Full<Bytes>>, HttpError> {
-        let mut bridge = Bridge::new(&state.shared, &self.user, who.to_string());
-        let output = self.run(&mut bridge, db, state.max_result_bytes).await?;
-        let mut answer = Answer::new();
-        let mut bookmarks = Vec::new();
-        if let Some(output) = output {
-            if let Some(crate::packstream::PackValue::String(b)) = output.summary.get("bookmark") {
-                bookmarks.push(b.clone());
-            }
-            self.fill(&mut answer, output);
-        }
-        answer.insert("bookmarks", json!(bookmarks));
-        Ok(answer.respond(StatusCode::ACCEPTED, self.content_type()))
-    }
-
-    /// `data`, `counters` and plan of one statement's output.
-    fn fill(&self, answer: &mut Answer, output: StatementOutput) {
-        if self.body.include_counters {
-            answer.insert("counters", counters(&output.summary));
-        }
-        if let Some(plan) = output.summary.get("plan") {
-            answer.insert("queryPlan", plan_json(plan));
-        }
-        if let Some(plan) = output.summary.get("profile") {
-            answer.insert("profiledQueryPlan", plan_json(plan));
-        }
-        answer.data = Some((output.fields, output.rows));
+    ) -> Result<Response<Body>, HttpError> {
+        let bridge = Bridge::new(&state.shared, &self.user, who.to_string());
+        let holder = Holder::Autocommit(bridge);
+        answer::answer(
+            state.clone(),
+            holder,
+            self.statement(db),
+            self.content_type(),
+            who,
+        )
+        .await
     }
 
     async fn open_tx(
         self,
-        state: &HttpState,
+        state: &Arc<HttpState>,
         db: &str,
         who: &str,
-    ) -> Result<Response<Full<Bytes>>, HttpError> {
+    ) -> Result<Response<Body>, HttpError> {
         let mut bridge = Bridge::new(&state.shared, &self.user, who.to_string());
         bridge.begin(db).await?;
-        let output = self.run(&mut bridge, db, state.max_result_bytes).await?;
-        let (id, tx) = state.transactions.insert(bridge, &self.user, db);
-        let expires = tx.lock().await.expires;
-        let mut answer = Answer::new();
-        if let Some(output) = output {
-            self.fill(&mut answer, output);
-        }
-        answer.insert("bookmarks", json!([]));
-        answer.insert(
-            "transaction",
-            json!({"id": id, "expires": tx::rfc3339(expires)}),
-        );
-        Ok(answer.respond(StatusCode::ACCEPTED, self.content_type()))
+        let holder = Holder::Opening {
+            bridge,
+            user: self.user.clone(),
+            db: db.to_string(),
+        };
+        answer::answer(
+            state.clone(),
+            holder,
+            self.statement(db),
+            self.content_type(),
+            who,
+        )
+        .await
     }
 
     async fn find_tx(
@@ -629,51 +552,28 @@ impl Call {
 
     async fn in_tx(
         self,
-        state: &HttpState,
+        state: &Arc<HttpState>,
         db: &str,
         id: &str,
         commit: bool,
-    ) -> Result<Response<Full<Bytes>>, HttpError> {
+        who: &str,
+    ) -> Result<Response<Body>, HttpError> {
         let handle = self.find_tx(state, db, id).await?;
-        let mut tx = handle.lock().await;
+        let tx = handle.lock_owned().await;
         let db_name = tx.db.clone();
-        let outcome = async {
-            let output = self
-                .run(&mut tx.bridge, &db_name, state.max_result_bytes)
-                .await?;
-            let bookmark = if commit {
-                tx.bridge.commit().await?
-            } else {
-                None
-            };
-            Ok::<_, Failure>((output, bookmark))
-        }
-        .await;
-        let (output, bookmark) = match outcome {
-            Ok(done) => done,
-            Err(failure) => {
-                // A failed statement rolled the transaction back.
-                drop(tx);
-                state.transactions.remove(id);
-                return Err(failure.into());
-            }
+        let holder = Holder::InTx {
+            tx,
+            id: id.to_string(),
+            commit,
         };
-        let mut answer = Answer::new();
-        if let Some(output) = output {
-            self.fill(&mut answer, output);
-        }
-        answer.insert("bookmarks", json!(bookmark.into_iter().collect::<Vec<_>>()));
-        if commit {
-            drop(tx);
-            state.transactions.remove(id);
-            return Ok(answer.respond(StatusCode::OK, self.content_type()));
-        }
-        tx.expires = Instant::now() + state.transactions.timeout();
-        answer.insert(
-            "transaction",
-            json!({"id": id, "expires": tx::rfc3339(tx.expires)}),
-        );
-        Ok(answer.respond(StatusCode::ACCEPTED, self.content_type()))
+        answer::answer(
+            state.clone(),
+            holder,
+            self.statement(&db_name),
+            self.content_type(),
+            who,
+        )
+        .await
     }
 
     async fn rollback(
@@ -681,7 +581,7 @@ impl Call {
         state: &HttpState,
         db: &str,
         id: &str,
-    ) -> Result<Response<Full<Bytes>>, HttpError> {
+    ) -> Result<Response<Body>, HttpError> {
         let handle = self.find_tx(state, db, id).await?;
         let mut tx = handle.lock().await;
         let result = tx.bridge.rollback().await;

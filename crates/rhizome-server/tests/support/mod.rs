@@ -12,6 +12,8 @@ use tokio::net::TcpStream;
 
 pub struct Running {
     pub address: SocketAddr,
+    /// The HTTP address, if the configuration asked for HTTP.
+    pub http: Option<SocketAddr>,
     pub engine: Engine,
     pub stop: rhizome_server::ShutdownHandle,
     pub task: tokio::task::JoinHandle<()>,
@@ -33,11 +35,13 @@ pub async fn start(config: ServerConfig) -> Running {
     };
     let server = Server::bind(&config, engine.clone()).await.unwrap();
     let address = server.local_addr();
+    let http = server.http_addr();
     let stop = server.shutdown_handle();
     let pool = server.memory_pool();
     let task = tokio::spawn(server.run());
     Running {
         address,
+        http,
         engine,
         stop,
         task,

@@ -14,9 +14,13 @@
 # RHIZOME_WEB_RELEASE=1 serves from a release build, and then the
 # click-to-first-frame time is held to its limit too (see docs/web.md).
 #
-# The performance steps only report (RHIZOME_WEB_PERF_REPORT_ONLY=1, the
-# default here) until panning a 10,000-node graph meets its 100 ms frame
-# limit: today it does not (issue 24 stays open). Set it to 0 to enforce.
+# The performance limits (first frame 5 s, pan frame p95 100 ms) only
+# report (RHIZOME_WEB_PERF_REPORT_ONLY=1, the default here): the page no
+# longer redraws while panning, so the pan frame time is the browser's own
+# compositing cost, the same for a 20-node graph as for 10,000 nodes, and on
+# a loaded 2-core machine that alone exceeds 100 ms (see docs/web.md). Set it
+# to 0 to enforce them. That no renderer frame is drawn while dragging, and
+# that the camera follows the drag, are always enforced.
 set -euo pipefail
 export RHIZOME_WEB_PERF_REPORT_ONLY="${RHIZOME_WEB_PERF_REPORT_ONLY:-1}"
 

@@ -7,6 +7,7 @@ import Graph from "graphology";
 import Sigma from "sigma";
 import forceAtlas2 from "graphology-layout-forceatlas2";
 import FA2Layout from "graphology-layout-forceatlas2/worker";
+import { assignLayoutChanges } from "graphology-layout-forceatlas2/helpers.js";
 import { format, walkEntities } from "./values.js";
 
 const PALETTE = [
@@ -16,6 +17,35 @@ const PALETTE = [
 const CAPTION_KEYS = ["name", "title", "caption", "label", "displayName", "id", "code"];
 /** Above this many relationships, edges are hidden while the camera moves and edge events are off. */
 const BIG_GRAPH_EDGES = 5000;
+/** Above this many nodes, the layout's positions reach the graph (and the renderer) at most every LAYOUT_UPDATE_MS. */
+const BIG_LAYOUT_NODES = 2000;
+const LAYOUT_UPDATE_MS = 250;
+
+/**
+ * Makes a ForceAtlas2 worker supervisor copy the worker's positions into the
+ * graph at most every `ms` milliseconds instead of after every iteration:
+ * each copy makes sigma reprocess and redraw the whole graph, which for a
+ * big graph under software rendering takes longer than an iteration, so
+ * copying every one would keep the page busy redrawing. The worker keeps
+ * iterating in between; skipped positions are superseded by later ones.
+ */
+function throttleLayoutUpdates(layout, ms) {
+  let appliedAt = -Infinity;
+  layout.worker.removeEventListener("message", layout.handleMessage);
+  // The supervisor listens with `handleMessage` on every worker it spawns.
+  layout.handleMessage = (event) => {
+    if (!layout.running) return;
+    const matrix = new Float32Array(event.data.nodes);
+    const now = performance.now();
+    if (now - appliedAt >= ms) {
+      assignLayoutChanges(layout.graph, matrix, null);
+      appliedAt = now;
+    }
+    layout.matrices.nodes = matrix;
+    layout.askForIterations();
+  };
+  layout.worker.addEventListener("message", layout.handleMessage);
+}
 
 /** The caption of a node: a name-like property, else its first label. */
 export function captionOf(n) {
@@ -40,7 +70,7 @@ export class GraphView {
     this.renderer = null;
     this.layout = null;
     this.layoutTimer = null;
-    this.metrics = { shownAt: 0, firstFrameMs: null, frames: 0, lastRenderMs: 0 };
+    this.metrics = { shownAt: 0, firstFrameMs: null, frames: 0, lastRenderAt: 0 };
     this.el.layoutButton.addEventListener("click", () => (this.layoutRunning() ? this.stopLayout() : this.startLayout(4000)));
   }
 
@@ -55,7 +85,7 @@ export class GraphView {
     this.destroy();
     this.graph = new Graph({ multi: true, allowSelfLoops: true, type: "directed" });
     this.entities.clear();
-    this.metrics = { shownAt: performance.now(), firstFrameMs: null, frames: 0, lastRenderMs: 0 };
+    this.metrics = { shownAt: performance.now(), firstFrameMs: null, frames: 0, lastRenderAt: 0 };
     this.merge(result.rows, null);
     if (visible) this.ensureRenderer();
   }
@@ -132,6 +162,7 @@ export class GraphView {
     renderer.on("afterRender", () => {
       const m = this.metrics;
       m.frames++;
+      m.lastRenderAt = performance.now();
       if (m.firstFrameMs === null && this.graph.order > 0) {
         m.firstFrameAt = performance.now();
         m.firstFrameMs = m.firstFrameAt - m.shownAt;
@@ -149,6 +180,7 @@ export class GraphView {
       if (n) this.onExpand(n);
     });
     this.enableDrag(renderer);
+    this.enablePicturePan(renderer);
     this.updateStats();
     if (this.metrics.firstFrameMs !== null) this.startLayout(this.layoutBudget());
   }
@@ -182,6 +214,72 @@ export class GraphView {
     });
   }
 
+  /**
+   * Panning moves the drawn picture, not the camera: while the mouse drags
+   * the background, the renderer's canvases are shifted with a CSS transform
+   * (the compositor moves them; nothing is redrawn and no WebGL pixel is read
+   * back for hover picking), and on release the camera takes the shift and
+   * draws once. Under software rendering a sigma frame of a big graph costs
+   * hundreds of milliseconds; a moved picture costs one composited frame.
+   * Dragging a node and clicks are left to sigma.
+   */
+  enablePicturePan(renderer) {
+    const container = this.el.container;
+    const canvases = Object.values(renderer.getCanvases());
+    let pan = null; // { x0, y0, dx, dy } while the background is dragged
+    let swallowClick = false;
+    const shift = (dx, dy) => {
+      const t = dx || dy ? `translate(${dx}px, ${dy}px)` : "";
+      for (const c of canvases) c.style.transform = t;
+    };
+    const onDown = (e) => {
+      if (e.button !== 0) return;
+      const box = container.getBoundingClientRect();
+      const at = { x: e.clientX - box.left, y: e.clientY - box.top };
+      if (renderer.getNodeAtPosition(at)) return; // sigma drags the node
+      pan = { x0: e.clientX, y0: e.clientY, dx: 0, dy: 0, box };
+    };
+    const onMove = (e) => {
+      if (!pan) return;
+      // Sigma never sees the move: it would pan its camera (a full redraw)
+      // and pick the hovered node (a synchronous GPU read) on every event.
+      e.stopPropagation();
+      pan.dx = e.clientX - pan.x0;
+      pan.dy = e.clientY - pan.y0;
+      shift(pan.dx, pan.dy);
+    };
+    const onUp = () => {
+      if (!pan) return;
+      const { x0, y0, dx, dy, box } = pan;
+      pan = null;
+      if (!dx && !dy) return;
+      swallowClick = true;
+      setTimeout(() => (swallowClick = false), 0);
+      const from = renderer.viewportToFramedGraph({ x: x0 - box.left, y: y0 - box.top });
+      const to = renderer.viewportToFramedGraph({ x: x0 - box.left + dx, y: y0 - box.top + dy });
+      const camera = renderer.getCamera();
+      const state = camera.getState();
+      // The shift is undone in the same frame that draws the moved camera.
+      renderer.once("afterRender", () => shift(0, 0));
+      camera.setState({ x: state.x + from.x - to.x, y: state.y + from.y - to.y });
+    };
+    const onClick = (e) => {
+      // The click that ends a pan is no click on the stage (nor half of a double-click).
+      if (swallowClick) e.stopPropagation();
+    };
+    container.addEventListener("mousedown", onDown, { capture: true });
+    container.addEventListener("click", onClick, { capture: true });
+    window.addEventListener("mousemove", onMove, { capture: true });
+    window.addEventListener("mouseup", onUp, { capture: true });
+    this.unbindPicturePan = () => {
+      container.removeEventListener("mousedown", onDown, { capture: true });
+      container.removeEventListener("click", onClick, { capture: true });
+      window.removeEventListener("mousemove", onMove, { capture: true });
+      window.removeEventListener("mouseup", onUp, { capture: true });
+      shift(0, 0);
+    };
+  }
+
   layoutRunning() {
     return !!(this.layout && this.layout.isRunning());
   }
@@ -193,6 +291,7 @@ export class GraphView {
     const settings = forceAtlas2.inferSettings(this.graph);
     settings.barnesHutOptimize = this.graph.order > 500;
     this.layout = new FA2Layout(this.graph, { settings });
+    if (this.graph.order > BIG_LAYOUT_NODES) throttleLayoutUpdates(this.layout, LAYOUT_UPDATE_MS);
     this.layout.start();
     // A big graph's edges cost most of a frame under software rendering:
     // they are hidden while the layout moves the nodes, drawn when it stops.
@@ -303,6 +402,7 @@ export class GraphView {
   destroy() {
     this.stopLayout();
     this.edgesHidden = false;
+    if (this.unbindPicturePan) this.unbindPicturePan(), (this.unbindPicturePan = null);
     if (this.renderer) {
       this.renderer.kill();
       this.renderer = null;

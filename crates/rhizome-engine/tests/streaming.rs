@@ -222,3 +222,51 @@ fn a_streamed_result_is_not_bounded_by_the_memory_limit() {
         .unwrap();
     assert_eq!(count.0.load(Ordering::Relaxed), 1_000_000);
 }
+
+/// Counts rows and says it keeps them, as a client building the whole
+/// result does.
+#[derive(Default)]
+struct Keeping(AtomicUsize);
+
+impl RowReceiver for Keeping {
+    fn receive(&self, block: &mut RowBlock) -> Result<()> {
+        self.0.fetch_add(block.len(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn keeps_rows(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_receiver_that_keeps_rows_is_bounded_by_the_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::empty_engine(dir.path());
+    let pool = WorkerPool::new(2);
+    let limited = QueryOptions {
+        memory_limit: Some(1 << 20),
+        ..options(&pool, 2)
+    };
+    let query = "UNWIND range(1, 1000000) AS x RETURN x, x + 1";
+    let error = engine
+        .execute_streaming(
+            query,
+            BTreeMap::new(),
+            &limited,
+            Arc::new(Keeping::default()),
+        )
+        .unwrap_err();
+    assert_eq!(error.kind, ErrorKind::QueryAborted, "{error}");
+    assert_eq!(error.code, Some(rhizome_exec::context::OUT_OF_MEMORY));
+    let small = Arc::new(Keeping::default());
+    engine
+        .execute_streaming(
+            "UNWIND range(1, 1000) AS x RETURN x",
+            BTreeMap::new(),
+            &limited,
+            small.clone(),
+        )
+        .unwrap();
+    assert_eq!(small.0.load(Ordering::Relaxed), 1000);
+}

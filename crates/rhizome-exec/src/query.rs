@@ -141,7 +141,8 @@ pub fn execute(
 /// Runs `plan` like [`execute`] but hands the result rows to `receiver`
 /// as the workers produce them (see [`RowReceiver`] for their order); the
 /// result returned has no rows. Streamed rows are not charged to the
-/// memory limit: the query holds only one block per worker.
+/// memory limit (the query holds only one block per worker) unless the
+/// receiver keeps them ([`RowReceiver::keeps_rows`]).
 pub fn execute_streaming(
     plan: &Plan,
     snapshot: Snapshot,

@@ -22,6 +22,14 @@ pub trait RowReceiver: Send + Sync {
     /// Takes one block of rows. An error stops the query, which then fails
     /// with that error.
     fn receive(&self, block: &mut RowBlock) -> Result<()>;
+
+    /// True if the receiver keeps what it receives until the query ends
+    /// (a client library building the whole result in its own form):
+    /// the rows then count against the query's memory limit as collected
+    /// rows do. False (the default) for a receiver that passes rows on.
+    fn keeps_rows(&self) -> bool {
+        false
+    }
 }
 
 /// A block of result rows: row-major values, `width` per row.

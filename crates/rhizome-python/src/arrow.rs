@@ -1,7 +1,10 @@
 //! Result columns as Arrow arrays, handed to pyarrow through the Arrow C
 //! stream interface (the `__arrow_c_stream__` PyCapsule protocol).
 //!
-//! Each column is built in one pass over the rows; its type comes from its values: integers become `int64`,
+//! Integer, float, boolean and string columns are Arrow arrays already
+//! (built while the statement ran, see `columns`). The columns kept as
+//! `Value`s are built here in one pass; their type comes from their
+//! values: integers become `int64`,
 //! numbers with a float among them `double`, strings `utf8` (`large_utf8`
 //! past 2 GiB), booleans `bool`, dates `date32`, local times `time64[ns]`,
 //! date-times `timestamp[ns]` (with the zone or offset they share, else
@@ -26,7 +29,6 @@ use arrow_schema::{ArrowError, Field, Schema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use rhizome_common::Value;
-use rhizome_engine::Rows;
 use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
 
@@ -294,146 +296,32 @@ impl ColumnBuilder {
     }
 }
 
-/// The columns of a result that Arrow types hold, as record batches of
-/// consecutive rows, and the indexes of the columns left for Python.
-pub(crate) struct NativeColumns {
-    /// The batches (columns in result order, the Python ones left out).
-    pub batches: Vec<RecordBatch>,
-    /// Indexes of the columns not in `batch`.
-    pub python: Vec<usize>,
-}
-
-/// The columns of `rows` in one pass: the arrays that Arrow types hold, or
-/// `None` for a column that needs Python objects.
-fn build<'r>(
-    width: usize,
-    rows: impl ExactSizeIterator<Item = &'r [Value]>,
-) -> Vec<Option<ArrayRef>> {
-    let count = rows.len();
-    let mut builders: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(count)).collect();
-    for row in rows {
-        for (builder, value) in builders.iter_mut().zip(row) {
-            if !builder.is_python() {
-                builder.push(value);
-            }
+/// The Arrow array of a column kept as `Value`s (built with the GIL
+/// released), or `None` if no Arrow type holds it and it has to go
+/// through Python objects.
+pub(crate) fn values_array(values: &[Value]) -> Option<ArrayRef> {
+    let mut builder = ColumnBuilder::new(values.len());
+    for value in values {
+        builder.push(value);
+        if builder.is_python() {
+            return None;
         }
     }
-    builders.into_iter().map(ColumnBuilder::finish).collect()
+    builder.finish()
 }
 
-/// Results smaller than this are converted on the calling thread alone.
-const PARALLEL_ROWS: usize = 1 << 18;
-
-/// Builds the native columns of rows `start..` of `rows` (call it without
-/// the GIL). A large result is cut into one range per core, each built on
-/// a scoped thread into a batch of its own; if the ranges disagree on a
-/// column's type (integers in one, floats in another), the whole is built
-/// again in one range.
-pub(crate) fn native_columns(
-    names: &[String],
-    rows: &Rows,
-    start: usize,
-) -> Result<NativeColumns, ArrowError> {
-    let count = rows.len().saturating_sub(start);
-    let parts = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4)
-        .min(count / PARALLEL_ROWS)
-        .max(1);
-    if parts > 1 {
-        let chunk = count.div_ceil(parts);
-        let built: Vec<Vec<Option<ArrayRef>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (1..parts)
-                .map(|part| {
-                    let from = start + part * chunk;
-                    let len = chunk.min(rows.len() - from);
-                    scope.spawn(move || build(names.len(), rows.iter().skip(from).take(len)))
-                })
-                .collect();
-            let mut built = vec![build(names.len(), rows.iter().skip(start).take(chunk))];
-            for handle in handles {
-                built.push(handle.join().unwrap_or_default());
-            }
-            built
-        });
-        let first = &built[0];
-        let agree = built.iter().all(|part| {
-            part.len() == names.len()
-                && part.iter().zip(first).all(|(a, b)| match (a, b) {
-                    (Some(a), Some(b)) => a.data_type() == b.data_type(),
-                    _ => false,
-                })
-        });
-        if agree {
-            let mut parts = built.into_iter();
-            let head = batch(names, parts.next().unwrap_or_default(), chunk)?;
-            let mut batches = vec![head.batch];
-            for part in parts {
-                let len = part.first().and_then(|a| a.as_ref()).map_or(0, |a| a.len());
-                batches.push(batch(names, part, len)?.batch);
-            }
-            return Ok(NativeColumns {
-                batches,
-                python: Vec::new(),
-            });
-        }
-    }
-    let whole = batch(names, build(names.len(), rows.iter().skip(start)), count)?;
-    Ok(NativeColumns {
-        batches: vec![whole.batch],
-        python: whole.python,
-    })
-}
-
-/// One record batch of `rows` rows from built columns.
-struct Batch {
-    batch: RecordBatch,
-    python: Vec<usize>,
-}
-
-fn batch(
-    names: &[String],
-    columns: Vec<Option<ArrayRef>>,
+/// A record batch of `rows` rows from named arrays.
+pub(crate) fn record_batch(
+    columns: Vec<(&str, ArrayRef)>,
     rows: usize,
-) -> Result<Batch, ArrowError> {
-    let mut fields = Vec::new();
-    let mut arrays = Vec::new();
-    let mut python = Vec::new();
-    for (column, (name, array)) in names.iter().zip(columns).enumerate() {
-        match array {
-            Some(array) => {
-                fields.push(Field::new(name, array.data_type().clone(), true));
-                arrays.push(array);
-            }
-            None => python.push(column),
-        }
-    }
+) -> Result<RecordBatch, ArrowError> {
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|(name, array)| Field::new(*name, array.data_type().clone(), true))
+        .collect();
+    let arrays = columns.into_iter().map(|(_, array)| array).collect();
     let options = RecordBatchOptions::new().with_row_count(Some(rows));
-    let batch = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)?;
-    Ok(Batch { batch, python })
-}
-
-/// Drops `rows` on as many threads as [`native_columns`] used (freeing a
-/// large result's values is a sizeable share of handing it to Arrow).
-pub(crate) fn drop_rows(rows: Rows) {
-    let count = rows.len();
-    let parts = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4)
-        .min(count / PARALLEL_ROWS)
-        .max(1);
-    let mut blocks: Vec<Vec<Value>> = rows.into_blocks().collect();
-    if parts == 1 {
-        return;
-    }
-    let per = blocks.len().div_ceil(parts);
-    std::thread::scope(|scope| {
-        while blocks.len() > per {
-            let tail = blocks.split_off(blocks.len() - per);
-            scope.spawn(move || drop(tail));
-        }
-        drop(std::mem::take(&mut blocks));
-    });
+    RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)
 }
 
 /// A record batch offered to pyarrow as an Arrow C stream (once).

@@ -1,11 +1,12 @@
 //! `rhizome.Database`, `Connection` and `Transaction`: the embedded engine
 //! opened from Python.
 
+use crate::columns::ColumnReceiver;
 use crate::errors::{to_py_err, IntoPyResult};
 use crate::result::QueryResult;
 use crate::running::run_released;
 use crate::values;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 use rhizome_common::{Error, ErrorKind};
@@ -21,13 +22,51 @@ use std::time::Duration;
 struct Handle {
     engine: RwLock<Option<Engine>>,
     read_only: bool,
+    /// Most bytes one statement may hold (see [`memory_limit`]).
+    memory_limit: Option<usize>,
+}
+
+/// The per-statement memory limit `Database(memory_limit=...)` asks for:
+/// bytes as an `int` or a size such as `"512MiB"` / `"2GB"` (as the
+/// command line's `--memory-limit`), or by default half the memory of the
+/// machine or container, as the command line and the server default to.
+fn memory_limit(limit: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
+    let Some(limit) = limit else {
+        return Ok(rhizome_common::memory::share_of_memory(
+            rhizome_common::memory::DEFAULT_QUERY_SHARE,
+        ));
+    };
+    if limit.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(PyTypeError::new_err(
+            "memory_limit must be a number of bytes or a size such as '512MiB', not a bool",
+        ));
+    }
+    if let Ok(text) = limit.extract::<String>() {
+        return rhizome_common::memory::parse_size(&text)
+            .map(Some)
+            .map_err(|e| PyValueError::new_err(format!("memory_limit: {e}")));
+    }
+    match limit.extract::<i128>() {
+        Ok(bytes) if bytes >= 1 => Ok(Some(usize::try_from(bytes).unwrap_or(usize::MAX))),
+        Ok(bytes) => Err(PyValueError::new_err(format!(
+            "memory_limit must be at least 1 byte, not {bytes}"
+        ))),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "memory_limit must be a number of bytes or a size such as '512MiB', not {}",
+            limit.get_type().name()?
+        ))),
+    }
 }
 
 fn closed(what: &str) -> Error {
     Error::new(ErrorKind::ArgumentError, format!("the {what} is closed"))
 }
 
-fn options(cancel: &Arc<CancelToken>, timeout: Option<f64>) -> PyResult<QueryOptions> {
+fn options(
+    cancel: &Arc<CancelToken>,
+    timeout: Option<f64>,
+    memory_limit: Option<usize>,
+) -> PyResult<QueryOptions> {
     let timeout = match timeout {
         None => None,
         Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
@@ -40,15 +79,17 @@ fn options(cancel: &Arc<CancelToken>, timeout: Option<f64>) -> PyResult<QueryOpt
     Ok(QueryOptions {
         cancel: Some(cancel.clone()),
         timeout,
+        memory_limit,
         ..QueryOptions::default()
     })
 }
 
 impl Handle {
-    fn new(engine: Engine, read_only: bool) -> Handle {
+    fn new(engine: Engine, read_only: bool, memory_limit: Option<usize>) -> Handle {
         Handle {
             engine: RwLock::new(Some(engine)),
             read_only,
+            memory_limit,
         }
     }
 
@@ -73,7 +114,7 @@ impl Handle {
         let engine = self.engine(py, what)?;
         let params = values::parameters(parameters)?;
         let cancel = CancelToken::root();
-        let options = options(&cancel, timeout)?;
+        let options = options(&cancel, timeout, self.memory_limit)?;
         let read_only = self.read_only;
         let query = query.to_string();
         let outcome = run_released(py, &cancel, move || {
@@ -84,11 +125,13 @@ impl Handle {
                 )
                 .with_code("AccessMode"));
             }
-            let result = engine.execute(&query, params, &options)?;
-            Ok((result, engine.database().snapshot()))
+            let receiver = Arc::new(ColumnReceiver::new());
+            let result = engine.execute_streaming(&query, params, &options, receiver.clone())?;
+            let columns = receiver.finish(result.columns.len());
+            Ok((result, columns, engine.database().snapshot()))
         })?;
-        let (result, snapshot) = outcome.py_err(py)?;
-        Ok(QueryResult::new(result, snapshot))
+        let (result, columns, snapshot) = outcome.py_err(py)?;
+        Ok(QueryResult::new(result, columns, snapshot))
     }
 
     fn transaction(&self, py: Python<'_>, what: &str) -> PyResult<Transaction> {
@@ -107,6 +150,7 @@ impl Handle {
         let txn = run_released(py, &cancel, move || engine.begin())?.py_err(py)?;
         Ok(Transaction {
             txn: Arc::new(Mutex::new(Some(txn))),
+            memory_limit: self.memory_limit,
         })
     }
 }
@@ -140,8 +184,9 @@ fn open(path: &Path, read_only: bool) -> rhizome_common::Result<Engine> {
 
 /// A database directory opened in this process. `Database(path)` creates an
 /// empty database if `path` does not exist; `read_only=True` refuses every
-/// statement that writes. Share one `Database` between threads: queries
-/// run in parallel (the GIL is released while they run).
+/// statement that writes; `memory_limit` caps what one statement may hold
+/// (default: half the memory). Share one `Database` between threads:
+/// queries run in parallel (the GIL is released while they run).
 #[pyclass(module = "rhizome", frozen)]
 pub(crate) struct Database {
     handle: Handle,
@@ -151,13 +196,26 @@ pub(crate) struct Database {
 #[pymethods]
 impl Database {
     #[new]
-    #[pyo3(signature = (path, read_only = false))]
-    fn new(py: Python<'_>, path: PathBuf, read_only: bool) -> PyResult<Database> {
+    #[pyo3(signature = (path, read_only = false, *, memory_limit = None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        read_only: bool,
+        memory_limit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Database> {
+        let limit = self::memory_limit(memory_limit)?;
         let opened = py.detach(|| open(&path, read_only)).py_err(py)?;
         Ok(Database {
-            handle: Handle::new(opened, read_only),
+            handle: Handle::new(opened, read_only, limit),
             path,
         })
+    }
+
+    /// Most bytes one statement's sorts, aggregations, joins, lists and
+    /// result may hold (`None` if the machine's memory could not be read).
+    #[getter]
+    fn memory_limit(&self) -> Option<usize> {
+        self.handle.memory_limit
     }
 
     /// The database directory.
@@ -190,7 +248,11 @@ impl Database {
     /// A connection: its own handle on the database (for a thread, say).
     fn connect(&self, py: Python<'_>) -> PyResult<Connection> {
         Ok(Connection {
-            handle: Handle::new(self.handle.engine(py, "database")?, self.handle.read_only),
+            handle: Handle::new(
+                self.handle.engine(py, "database")?,
+                self.handle.read_only,
+                self.handle.memory_limit,
+            ),
         })
     }
 
@@ -271,6 +333,7 @@ impl Connection {
 #[pyclass(module = "rhizome", frozen)]
 pub(crate) struct Transaction {
     txn: Arc<Mutex<Option<rhizome_engine::Transaction>>>,
+    memory_limit: Option<usize>,
 }
 
 impl Transaction {
@@ -292,18 +355,20 @@ impl Transaction {
     ) -> PyResult<QueryResult> {
         let params = values::parameters(parameters)?;
         let cancel = CancelToken::root();
-        let options = options(&cancel, timeout)?;
+        let options = options(&cancel, timeout, self.memory_limit)?;
         let txn = self.txn.clone();
         let query = query.to_string();
         let outcome = run_released(py, &cancel, move || {
             let mut guard = txn.lock().unwrap_or_else(|e| e.into_inner());
             let txn = guard.as_mut().ok_or_else(|| closed("transaction"))?;
-            let result = txn.execute(&query, params, &options)?;
+            let receiver = Arc::new(ColumnReceiver::new());
+            let result = txn.execute_streaming(&query, params, &options, receiver.clone())?;
+            let columns = receiver.finish(result.columns.len());
             let snapshot = txn.snapshot().ok_or_else(|| closed("transaction"))?;
-            Ok((result, snapshot))
+            Ok((result, columns, snapshot))
         })?;
-        let (result, snapshot) = outcome.py_err(py)?;
-        Ok(QueryResult::new(result, snapshot))
+        let (result, columns, snapshot) = outcome.py_err(py)?;
+        Ok(QueryResult::new(result, columns, snapshot))
     }
 
     /// Makes the writes durable and visible (after the log is synced).

@@ -3,13 +3,15 @@
 //! Python ≥ 3.10.
 //!
 //! The engine is embedded: [`database`] opens it and runs statements (with
-//! the GIL released, Ctrl-C cancelling: [`running`]), [`result`] hands rows
-//! out as tuples or whole as Arrow ([`arrow`]), [`values`] converts values
+//! the GIL released, Ctrl-C cancelling: [`running`]) streaming their rows
+//! into typed columns ([`columns`]), [`result`] hands rows out as tuples or
+//! whole as Arrow ([`arrow`]), [`values`] converts values
 //! both ways, [`errors`] maps engine errors to the exception classes of
 //! `python/rhizome/errors.py`, [`import`] wraps the bulk importer. The
 //! user guide is `docs/python.md`; the tests are `tests/` (pytest).
 
 mod arrow;
+mod columns;
 mod database;
 mod errors;
 mod import;

@@ -1,25 +1,30 @@
 //! `rhizome.Result`: the rows of one statement, fetched as tuples or taken
 //! whole as an Arrow table, a pandas or a polars DataFrame.
 
-use crate::arrow::{native_columns, ArrowStream};
+use crate::arrow::{record_batch, values_array, ArrowStream};
+use crate::columns::{Column, ColumnView, Columns};
 use crate::values::ToPython;
+use arrow_array::Array;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyTuple};
-use rhizome_engine::Rows;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
 use rhizome_storage::Snapshot;
 
 /// The outcome of one statement: columns, rows (consumed as they are
 /// fetched), and for `EXPLAIN` the plan, for `PROFILE` the profile, for a
 /// writing statement its counters.
+///
+/// The rows are kept as columns (see `columns`): `fetch*` and iteration
+/// read them from the cursor on, `arrow()` / `df()` / `pl()` take every
+/// row from the cursor on and leave none.
 #[pyclass(module = "rhizome", name = "Result")]
 pub(crate) struct QueryResult {
     columns: Vec<String>,
-    rows: Rows,
-    /// Index of the next row to fetch in `rows`.
+    data: Columns,
+    /// Index of the next row to fetch in `data`.
     cursor: usize,
-    /// Rows of the result, fetched or not (`rows` is emptied by `arrow()`).
+    /// Rows of the result, fetched or not (`data` is emptied by `arrow()`).
     total: usize,
     /// The state the entities of the rows are read from.
     graph: Snapshot,
@@ -30,13 +35,14 @@ pub(crate) struct QueryResult {
 }
 
 impl QueryResult {
-    /// Wraps an engine result whose entities live in `graph`.
-    pub fn new(result: rhizome_engine::QueryResult, graph: Snapshot) -> QueryResult {
+    /// Wraps an engine result whose rows were streamed into `data` and
+    /// whose entities live in `graph`.
+    pub fn new(result: rhizome_engine::QueryResult, data: Columns, graph: Snapshot) -> QueryResult {
         let c = result.counters;
-        let total = result.rows.len();
+        let total = data.len;
         QueryResult {
             columns: result.columns,
-            rows: result.rows,
+            data,
             cursor: 0,
             total,
             graph,
@@ -61,50 +67,99 @@ impl QueryResult {
 
     /// Up to `n` rows from the cursor as tuples.
     fn take<'py>(&mut self, py: Python<'py>, n: usize) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-        let end = self.rows.len().min(self.cursor.saturating_add(n));
+        let end = self.data.len.min(self.cursor.saturating_add(n));
         let mut convert = ToPython::new(py, &self.graph)?;
-        let mut out = Vec::with_capacity(end - self.cursor);
-        for row in self.rows.iter().skip(self.cursor).take(end - self.cursor) {
-            out.push(convert.row(row)?);
+        let views: Vec<ColumnView<'_>> = self.data.columns.iter().map(ColumnView::of).collect();
+        let mut out = Vec::with_capacity(end.saturating_sub(self.cursor));
+        let mut items = Vec::with_capacity(views.len());
+        for row in self.cursor..end {
+            items.clear();
+            for view in &views {
+                items.push(cell(py, &mut convert, view, row)?);
+            }
+            out.push(PyTuple::new(py, items.drain(..))?);
         }
-        self.cursor = end;
+        self.cursor = end.max(self.cursor);
         Ok(out)
     }
 
-    /// The rows not fetched yet as a pyarrow Table (and marks them fetched).
+    /// The rows not fetched yet as a pyarrow Table (and marks them
+    /// fetched). Typed columns are handed over as they are (sliced at the
+    /// cursor, not copied); columns of `Value`s are converted.
     fn take_arrow<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let pyarrow = py.import("pyarrow").map_err(|e| {
             pyo3::exceptions::PyImportError::new_err(format!(
                 "Result.arrow() needs pyarrow (pip install pyarrow): {e}"
             ))
         })?;
-        let cursor = self.cursor;
-        let rows = &self.rows;
-        let columns = &self.columns;
-        let native = py
-            .detach(|| native_columns(columns, rows, cursor))
+        let cursor = self.cursor.min(self.data.len);
+        let data = std::mem::replace(&mut self.data, Columns::empty(self.columns.len()));
+        self.cursor = 0;
+        let rows = data.len - cursor;
+        let names = &self.columns;
+        let (batch, python) = py
+            .detach(|| {
+                let mut native = Vec::new();
+                let mut python = Vec::new();
+                for (index, (name, column)) in names.iter().zip(&data.columns).enumerate() {
+                    let array = match column {
+                        Column::Arrow(array) => Some(array.slice(cursor, rows)),
+                        Column::Values(values) => values_array(&values[cursor..]),
+                    };
+                    match array {
+                        Some(array) => native.push((name.as_str(), array)),
+                        None => python.push(index),
+                    }
+                }
+                record_batch(native, rows).map(|batch| (batch, python))
+            })
             .map_err(|e| PyRuntimeError::new_err(format!("building Arrow arrays failed: {e}")))?;
-        let stream = Bound::new(py, ArrowStream::new(native.batches))?;
+        let stream = Bound::new(py, ArrowStream::new(vec![batch]))?;
         let mut table = pyarrow.getattr("table")?.call1((stream,))?;
-        if !native.python.is_empty() {
+        if !python.is_empty() {
             let to_array = python_array(py)?;
             let mut convert = ToPython::new(py, &self.graph)?.entities_as_maps();
-            for &column in &native.python {
-                let values = PyList::empty(py);
-                for row in self.rows.iter().skip(cursor) {
-                    values.append(convert.value(&row[column])?)?;
+            for &index in &python {
+                let Column::Values(values) = &data.columns[index] else {
+                    continue;
+                };
+                let list = PyList::empty(py);
+                for value in &values[cursor..] {
+                    list.append(convert.value(value)?)?;
                 }
-                let array = to_array.bind(py).call1((values,))?;
+                let array = to_array.bind(py).call1((list,))?;
                 table = table
-                    .call_method1("add_column", (column, self.columns[column].as_str(), array))?;
+                    .call_method1("add_column", (index, self.columns[index].as_str(), array))?;
             }
         }
-        // every row is fetched now: free them (on the cores the conversion used)
-        let rows = std::mem::replace(&mut self.rows, Rows::new(self.columns.len()));
-        self.cursor = 0;
-        py.detach(|| crate::arrow::drop_rows(rows));
+        // every row is fetched now; the typed buffers belong to pyarrow
+        py.detach(|| drop(data));
         Ok(table)
     }
+}
+
+/// Row `row` of a column as a Python object.
+fn cell<'py>(
+    py: Python<'py>,
+    convert: &mut ToPython<'_, 'py>,
+    view: &ColumnView<'_>,
+    row: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let is_null = |array: &dyn Array| array.is_null(row);
+    Ok(match view {
+        ColumnView::Values(values) => return convert.value(&values[row]),
+        ColumnView::Null => py.None().into_bound(py),
+        ColumnView::Int(a) if is_null(*a) => py.None().into_bound(py),
+        ColumnView::Float(a) if is_null(*a) => py.None().into_bound(py),
+        ColumnView::Bool(a) if is_null(*a) => py.None().into_bound(py),
+        ColumnView::Str(a) if is_null(*a) => py.None().into_bound(py),
+        ColumnView::LargeStr(a) if is_null(*a) => py.None().into_bound(py),
+        ColumnView::Int(a) => a.value(row).into_pyobject(py)?.into_any(),
+        ColumnView::Float(a) => PyFloat::new(py, a.value(row)).into_any(),
+        ColumnView::Bool(a) => PyBool::new(py, a.value(row)).to_owned().into_any(),
+        ColumnView::Str(a) => PyString::new(py, a.value(row)).into_any(),
+        ColumnView::LargeStr(a) => PyString::new(py, a.value(row)).into_any(),
+    })
 }
 
 /// `rhizome._arrow._array`: a pyarrow array of Python objects.
@@ -215,7 +270,7 @@ impl QueryResult {
             "<rhizome.Result columns={:?} rows={} fetched={}>",
             self.columns,
             self.total,
-            self.total - (self.rows.len() - self.cursor)
+            self.total - (self.data.len - self.cursor.min(self.data.len))
         )
     }
 }

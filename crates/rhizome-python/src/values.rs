@@ -51,15 +51,6 @@ impl<'a, 'py> ToPython<'a, 'py> {
         self
     }
 
-    /// `row` as a tuple.
-    pub fn row(&mut self, row: &[Value]) -> PyResult<Bound<'py, PyTuple>> {
-        let mut items = Vec::with_capacity(row.len());
-        for value in row {
-            items.push(self.value(value)?);
-        }
-        PyTuple::new(self.py, items)
-    }
-
     /// One value.
     pub fn value(&mut self, value: &Value) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;

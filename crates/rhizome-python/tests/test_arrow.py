@@ -148,3 +148,83 @@ def test_large_results_convert_in_parts(db):
     by_i = dict(zip(ints, table.column("late_string").to_pylist()))
     assert by_i[n] == "x" and by_i[1] == "1"
     assert dict(zip(ints, table.column("late_float").to_pylist()))[n] == 0.5
+
+
+def test_arrow_then_fetch_and_arrow_again(db):
+    result = db.execute("UNWIND range(1, 5) AS i RETURN i, toString(i) AS s ORDER BY i")
+    assert result.arrow().column("s").to_pylist() == ["1", "2", "3", "4", "5"]
+    assert result.fetchone() is None and list(result) == []
+    again = result.arrow()
+    assert again.num_rows == 0 and again.column_names == ["i", "s"]
+    assert len(result) == 5
+
+
+def test_fetching_everything_leaves_an_empty_table(db):
+    result = db.execute("UNWIND [1, 2] AS i RETURN i")
+    assert result.fetchall() == [(1,), (2,)]
+    table = result.arrow()
+    assert table.num_rows == 0 and table.column_names == ["i"]
+
+
+def test_typed_columns_fetch_as_python_values(db):
+    rows = db.execute(
+        "UNWIND [1, null, 3] AS i RETURN i, i * 1.5 AS f, i > 1 AS b, "
+        "CASE WHEN i IS NULL THEN null ELSE 'é' + toString(i) END AS s, '' AS empty"
+    ).fetchall()
+    assert rows == [(1, 1.5, False, "é1", ""), (None, None, None, None, ""), (3, 4.5, True, "é3", "")]
+    assert type(rows[0][0]) is int and type(rows[0][1]) is float and type(rows[0][2]) is bool
+
+
+def test_mixed_columns_keep_each_value_when_fetched(db):
+    # integers then floats, then strings: fetched values keep their types,
+    # Arrow widens (numbers) or falls back to text (mixed)
+    query = (
+        "UNWIND range(1, 5000) AS i RETURN "
+        "CASE WHEN i > 4990 THEN i + 0.5 ELSE i END AS num, "
+        "CASE WHEN i = 2500 THEN 'x' WHEN i % 2 = 0 THEN null ELSE i END AS mix, "
+        "CASE WHEN i < 4000 THEN null ELSE i END AS late ORDER BY i"
+    )
+    rows = db.execute(query).fetchall()
+    assert rows[0] == (1, 1, None) and type(rows[0][0]) is int
+    assert rows[4999] == (5000.5, None, 5000)
+    assert rows[2499][1] == "x" and rows[1][1] is None
+    table = db.execute(query).arrow()
+    assert table.schema.field("num").type == pa.float64()
+    assert table.schema.field("mix").type == pa.string()
+    assert table.schema.field("late").type == pa.int64()
+    assert table.column("mix").to_pylist()[:3] == ["1", None, "3"]
+    assert table.column("late").null_count == 3999
+
+
+def test_columns_built_on_many_workers(db):
+    # A scan split over the workers (no defined order): tuples and Arrow
+    # hold every row once, the columns of a row stay together; with ORDER
+    # BY the order is kept across the workers' pieces.
+    n = 200_000
+    db.execute(
+        "UNWIND range(0, $n - 1) AS i CREATE (:N {id: i, s: toString(i), "
+        "v: CASE WHEN i % 1000 = 7 THEN 'x' + toString(i) ELSE i END})",
+        {"n": n},
+    )
+    query = "MATCH (n:N) RETURN n.id AS id, n.s AS s, n.v AS v"
+    fetched = db.execute(query).fetchall()
+    assert sorted(r[0] for r in fetched) == list(range(n))
+    assert all(s == str(i) for i, s, _ in fetched)
+    assert all(v == (f"x{i}" if i % 1000 == 7 else i) for i, _, v in fetched)
+    table = db.execute(query).arrow()
+    ids = table.column("id").to_pylist()
+    assert sorted(ids) == list(range(n))
+    assert table.column("s").to_pylist() == [str(i) for i in ids]
+    assert table.schema.field("v").type == pa.string()
+    ordered = db.execute(query + " ORDER BY id DESC")
+    assert ordered.fetchmany(70_000)[-1] == (n - 70_000, str(n - 70_000), n - 70_000)
+    rest = ordered.arrow()
+    assert rest.column("id").to_pylist() == list(range(n - 70_001, -1, -1))
+
+
+def test_writing_statements_and_transactions_return_columns(db):
+    created = db.execute("UNWIND range(1, 3) AS i CREATE (n:W {i: i}) RETURN n.i AS i")
+    assert created.arrow().column("i").to_pylist() == [1, 2, 3]
+    with db.transaction() as tx:
+        assert tx.execute("MATCH (n:W) RETURN n.i ORDER BY n.i DESC").fetchall() == [(3,), (2,), (1,)]
+        assert tx.execute("MATCH (n:W) RETURN sum(n.i) AS s").arrow().column("s").to_pylist() == [6]

@@ -66,3 +66,30 @@ def test_random_query_text_raises_rhizome_errors(db):
             db.execute(text, timeout=5)
         except rhizome.Error as error:
             assert error.kind and error.message
+
+
+def test_random_columns_fetch_and_arrow_alike(db):
+    # Columns whose types change row by row (typed runs, nulls, a value of
+    # another type) come back value for value, from tuples and from Arrow.
+    rng = random.Random(SEED)
+    for _ in range(20):
+        kinds = rng.sample(["int", "float", "str", "bool", "none", "list"], rng.randint(1, 3))
+        values = []
+        for _ in range(rng.randint(0, 3000)):
+            kind = rng.choice(kinds)
+            values.append({
+                "int": lambda: rng.randint(-(2**63), 2**63 - 1),
+                "float": lambda: rng.uniform(-1e9, 1e9),
+                "str": lambda: "".join(rng.choice("aé😀 ") for _ in range(rng.randint(0, 5))),
+                "bool": lambda: rng.random() < 0.5,
+                "none": lambda: None,
+                "list": lambda: [rng.randint(0, 9)],
+            }[kind]())
+        query = "UNWIND range(0, size($vs) - 1) AS i RETURN $vs[i] AS v ORDER BY i"
+        fetched = [v for (v,) in db.execute(query, {"vs": values}).fetchall()]
+        assert fetched == values
+        assert [type(v) for v in fetched] == [type(v) for v in values]
+        table = db.execute(query, {"vs": values}).arrow()
+        assert table.num_rows == len(values)
+        if set(kinds) <= {"int", "none"} or set(kinds) <= {"str", "none"}:
+            assert table.column("v").to_pylist() == values

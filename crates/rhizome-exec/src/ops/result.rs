@@ -104,6 +104,9 @@ impl Sink for RowsSink {
                 NEED_MORE
             }
             Destination::Stream(receiver, blocks) => {
+                if receiver.keeps_rows() {
+                    ctx.q.memory.charge(chunk.len() * chunk.width() * 8)?;
+                }
                 let mut block = blocks.lock(ctx.worker);
                 block.refill(ctx.source, |values| self.build(&chunk, values));
                 receiver.receive(&mut block)?;

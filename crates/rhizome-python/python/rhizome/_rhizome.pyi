@@ -13,7 +13,12 @@ _Path = Union[str, os.PathLike[str]]
 _Files = Union[Mapping[str, Union[_Path, Sequence[_Path]]], Sequence[str], str, None]
 
 class Result:
-    """The outcome of one statement; rows are consumed as they are fetched."""
+    """The outcome of one statement; rows are consumed as they are fetched.
+
+    ``fetchone`` / ``fetchmany`` / ``fetchall`` and iteration read rows from
+    a cursor; ``arrow`` / ``df`` / ``pl`` take every row from the cursor on
+    and leave none (a second call gives an empty table).
+    """
 
     @property
     def columns(self) -> List[str]: ...
@@ -78,9 +83,18 @@ class Connection:
 class Database:
     """A database directory opened in this process."""
 
-    def __init__(self, path: _Path, read_only: bool = False) -> None: ...
+    def __init__(
+        self,
+        path: _Path,
+        read_only: bool = False,
+        *,
+        memory_limit: Union[int, str, None] = None,
+    ) -> None: ...
     @property
     def path(self) -> pathlib.Path: ...
+    @property
+    def memory_limit(self) -> Optional[int]:
+        """Most bytes one statement may hold (default: half the memory)."""
     @property
     def read_only(self) -> bool: ...
     def execute(

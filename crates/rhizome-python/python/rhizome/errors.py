@@ -25,6 +25,7 @@ __all__ = [
     "ConstraintVerificationFailed",
     "ProcedureError",
     "QueryAborted",
+    "MemoryLimitExceeded",
     "InputError",
     "IoError",
     "CorruptDatabase",
@@ -129,6 +130,13 @@ class QueryAborted(Error):
     kind = "QueryAborted"
 
 
+class MemoryLimitExceeded(QueryAborted):
+    """The query needed more memory than its limit (``Database(memory_limit=...)``)
+    and was stopped; ``code`` is ``"MemoryPoolOutOfMemoryError"``."""
+
+    kind = "QueryAborted"
+
+
 class InputError(Error):
     """An input file (CSV, ...) is malformed."""
 
@@ -189,7 +197,11 @@ _BY_KIND: Dict[str, Type[Error]] = {
 }
 
 
-for _cls in (Error, *_BY_KIND.values()):
+#: Detail codes with a class of their own (a subclass of the kind's class).
+_BY_CODE: Dict[str, Type[Error]] = {"MemoryPoolOutOfMemoryError": MemoryLimitExceeded}
+
+
+for _cls in (Error, *_BY_KIND.values(), *_BY_CODE.values()):
     _cls.__module__ = "rhizome"  # shown as rhizome.SyntaxError, where users import it
 
 
@@ -201,6 +213,8 @@ def _from_native(
     source: Optional[str],
 ) -> Error:
     """The exception for an error of the native engine (called by it)."""
-    cls = _BY_KIND.get(kind, Error)
+    cls = _BY_CODE.get(code or "") or _BY_KIND.get(kind, Error)
+    if not issubclass(cls, _BY_KIND.get(kind, Error)):
+        cls = _BY_KIND.get(kind, Error)
     where = Position(*position) if position is not None else None
     return cls(message, code=code, position=where, source=source)

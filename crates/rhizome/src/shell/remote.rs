@@ -166,7 +166,11 @@ fn outline(
     let count = |value: Option<&PackValue>| number(value).max(0.0) as u64;
     let args = operator.get("args");
     let arg = |key: &str| args.and_then(|a| a.get(key));
-    let name = text(operator.get("operatorType"));
+    let mut name = text(operator.get("operatorType"));
+    if let Some(kind) = arg("Subquery") {
+        // The root of a plan nested in an expression of its parent.
+        name = format!("[{} subquery] {name}", text(Some(kind)));
+    }
     let details = text(arg("Details"));
     let description = if details.is_empty() {
         name
@@ -569,6 +573,7 @@ impl Remote {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rhizome_plan::PlanDescription;
     use rhizome_server::packstream::map;
 
     const PLAN: &str = "\
@@ -580,8 +585,67 @@ Top p.name LIMIT 3  [est. 3 rows] [limit_to_top]
       └─ Argument  [est. 1 rows]
 ";
 
+    /// One operator of [`PLAN`] as the engine describes it.
+    fn op(
+        id: usize,
+        name: &'static str,
+        details: &str,
+        estimated_rows: f64,
+        rule: Option<&'static str>,
+        children: Vec<PlanDescription>,
+    ) -> PlanDescription {
+        PlanDescription {
+            id: Some(id),
+            name,
+            details: details.to_string(),
+            estimated_rows,
+            rule,
+            subquery: None,
+            identifiers: Vec::new(),
+            children,
+        }
+    }
+
+    /// [`PLAN`] as the structured tree the server sends.
+    fn plan_description() -> PlanDescription {
+        let scan = op(
+            4,
+            "LabelScan",
+            "(p:Person)",
+            56.0,
+            None,
+            vec![op(5, "Argument", "", 1.0, None, vec![])],
+        );
+        let expand = op(
+            3,
+            "Expand",
+            "(p)-[  anon_0:ACTED_IN]->(m)",
+            54.0,
+            None,
+            vec![],
+        );
+        let filter = op(2, "Filter", "(m.released > 1990)", 16.0, None, vec![expand]);
+        let aggregate = op(
+            1,
+            "Aggregate",
+            "keys [p.name AS name], aggregates [CountStar() AS count(*)]",
+            4.0,
+            None,
+            vec![filter, scan],
+        );
+        op(
+            0,
+            "Top",
+            "p.name LIMIT 3",
+            3.0,
+            Some("limit_to_top"),
+            vec![aggregate],
+        )
+    }
+
     fn summary_of(result: &QueryResult) -> PackValue {
-        PackValue::Map(rhizome_server::plan::summary_entries(result))
+        let plan = plan_description();
+        PackValue::Map(rhizome_server::plan::summary_entries(result, Some(&plan)))
     }
 
     #[test]

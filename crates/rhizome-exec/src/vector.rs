@@ -34,6 +34,7 @@ use rhizome_common::Value;
 use rhizome_plan::{BinaryOp, Slot, UnaryOp};
 use rhizome_storage::column::ColumnView;
 use rhizome_storage::{GraphRead, PropertyKeyId, Snapshot};
+use std::borrow::Cow;
 
 /// Per row: is it null? `None` when no row is.
 type Nulls = Option<Vec<bool>>;
@@ -378,13 +379,36 @@ fn try_collect<T: Default>(
     (!failed).then_some(out)
 }
 
-/// A slot's column as a vector (integers, floats and booleans typed).
-fn slot<'v>(chunk: &Chunk, s: Slot) -> Vector<'v> {
+/// A slot's column as a vector (integers, floats and booleans typed,
+/// strings viewed in place).
+fn slot(chunk: &Chunk, s: Slot) -> Vector<'_> {
     let n = chunk.len();
     match chunk.column(s) {
         None => Vector::Const(Value::Null),
-        Some(column) => typed((0..n).map(|i| column.value(i)), n),
+        Some(column) => match string_slot(column, n) {
+            Some(strings) => strings,
+            None => typed((0..n).map(|i| column.value(i)), n),
+        },
     }
+}
+
+/// A column of strings and nulls (and at least one string) as views of
+/// its values; `None` for any other column.
+fn string_slot(column: &crate::chunk::Column, n: usize) -> Option<Vector<'_>> {
+    let mut xs = Vec::with_capacity(n);
+    let mut nulls: Nulls = None;
+    let mut any = false;
+    for i in 0..n {
+        match column.value_ref(i) {
+            Cow::Borrowed(Value::String(s)) => {
+                any = true;
+                push(&mut xs, &mut nulls, Some(s.as_str()));
+            }
+            Cow::Borrowed(Value::Null) => push(&mut xs, &mut nulls, None),
+            _ => return None,
+        }
+    }
+    any.then_some(Vector::Strs(xs, nulls))
 }
 
 /// Property `key` of the node or relationship in slot `s` on every row.
@@ -925,7 +949,7 @@ fn apply(op: BinaryOp, a: Value, b: impl FnOnce() -> Option<Value>) -> Option<Va
 mod tests {
     use super::*;
 
-    fn ints(xs: &[Option<i64>]) -> Vector {
+    fn ints(xs: &[Option<i64>]) -> Vector<'static> {
         typed(
             xs.iter().map(|x| x.map_or(Value::Null, Value::Int)),
             xs.len(),

@@ -503,3 +503,37 @@ fn random_expressions_agree_with_row_evaluation() {
         }
     });
 }
+
+/// Strings held by slots (projected by `WITH`) are viewed in place: filters
+/// and projections over them agree with row evaluation.
+#[test]
+fn string_slots_agree_with_row_evaluation() {
+    let expressions = [
+        "t STARTS WITH 'x1'",
+        "t = 'x3é'",
+        "t <> s",
+        "t IN ['x1é', null]",
+        "t IN $strs",
+        "t IS NULL",
+        "t CONTAINS s",
+        "m ENDS WITH '1'",
+        "t ENDS WITH 'é' AND s = '1'",
+    ];
+    let with = "MATCH (n:V) WITH id(n) AS id, n.t AS t, n.s AS s, n.m AS m";
+    each_state(|engine| {
+        for e in expressions {
+            assert_agree(
+                engine,
+                e,
+                &format!("{with} WHERE {e} RETURN id ORDER BY id"),
+                &format!("{with} WHERE CASE WHEN true THEN {e} END RETURN id ORDER BY id"),
+            );
+            assert_agree(
+                engine,
+                e,
+                &format!("{with} RETURN id, {e} AS x ORDER BY id"),
+                &format!("{with} RETURN id, CASE WHEN true THEN {e} END AS x ORDER BY id"),
+            );
+        }
+    });
+}

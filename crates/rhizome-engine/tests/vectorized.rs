@@ -12,16 +12,28 @@ use std::collections::BTreeMap;
 
 mod common;
 
-/// Integers, floats (with NaN and infinities), booleans, strings, missing
-/// properties, a property whose type differs between nodes, and the
-/// extreme integers, over several chunks: written by statements (read from
-/// the delta layer) or, with `checkpointed`, merged into the storage
-/// columns.
-fn engine(dir: &std::path::Path, checkpointed: bool) -> Engine {
+/// Where the data of [`engine`] lies.
+#[derive(Clone, Copy, Debug)]
+enum State {
+    /// Written by statements: read from the delta layer.
+    Written,
+    /// Merged into the storage columns by a checkpoint.
+    Checkpointed,
+    /// Checkpointed, then some nodes changed: base columns and the delta
+    /// layer mixed.
+    Changed,
+}
+
+/// Integers, floats (with NaN and infinities), booleans, strings (with
+/// nulls and non-ASCII text), missing properties, a property whose type
+/// differs between nodes, and the extreme integers, over several chunks,
+/// lying where `state` says.
+fn engine(dir: &std::path::Path, state: State) -> Engine {
     let engine = common::empty_engine(dir);
     let setup = [
         "UNWIND range(0, 4999) AS i CREATE (:V {i: i, k: i % 7 - 3, f: toFloat(i) / 8.0, \
-         b: i % 3 = 0, s: toString(i % 5), m: CASE WHEN i % 2 = 0 THEN i ELSE toString(i) END})",
+         b: i % 3 = 0, s: toString(i % 5), m: CASE WHEN i % 2 = 0 THEN i ELSE toString(i) END, \
+         t: CASE WHEN i % 11 = 0 THEN null ELSE 'x' + toString(i % 13) + 'é' END})",
         "UNWIND range(5000, 5099) AS i CREATE (:V {i: i})",
         "CREATE (:V {i: 9223372036854775807, k: -9223372036854775808, f: 0.0 / 0.0, b: false}), \
          (:V {i: -9223372036854775808, k: 1, f: 1.0 / 0.0, b: true}), \
@@ -33,8 +45,16 @@ fn engine(dir: &std::path::Path, checkpointed: bool) -> Engine {
             .execute(q, BTreeMap::new(), &QueryOptions::default())
             .unwrap();
     }
-    if checkpointed {
+    if !matches!(state, State::Written) {
         assert!(engine.database().checkpoint().unwrap());
+    }
+    if let State::Changed = state {
+        let change = "MATCH (n:V) WHERE n.i % 17 = 0 \
+                      SET n.t = CASE WHEN n.i % 2 = 0 THEN 'y' + toString(n.i) END, \
+                      n.f = n.f + 1, n.k = n.k * 2";
+        engine
+            .execute(change, BTreeMap::new(), &QueryOptions::default())
+            .unwrap();
     }
     engine
 }
@@ -45,7 +65,16 @@ fn outcome(engine: &Engine, query: &str, threads: usize) -> Result<Vec<Vec<Value
         threads: Some(threads),
         ..QueryOptions::default()
     };
-    let params = BTreeMap::from([("p".to_string(), Value::Int(2))]);
+    let strings = ["x1é", "x12é", "y34", "zz"].map(|s| Value::String(s.into()));
+    let params = BTreeMap::from([
+        ("p".to_string(), Value::Int(2)),
+        (
+            "ints".to_string(),
+            Value::List(vec![Value::Int(-3), Value::Int(0), Value::Int(2)]),
+        ),
+        ("strs".to_string(), Value::List(strings.to_vec())),
+        ("one".to_string(), Value::Int(1)),
+    ]);
     engine
         .execute(query, params, &options)
         .map(|r| r.rows.to_vecs())
@@ -161,6 +190,45 @@ const EXPRESSIONS: &[&str] = &[
     "n.s =~ '[13]'",
     "n.k IN [1, 2, $p]",
     "n.s IN ['1', '2'] OR n.missing IN [1]",
+    // Null tests, IN over constant lists and string predicates over typed
+    // string columns (views of the storage bytes), with nulls, mixed-type
+    // columns and non-string operands.
+    "n.t IS NULL",
+    "n.t IS NOT NULL",
+    "n.f IS NULL",
+    "n.m IS NOT NULL",
+    "n.t = 'x3é'",
+    "n.t <> 'x3é'",
+    "'x3é' = n.t",
+    "n.t = n.s",
+    "n.t <> n.t",
+    "n.t = 3",
+    "n.t = null",
+    "n.t STARTS WITH 'x1'",
+    "n.t ENDS WITH '2é'",
+    "n.t CONTAINS '1'",
+    "'x12é' CONTAINS n.t",
+    "n.t STARTS WITH n.t",
+    "n.t STARTS WITH null",
+    "n.t CONTAINS 1",
+    "n.m STARTS WITH '1'",
+    "n.s ENDS WITH n.t",
+    "n.t IN ['x1é', 'x2é', 'y34']",
+    "n.t IN ['x1é', null]",
+    "n.t IN []",
+    "n.t IN $strs",
+    "n.k IN $ints",
+    "n.i IN [1, 2.0, 3]",
+    "n.f IN [0.125, 2, 1.0]",
+    "n.m IN [2, '3', 2.5]",
+    "n.missing IN []",
+    "n.missing IN [1]",
+    "n.k IN [null, 1]",
+    "n.b IN [true]",
+    "n.t IN $absent",
+    "n.k IN $one",
+    "n.k IN null",
+    "n.t STARTS WITH 'x' AND n.k IN [0, 1]",
 ];
 
 /// Runs `vectorized` on one and two workers and `by_row` on one, and
@@ -203,9 +271,9 @@ fn assert_filter_agrees(engine: &Engine, predicate: &str) {
 /// An engine per data state: statements' writes in the delta layer, then
 /// merged into storage columns.
 fn each_state(check: impl Fn(&Engine)) {
-    for checkpointed in [false, true] {
+    for state in [State::Written, State::Checkpointed, State::Changed] {
         let dir = tempfile::tempdir().unwrap();
-        check(&engine(dir.path(), checkpointed));
+        check(&engine(dir.path(), state));
     }
 }
 
@@ -268,6 +336,7 @@ fn vectorized_grouping_keys_and_aggregate_arguments_equal_row_evaluation() {
         "n.f > 100.0",
         "n.i % 10",
         "n.m",
+        "n.t",
     ];
     let aggregates = [
         "count(n)",
@@ -284,6 +353,10 @@ fn vectorized_grouping_keys_and_aggregate_arguments_equal_row_evaluation() {
         "sum(n.m)",
         "count(DISTINCT n.i % 5)",
         "sum(n.i)",
+        "min(n.t)",
+        "count(n.t)",
+        "min(n.f)",
+        "avg(n.f)",
     ];
     let by_row = |e: &str| format!("CASE WHEN true THEN {e} END");
     each_state(|engine| {
@@ -358,6 +431,9 @@ fn random_expressions_agree_with_row_evaluation() {
         "2.5",
         "0.0",
         "'1'",
+        "n.t",
+        "'x1'",
+        "'é'",
         "true",
         "false",
         "null",
@@ -383,6 +459,8 @@ fn random_expressions_agree_with_row_evaluation() {
         "XOR",
         "STARTS WITH",
         "CONTAINS",
+        "ENDS WITH",
+        "IN",
     ];
     struct Random(u64);
     impl Random {
@@ -397,11 +475,13 @@ fn random_expressions_agree_with_row_evaluation() {
             if depth == 0 || self.below(4) == 0 {
                 return ATOMS[self.below(ATOMS.len())].to_string();
             }
-            match self.below(8) {
+            match self.below(10) {
                 0 => format!("NOT ({})", self.expression(depth - 1)),
                 1 => format!("-({})", self.expression(depth - 1)),
                 2 => format!("({}) IS NULL", self.expression(depth - 1)),
                 3 => format!("({}) IN [1, '1', null]", self.expression(depth - 1)),
+                4 => format!("({}) IN ['x1é', 2, 2.5]", self.expression(depth - 1)),
+                5 => format!("({}) IN $strs", self.expression(depth - 1)),
                 _ => {
                     let op = BINARY[self.below(BINARY.len())];
                     let (a, b) = (self.expression(depth - 1), self.expression(depth - 1));
@@ -420,6 +500,40 @@ fn random_expressions_agree_with_row_evaluation() {
             // apart (a constant null conjunct empties the result before
             // the other one can raise its error).
             assert_filter_agrees(engine, &format!("NOT (NOT ({e}))"));
+        }
+    });
+}
+
+/// Strings held by slots (projected by `WITH`) are viewed in place: filters
+/// and projections over them agree with row evaluation.
+#[test]
+fn string_slots_agree_with_row_evaluation() {
+    let expressions = [
+        "t STARTS WITH 'x1'",
+        "t = 'x3é'",
+        "t <> s",
+        "t IN ['x1é', null]",
+        "t IN $strs",
+        "t IS NULL",
+        "t CONTAINS s",
+        "m ENDS WITH '1'",
+        "t ENDS WITH 'é' AND s = '1'",
+    ];
+    let with = "MATCH (n:V) WITH id(n) AS id, n.t AS t, n.s AS s, n.m AS m";
+    each_state(|engine| {
+        for e in expressions {
+            assert_agree(
+                engine,
+                e,
+                &format!("{with} WHERE {e} RETURN id ORDER BY id"),
+                &format!("{with} WHERE CASE WHEN true THEN {e} END RETURN id ORDER BY id"),
+            );
+            assert_agree(
+                engine,
+                e,
+                &format!("{with} RETURN id, {e} AS x ORDER BY id"),
+                &format!("{with} RETURN id, CASE WHEN true THEN {e} END AS x ORDER BY id"),
+            );
         }
     });
 }

@@ -5,6 +5,7 @@
 //! every worker and by every inner run of a subquery. Per-run state (limit
 //! counters, sink buffers) is created when a run is instantiated, not here.
 
+use crate::in_set::{ConstList, Source};
 use rhizome_common::Value;
 use rhizome_plan::{
     AggregateItem, BinaryOp, ExpandDirection, Expr, IndexLookup, MapProjectionItem, OpKind,
@@ -80,6 +81,9 @@ pub enum CExpr {
     Unary(UnaryOp, Box<CExpr>),
     /// Binary operator.
     Binary(BinaryOp, Box<CExpr>, Box<CExpr>),
+    /// `x IN list` whose list is fixed for the statement (a literal or a
+    /// parameter): searched through sorted vectors built once.
+    InList(Box<CExpr>, Arc<ConstList>),
     /// `IS [NOT] NULL`.
     IsNull(Box<CExpr>, bool),
     /// Label / type predicate: names with resolved ids.
@@ -196,6 +200,24 @@ pub struct CHop {
     pub to_labels: Labels,
     /// Relationship predicate.
     pub predicate: Option<CExpr>,
+}
+
+/// Where the right side of an `IN` comes from when it is fixed for the
+/// statement: a literal, a parameter, or a list literal of literals.
+fn constant_list(e: &Expr) -> Option<Source> {
+    match e {
+        Expr::Literal(v) => Some(Source::Literal(v.clone())),
+        Expr::Parameter(p) => Some(Source::Parameter(p.clone())),
+        Expr::List(items) => items
+            .iter()
+            .map(|i| match i {
+                Expr::Literal(v) => Some(v.clone()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|items| Source::Literal(Value::List(items))),
+        _ => None,
+    }
 }
 
 /// Compiles plans against one snapshot's catalog.
@@ -390,6 +412,10 @@ impl<'a> Compiler<'a> {
                     .collect(),
             ),
             Expr::Unary(op, a) => CExpr::Unary(*op, self.boxed(a)),
+            Expr::Binary(BinaryOp::In, a, b) if constant_list(b).is_some() => {
+                let source = constant_list(b).expect("checked by the guard");
+                CExpr::InList(self.boxed(a), Arc::new(ConstList::new(source)))
+            }
             Expr::Binary(op, a, b) => CExpr::Binary(*op, self.boxed(a), self.boxed(b)),
             Expr::IsNull(a, n) => CExpr::IsNull(self.boxed(a), *n),
             Expr::HasLabels(a, labels) => CExpr::HasLabels(

@@ -12,6 +12,7 @@ use crate::chunk::{Chunk, NULL_ID};
 use crate::compile::{CExpr, CMapItem, CSubquery, Key, LabelTest};
 use crate::context::InlineLimit;
 use crate::context::QueryContext;
+use crate::in_set::Source;
 use rhizome_common::{Error, ErrorKind, PathValue, Result, Value};
 use rhizome_functions::{functions, ops};
 use rhizome_plan::{BinaryOp, PathStep, Quantifier, Slot, UnaryOp};
@@ -269,6 +270,21 @@ impl<'q> Evaluator<'q> {
             }
             CExpr::Unary(op, a) => unary_op(*op, &self.eval(a, row)?),
             CExpr::Binary(op, a, b) => self.binary(*op, a, b, row),
+            CExpr::InList(x, list) => {
+                let x = self.eval(x, row)?;
+                match list.set(&self.q.params) {
+                    Some(set) => Ok(bool_value(set.contains(&x)?)),
+                    None => {
+                        let list = match list.source() {
+                            Source::Literal(v) => v.clone(),
+                            Source::Parameter(p) => {
+                                self.eval(&CExpr::Parameter(p.as_str().into()), row)?
+                            }
+                        };
+                        Ok(bool_value(ops::in_list(&x, &list)?))
+                    }
+                }
+            }
             CExpr::IsNull(a, negated) => {
                 let v = self.eval(a, row)?;
                 Ok(Value::Bool(v.is_null() != *negated))

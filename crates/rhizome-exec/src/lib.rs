@@ -19,7 +19,7 @@
 //!
 //! Layers, bottom up (no module imports one above it; `tests/module_graph.rs`
 //! checks there is no import cycle): [`chunk`], [`rows`], [`stream`],
-//! [`scheduler`], [`per_worker`], [`compile`]; [`context`] (what a query
+//! [`scheduler`], [`per_worker`], [`in_set`], [`compile`]; [`context`] (what a query
 //! shares, including the [`context::SubqueryRunner`] handle through which
 //! expressions run subqueries); [`operator`] (the source / operator / sink
 //! roles and the task context); [`expr`] and [`vector`] (expression
@@ -30,6 +30,7 @@ pub mod chunk;
 pub mod compile;
 pub mod context;
 pub mod expr;
+pub mod in_set;
 pub mod operator;
 pub mod ops;
 pub mod per_worker;

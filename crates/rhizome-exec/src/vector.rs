@@ -5,9 +5,13 @@
 //!
 //! Each expression node is dispatched once per chunk instead of once per
 //! row. Integer, float and boolean columns are computed as plain typed
-//! vectors with a null mask; values of any other type go, element by
-//! element, through the same `rhizome_functions` operations the row
-//! evaluator uses, so both give the same results.
+//! vectors with a null mask, and string properties as views borrowed from
+//! the storage column's bytes (or the snapshot's changes) without building
+//! a value per row; `=`/`<>`, `STARTS WITH`, `ENDS WITH` and `CONTAINS`
+//! over them and `IN` over a statement-constant list ([`crate::in_set`])
+//! run on the typed vectors. Values of any other type (and mixed-type
+//! columns) go, element by element, through the same `rhizome_functions`
+//! operations the row evaluator uses, so both give the same results.
 //!
 //! This evaluator never raises an error. When any row would (integer
 //! overflow, division by zero, a type error, a property of a deleted
@@ -24,16 +28,21 @@ use crate::chunk::{Chunk, NULL_ID};
 use crate::compile::{CExpr, Key};
 use crate::context::QueryContext;
 use crate::expr::{binary_op, unary_op, Evaluator, Row};
+use crate::in_set::InSet;
+use rhizome_common::NodeId;
 use rhizome_common::Value;
 use rhizome_plan::{BinaryOp, Slot, UnaryOp};
-use rhizome_storage::GraphRead;
+use rhizome_storage::column::ColumnView;
+use rhizome_storage::{GraphRead, PropertyKeyId, Snapshot};
+use std::borrow::Cow;
 
 /// Per row: is it null? `None` when no row is.
 type Nulls = Option<Vec<bool>>;
 
-/// One expression's values for every row of a chunk.
+/// One expression's values for every row of a chunk; `'a` is how long the
+/// snapshot and chunk it reads stay borrowed (string views point into them).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Vector {
+pub enum Vector<'a> {
     /// The same value on every row.
     Const(Value),
     /// Integers (a null row holds 0).
@@ -42,6 +51,8 @@ pub enum Vector {
     Floats(Vec<f64>, Nulls),
     /// Booleans (a null row holds false).
     Bools(Vec<bool>, Nulls),
+    /// Strings borrowed from storage (a null row holds "").
+    Strs(Vec<&'a str>, Nulls),
     /// Values of any type.
     Values(Vec<Value>),
 }
@@ -53,7 +64,9 @@ pub fn supports(e: &CExpr) -> bool {
     match e {
         CExpr::Literal(_) | CExpr::Parameter(_) | CExpr::Slot(_) => true,
         CExpr::Property(base, _) => matches!(**base, CExpr::Slot(_)),
-        CExpr::Unary(_, a) | CExpr::IsNull(a, _) | CExpr::HasLabels(a, _) => supports(a),
+        CExpr::Unary(_, a) | CExpr::IsNull(a, _) | CExpr::HasLabels(a, _) | CExpr::InList(a, _) => {
+            supports(a)
+        }
         CExpr::Binary(_, a, b) => supports(a) && supports(b),
         _ => false,
     }
@@ -61,7 +74,7 @@ pub fn supports(e: &CExpr) -> bool {
 
 /// `e` over every row of `chunk`; `None` if some row needs the row
 /// evaluator (see the module documentation). `e` must be [`supports`]ed.
-pub fn eval(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
+pub fn eval<'a>(q: &'a QueryContext, e: &CExpr, chunk: &'a Chunk) -> Option<Vector<'a>> {
     let n = chunk.len();
     match e {
         CExpr::Literal(v) => Some(Vector::Const(v.clone())),
@@ -79,6 +92,7 @@ pub fn eval(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
             ))
         }
         CExpr::Unary(op, a) => unary(*op, eval(q, a, chunk)?, n),
+        CExpr::InList(x, list) => in_list(&eval(q, x, chunk)?, list.set(&q.params)?, n),
         CExpr::HasLabels(a, labels) => {
             let entities = eval(q, a, chunk)?;
             let eval = Evaluator::new(q);
@@ -110,6 +124,9 @@ pub fn eval(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
                 | BinaryOp::Le
                 | BinaryOp::Ge => comparison(*op, &x, &y, n),
                 BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => logic(*op, &x, &y, n),
+                BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains => {
+                    string_predicate(*op, &x, &y, n)
+                }
                 _ => by_element(*op, &x, &y, n),
             }
         }
@@ -120,13 +137,17 @@ pub fn eval(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
 /// Per expression of `exprs`: its values on every row of `chunk` if it is
 /// [`supports`]ed and evaluates without an error, else `None` (evaluate it
 /// row by row, see [`value_at`]).
-pub fn columns(q: &QueryContext, exprs: &[CExpr], chunk: &Chunk) -> Vec<Option<Vector>> {
+pub fn columns<'a>(
+    q: &'a QueryContext,
+    exprs: &[CExpr],
+    chunk: &'a Chunk,
+) -> Vec<Option<Vector<'a>>> {
     exprs.iter().map(|e| column(q, e, chunk)).collect()
 }
 
 /// `e` on every row of `chunk` if it is [`supports`]ed and evaluates
 /// without an error, else `None` (evaluate it row by row).
-pub fn column(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
+pub fn column<'a>(q: &'a QueryContext, e: &CExpr, chunk: &'a Chunk) -> Option<Vector<'a>> {
     if supports(e) {
         eval(q, e, chunk)
     } else {
@@ -140,7 +161,7 @@ pub fn column(q: &QueryContext, e: &CExpr, chunk: &Chunk) -> Option<Vector> {
 pub fn value_at(
     eval: &Evaluator<'_>,
     e: &CExpr,
-    column: &Option<Vector>,
+    column: &Option<Vector<'_>>,
     row: &Row<'_>,
 ) -> rhizome_common::Result<Value> {
     match column {
@@ -179,15 +200,16 @@ pub fn select(q: &QueryContext, predicate: &CExpr, chunk: &Chunk) -> Option<Vec<
     }
 }
 
-impl Vector {
+impl<'a> Vector<'a> {
     /// True if row `i` is null.
     #[inline]
     pub fn is_null(&self, i: usize) -> bool {
         match self {
             Vector::Const(v) => v.is_null(),
-            Vector::Ints(_, nulls) | Vector::Floats(_, nulls) | Vector::Bools(_, nulls) => {
-                is_null(nulls, i)
-            }
+            Vector::Ints(_, nulls)
+            | Vector::Floats(_, nulls)
+            | Vector::Bools(_, nulls)
+            | Vector::Strs(_, nulls) => is_null(nulls, i),
             Vector::Values(values) => values[i].is_null(),
         }
     }
@@ -202,6 +224,7 @@ impl Vector {
             Vector::Ints(xs, _) => Value::Int(xs[i]),
             Vector::Floats(xs, _) => Value::Float(xs[i]),
             Vector::Bools(xs, _) => Value::Bool(xs[i]),
+            Vector::Strs(xs, _) => Value::String(xs[i].to_owned()),
             Vector::Values(values) => values[i].clone(),
         }
     }
@@ -230,6 +253,16 @@ impl Vector {
             Vector::Ints(xs, nulls) => Some(Floats::Ints(xs, nulls.as_deref())),
             Vector::Const(Value::Float(x)) => Some(Floats::Const(*x)),
             Vector::Const(Value::Int(x)) => Some(Floats::Const(*x as f64)),
+            _ => None,
+        }
+    }
+
+    /// Strings, if this vector holds only strings and nulls.
+    fn strs(&self) -> Option<Operand<'_, &'_ str>> {
+        match self {
+            Vector::Strs(xs, nulls) => Some(Operand::Column(xs, nulls.as_deref())),
+            Vector::Const(Value::String(s)) => Some(Operand::Const(Some(s.as_str()))),
+            Vector::Const(Value::Null) => Some(Operand::Const(None)),
             _ => None,
         }
     }
@@ -346,17 +379,40 @@ fn try_collect<T: Default>(
     (!failed).then_some(out)
 }
 
-/// A slot's column as a vector (integers, floats and booleans typed).
-fn slot(chunk: &Chunk, s: Slot) -> Vector {
+/// A slot's column as a vector (integers, floats and booleans typed,
+/// strings viewed in place).
+fn slot(chunk: &Chunk, s: Slot) -> Vector<'_> {
     let n = chunk.len();
     match chunk.column(s) {
         None => Vector::Const(Value::Null),
-        Some(column) => typed((0..n).map(|i| column.value(i)), n),
+        Some(column) => match string_slot(column, n) {
+            Some(strings) => strings,
+            None => typed((0..n).map(|i| column.value(i)), n),
+        },
     }
 }
 
+/// A column of strings and nulls (and at least one string) as views of
+/// its values; `None` for any other column.
+fn string_slot(column: &crate::chunk::Column, n: usize) -> Option<Vector<'_>> {
+    let mut xs = Vec::with_capacity(n);
+    let mut nulls: Nulls = None;
+    let mut any = false;
+    for i in 0..n {
+        match column.value_ref(i) {
+            Cow::Borrowed(Value::String(s)) => {
+                any = true;
+                push(&mut xs, &mut nulls, Some(s.as_str()));
+            }
+            Cow::Borrowed(Value::Null) => push(&mut xs, &mut nulls, None),
+            _ => return None,
+        }
+    }
+    any.then_some(Vector::Strs(xs, nulls))
+}
+
 /// Property `key` of the node or relationship in slot `s` on every row.
-fn property(q: &QueryContext, chunk: &Chunk, s: Slot, key: &Key) -> Option<Vector> {
+fn property<'a>(q: &'a QueryContext, chunk: &Chunk, s: Slot, key: &Key) -> Option<Vector<'a>> {
     let n = chunk.len();
     let Some(column) = chunk.column(s) else {
         return Some(Vector::Const(Value::Null));
@@ -365,8 +421,16 @@ fn property(q: &QueryContext, chunk: &Chunk, s: Slot, key: &Key) -> Option<Vecto
         prefetch_column(&q.snapshot, column, n);
     }
     if let Some(k) = key.id {
-        if let Some(ints) = int_property(q, column, k, n) {
-            return ints;
+        // Typed reads, tried in turn: each gives up at the first value of
+        // another type (cheaply, as a column holds one type).
+        if let Some(v) = typed_property::<i64>(q, column, k, n) {
+            return v;
+        }
+        if let Some(v) = typed_property::<f64>(q, column, k, n) {
+            return v;
+        }
+        if let Some(v) = typed_property::<&str>(q, column, k, n) {
+            return v;
         }
     }
     // A key the graph never had (`key.id` is `None`) reads null.
@@ -415,23 +479,88 @@ pub(crate) fn prefetch_column(
     }
 }
 
-/// Integer property `k` of the nodes in `column`, read without building
-/// values; `None` if the column holds no nodes or a value is no integer
-/// (then the general path reads the chunk), `Some(None)` if a row needs the
-/// row evaluator (a deleted node).
-fn int_property(
-    q: &QueryContext,
+/// A property type read from storage without building values.
+trait Scalar<'a>: Copy + Default + 'a {
+    /// A dense, fully present column of this type as a slice.
+    fn dense(column: &ColumnView<'a>) -> Option<&'a [Self]>;
+    /// Row `row` of a base column: `Some(None)` if absent, `None` if the
+    /// column holds another type.
+    fn at(column: &ColumnView<'a>, row: u64) -> Option<Option<Self>>;
+    /// `node`'s value, changes since the last checkpoint included (as
+    /// [`Scalar::at`]).
+    fn of_node(snapshot: &'a Snapshot, node: NodeId, k: PropertyKeyId) -> Option<Option<Self>>;
+    /// The typed vector of these values.
+    fn vector(xs: Vec<Self>, nulls: Nulls) -> Vector<'a>;
+}
+
+impl<'a> Scalar<'a> for i64 {
+    fn dense(column: &ColumnView<'a>) -> Option<&'a [i64]> {
+        column.dense_i64()
+    }
+    #[inline]
+    fn at(column: &ColumnView<'a>, row: u64) -> Option<Option<i64>> {
+        column.int_at(row)
+    }
+    #[inline]
+    fn of_node(snapshot: &'a Snapshot, node: NodeId, k: PropertyKeyId) -> Option<Option<i64>> {
+        snapshot.node_property_int(node, k)
+    }
+    fn vector(xs: Vec<i64>, nulls: Nulls) -> Vector<'a> {
+        Vector::Ints(xs, nulls)
+    }
+}
+
+impl<'a> Scalar<'a> for f64 {
+    fn dense(column: &ColumnView<'a>) -> Option<&'a [f64]> {
+        column.dense_f64()
+    }
+    #[inline]
+    fn at(column: &ColumnView<'a>, row: u64) -> Option<Option<f64>> {
+        column.float_at(row)
+    }
+    #[inline]
+    fn of_node(snapshot: &'a Snapshot, node: NodeId, k: PropertyKeyId) -> Option<Option<f64>> {
+        snapshot.node_property_float(node, k)
+    }
+    fn vector(xs: Vec<f64>, nulls: Nulls) -> Vector<'a> {
+        Vector::Floats(xs, nulls)
+    }
+}
+
+impl<'a> Scalar<'a> for &'a str {
+    fn dense(_: &ColumnView<'a>) -> Option<&'a [&'a str]> {
+        None
+    }
+    #[inline]
+    fn at(column: &ColumnView<'a>, row: u64) -> Option<Option<&'a str>> {
+        column.str_view_at(row)
+    }
+    #[inline]
+    fn of_node(snapshot: &'a Snapshot, node: NodeId, k: PropertyKeyId) -> Option<Option<&'a str>> {
+        snapshot.node_property_str(node, k)
+    }
+    fn vector(xs: Vec<&'a str>, nulls: Nulls) -> Vector<'a> {
+        Vector::Strs(xs, nulls)
+    }
+}
+
+/// Property `k` of type `T` of the nodes in `column`, read without
+/// building values; `None` if the column holds no nodes or a value has
+/// another type (then the next type or the general path reads the chunk),
+/// `Some(None)` if a row needs the row evaluator (a deleted node).
+fn typed_property<'a, T: Scalar<'a>>(
+    q: &'a QueryContext,
     column: &crate::chunk::Column,
-    k: rhizome_storage::PropertyKeyId,
+    k: PropertyKeyId,
     n: usize,
-) -> Option<Option<Vector>> {
+) -> Option<Option<Vector<'a>>> {
     let snapshot = &q.snapshot;
     if snapshot.is_base_only() {
         match column.node_ids() {
-            Some((ids, None)) => return base_int_property(snapshot, ids[..n].iter().copied(), k),
+            Some((ids, None)) => return base_property::<T>(snapshot, ids[..n].iter().copied(), k),
             Some((ids, Some(selection))) => {
                 let nodes = selection[..n].iter().map(|&i| ids[i as usize]);
-                return base_int_property(snapshot, nodes, k);
+                return base_property::<T>(snapshot, nodes, k);
             }
             None => {}
         }
@@ -443,7 +572,7 @@ fn int_property(
         let x = if node == NULL_ID {
             None
         } else {
-            let x = snapshot.node_property_int(node, k)?;
+            let x = T::of_node(snapshot, node, k)?;
             if x.is_none() && !snapshot.node_exists(node) {
                 return Some(None);
             }
@@ -451,23 +580,23 @@ fn int_property(
         };
         push(&mut xs, &mut nulls, x);
     }
-    Some(Some(Vector::Ints(xs, nulls)))
+    Some(Some(T::vector(xs, nulls)))
 }
 
-/// Integer property `k` of `nodes` read straight from the base segment's
-/// columns (the snapshot has no delta, so every id below the bound exists
-/// and no node changed): a run of nodes in one dense integer column is one
-/// slice indexed by id, found once per column rather than once per node.
-/// `None` if a value is no integer (as [`int_property`]).
-fn base_int_property(
-    snapshot: &rhizome_storage::Snapshot,
-    nodes: impl ExactSizeIterator<Item = rhizome_common::NodeId>,
-    k: rhizome_storage::PropertyKeyId,
-) -> Option<Option<Vector>> {
+/// Property `k` of type `T` of `nodes` read straight from the base
+/// segment's columns (the snapshot has no delta, so every id below the
+/// bound exists and no node changed): a run of nodes in one dense column is
+/// one slice indexed by id, found once per column rather than once per
+/// node. `None` if a value has another type (as [`typed_property`]).
+fn base_property<'a, T: Scalar<'a>>(
+    snapshot: &'a Snapshot,
+    nodes: impl ExactSizeIterator<Item = NodeId>,
+    k: PropertyKeyId,
+) -> Option<Option<Vector<'a>>> {
     let mut xs = Vec::with_capacity(nodes.len());
     let mut nulls: Nulls = None;
     // The dense column last found: its first node id and its values.
-    let mut run: (u64, &[i64]) = (0, &[]);
+    let mut run: (u64, &[T]) = (0, &[]);
     for node in nodes {
         let offset = node.wrapping_sub(run.0);
         if offset < run.1.len() as u64 {
@@ -481,12 +610,12 @@ fn base_int_property(
             None
         } else {
             match snapshot.node_column(node, k) {
-                Some((column, row)) => match column.dense_i64() {
+                Some((column, row)) => match T::dense(column) {
                     Some(values) => {
                         run = (node - row, values);
                         Some(values[row as usize])
                     }
-                    None => column.int_at(row)?,
+                    None => T::at(column, row)?,
                 },
                 // No column for the key in the node's group: null, unless
                 // the node does not exist (the row evaluator's error).
@@ -496,12 +625,12 @@ fn base_int_property(
         };
         push(&mut xs, &mut nulls, x);
     }
-    Some(Some(Vector::Ints(xs, nulls)))
+    Some(Some(T::vector(xs, nulls)))
 }
 
 /// `n` values as a vector: typed while they are all integers, all floats
 /// or all booleans (nulls allowed), else plain values.
-fn typed(values: impl Iterator<Item = Value>, n: usize) -> Vector {
+fn typed<'v>(values: impl Iterator<Item = Value>, n: usize) -> Vector<'v> {
     let mut out = Vector::Const(Value::Null);
     for (i, v) in values.enumerate() {
         match (&mut out, v) {
@@ -526,7 +655,7 @@ fn typed(values: impl Iterator<Item = Value>, n: usize) -> Vector {
 }
 
 /// A vector whose first non-null value `v` is at row `i`.
-fn start(i: usize, v: Value, n: usize) -> Vector {
+fn start<'v>(i: usize, v: Value, n: usize) -> Vector<'v> {
     fn with<T: Default + Clone>(i: usize, x: T, n: usize) -> (Vec<T>, Nulls) {
         let mut xs = Vec::with_capacity(n);
         xs.resize(i, T::default());
@@ -597,7 +726,7 @@ fn unary(op: UnaryOp, a: Vector, n: usize) -> Option<Vector> {
     }
 }
 
-fn arithmetic(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
+fn arithmetic<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector<'v>> {
     if let (Some(a), Some(b)) = (x.ints(), y.ints()) {
         return match op {
             BinaryOp::Add => zip_ints(&a, &b, n, i64::checked_add),
@@ -634,12 +763,12 @@ fn arithmetic(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> 
 /// `None` if `f` fails on some row: integer operations fail exactly where
 /// `rhizome_functions::ops` raises an error (overflow, division by zero).
 #[inline]
-fn zip_ints(
+fn zip_ints<'v>(
     a: &Operand<'_, i64>,
     b: &Operand<'_, i64>,
     n: usize,
     f: impl Fn(i64, i64) -> Option<i64>,
-) -> Option<Vector> {
+) -> Option<Vector<'v>> {
     if a.has_nulls() || b.has_nulls() {
         let (xs, nulls) = try_collect(n, |i| match (a.get(i), b.get(i)) {
             (Some(p), Some(q)) => f(p, q).map(Some),
@@ -665,14 +794,14 @@ fn zip_ints(
     Some(Vector::Ints(xs?, None))
 }
 
-/// `f` on two integer operands row by row, null where either is null.
+/// `f` on two operands of one type row by row, null where either is null.
 #[inline]
-fn compare_ints(
-    a: &Operand<'_, i64>,
-    b: &Operand<'_, i64>,
+fn compare<'v, T: Copy + Default>(
+    a: &Operand<'_, T>,
+    b: &Operand<'_, T>,
     n: usize,
-    f: impl Fn(i64, i64) -> bool,
-) -> Vector {
+    f: impl Fn(T, T) -> bool,
+) -> Vector<'v> {
     if a.has_nulls() || b.has_nulls() {
         let (xs, nulls) = collect(n, |i| Some(f(a.get(i)?, b.get(i)?)));
         return Vector::Bools(xs, nulls);
@@ -694,16 +823,21 @@ fn compare_ints(
     Vector::Bools(xs, None)
 }
 
-fn comparison(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
+fn comparison<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector<'v>> {
     if let (Some(a), Some(b)) = (x.ints(), y.ints()) {
         return Some(match op {
-            BinaryOp::Eq => compare_ints(&a, &b, n, |p, q| p == q),
-            BinaryOp::Ne => compare_ints(&a, &b, n, |p, q| p != q),
-            BinaryOp::Lt => compare_ints(&a, &b, n, |p, q| p < q),
-            BinaryOp::Gt => compare_ints(&a, &b, n, |p, q| p > q),
-            BinaryOp::Le => compare_ints(&a, &b, n, |p, q| p <= q),
-            _ => compare_ints(&a, &b, n, |p, q| p >= q),
+            BinaryOp::Eq => compare(&a, &b, n, |p, q| p == q),
+            BinaryOp::Ne => compare(&a, &b, n, |p, q| p != q),
+            BinaryOp::Lt => compare(&a, &b, n, |p, q| p < q),
+            BinaryOp::Gt => compare(&a, &b, n, |p, q| p > q),
+            BinaryOp::Le => compare(&a, &b, n, |p, q| p <= q),
+            _ => compare(&a, &b, n, |p, q| p >= q),
         });
+    }
+    if let (BinaryOp::Eq | BinaryOp::Ne, Some(a), Some(b)) = (op, x.strs(), y.strs()) {
+        // Strings equal only equal strings; a null operand gives null.
+        let ne = op == BinaryOp::Ne;
+        return Some(compare(&a, &b, n, |p: &str, q: &str| (p == q) != ne));
     }
     let float_column =
         |v: &Vector| matches!(v, Vector::Floats(..) | Vector::Const(Value::Float(_)));
@@ -727,7 +861,56 @@ fn comparison(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> 
     by_element(op, x, y, n)
 }
 
-fn logic(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
+/// `STARTS WITH`, `ENDS WITH` or `CONTAINS`: on string views where both
+/// sides are strings (or null), else element by element (a non-string
+/// operand gives null).
+fn string_predicate<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector<'v>> {
+    let (Some(a), Some(b)) = (x.strs(), y.strs()) else {
+        return by_element(op, x, y, n);
+    };
+    Some(match op {
+        BinaryOp::StartsWith => compare(&a, &b, n, |p: &str, q: &str| p.starts_with(q)),
+        BinaryOp::EndsWith => compare(&a, &b, n, |p: &str, q: &str| p.ends_with(q)),
+        _ => compare(&a, &b, n, |p: &str, q: &str| p.contains(q)),
+    })
+}
+
+/// `x IN list` for a statement-constant list: integers and string views
+/// searched in the list's sorted vectors, a constant answered once, other
+/// values by [`InSet::contains`]; `None` if a row raises an error (the
+/// list is not a list).
+fn in_list<'v>(x: &Vector, set: &InSet, n: usize) -> Option<Vector<'v>> {
+    let null = || set.contains_null();
+    match x {
+        Vector::Const(v) => set.contains(v).ok().map(|b| Vector::Const(bool_value(b))),
+        Vector::Ints(xs, nulls) => {
+            let answer = |i: usize| match at(xs, nulls.as_deref(), i) {
+                Some(v) => set.contains_int(v),
+                None => null(),
+            };
+            let (xs, nulls) = try_collect(n, answer)?;
+            Some(Vector::Bools(xs, nulls))
+        }
+        Vector::Strs(xs, nulls) => {
+            let answer = |i: usize| match at(xs, nulls.as_deref(), i) {
+                Some(v) => set.contains_str(v),
+                None => null(),
+            };
+            let (xs, nulls) = try_collect(n, answer)?;
+            Some(Vector::Bools(xs, nulls))
+        }
+        _ => {
+            let (xs, nulls) = try_collect(n, |i| set.contains(&x.value(i)).ok())?;
+            Some(Vector::Bools(xs, nulls))
+        }
+    }
+}
+
+fn bool_value(b: Option<bool>) -> Value {
+    b.map_or(Value::Null, Value::Bool)
+}
+
+fn logic<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector<'v>> {
     let (Some(a), Some(b)) = (x.bools(), y.bools()) else {
         return by_element(op, x, y, n);
     };
@@ -743,13 +926,13 @@ fn logic(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
 
 /// `x AND b` or `x OR b` with `b` evaluated row by row on the rows where
 /// `x` does not decide the result; `None` if such a row raises an error.
-fn short_circuit(
+fn short_circuit<'v>(
     q: &QueryContext,
     op: BinaryOp,
     x: &Vector,
     b: &CExpr,
     chunk: &Chunk,
-) -> Option<Vector> {
+) -> Option<Vector<'v>> {
     let eval = Evaluator::new(q);
     let n = chunk.len();
     let values = (0..n)
@@ -759,7 +942,7 @@ fn short_circuit(
 }
 
 /// `op` row by row on values, exactly as the row evaluator applies it.
-fn by_element(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector> {
+fn by_element<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector<'v>> {
     let values = (0..n)
         .map(|i| apply(op, x.value(i), || Some(y.value(i))))
         .collect::<Option<Vec<_>>>()?;
@@ -785,7 +968,7 @@ fn apply(op: BinaryOp, a: Value, b: impl FnOnce() -> Option<Value>) -> Option<Va
 mod tests {
     use super::*;
 
-    fn ints(xs: &[Option<i64>]) -> Vector {
+    fn ints(xs: &[Option<i64>]) -> Vector<'static> {
         typed(
             xs.iter().map(|x| x.map_or(Value::Null, Value::Int)),
             xs.len(),
@@ -916,6 +1099,75 @@ mod tests {
             by_element(BinaryOp::Sub, &s, &Vector::Const(Value::Bool(true)), n),
             None
         );
+    }
+
+    #[test]
+    fn string_views_and_constant_lists() {
+        let n = 4;
+        let s = Vector::Strs(
+            vec!["abc", "", "xbc", "é"],
+            Some(vec![false, true, false, false]),
+        );
+        let text = |x: &str| Vector::Const(Value::String(x.into()));
+        let b = |x: Option<bool>| x.map_or(Value::Null, Value::Bool);
+        let t = Some(true);
+        let f = Some(false);
+        let get = |v: Option<Vector>| values(&v.unwrap(), n);
+        assert_eq!(
+            get(string_predicate(BinaryOp::StartsWith, &s, &text("ab"), n)),
+            vec![b(t), b(None), b(f), b(f)]
+        );
+        assert_eq!(
+            get(string_predicate(BinaryOp::EndsWith, &s, &text("bc"), n)),
+            vec![b(t), b(None), b(t), b(f)]
+        );
+        assert_eq!(
+            get(string_predicate(BinaryOp::Contains, &text("xbcé"), &s, n)),
+            vec![b(f), b(None), b(t), b(t)]
+        );
+        // A non-string operand gives null on every row.
+        assert_eq!(
+            get(string_predicate(
+                BinaryOp::Contains,
+                &s,
+                &Vector::Const(Value::Int(1)),
+                n
+            )),
+            vec![Value::Null; 4]
+        );
+        assert_eq!(
+            get(comparison(BinaryOp::Ne, &s, &text("xbc"), n)),
+            vec![b(t), b(None), b(f), b(t)]
+        );
+        // An integer equals no string: element by element, false.
+        assert_eq!(
+            get(comparison(
+                BinaryOp::Eq,
+                &s,
+                &Vector::Const(Value::Int(1)),
+                n
+            )),
+            vec![b(f), b(None), b(f), b(f)]
+        );
+        let list = |items: Vec<Value>| InSet::new(Value::List(items));
+        let set = list(vec![text_value("xbc"), Value::Int(4), Value::Null]);
+        assert_eq!(
+            get(in_list(&s, &set, n)),
+            vec![b(None), b(None), b(t), b(None)]
+        );
+        let x = ints(&[Some(4), None, Some(5), Some(-1)]);
+        let set = list(vec![Value::Int(4), Value::Int(-1)]);
+        assert_eq!(get(in_list(&x, &set, n)), vec![b(t), b(None), b(f), b(t)]);
+        assert_eq!(
+            get(in_list(&x, &list(vec![]), n)),
+            vec![b(f), b(f), b(f), b(f)]
+        );
+        // Not a list: the row evaluator raises the error.
+        assert_eq!(in_list(&x, &InSet::new(Value::Int(1)), n), None);
+    }
+
+    fn text_value(x: &str) -> Value {
+        Value::String(x.into())
     }
 
     #[test]

@@ -97,6 +97,18 @@ fn each<T: Copy>(
     }
 }
 
+/// [`order`] of two floats: NaN above everything, else numeric (so -0.0
+/// and 0.0 are equal).
+#[inline]
+fn float_order(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
 /// Welford's running mean and squared deviations (mergeable).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct Moments {
@@ -129,6 +141,149 @@ impl Moments {
     }
 }
 
+/// The values `collect()` keeps: plain integers or floats while every
+/// value so far had that type (8 bytes each instead of a boxed value),
+/// values otherwise. Lists grow by a quarter (at least 4 slots), not
+/// double, so a list's capacity stays within 1.25x its length plus 4.
+#[derive(Debug, Clone)]
+enum Collected {
+    Ints(Vec<i64>),
+    Floats(Vec<f64>),
+    Values(Vec<Value>),
+}
+
+/// Appends `x`, growing `xs` by a quarter when full.
+#[inline]
+fn push_grown<T>(xs: &mut Vec<T>, x: T) {
+    if xs.len() == xs.capacity() {
+        xs.reserve_exact((xs.len() / 4).max(4));
+    }
+    xs.push(x);
+}
+
+/// Makes room for `extra` more items in `xs`, growing by at least a quarter.
+fn reserve_grown<T>(xs: &mut Vec<T>, extra: usize) {
+    if xs.capacity() - xs.len() < extra {
+        xs.reserve_exact(extra.max(xs.len() / 4).max(4));
+    }
+}
+
+impl Collected {
+    fn len(&self) -> usize {
+        match self {
+            Collected::Ints(xs) => xs.len(),
+            Collected::Floats(xs) => xs.len(),
+            Collected::Values(xs) => xs.len(),
+        }
+    }
+
+    /// Bytes held, with `value_bytes` the estimate for one boxed value.
+    fn bytes(&self, value_bytes: usize) -> usize {
+        match self {
+            Collected::Ints(xs) => xs.capacity() * 8,
+            Collected::Floats(xs) => xs.capacity() * 8,
+            Collected::Values(xs) => xs.len() * value_bytes,
+        }
+    }
+
+    /// The values as boxed values from here on (`self` becomes
+    /// [`Collected::Values`]).
+    fn values(&mut self) -> &mut Vec<Value> {
+        let values = match self {
+            Collected::Values(xs) => return xs,
+            Collected::Ints(xs) => xs.iter().map(|&x| Value::Int(x)).collect(),
+            Collected::Floats(xs) => xs.iter().map(|&x| Value::Float(x)).collect(),
+        };
+        *self = Collected::Values(values);
+        match self {
+            Collected::Values(xs) => xs,
+            _ => unreachable!("just made values"),
+        }
+    }
+
+    fn push(&mut self, v: &Value) {
+        match (&mut *self, v) {
+            (Collected::Ints(xs), Value::Int(x)) => push_grown(xs, *x),
+            (Collected::Floats(xs), Value::Float(x)) => push_grown(xs, *x),
+            (Collected::Values(xs), Value::Int(x)) if xs.is_empty() => {
+                *self = Collected::Ints(vec![*x])
+            }
+            (Collected::Values(xs), Value::Float(x)) if xs.is_empty() => {
+                *self = Collected::Floats(vec![*x])
+            }
+            _ => push_grown(self.values(), v.clone()),
+        }
+    }
+
+    fn push_ints(&mut self, xs: &[i64], nulls: Option<&[bool]>) {
+        if let Collected::Values(v) = self {
+            if v.is_empty() {
+                *self = Collected::Ints(Vec::new());
+            }
+        }
+        match self {
+            Collected::Ints(items) => {
+                reserve_grown(items, non_null(xs.len(), nulls) as usize);
+                let _ = each(xs, nulls, |x| {
+                    items.push(x);
+                    Ok(())
+                });
+            }
+            other => {
+                let _ = each(xs, nulls, |x| {
+                    other.push(&Value::Int(x));
+                    Ok(())
+                });
+            }
+        }
+    }
+
+    fn push_floats(&mut self, xs: &[f64], nulls: Option<&[bool]>) {
+        if let Collected::Values(v) = self {
+            if v.is_empty() {
+                *self = Collected::Floats(Vec::new());
+            }
+        }
+        match self {
+            Collected::Floats(items) => {
+                reserve_grown(items, non_null(xs.len(), nulls) as usize);
+                let _ = each(xs, nulls, |x| {
+                    items.push(x);
+                    Ok(())
+                });
+            }
+            other => {
+                let _ = each(xs, nulls, |x| {
+                    other.push(&Value::Float(x));
+                    Ok(())
+                });
+            }
+        }
+    }
+
+    /// Appends `other`'s values after these.
+    fn append(&mut self, other: Collected) {
+        match (&mut *self, other) {
+            (_, o) if o.len() == 0 => {}
+            (me, o) if me.len() == 0 => *me = o,
+            (Collected::Ints(a), Collected::Ints(b)) => a.extend(b),
+            (Collected::Floats(a), Collected::Floats(b)) => a.extend(b),
+            (me, mut o) => {
+                let b = std::mem::take(o.values());
+                me.values().extend(b);
+            }
+        }
+    }
+
+    fn into_values(self) -> Vec<Value> {
+        match self {
+            Collected::Ints(xs) => xs.into_iter().map(Value::Int).collect(),
+            Collected::Floats(xs) => xs.into_iter().map(Value::Float).collect(),
+            Collected::Values(xs) => xs,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum State {
     Count(u64),
@@ -136,7 +291,7 @@ enum State {
     Avg(Sum, u64),
     Min(Option<Value>),
     Max(Option<Value>),
-    Collect(Vec<Value>),
+    Collect(Collected),
     StDev(Moments, bool),
     Percentile {
         values: Vec<Value>,
@@ -187,7 +342,7 @@ impl Accumulator {
             AggregateKind::Avg => State::Avg(Sum::Empty, 0),
             AggregateKind::Min => State::Min(None),
             AggregateKind::Max => State::Max(None),
-            AggregateKind::Collect => State::Collect(Vec::new()),
+            AggregateKind::Collect => State::Collect(Collected::Values(Vec::new())),
             AggregateKind::StDev => State::StDev(Moments::default(), true),
             AggregateKind::StDevP => State::StDev(Moments::default(), false),
             AggregateKind::PercentileCont | AggregateKind::PercentileDisc => State::Percentile {
@@ -210,18 +365,20 @@ impl Accumulator {
         self.kind
     }
 
-    /// How many values it holds (collected, kept for a percentile or seen
-    /// by DISTINCT): what a memory budget charges as it grows. O(1).
-    pub fn held(&self) -> usize {
+    /// The bytes it holds (collected, kept for a percentile or seen by
+    /// DISTINCT), estimating `value_bytes` for each boxed value and the
+    /// capacity of typed lists: what a memory budget charges as it grows.
+    /// O(1).
+    pub fn held_bytes(&self, value_bytes: usize) -> usize {
         let kept = match &self.state {
-            State::Collect(items) => items.len(),
-            State::Percentile { values, .. } => values.len(),
+            State::Collect(items) => items.bytes(value_bytes),
+            State::Percentile { values, .. } => values.len() * value_bytes,
             _ => 0,
         };
         kept + self
             .distinct
             .as_ref()
-            .map_or(0, |(_, seen, ints)| seen.len() + ints.len())
+            .map_or(0, |(_, seen, ints)| (seen.len() + ints.len()) * value_bytes)
     }
 
     /// True for `f(DISTINCT x)`.
@@ -315,6 +472,7 @@ impl Accumulator {
                     };
                 }
             }
+            State::Collect(items) => items.push_ints(xs, nulls),
             state @ (State::Min(_) | State::Max(_)) => {
                 let min = matches!(state, State::Min(_));
                 let mut best: Option<i64> = None;
@@ -344,6 +502,49 @@ impl Accumulator {
         }
         match &mut self.state {
             State::Count(n) => *n += non_null(xs.len(), nulls),
+            State::Collect(items) => items.push_floats(xs, nulls),
+            State::Sum(sum) | State::Avg(sum, _) if !matches!(sum, Sum::Duration(_)) => {
+                // In row order, from the running sum, as one update per
+                // value adds (the first value of an empty sum is taken as
+                // it is, so a lone -0.0 stays -0.0).
+                let mut total = match *sum {
+                    Sum::Empty => None,
+                    Sum::Int(a) => Some(a as f64),
+                    Sum::Float(a) => Some(a),
+                    Sum::Duration(_) => unreachable!("excluded by the guard"),
+                };
+                let mut count = 0;
+                each(xs, nulls, |x| {
+                    total = Some(total.map_or(x, |t| t + x));
+                    count += 1;
+                    Ok(())
+                })?;
+                if let Some(t) = total {
+                    *sum = Sum::Float(t);
+                }
+                if let State::Avg(_, n) = &mut self.state {
+                    *n += count;
+                }
+            }
+            state @ (State::Min(_) | State::Max(_)) => {
+                let min = matches!(state, State::Min(_));
+                let mut best: Option<f64> = None;
+                each(xs, nulls, |x| {
+                    let replace = best.is_none_or(|b| {
+                        let o = float_order(x, b);
+                        (min && o == Ordering::Less) || (!min && o == Ordering::Greater)
+                    });
+                    if replace {
+                        best = Some(x);
+                    }
+                    Ok(())
+                })?;
+                // The slice's extreme (its first, among equals) decides
+                // against the running one as each value would have.
+                if let Some(b) = best {
+                    Self::apply(state, &Value::Float(b))?;
+                }
+            }
             state => each(xs, nulls, |x| Self::apply(state, &Value::Float(x)))?,
         }
         Ok(())
@@ -388,7 +589,7 @@ impl Accumulator {
                     *cur = Some(v.clone());
                 }
             }
-            State::Collect(items) => items.push(v.clone()),
+            State::Collect(items) => items.push(v),
             State::StDev(m, _) => m.add(number(v, "stDev")?),
             State::Percentile { values, .. } => {
                 number(v, "percentile")?;
@@ -439,7 +640,7 @@ impl Accumulator {
             {
                 *a = Some(b);
             }
-            (State::Collect(a), State::Collect(b)) => a.extend(b),
+            (State::Collect(a), State::Collect(b)) => a.append(b),
             (State::StDev(a, _), State::StDev(b, _)) => a.merge(b),
             (
                 State::Percentile { values, p, .. },
@@ -480,7 +681,7 @@ impl Accumulator {
                 Sum::Duration(d) => Value::Duration(dur::div_count(&d, n as i64)?),
             },
             State::Min(v) | State::Max(v) => v.unwrap_or(Value::Null),
-            State::Collect(items) => Value::List(items),
+            State::Collect(items) => Value::List(items.into_values()),
             State::StDev(m, sample) => {
                 let denom = if sample { m.n.saturating_sub(1) } else { m.n };
                 if denom == 0 {
@@ -861,6 +1062,57 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn collected_lists_stay_typed_and_small() {
+        let mut a = Accumulator::new(AggregateKind::Collect, false);
+        let xs: Vec<i64> = (0..10_000).collect();
+        for chunk in xs.chunks(100) {
+            a.update_ints(chunk, None).unwrap();
+        }
+        // Typed: 8 bytes an element, capacity within 1.25x plus 4 slots.
+        let held = a.held_bytes(48);
+        assert!((80_000..=100_032).contains(&held), "{held}");
+        // Growing one at a time keeps the bound too.
+        let mut one = Accumulator::new(AggregateKind::Collect, false);
+        for &x in &xs {
+            one.update_ints(&[x], None).unwrap();
+        }
+        assert!(one.held_bytes(48) <= 100_032, "{}", one.held_bytes(48));
+        // Merging keeps self's values first; another type turns the list
+        // into values in arrival order.
+        let mut b = Accumulator::new(AggregateKind::Collect, false);
+        b.update_floats(&[0.5, -0.0], Some(&[false, false]))
+            .unwrap();
+        b.update(&Value::String("s".into())).unwrap();
+        b.update_ints(&[7], None).unwrap();
+        let mut c = Accumulator::new(AggregateKind::Collect, false);
+        c.update_ints(&[1, 2], Some(&[false, true])).unwrap();
+        c.merge(b).unwrap();
+        c.merge(Accumulator::new(AggregateKind::Collect, false))
+            .unwrap();
+        assert_eq!(
+            c.finish().unwrap(),
+            Value::List(vec![
+                Value::Int(1),
+                Value::Float(0.5),
+                Value::Float(-0.0),
+                Value::String("s".into()),
+                Value::Int(7),
+            ])
+        );
+        let mut empty = Accumulator::new(AggregateKind::Collect, false);
+        let mut d = Accumulator::new(AggregateKind::Collect, false);
+        d.update_ints(&[3], None).unwrap();
+        empty.merge(d).unwrap();
+        assert_eq!(empty.finish().unwrap(), Value::List(vec![Value::Int(3)]));
+        a.merge(one).unwrap();
+        let Value::List(all) = a.finish().unwrap() else {
+            panic!("collect gives a list");
+        };
+        assert_eq!(all.len(), 20_000);
+        assert_eq!(all[10_000], Value::Int(0));
     }
 
     #[test]

@@ -839,6 +839,76 @@ impl Snapshot {
         self.store.node_int(node, key)
     }
 
+    /// `node`'s property `key` if it is a float, like
+    /// [`Snapshot::node_property_int`]: `Some(None)` if the node has no
+    /// such property (or does not exist), `None` if the value has another
+    /// type. Agrees with `node_property` always.
+    #[inline]
+    pub fn node_property_float(&self, node: NodeId, key: PropertyKeyId) -> Option<Option<f64>> {
+        if self.external.is_some() {
+            return match self.node_property(node, key) {
+                Value::Float(x) => Some(Some(x)),
+                Value::Null => Some(None),
+                _ => None,
+            };
+        }
+        if let Some(v) = self.delta_property(node, key) {
+            return match v {
+                Some(Value::Float(x)) => Some(Some(*x)),
+                None | Some(Value::Null) => Some(None),
+                _ => None,
+            };
+        }
+        match self.store.node_column(node, key) {
+            Some((column, row)) => column.float_at(row),
+            None => Some(None),
+        }
+    }
+
+    /// `node`'s property `key` if it is a string, borrowed from the base
+    /// column's bytes or from the changes since the last checkpoint (no
+    /// copy): `Some(None)` if the node has no such property (or does not
+    /// exist), `None` if the value has another type or the snapshot reads
+    /// a graph source (then read it with `node_property`). Agrees with
+    /// `node_property` always.
+    #[inline]
+    pub fn node_property_str(&self, node: NodeId, key: PropertyKeyId) -> Option<Option<&str>> {
+        if self.external.is_some() {
+            // A source's strings are not held by this snapshot to borrow
+            // from: the general path reads them as values.
+            return None;
+        }
+        if let Some(v) = self.delta_property(node, key) {
+            return match v {
+                Some(Value::String(x)) => Some(Some(x.as_str())),
+                None | Some(Value::Null) => Some(None),
+                _ => None,
+            };
+        }
+        match self.store.node_column(node, key) {
+            Some((column, row)) => column.str_view_at(row),
+            None => Some(None),
+        }
+    }
+
+    /// For a node changed since the last checkpoint: its value of `key`
+    /// as the changes hold it (`Some(None)`: no value); `None` if the node
+    /// is unchanged and the base column answers.
+    #[inline]
+    fn delta_property(&self, node: NodeId, key: PropertyKeyId) -> Option<Option<&Value>> {
+        if self.delta.is_empty() {
+            return None;
+        }
+        let d = self.delta.nodes.get(node)?;
+        if let Some(v) = get_prop(&d.props, key) {
+            return Some(Some(v));
+        }
+        if d.created || d.deleted {
+            return Some(None);
+        }
+        None
+    }
+
     /// The type of a relationship deleted since the last checkpoint (its
     /// record stays in the delta): Cypher still answers `type(r)` for a
     /// relationship the statement deleted. `None` for any other id.

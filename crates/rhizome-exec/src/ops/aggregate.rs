@@ -64,7 +64,11 @@ impl AggregateSink {
 
     /// The aggregates' argument columns over `chunk` (`None` where an
     /// argument needs the row evaluator).
-    fn argument_columns(&self, q: &QueryContext, chunk: &Chunk) -> Vec<Vec<Option<Vector>>> {
+    fn argument_columns<'a>(
+        &self,
+        q: &'a QueryContext,
+        chunk: &'a Chunk,
+    ) -> Vec<Vec<Option<Vector<'a>>>> {
         self.node
             .c
             .aggregates
@@ -89,7 +93,7 @@ fn counts_ids(function: AggregateKind, distinct: bool, exprs: &[CExpr]) -> bool 
 
 /// Feeds every row of `chunk` to `acc` (the ungrouped case): a column at a
 /// time where the argument's vector allows, else a row at a time. Adds to
-/// `held` the values `acc` keeps more (collect, percentiles, DISTINCT).
+/// `held` the bytes `acc` keeps more (collect, percentiles, DISTINCT).
 fn feed_chunk(
     acc: &mut Accumulator,
     exprs: &[CExpr],
@@ -98,9 +102,9 @@ fn feed_chunk(
     chunk: &Chunk,
     held: &mut usize,
 ) -> Result<()> {
-    let before = acc.held();
+    let before = acc.held_bytes(VALUE_BYTES);
     let fed = feed_chunk_values(acc, exprs, columns, eval, chunk);
-    *held += acc.held() - before;
+    *held += acc.held_bytes(VALUE_BYTES) - before;
     fed
 }
 
@@ -151,7 +155,7 @@ fn feed_chunk_values(
 
 /// Feeds row `r` to `acc`: its arguments are read from `columns` where they
 /// were computed a column at a time, else evaluated (`args` is scratch).
-/// Adds to `held` the values `acc` keeps more (collect, percentiles, DISTINCT).
+/// Adds to `held` the bytes `acc` keeps more (collect, percentiles, DISTINCT).
 fn feed(
     acc: &mut Accumulator,
     arg_exprs: &[CExpr],
@@ -177,9 +181,9 @@ fn feed(
     for (e, column) in arg_exprs.iter().zip(columns) {
         args.push(vector::value_at(eval, e, column, r)?);
     }
-    let before = acc.held();
+    let before = acc.held_bytes(VALUE_BYTES);
     acc.update_args(args)?;
-    *held += acc.held() - before;
+    *held += acc.held_bytes(VALUE_BYTES) - before;
     Ok(())
 }
 
@@ -224,7 +228,7 @@ impl Sink for AggregateSink {
                 feed_chunk(acc, exprs, columns, &eval, &chunk, &mut held)?;
             }
             drop(guard);
-            ctx.q.memory.charge(held * VALUE_BYTES)?;
+            ctx.q.memory.charge(held)?;
             return NEED_MORE;
         }
         // Keys computed a column at a time where possible.
@@ -257,17 +261,17 @@ impl Sink for AggregateSink {
                 ([_], [Some(Vector::Ints(xs, None))]) => {
                     for (&g, &x) in group_of.iter().zip(xs) {
                         let acc = &mut groups.groups[g as usize].1[a];
-                        let before = acc.held();
+                        let before = acc.held_bytes(VALUE_BYTES);
                         acc.update_ints(&[x], None)?;
-                        held += acc.held() - before;
+                        held += acc.held_bytes(VALUE_BYTES) - before;
                     }
                 }
                 ([_], [Some(Vector::Floats(xs, None))]) => {
                     for (&g, &x) in group_of.iter().zip(xs) {
                         let acc = &mut groups.groups[g as usize].1[a];
-                        let before = acc.held();
+                        let before = acc.held_bytes(VALUE_BYTES);
                         acc.update_floats(&[x], None)?;
-                        held += acc.held() - before;
+                        held += acc.held_bytes(VALUE_BYTES) - before;
                     }
                 }
                 _ => {
@@ -282,8 +286,8 @@ impl Sink for AggregateSink {
         let added = groups.groups.len() - before;
         drop(guard);
         ctx.q.memory.charge(
-            (added * (self.node.c.exprs.len() + self.node.c.aggregates.len() + 2) + held)
-                * VALUE_BYTES,
+            added * (self.node.c.exprs.len() + self.node.c.aggregates.len() + 2) * VALUE_BYTES
+                + held,
         )?;
         NEED_MORE
     }

@@ -404,6 +404,36 @@ impl<'a> ColumnView<'a> {
         }
     }
 
+    /// The float at `row`: `Some(None)` if the row has no value, `None` if
+    /// its value is not a float (read it with [`ColumnView::get`]).
+    #[inline]
+    pub fn float_at(&self, row: u64) -> Option<Option<f64>> {
+        let Some(slot) = self.slot(row) else {
+            return Some(None);
+        };
+        match &self.values {
+            ValuesView::Fixed {
+                ty: ScalarType::Float,
+                lanes,
+            } => lanes[0]
+                .get(slot)
+                .map(|&bits| Some(f64::from_bits(bits as u64))),
+            _ => None,
+        }
+    }
+
+    /// The string at `row`, borrowed from the column's bytes: `Some(None)`
+    /// if the row has no value, `None` if the column holds no strings (read
+    /// it with [`ColumnView::get`]). A damaged offset reads as no value,
+    /// as [`ColumnView::get`] reads it as null.
+    #[inline]
+    pub fn str_view_at(&self, row: u64) -> Option<Option<&'a str>> {
+        match &self.values {
+            ValuesView::Str { .. } => Some(self.slot(row).and_then(|s| self.values.str_at(s))),
+            _ => None,
+        }
+    }
+
     /// For a dense, fully present integer column: all values as a slice.
     pub fn dense_i64(&self) -> Option<&'a [i64]> {
         match (&self.values, self.validity, self.positions) {

@@ -103,11 +103,19 @@ pub enum LoginError {
     RateLimited,
 }
 
+/// File name of the users lock inside a database directory: a server holds
+/// a shared `flock` on it while it runs, an administration command an
+/// exclusive one, so that a password reset never races a server that keeps
+/// the users in memory (and would write its own copy back).
+pub const USERS_LOCK_FILE: &str = "users.lock";
+
 /// The users of one database, with their file.
 pub struct UserStore {
     path: PathBuf,
     users: Mutex<BTreeMap<String, User>>,
     failures: Mutex<HashMap<String, (u32, Instant)>>,
+    /// The `flock` on [`USERS_LOCK_FILE`], held as long as the store lives.
+    _lock: std::fs::File,
 }
 
 /// Hashes `password` with argon2id and a fresh salt.
@@ -129,9 +137,55 @@ fn verify_password(password: &str, hash: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Takes the `flock` on the users lock of `db_dir`: shared (a server) or
+/// exclusive (an administration command), without waiting.
+fn lock_users(db_dir: &Path, exclusive: bool) -> Result<std::fs::File, String> {
+    let path = db_dir.join(USERS_LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let taken = if exclusive {
+        file.try_lock()
+    } else {
+        file.try_lock_shared()
+    };
+    match taken {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) if exclusive => Err(format!(
+            "a running server (`rhizome serve`) holds the users of {}: change passwords \
+             over a connection (ALTER USER ... SET PASSWORD) or stop the server first",
+            db_dir.display()
+        )),
+        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+            "an administration command (`rhizome admin`) is changing the users of {}; \
+             try again when it has finished",
+            db_dir.display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("cannot lock {}: {e}", path.display())),
+    }
+}
+
 impl UserStore {
-    /// Opens the users of the database in `db_dir` (none if it has no file).
+    /// Opens the users of the database in `db_dir` (none if it has no
+    /// file) for a server: several servers may hold them at once, an
+    /// administration command ([`UserStore::open_exclusive`]) may not.
     pub fn open(db_dir: &Path) -> Result<UserStore, String> {
+        let lock = lock_users(db_dir, false)?;
+        UserStore::open_locked(db_dir, lock)
+    }
+
+    /// Opens the users of the database in `db_dir` for an administration
+    /// command; fails at once, saying so, while a server holds them.
+    pub fn open_exclusive(db_dir: &Path) -> Result<UserStore, String> {
+        let lock = lock_users(db_dir, true)?;
+        UserStore::open_locked(db_dir, lock)
+    }
+
+    fn open_locked(db_dir: &Path, lock: std::fs::File) -> Result<UserStore, String> {
         let path = db_dir.join(USERS_FILE);
         let users = match std::fs::read_to_string(&path) {
             Ok(text) => serde_json::from_str(&text)
@@ -143,6 +197,29 @@ impl UserStore {
             path,
             users: Mutex::new(users),
             failures: Mutex::new(HashMap::new()),
+            _lock: lock,
+        })
+    }
+
+    /// Sets the password of the existing user `name` (an administrator's
+    /// reset of a lost password); with `change_required`, the user must
+    /// change it at the next login.
+    pub fn set_password(
+        &self,
+        name: &str,
+        password: &str,
+        change_required: bool,
+    ) -> Result<(), String> {
+        if password.is_empty() {
+            return Err("the password must not be empty".into());
+        }
+        self.change(|users| {
+            let user = users
+                .get_mut(name)
+                .ok_or_else(|| format!("there is no user `{name}`"))?;
+            user.password_hash = hash_password(password)?;
+            user.change_required = change_required;
+            Ok(())
         })
     }
 
@@ -258,6 +335,30 @@ impl UserStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_password_reset_waits_for_no_server_and_needs_the_user() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let admin = UserStore::open_exclusive(dir.path()).unwrap();
+            assert!(admin.set_initial_password("first").unwrap());
+            let err = UserStore::open(dir.path()).err().unwrap();
+            assert!(err.contains("rhizome admin"), "{err}");
+            assert!(admin
+                .set_password("nobody", "x", false)
+                .unwrap_err()
+                .contains("no user `nobody`"));
+            assert!(admin.set_password(ADMIN_USER, "", false).is_err());
+            admin.set_password(ADMIN_USER, "second", true).unwrap();
+        }
+        let server = UserStore::open(dir.path()).unwrap();
+        let _another_server = UserStore::open(dir.path()).unwrap();
+        let err = UserStore::open_exclusive(dir.path()).err().unwrap();
+        assert!(err.contains("running server"), "{err}");
+        assert!(server.login(ADMIN_USER, "first").is_err());
+        let admin = server.login(ADMIN_USER, "second").unwrap();
+        assert!(admin.change_required);
+    }
 
     #[test]
     fn the_initial_password_makes_an_admin_once() {

@@ -51,6 +51,46 @@ pub enum Command {
     Check(CheckArgs),
     /// Copy a database consistently while other processes read and write it.
     Backup(BackupArgs),
+    /// Manage a database's users while no server runs on it.
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+/// `rhizome admin <command>`: user administration without a server (a
+/// running server refuses it; use Cypher's user commands over a
+/// connection instead).
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create the administrator `neo4j` with PASSWORD, if the database has
+    /// no users yet (as `rhizome serve --initial-password`).
+    SetInitialPassword(AdminPasswordArgs),
+    /// Reset the password of an existing user (a lost password).
+    SetPassword(AdminUserPasswordArgs),
+}
+
+/// `rhizome admin set-initial-password <DB_DIR> [PASSWORD]`.
+#[derive(Debug, Args)]
+pub struct AdminPasswordArgs {
+    /// The database directory.
+    pub db_dir: PathBuf,
+    /// The password; else $RHIZOME_PASSWORD or $NEO4J_PASSWORD, else asked
+    /// for on the terminal.
+    pub password: Option<String>,
+}
+
+/// `rhizome admin set-password <DB_DIR> <USER> [PASSWORD]`.
+#[derive(Debug, Args)]
+pub struct AdminUserPasswordArgs {
+    /// The database directory.
+    pub db_dir: PathBuf,
+    /// The user whose password is reset.
+    pub user: String,
+    /// The password; else $RHIZOME_PASSWORD or $NEO4J_PASSWORD, else asked
+    /// for on the terminal.
+    pub password: Option<String>,
+    /// Make the user change the password at the next login.
+    #[arg(long)]
+    pub change_required: bool,
 }
 
 /// `rhizome backup <DB_DIR> <DEST>`.

@@ -267,6 +267,89 @@ fn the_shell_logs_in_with_a_password_from_the_environment() {
 }
 
 #[test]
+fn admin_sets_and_resets_passwords_only_while_no_server_runs() {
+    let (tmp, db) = with_demo();
+    let dir = path_str(&db);
+    rhizome(
+        tmp.path(),
+        &["admin", "set-initial-password", dir, "first"],
+        "",
+    )
+    .assert_code(0);
+    let again = rhizome(
+        tmp.path(),
+        &["admin", "set-initial-password", dir, "other"],
+        "",
+    );
+    again.assert_code(1);
+    assert!(
+        again.stderr.contains("has users already"),
+        "{}",
+        again.stderr
+    );
+    let nobody = rhizome(
+        tmp.path(),
+        &["admin", "set-password", dir, "nobody", "x"],
+        "",
+    );
+    nobody.assert_code(1);
+    assert!(
+        nobody.stderr.contains("no user `nobody`"),
+        "{}",
+        nobody.stderr
+    );
+    {
+        // The server holds the users: a reset now would be overwritten.
+        let served = serve(tmp.path(), &db, &[]);
+        let busy = rhizome(
+            tmp.path(),
+            &["admin", "set-password", dir, "neo4j", "x"],
+            "",
+        );
+        busy.assert_code(1);
+        assert!(busy.stderr.contains("running server"), "{}", busy.stderr);
+        let login = |pw: &str| {
+            rhizome_env(
+                tmp.path(),
+                &["shell", served.address.as_str(), "-u", "neo4j"],
+                "RETURN 1 AS one;\n",
+                &[("RHIZOME_PASSWORD", pw)],
+            )
+        };
+        login("first").assert_code(0);
+    }
+    // The lost password reset from the environment, with the server stopped.
+    rhizome_env(
+        tmp.path(),
+        &["admin", "set-password", dir, "neo4j"],
+        "",
+        &[("RHIZOME_PASSWORD", "second")],
+    )
+    .assert_code(0);
+    let served = serve(tmp.path(), &db, &[]);
+    let login = |pw: &str| {
+        rhizome_env(
+            tmp.path(),
+            &["shell", served.address.as_str(), "-u", "neo4j"],
+            "RETURN 1 AS one;\n",
+            &[("RHIZOME_PASSWORD", pw)],
+        )
+    };
+    login("first").assert_code(1);
+    let ok = login("second");
+    ok.assert_code(0);
+    assert!(ok.stdout.contains("| one |"), "{}", ok.stdout);
+    let missing = tmp.path().join("nowhere");
+    let none = rhizome(
+        tmp.path(),
+        &["admin", "set-password", path_str(&missing), "neo4j", "x"],
+        "",
+    );
+    none.assert_code(1);
+    assert!(none.stderr.contains("no database at"), "{}", none.stderr);
+}
+
+#[test]
 fn a_server_that_is_not_there_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

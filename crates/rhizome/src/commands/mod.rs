@@ -1,6 +1,7 @@
 //! One module per subcommand; each turns parsed arguments into calls to the
 //! libraries and prints the outcome.
 
+mod admin;
 mod bench;
 pub mod bench_roads;
 mod demo;
@@ -42,6 +43,7 @@ pub fn run(command: Command) -> Result<(), Failure> {
             Ok(())
         }
         Command::Serve(args) => serve::run(args),
+        Command::Admin(command) => admin::run(command),
         Command::Check(args) => {
             let db = crate::storage_view::open_database(&args.db_dir)?;
             let problems = db.check();

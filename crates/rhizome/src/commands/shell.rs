@@ -61,7 +61,7 @@ pub fn run(args: ShellArgs) -> Result<(), Failure> {
 
 /// The password of `user`: from the environment, else asked for on the
 /// terminal without echo.
-fn password(user: &str) -> Result<String, Failure> {
+pub(super) fn password(user: &str) -> Result<String, Failure> {
     for name in PASSWORD_VARIABLES {
         if let Ok(password) = std::env::var(name) {
             return Ok(password);

@@ -220,8 +220,8 @@ fn an_interrupt_resets_the_running_statement_and_the_connection_stays_ready() {
     let server = start(AuthMode::None, None);
     let uri = BoltUri::parse(&format!("bolt://{}", server.address)).unwrap();
     let options = ConnectOptions {
-        tls_ca: None,
         poll: Some(Duration::from_millis(20)),
+        ..ConnectOptions::default()
     };
     let mut client = open(&uri, &Auth::None, &options).unwrap();
     let long = "UNWIND range(1, 1000000000) AS i WITH i WHERE i < 0 RETURN count(*) AS n";
@@ -259,4 +259,33 @@ fn an_interrupt_resets_the_running_statement_and_the_connection_stays_ready() {
     let mut plain = BoltClient::connect(&server.address, &Auth::None).unwrap();
     plain.set_interrupt(Some(Arc::new(|| true)));
     assert_eq!(single(&mut plain, "RETURN 8"), PackValue::Int(8));
+}
+
+#[test]
+fn a_server_that_never_answers_fails_the_login_in_time() {
+    use rhizome_server::client::{open, BoltUri, ConnectOptions};
+    use std::time::{Duration, Instant};
+    // Accepts connections (the kernel does, from the backlog) and never
+    // answers: the handshake, plain or TLS, must give up, not hang.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap();
+    let options = ConnectOptions {
+        login_timeout: Some(Duration::from_millis(600)),
+        ..ConnectOptions::default()
+    };
+    for scheme in ["bolt", "bolt+ssc"] {
+        let uri = BoltUri::parse(&format!("{scheme}://{address}")).unwrap();
+        let started = Instant::now();
+        let err = open(&uri, &Auth::None, &options).err().expect("no login");
+        let waited = started.elapsed();
+        assert!(
+            err.to_string().contains("did not answer in time"),
+            "{scheme}: {err}"
+        );
+        assert!(
+            waited < Duration::from_secs(5),
+            "{scheme}: waited {waited:?}"
+        );
+    }
+    drop(silent);
 }

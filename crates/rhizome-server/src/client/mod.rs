@@ -39,11 +39,21 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tls::{is_poll_tick, TlsTrust};
 
 /// The largest message the client accepts from a server.
 pub const MAX_RESPONSE: usize = 512 << 20;
+
+/// How long connecting and logging in (TCP, TLS, the Bolt handshake,
+/// HELLO and LOGON) may take by default before the client gives up: a
+/// server that accepts the connection and never answers is an error, not
+/// a hang (the drivers' default connection timeout is the same).
+pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often a blocked read wakes up to look at the clock and the
+/// interrupt check when the caller asked for no polling of its own.
+const READ_TICK: Duration = Duration::from_millis(250);
 
 /// Why a client call failed.
 #[derive(Debug)]
@@ -198,8 +208,11 @@ pub struct ConnectOptions {
     /// Certificates trusted besides the system's (`+s` schemes only).
     pub tls_ca: Option<PathBuf>,
     /// How often a client waiting for an answer asks its interrupt check
-    /// (`None`: it never does, reads block).
+    /// (`None`: every 250 ms, with nothing to ask).
     pub poll: Option<Duration>,
+    /// How long connecting and logging in may take (`None`:
+    /// [`LOGIN_TIMEOUT`]).
+    pub login_timeout: Option<Duration>,
 }
 
 /// Connects to the server `uri` names (over TLS for the `+s` / `+ssc`
@@ -209,18 +222,51 @@ pub fn open(
     auth: &Auth,
     options: &ConnectOptions,
 ) -> Result<Connection, ClientError> {
-    let tcp = TcpStream::connect(&uri.address)?;
-    tcp.set_nodelay(true)?;
-    tcp.set_read_timeout(options.poll)?;
+    let deadline = Instant::now() + options.login_timeout.unwrap_or(LOGIN_TIMEOUT);
+    let tcp = connect_before(&uri.address, deadline)?;
+    tcp.set_read_timeout(Some(options.poll.unwrap_or(READ_TICK)))?;
     let trust = match uri.encryption {
-        Encryption::None => return BoltClient::over(Box::new(tcp) as Box<dyn Transport>, auth),
+        Encryption::None => {
+            return BoltClient::over_before(Box::new(tcp) as Box<dyn Transport>, auth, deadline)
+        }
         Encryption::Verified => TlsTrust::Verified {
             ca_file: options.tls_ca.clone(),
         },
         Encryption::SelfSigned => TlsTrust::AnyCertificate,
     };
-    let stream = tls::handshake(tcp, &uri.address, &trust)?;
-    BoltClient::over(Box::new(stream) as Box<dyn Transport>, auth)
+    let stream = tls::handshake(tcp, &uri.address, &trust, deadline)?;
+    BoltClient::over_before(Box::new(stream) as Box<dyn Transport>, auth, deadline)
+}
+
+/// A TCP connection to `address` (`host:port`, every address it resolves
+/// to tried in turn), given up at `deadline`.
+fn connect_before(address: &str, deadline: Instant) -> std::io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let mut last = None;
+    for addr in address.to_socket_addrs()? {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        match TcpStream::connect_timeout(&addr, left) {
+            Ok(tcp) => {
+                tcp.set_nodelay(true)?;
+                return Ok(tcp);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| login_timed_out("connecting")))
+}
+
+/// The error of a login that ran out of time while `doing` something.
+pub(crate) fn login_timed_out(doing: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!(
+            "the server did not answer in time while {doing} (is it a Bolt server, and alive?)"
+        ),
+    )
 }
 
 /// Asked while a client waits for answers: true means stop the statement.
@@ -277,6 +323,8 @@ pub struct BoltClient<S: Read + Write = TcpStream> {
     /// An explicit transaction is open (BEGIN succeeded, no COMMIT,
     /// ROLLBACK or RESET since).
     in_transaction: bool,
+    /// While logging in: when to give up waiting for the server.
+    deadline: Option<Instant>,
 }
 
 /// The four proposals of the handshake: 5.4 down to 5.0, then 4.4.
@@ -285,16 +333,27 @@ const PROPOSALS: [[u8; 4]; 4] = [[0, 4, 4, 5], [0, 0, 4, 4], [0; 4], [0; 4]];
 impl BoltClient<TcpStream> {
     /// Connects over plain TCP to `address` (`host:port`) and logs in.
     pub fn connect(address: &str, auth: &Auth) -> Result<BoltClient<TcpStream>, ClientError> {
-        let stream = TcpStream::connect(address)?;
-        stream.set_nodelay(true)?;
-        BoltClient::over(stream, auth)
+        let deadline = Instant::now() + LOGIN_TIMEOUT;
+        let stream = connect_before(address, deadline)?;
+        stream.set_read_timeout(Some(READ_TICK))?;
+        BoltClient::over_before(stream, auth, deadline)
     }
 }
 
 impl<S: Read + Write> BoltClient<S> {
     /// Speaks Bolt over `stream` (plain TCP, or a TLS stream wrapping it):
-    /// handshake, HELLO and (5.1+) LOGON.
-    pub fn over(mut stream: S, auth: &Auth) -> Result<BoltClient<S>, ClientError> {
+    /// handshake, HELLO and (5.1+) LOGON. The login gives up after
+    /// [`LOGIN_TIMEOUT`] if `stream` has a read timeout (without one, its
+    /// reads block).
+    pub fn over(stream: S, auth: &Auth) -> Result<BoltClient<S>, ClientError> {
+        BoltClient::over_before(stream, auth, Instant::now() + LOGIN_TIMEOUT)
+    }
+
+    fn over_before(
+        mut stream: S,
+        auth: &Auth,
+        deadline: Instant,
+    ) -> Result<BoltClient<S>, ClientError> {
         let mut handshake = Vec::with_capacity(20);
         handshake.extend_from_slice(&MAGIC);
         for proposal in PROPOSALS {
@@ -303,7 +362,7 @@ impl<S: Read + Write> BoltClient<S> {
         stream.write_all(&handshake)?;
         stream.flush()?;
         let mut answer = [0u8; 4];
-        read_exact_patiently(&mut stream, &mut answer)?;
+        read_exact_patiently(&mut stream, &mut answer, deadline)?;
         if answer == [0; 4] {
             return Err(ClientError::Protocol(
                 "the server speaks none of Bolt 5.0–5.4 and 4.4".into(),
@@ -332,8 +391,10 @@ impl<S: Read + Write> BoltClient<S> {
             interrupt: None,
             interrupting: false,
             in_transaction: false,
+            deadline: Some(deadline),
         };
         client.login(auth)?;
+        client.deadline = None;
         Ok(client)
     }
 
@@ -467,6 +528,9 @@ impl<S: Read + Write> BoltClient<S> {
 
     /// Sends RESET once the interrupt check says so (and answers are owed).
     fn poll_interrupt(&mut self) -> Result<(), ClientError> {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(login_timed_out("logging in").into());
+        }
         let asked = self.interrupt.as_ref().is_some_and(|check| check());
         if asked && !self.interrupting && self.owed > 0 {
             self.interrupting = true;
@@ -679,8 +743,13 @@ impl<S: Read + Write> BoltClient<S> {
 }
 
 /// `read_exact` that waits through read timeouts (set for interrupt
-/// checks, which have nothing to interrupt before the login).
-fn read_exact_patiently(stream: &mut impl Read, buf: &mut [u8]) -> Result<(), ClientError> {
+/// checks, which have nothing to interrupt before the login) until
+/// `deadline`.
+fn read_exact_patiently(
+    stream: &mut impl Read,
+    buf: &mut [u8],
+    deadline: Instant,
+) -> Result<(), ClientError> {
     let mut done = 0;
     while done < buf.len() {
         match stream.read(&mut buf[done..]) {
@@ -691,7 +760,11 @@ fn read_exact_patiently(stream: &mut impl Read, buf: &mut [u8]) -> Result<(), Cl
                 )))
             }
             Ok(n) => done += n,
-            Err(e) if is_poll_tick(&e) => {}
+            Err(e) if is_poll_tick(&e) => {
+                if Instant::now() >= deadline {
+                    return Err(login_timed_out("answering the Bolt handshake").into());
+                }
+            }
             Err(e) => return Err(e.into()),
         }
     }

@@ -42,7 +42,13 @@ pub fn host_of(address: &str) -> &str {
 /// Opens a TLS session over `tcp` to the server at `address` and completes
 /// the handshake, so a refused certificate is reported here with what to
 /// do about it.
-pub fn handshake(tcp: TcpStream, address: &str, trust: &TlsTrust) -> io::Result<TlsStream> {
+/// Gives up at `deadline` (the socket's read timeout lets it look).
+pub fn handshake(
+    tcp: TcpStream,
+    address: &str,
+    trust: &TlsTrust,
+    deadline: std::time::Instant,
+) -> io::Result<TlsStream> {
     let config = client_config(trust)?;
     let host = host_of(address);
     let name = ServerName::try_from(host.to_string()).map_err(|e| {
@@ -57,7 +63,11 @@ pub fn handshake(tcp: TcpStream, address: &str, trust: &TlsTrust) -> io::Result<
     while stream.conn.is_handshaking() {
         match stream.conn.complete_io(&mut stream.sock) {
             Ok(_) => {}
-            Err(e) if is_poll_tick(&e) => {}
+            Err(e) if is_poll_tick(&e) => {
+                if std::time::Instant::now() >= deadline {
+                    return Err(super::login_timed_out("completing the TLS handshake"));
+                }
+            }
             Err(e) => return Err(explained(e, address, trust)),
         }
     }

@@ -50,6 +50,7 @@ impl Remote {
         let options = ConnectOptions {
             tls_ca,
             poll: Some(INTERRUPT_POLL),
+            login_timeout: None,
         };
         let client = client::open(uri, auth, &options).map_err(|e| rendered(e, &uri.address))?;
         Ok(Remote {

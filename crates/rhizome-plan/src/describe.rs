@@ -52,7 +52,7 @@ fn describe_node(
     // tree: they get no counters of it.
     let nested_ids = !node.kind.is_update();
     let mut nested = Vec::new();
-    for expr in expressions(&node.kind) {
+    for expr in node.kind.exprs() {
         expr.visit(&mut |e| {
             if let Expr::Subquery(plan, kind) = e {
                 nested.push((&**plan, kind_name(kind)));
@@ -113,81 +113,6 @@ fn kind_name<E>(kind: &SubqueryKind<E>) -> &'static str {
         SubqueryKind::Count => "COUNT",
         SubqueryKind::Collect(_) => "COLLECT",
     }
-}
-
-/// The operator's top expressions, in the order the runtime compiles
-/// them (as [`OpKind::exprs_mut`] lists them).
-fn expressions(kind: &OpKind) -> Vec<&Expr> {
-    match kind {
-        OpKind::IndexSeek { lookup, .. } => match lookup {
-            IndexLookup::Equal(x) | IndexLookup::AnyOf(x) => vec![x],
-            IndexLookup::Range(lo, hi) => [lo, hi]
-                .into_iter()
-                .filter_map(|b| match b {
-                    SeekBound::Inclusive(x) | SeekBound::Exclusive(x) => Some(x),
-                    SeekBound::Unbounded => None,
-                })
-                .collect(),
-        },
-        OpKind::NodeByIdSeek { ids, .. } => vec![ids],
-        OpKind::VarExpand { rel_predicate, .. } => rel_predicate.iter().map(|(_, p)| p).collect(),
-        OpKind::ExpandCount {
-            rel_predicate,
-            prefix,
-            ..
-        } => rel_predicate
-            .iter()
-            .chain(prefix.iter().filter_map(|h| h.rel_predicate.as_ref()))
-            .map(|(_, p)| p)
-            .collect(),
-        OpKind::ShortestPath { path_predicate, .. } => path_predicate.iter().collect(),
-        OpKind::Filter { predicate } => vec![predicate],
-        OpKind::Project { items } => items.iter().map(|(_, x)| x).collect(),
-        OpKind::Aggregate { keys, aggregates } => keys
-            .iter()
-            .map(|(_, x)| x)
-            .chain(aggregates.iter().flat_map(|a| a.args.iter()))
-            .collect(),
-        OpKind::Top { limit, .. } => vec![limit],
-        OpKind::Skip { count } | OpKind::Limit { count } => vec![count],
-        OpKind::Unwind { list, .. } => vec![list],
-        OpKind::ProcedureCall { args, .. } => args.iter().collect(),
-        OpKind::Create { nodes, rels } => nodes
-            .iter()
-            .filter_map(|n| n.properties.as_ref())
-            .chain(rels.iter().filter_map(|r| r.properties.as_ref()))
-            .collect(),
-        OpKind::Merge {
-            nodes,
-            rels,
-            on_create,
-            on_match,
-        } => nodes
-            .iter()
-            .filter_map(|n| n.properties.as_ref())
-            .chain(rels.iter().filter_map(|r| r.properties.as_ref()))
-            .chain(set_exprs(on_create))
-            .chain(set_exprs(on_match))
-            .collect(),
-        OpKind::SetItems { items } => set_exprs(items).collect(),
-        OpKind::RemoveItems { items } => items
-            .iter()
-            .map(|i| match i {
-                RemoveItem::Property { entity, .. } | RemoveItem::Labels { entity, .. } => entity,
-            })
-            .collect(),
-        OpKind::Delete { exprs, .. } => exprs.iter().collect(),
-        OpKind::Foreach { list, .. } => vec![list],
-        _ => Vec::new(),
-    }
-}
-
-fn set_exprs(items: &[SetItem]) -> impl Iterator<Item = &Expr> {
-    items.iter().flat_map(|i| match i {
-        SetItem::Property { entity, value, .. } => vec![entity, value],
-        SetItem::Properties { entity, map, .. } => vec![entity, map],
-        SetItem::Labels { entity, .. } => vec![entity],
-    })
 }
 
 /// The slots bound at `node`'s output.

@@ -118,29 +118,42 @@ impl Expr {
 }
 
 /// Every expression of a list of assignments, mutably.
-fn set_items_exprs_mut(items: &mut [SetItem]) -> Vec<&mut Expr> {
-    let mut v = Vec::new();
-    for item in items {
-        match item {
-            SetItem::Property { entity, value, .. } => {
-                v.push(entity);
-                v.push(value);
+/// The expressions of a list of `SET` items, shared by the shared and the
+/// mutable form (which differ only in the reference they take).
+macro_rules! set_items_exprs_of {
+    ($items:expr) => {{
+        let mut v = Vec::new();
+        for item in $items {
+            match item {
+                SetItem::Property { entity, value, .. } => {
+                    v.push(entity);
+                    v.push(value);
+                }
+                SetItem::Properties { entity, map, .. } => {
+                    v.push(entity);
+                    v.push(map);
+                }
+                SetItem::Labels { entity, .. } => v.push(entity),
             }
-            SetItem::Properties { entity, map, .. } => {
-                v.push(entity);
-                v.push(map);
-            }
-            SetItem::Labels { entity, .. } => v.push(entity),
         }
-    }
-    v
+        v
+    }};
 }
 
-impl OpKind {
-    /// Every expression the operator holds, mutably (the top expressions;
-    /// their sub-expressions through [`Expr::visit_mut`]).
-    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
-        match self {
+fn set_items_exprs(items: &[SetItem]) -> Vec<&Expr> {
+    set_items_exprs_of!(items)
+}
+
+fn set_items_exprs_mut(items: &mut [SetItem]) -> Vec<&mut Expr> {
+    set_items_exprs_of!(items)
+}
+
+/// The one list of the expressions an operator holds, shared by
+/// [`OpKind::exprs`] and [`OpKind::exprs_mut`] (`iter`/`as_ref` or
+/// `iter_mut`/`as_mut`), so a new operator is added in one place.
+macro_rules! op_exprs_of {
+    ($kind:expr, $iter:ident, $as:ident, $set_items:ident) => {
+        match $kind {
             OpKind::IndexSeek { lookup, .. } => match lookup {
                 IndexLookup::Equal(x) | IndexLookup::AnyOf(x) => vec![x],
                 IndexLookup::Range(lo, hi) => {
@@ -155,33 +168,33 @@ impl OpKind {
             },
             OpKind::NodeByIdSeek { ids, .. } => vec![ids],
             OpKind::VarExpand { rel_predicate, .. } => {
-                rel_predicate.iter_mut().map(|(_, p)| p).collect()
+                rel_predicate.$iter().map(|(_, p)| p).collect()
             }
             OpKind::ExpandCount {
                 rel_predicate,
                 prefix,
                 ..
             } => rel_predicate
-                .iter_mut()
-                .chain(prefix.iter_mut().filter_map(|h| h.rel_predicate.as_mut()))
+                .$iter()
+                .chain(prefix.$iter().filter_map(|h| h.rel_predicate.$as()))
                 .map(|(_, p)| p)
                 .collect(),
-            OpKind::ShortestPath { path_predicate, .. } => path_predicate.iter_mut().collect(),
+            OpKind::ShortestPath { path_predicate, .. } => path_predicate.$iter().collect(),
             OpKind::Filter { predicate } => vec![predicate],
-            OpKind::Project { items } => items.iter_mut().map(|(_, x)| x).collect(),
+            OpKind::Project { items } => items.$iter().map(|(_, x)| x).collect(),
             OpKind::Aggregate { keys, aggregates } => keys
-                .iter_mut()
+                .$iter()
                 .map(|(_, x)| x)
-                .chain(aggregates.iter_mut().flat_map(|a| a.args.iter_mut()))
+                .chain(aggregates.$iter().flat_map(|a| a.args.$iter()))
                 .collect(),
             OpKind::Top { limit, .. } => vec![limit],
             OpKind::Skip { count } | OpKind::Limit { count } => vec![count],
             OpKind::Unwind { list, .. } => vec![list],
-            OpKind::ProcedureCall { args, .. } => args.iter_mut().collect(),
+            OpKind::ProcedureCall { args, .. } => args.$iter().collect(),
             OpKind::Create { nodes, rels } => nodes
-                .iter_mut()
-                .filter_map(|n| n.properties.as_mut())
-                .chain(rels.iter_mut().filter_map(|r| r.properties.as_mut()))
+                .$iter()
+                .filter_map(|n| n.properties.$as())
+                .chain(rels.$iter().filter_map(|r| r.properties.$as()))
                 .collect(),
             OpKind::Merge {
                 nodes,
@@ -189,28 +202,42 @@ impl OpKind {
                 on_create,
                 on_match,
             } => {
-                let mut v: Vec<&mut Expr> = nodes
-                    .iter_mut()
-                    .filter_map(|n| n.properties.as_mut())
-                    .chain(rels.iter_mut().filter_map(|r| r.properties.as_mut()))
+                let mut v: Vec<_> = nodes
+                    .$iter()
+                    .filter_map(|n| n.properties.$as())
+                    .chain(rels.$iter().filter_map(|r| r.properties.$as()))
                     .collect();
-                v.extend(set_items_exprs_mut(on_create));
-                v.extend(set_items_exprs_mut(on_match));
+                v.extend($set_items(on_create));
+                v.extend($set_items(on_match));
                 v
             }
-            OpKind::SetItems { items } => set_items_exprs_mut(items),
+            OpKind::SetItems { items } => $set_items(items),
             OpKind::RemoveItems { items } => items
-                .iter_mut()
+                .$iter()
                 .map(|i| match i {
                     RemoveItem::Property { entity, .. } | RemoveItem::Labels { entity, .. } => {
                         entity
                     }
                 })
                 .collect(),
-            OpKind::Delete { exprs, .. } => exprs.iter_mut().collect(),
+            OpKind::Delete { exprs, .. } => exprs.$iter().collect(),
             OpKind::Foreach { list, .. } => vec![list],
             _ => Vec::new(),
         }
+    };
+}
+
+impl OpKind {
+    /// Every expression the operator holds (the top expressions; their
+    /// sub-expressions through [`Expr::visit`]).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        op_exprs_of!(self, iter, as_ref, set_items_exprs)
+    }
+
+    /// Every expression the operator holds, mutably (the top expressions;
+    /// their sub-expressions through [`Expr::visit_mut`]).
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        op_exprs_of!(self, iter_mut, as_mut, set_items_exprs_mut)
     }
 }
 

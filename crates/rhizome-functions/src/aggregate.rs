@@ -216,45 +216,46 @@ impl Collected {
     }
 
     fn push_ints(&mut self, xs: &[i64], nulls: Option<&[bool]>) {
-        if let Collected::Values(v) = self {
-            if v.is_empty() {
-                *self = Collected::Ints(Vec::new());
-            }
-        }
-        match self {
-            Collected::Ints(items) => {
-                reserve_grown(items, non_null(xs.len(), nulls) as usize);
-                let _ = each(xs, nulls, |x| {
-                    items.push(x);
-                    Ok(())
-                });
-            }
-            other => {
-                let _ = each(xs, nulls, |x| {
-                    other.push(&Value::Int(x));
-                    Ok(())
-                });
-            }
-        }
+        self.push_typed(xs, nulls, Collected::Ints, Value::Int, |c| match c {
+            Collected::Ints(items) => Some(items),
+            _ => None,
+        });
     }
 
     fn push_floats(&mut self, xs: &[f64], nulls: Option<&[bool]>) {
+        self.push_typed(xs, nulls, Collected::Floats, Value::Float, |c| match c {
+            Collected::Floats(items) => Some(items),
+            _ => None,
+        });
+    }
+
+    /// Appends a typed column's non-null values: into the typed list
+    /// `typed` finds (an empty list of values first becomes one, made by
+    /// `list`), else one value at a time as `boxed` values.
+    fn push_typed<T: Copy>(
+        &mut self,
+        xs: &[T],
+        nulls: Option<&[bool]>,
+        list: fn(Vec<T>) -> Collected,
+        boxed: fn(T) -> Value,
+        typed: fn(&mut Collected) -> Option<&mut Vec<T>>,
+    ) {
         if let Collected::Values(v) = self {
             if v.is_empty() {
-                *self = Collected::Floats(Vec::new());
+                *self = list(Vec::new());
             }
         }
-        match self {
-            Collected::Floats(items) => {
+        match typed(self) {
+            Some(items) => {
                 reserve_grown(items, non_null(xs.len(), nulls) as usize);
                 let _ = each(xs, nulls, |x| {
                     items.push(x);
                     Ok(())
                 });
             }
-            other => {
+            None => {
                 let _ = each(xs, nulls, |x| {
-                    other.push(&Value::Float(x));
+                    self.push(&boxed(x));
                     Ok(())
                 });
             }

@@ -167,6 +167,23 @@ fn serve(home: &Path, db: &Path, extra: &[&str]) -> Served {
     panic!("rhizome serve did not start");
 }
 
+/// A server without authentication speaking Bolt over TLS with the
+/// certificate and key in `cert` and `key`.
+fn serve_tls(home: &Path, db: &Path, cert: &Path, key: &Path) -> Served {
+    serve(
+        home,
+        db,
+        &[
+            "--auth",
+            "none",
+            "--tls-cert",
+            path_str(cert),
+            "--tls-key",
+            path_str(key),
+        ],
+    )
+}
+
 #[test]
 fn the_shell_runs_scripts_against_a_server() {
     let (tmp, db) = with_demo();
@@ -384,18 +401,7 @@ fn the_shell_speaks_tls_verified_with_a_ca_or_unverified_with_ssc() {
     let key = tmp.path().join("key.pem");
     std::fs::write(&cert, generated.cert.pem()).unwrap();
     std::fs::write(&key, generated.signing_key.serialize_pem()).unwrap();
-    let served = serve(
-        tmp.path(),
-        &db,
-        &[
-            "--auth",
-            "none",
-            "--tls-cert",
-            path_str(&cert),
-            "--tls-key",
-            path_str(&key),
-        ],
-    );
+    let served = serve_tls(tmp.path(), &db, &cert, &key);
     let port = host_port(&served).rsplit_once(':').unwrap().1.to_string();
     let query = "MATCH (m:Movie {title: 'The Matrix'}) RETURN m.released AS year;
 ";
@@ -476,18 +482,7 @@ fn the_shell_speaks_tls_verified_with_a_ca_or_unverified_with_ssc() {
     let ca_like = params.self_signed(&key_pair).unwrap();
     std::fs::write(&cert, ca_like.pem()).unwrap();
     std::fs::write(&key, key_pair.serialize_pem()).unwrap();
-    let served = serve(
-        tmp.path(),
-        &db,
-        &[
-            "--auth",
-            "none",
-            "--tls-cert",
-            path_str(&cert),
-            "--tls-key",
-            path_str(&key),
-        ],
-    );
+    let served = serve_tls(tmp.path(), &db, &cert, &key);
     let port = host_port(&served).rsplit_once(':').unwrap().1.to_string();
     let pinned = rhizome(
         tmp.path(),

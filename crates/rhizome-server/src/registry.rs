@@ -169,3 +169,19 @@ fn server_procedures() -> Vec<Procedure> {
     ]);
     procedures
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_names_are_plain_names() {
+        for good in ["roads", "pg", "Roads-2", "a.b_c"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "2roads", "ro ads", "r/oads", "роуды", &"x".repeat(64)] {
+            let e = check_name(bad).unwrap_err();
+            assert!(e.contains("is not a database name"), "{bad}: {e}");
+        }
+    }
+}

@@ -217,3 +217,54 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     eprintln!("Server stopped; database closed.");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_flag_is_name_equals_mapping() {
+        assert_eq!(
+            parse_source("roads=examples/sources/roads-postgres.json").unwrap(),
+            (
+                "roads".to_string(),
+                PathBuf::from("examples/sources/roads-postgres.json")
+            )
+        );
+        assert_eq!(
+            parse_source("a=b=c.json").unwrap().1,
+            PathBuf::from("b=c.json")
+        );
+        for bad in ["roads", "=x.json", "roads="] {
+            assert!(
+                parse_source(bad).unwrap_err().contains("NAME=MAPPING.json"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn sources_from_flags_add_to_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("serve.toml");
+        std::fs::write(&file, "[sources]\nroads = \"roads-postgres.json\"\n").unwrap();
+        let args = ServeArgs {
+            config: Some(file),
+            sources: vec![("kv".into(), PathBuf::from("roads-redis.json"))],
+            ..args()
+        };
+        let config = config(&args).unwrap();
+        let names: Vec<&String> = config.sources.keys().collect();
+        assert_eq!(names, ["kv", "roads"]);
+    }
+
+    fn args() -> ServeArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        Cli::parse_from(["serve"]).serve
+    }
+}

@@ -54,6 +54,26 @@ def test_autocommit_answers_equal_the_native_database(driver, query):
         assert rows(driver, source, query) == want, source
 
 
+def test_distinct_endpoints_run_over_the_sources(driver):
+    """Counting distinct nodes reached from a label scan is planned as
+    DistinctEndpoints (frontiers, not paths) on all three databases."""
+    query = (
+        "PROFILE MATCH (a:Junction)-[:ROAD]->()-[:ROAD]->(c) WHERE a.lat > 50.15 "
+        "RETURN count(DISTINCT c) AS k, min(c.id) AS m, max(c.id) AS x"
+    )
+
+    def operators(plan):
+        return [plan["operatorType"]] + [o for c in plan["children"] for o in operators(c)]
+
+    answers = {}
+    for database in ["neo4j"] + SOURCES:
+        records, summary, _ = driver.execute_query(query, database_=database)
+        assert "DistinctEndpoints" in operators(summary.profile), (database, summary.profile)
+        answers[database] = [r.data() for r in records]
+    assert answers["neo4j"][0]["k"] > 0
+    assert answers["pg"] == answers["neo4j"] and answers["redis"] == answers["neo4j"], answers
+
+
 def entity(value):
     """A node or relationship as comparable data (ids differ by store)."""
     if hasattr(value, "labels"):

@@ -173,6 +173,8 @@ struct OpenResult {
     _registration: Option<Registration>,
     /// The plan of an `EXPLAIN` / `PROFILE` statement.
     plan: Option<PlanDescription>,
+    /// True if the statement ran over a graph source.
+    over_source: bool,
 }
 
 /// The outcome of taking rows from a result.
@@ -653,6 +655,24 @@ impl Session {
             return self.fail(database_not_found(db.as_deref().unwrap_or("")));
         };
         let timeout = tx_timeout(&extra).or(self.config.transaction_timeout);
+        if entry.source.is_some() {
+            // A transaction over a graph source reads it live; it takes no
+            // lock and holds no engine transaction (see `commit`).
+            let registration = self
+                .config
+                .transactions
+                .register(&entry.name, self.owner(), None);
+            self.tx = Some(OpenTx {
+                registration,
+                db: entry,
+                deadline: timeout.map(|t| Instant::now() + t),
+                next_qid: 0,
+                pending: None,
+            });
+            self.success(map([]));
+            self.state = State::TxReady;
+            return;
+        }
         let engine = entry.engine.clone();
         // Listed (as blocked) while it waits for the writer lock, so it can
         // be seen and terminated.
@@ -707,6 +727,15 @@ impl Session {
                 tx.rollback();
             }
             return self.fail(timed_out());
+        }
+        if open.db.source.is_some() {
+            // Nothing to commit: its statements only read the source.
+            if open.registration.entry().is_terminated() {
+                return self.fail(transactions::terminated());
+            }
+            self.success(map([]));
+            self.state = State::Ready;
+            return;
         }
         let Some(tx) = open.take() else {
             return self.fail(transactions::terminated());
@@ -837,6 +866,7 @@ impl Session {
                 updating: false,
                 bookmark: None,
                 plan: None,
+                over_source: false,
                 entry: running.clone(),
                 _registration: registration,
             })
@@ -918,11 +948,14 @@ impl Session {
         running: Arc<Running>,
     ) -> Result<OpenResult, Failure> {
         self.check(Need::Read, "reading")?;
-        let graph = self
-            .tx
-            .as_ref()
-            .and_then(|open| open.registration.entry().snapshot())
-            .unwrap_or_else(|| entry.engine.database().snapshot());
+        let graph = match &entry.source {
+            Some(source) => source.snapshot(None),
+            None => self
+                .tx
+                .as_ref()
+                .and_then(|open| open.registration.entry().snapshot())
+                .unwrap_or_else(|| entry.engine.database().snapshot()),
+        };
         let row = crate::schema_view::visualization(&graph, self.version.is_v5());
         Ok(OpenResult {
             qid,
@@ -937,6 +970,7 @@ impl Session {
             updating: false,
             bookmark: None,
             plan: None,
+            over_source: false,
             entry: running,
             _registration: None,
         })
@@ -987,6 +1021,7 @@ impl Session {
         (running, registration): (Arc<Running>, Option<Registration>),
     ) -> Result<(OpenResult, Vec<String>), Failure> {
         let engine = entry.engine.clone();
+        let source = entry.source.clone();
         let (q, p) = (query.clone(), params.clone());
         // Only a statement that names EXPLAIN or PROFILE can have a plan to
         // send (the engine decides; this spares other statements a lookup).
@@ -995,10 +1030,15 @@ impl Session {
             .windows(7)
             .any(|w| w.eq_ignore_ascii_case(b"EXPLAIN") || w.eq_ignore_ascii_case(b"PROFILE"));
         let described = tokio::task::spawn_blocking(move || {
-            let info = engine.describe(&q, &p)?;
-            let plan = match may_have_plan {
-                true => engine.plan_description(&q, &p)?,
-                false => None,
+            // A source's statements are planned over the source's catalog.
+            let info = match &source {
+                Some(source) => source.describe(&q, &p)?,
+                None => engine.describe(&q, &p)?,
+            };
+            let plan = match (may_have_plan, &source) {
+                (false, _) => None,
+                (true, Some(source)) => source.plan_description(&q, &p)?,
+                (true, None) => engine.plan_description(&q, &p)?,
             };
             Ok::<_, rhizome_common::Error>((info, plan))
         })
@@ -1006,6 +1046,11 @@ impl Session {
         .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
         .map_err(|e| Failure::from_error(&e, &query))?;
         let (info, plan) = described;
+        if info.updating {
+            if let Some(source) = &entry.source {
+                return Err(read_only(&entry.name, source));
+            }
+        }
         let need = match (info.updating, user_commands::is_schema_command(&query)) {
             (false, _) => Need::Read,
             (true, false) => Need::Write,
@@ -1041,6 +1086,7 @@ impl Session {
             updating: info.updating,
             bookmark: None,
             plan,
+            over_source: entry.source.is_some(),
             entry: running,
             _registration: registration,
         };
@@ -1075,6 +1121,26 @@ impl Session {
             }
             let rows = std::mem::replace(&mut outcome.rows, rhizome_engine::Rows::new(width));
             result.rows = Rows::Done(rows.into_blocks(), Some(Box::new(outcome)));
+        } else if let Some(source) = entry.source.clone() {
+            // Over a source: the statement's own view of it (read live,
+            // through the source's cache), which its entities render from.
+            // A transaction on a source holds no state of its own.
+            let statement = source.statement(&options);
+            result.graph = Some(statement.snapshot().clone());
+            let receiver = buffer.clone();
+            let task = tokio::task::spawn_blocking(move || {
+                let outcome = source.run_statement(
+                    &statement,
+                    &query,
+                    params,
+                    &options,
+                    Some(receiver.clone()),
+                );
+                receiver.finish(outcome);
+                tx
+            });
+            result.rows = Rows::Stream(buffer);
+            result.task = Some(task);
         } else {
             // One snapshot: the statement reads the one its entities are
             // rendered from (a transaction's state is its own until it runs
@@ -1294,7 +1360,11 @@ impl Session {
         }
         if let Some(outcome) = &outcome {
             // EXPLAIN / PROFILE: the plan tree (drivers' summary.plan / .profile).
-            metadata.extend(crate::plan::summary_entries(outcome, result.plan.as_ref()));
+            metadata.extend(crate::plan::summary_entries(
+                outcome,
+                result.plan.as_ref(),
+                result.over_source,
+            ));
         }
         PackValue::Map(metadata)
     }
@@ -1358,6 +1428,18 @@ fn timed_out() -> Failure {
     Failure::new(
         codes::TIMED_OUT,
         "the transaction ran longer than its timeout and was rolled back",
+    )
+}
+
+/// The failure of a write on the graph-source database `name`.
+fn read_only(name: &str, source: &rhizome_sources::SourceEngine) -> Failure {
+    Failure::new(
+        codes::READ_ONLY,
+        format!(
+            "database `{name}` is {}, which is read-only: statements that create, change or \
+             delete data or schema cannot run on it",
+            source.source().describe()
+        ),
     )
 }
 

@@ -45,7 +45,7 @@ pub enum Command {
     /// Run the openCypher TCK (Gherkin features) and report what passes.
     Tck(TckArgs),
     /// Serve a database over Bolt to the Neo4j drivers and tools.
-    Serve(crate::commands::serve::ServeArgs),
+    Serve(Box<crate::commands::serve::ServeArgs>),
     /// Verify a database's integrity (adjacency both ways, columns, indexes,
     /// constraints, the write-ahead log) and report problems.
     Check(CheckArgs),

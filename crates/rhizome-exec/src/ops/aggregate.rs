@@ -13,7 +13,7 @@
 //! evaluator cannot compute, mixed-type columns and `DISTINCT` aggregates
 //! fall back to a value per row, with the same results.
 
-use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE};
+use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::{CExpr, CNode};
 use crate::context::{QueryContext, VALUE_BYTES};
 use crate::expr::{Evaluator, Row};
@@ -35,6 +35,8 @@ struct Groups {
     by_key: KeyMap<Vec<GroupKey>, u32>,
     /// Groups of a single integer key found through an integer column.
     by_int: KeyMap<i64, u32>,
+    /// Groups of a single node key found through a node-id column.
+    by_node: KeyMap<u64, u32>,
 }
 
 /// Hash aggregation: per-worker group tables merged at the end. Groups keep
@@ -83,6 +85,19 @@ impl AggregateSink {
             })
             .collect()
     }
+}
+
+/// The runs of equal groups in `group_of`: each group with the range of
+/// consecutive rows in it, so a typed column is fed a slice per run.
+fn runs(group_of: &[u32]) -> impl Iterator<Item = (u32, std::ops::Range<usize>)> + '_ {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        let &g = group_of.get(start)?;
+        let len = group_of[start..].iter().take_while(|&&h| h == g).count();
+        let rows = start..start + len;
+        start += len;
+        Some((g, rows))
+    })
 }
 
 /// True if the aggregate is a plain `count(v)` of a slot: counted from the
@@ -200,6 +215,22 @@ impl Groups {
         g
     }
 
+    /// The index of the group of the single node key `id` (`NULL_ID`
+    /// for null).
+    #[inline]
+    fn find_node(&mut self, id: u64, fresh: impl FnOnce() -> Vec<Accumulator>) -> u32 {
+        if let Some(&g) = self.by_node.get(&id) {
+            return g;
+        }
+        let key = match id {
+            NULL_ID => Value::Null,
+            id => Value::Node(id),
+        };
+        let g = self.find(&[GroupKey(key)], fresh);
+        self.by_node.insert(id, g);
+        g
+    }
+
     /// The index of the group of the single integer key `x`.
     #[inline]
     fn find_int(&mut self, x: i64, fresh: impl FnOnce() -> Vec<Accumulator>) -> u32 {
@@ -231,14 +262,35 @@ impl Sink for AggregateSink {
             ctx.q.memory.charge(held)?;
             return NEED_MORE;
         }
-        // Keys computed a column at a time where possible.
-        let keys = vector::columns(ctx.q, &self.node.c.exprs, &chunk);
+        // A single node key is read from the id column; other keys are
+        // computed a column at a time where possible.
+        let node_key = match self.node.c.exprs.as_slice() {
+            [CExpr::Slot(s)] => chunk.column(*s).and_then(|c| c.node_ids()),
+            _ => None,
+        };
+        let keys = match node_key {
+            Some(_) => Vec::new(),
+            None => vector::columns(ctx.q, &self.node.c.exprs, &chunk),
+        };
         let mut guard = self.locals.lock(ctx.worker);
         let groups = &mut *guard;
         let before = groups.groups.len();
         // Each row's group first, then each aggregate over the rows.
         let mut group_of: Vec<u32> = Vec::with_capacity(chunk.len());
-        if let [Some(Vector::Ints(xs, None))] = keys.as_slice() {
+        if let Some((ids, selection)) = node_key {
+            // Rows of one node come in runs (an expansion's rows per
+            // source): the previous row's group is tried first.
+            let mut last: Option<(u64, u32)> = None;
+            for row in 0..chunk.len() {
+                let id = ids[selection.map_or(row, |sel| sel[row] as usize)];
+                let g = match last {
+                    Some((seen, g)) if seen == id => g,
+                    _ => groups.find_node(id, || self.fresh()),
+                };
+                last = Some((id, g));
+                group_of.push(g);
+            }
+        } else if let [Some(Vector::Ints(xs, None))] = keys.as_slice() {
             for &x in xs {
                 group_of.push(groups.find_int(x, || self.fresh()));
             }
@@ -259,18 +311,18 @@ impl Sink for AggregateSink {
         for (a, ((_, exprs), columns)) in aggregates.iter().zip(&arg_columns).enumerate() {
             match (exprs.as_slice(), columns.as_slice()) {
                 ([_], [Some(Vector::Ints(xs, None))]) => {
-                    for (&g, &x) in group_of.iter().zip(xs) {
+                    for (g, rows) in runs(&group_of) {
                         let acc = &mut groups.groups[g as usize].1[a];
                         let before = acc.held_bytes(VALUE_BYTES);
-                        acc.update_ints(&[x], None)?;
+                        acc.update_ints(&xs[rows], None)?;
                         held += acc.held_bytes(VALUE_BYTES) - before;
                     }
                 }
                 ([_], [Some(Vector::Floats(xs, None))]) => {
-                    for (&g, &x) in group_of.iter().zip(xs) {
+                    for (g, rows) in runs(&group_of) {
                         let acc = &mut groups.groups[g as usize].1[a];
                         let before = acc.held_bytes(VALUE_BYTES);
-                        acc.update_floats(&[x], None)?;
+                        acc.update_floats(&xs[rows], None)?;
                         held += acc.held_bytes(VALUE_BYTES) - before;
                     }
                 }
@@ -453,6 +505,13 @@ mod tests {
             Value::List((0..37).map(Value::Int).collect())
         );
         assert_eq!(chunk.column(1).unwrap().list_len(4), Some(250_000));
+    }
+
+    #[test]
+    fn runs_split_rows_into_consecutive_groups() {
+        let got: Vec<_> = runs(&[4, 4, 1, 4, 4, 4, 2]).collect();
+        assert_eq!(got, vec![(4, 0..2), (1, 2..3), (4, 3..6), (2, 6..7)]);
+        assert_eq!(runs(&[]).count(), 0);
     }
 
     #[test]

@@ -348,23 +348,29 @@ impl Sink for AggregateSink {
         let OpKind::Aggregate { keys, aggregates } = &self.node.kind else {
             unreachable!("aggregate sink built for an Aggregate node");
         };
-        let mut merged: Vec<(Vec<GroupKey>, Vec<Accumulator>)> = Vec::new();
-        let mut index: KeyMap<Vec<GroupKey>, usize> = KeyMap::default();
-        for groups in self.locals.take_all() {
+        // The first worker's groups and key table take in the others'
+        // groups: no key is copied for a group only one worker saw.
+        let mut locals = self.locals.take_all().filter(|g| !g.groups.is_empty());
+        let (mut merged, mut index) = match locals.next() {
+            Some(first) => (first.groups, first.by_key),
+            None => Default::default(),
+        };
+        for groups in locals {
             for (key, accs) in groups.groups {
                 match index.get(&key) {
                     Some(&i) => {
-                        for (mine, theirs) in merged[i].1.iter_mut().zip(accs) {
+                        for (mine, theirs) in merged[i as usize].1.iter_mut().zip(accs) {
                             mine.merge(theirs)?;
                         }
                     }
                     None => {
-                        index.insert(key.clone(), merged.len());
+                        index.insert(key.clone(), merged.len() as u32);
                         merged.push((key, accs));
                     }
                 }
             }
         }
+        drop(index);
         if merged.is_empty() && keys.is_empty() {
             merged.push((Vec::new(), self.fresh()));
         }

@@ -297,8 +297,8 @@ impl Collected {
     /// Appends `other`'s values after these.
     fn append(&mut self, other: Collected) {
         match (&mut *self, other) {
-            (_, o) if o.len() == 0 => {}
-            (me, o) if me.len() == 0 => *me = o,
+            (_, o) if o.is_empty() => {}
+            (me, o) if me.is_empty() => *me = o,
             (Collected::Ints(a), Collected::Ints(b)) => extend_exact(a, &b),
             (Collected::Floats(a), Collected::Floats(b)) => extend_exact(a, &b),
             (me, mut o) => {

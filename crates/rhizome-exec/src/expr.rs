@@ -50,6 +50,17 @@ impl<'a> Row<'a> {
         self.chunk.value(slot, self.row)
     }
 
+    /// The length of the list in `slot` if the chunk keeps it as a
+    /// collected list ([`crate::chunk::ColumnData::Lists`]) and no local
+    /// binding hides it: `size()` without boxing the list.
+    #[inline]
+    pub fn list_len(&self, slot: Slot) -> Option<usize> {
+        if self.locals.iter().any(|(s, _)| *s == slot) {
+            return None;
+        }
+        self.chunk.column(slot)?.list_len(self.row)
+    }
+
     /// All slots of the row with locals applied (to start an inner run).
     pub fn materialize(&self) -> Vec<Value> {
         let mut values = self.chunk.row_values(self.row);
@@ -322,6 +333,13 @@ impl<'q> Evaluator<'q> {
                 }
             }
             CExpr::Function(name, args) => {
+                if let [CExpr::Slot(s)] = args.as_slice() {
+                    if let Some(len) = row.list_len(*s) {
+                        if name.eq_ignore_ascii_case("size") {
+                            return Ok(Value::Int(len as i64));
+                        }
+                    }
+                }
                 let args: Vec<Value> = args
                     .iter()
                     .map(|a| self.eval(a, row))

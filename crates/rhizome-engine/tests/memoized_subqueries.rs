@@ -22,7 +22,10 @@ fn run(engine: &Engine, query: &str) -> rhizome_engine::QueryResult {
 fn operator_rows(engine: &Engine, query: &str) -> (Vec<Vec<Value>>, Vec<u64>) {
     let r = run(engine, &format!("PROFILE {query}"));
     let profile = r.profile.expect("PROFILE returns counters");
-    (r.rows, profile.operators.iter().map(|o| o.rows).collect())
+    (
+        r.rows.to_vecs(),
+        profile.operators.iter().map(|o| o.rows).collect(),
+    )
 }
 
 fn ten_nodes() -> (tempfile::TempDir, Engine) {
@@ -69,12 +72,12 @@ fn a_subquery_calling_rand_runs_per_row() {
 #[test]
 fn a_comprehension_variable_keys_the_memo() {
     let (_dir, engine) = ten_nodes();
-    // The comprehension inside reads `x`, bound per list element: 5
+    // The subquery inside reads `x`, bound per list element: 5
     // distinct elements over 4 rows each.
     let (rows, counts) = operator_rows(
         &engine,
         "UNWIND range(1, 4) AS i \
-         RETURN [x IN [1, 2, 3, 4, 5] | size([(p:P) WHERE p.v <= x | p])] AS sizes",
+         RETURN [x IN [1, 2, 3, 4, 5] | COUNT { MATCH (p:P) WHERE p.v <= x }] AS sizes",
     );
     let sizes = Value::List((1..=5).map(Value::Int).collect());
     assert_eq!(rows, vec![vec![sizes]; 4]);

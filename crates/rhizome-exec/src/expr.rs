@@ -505,26 +505,24 @@ impl<'q> Evaluator<'q> {
 
     /// Runs an expression subquery for `row`.
     fn subquery(&self, plan: &Arc<CNode>, kind: &CSubquery, row: &Row<'_>) -> Result<Value> {
-        {
-            let limit = match kind {
-                CSubquery::Exists => InlineLimit::FirstRow,
-                _ => InlineLimit::All,
-            };
-            let chunks = self
-                .q
-                .run_inline(plan, Chunk::single_row(&row.materialize()), limit)?;
-            match kind {
-                CSubquery::Exists => Ok(Value::Bool(chunks.iter().any(|c| !c.is_empty()))),
-                CSubquery::Count => Ok(Value::Int(chunks.iter().map(|c| c.len() as i64).sum())),
-                CSubquery::Collect(e) => {
-                    let mut out = Vec::new();
-                    for c in &chunks {
-                        for r in 0..c.len() {
-                            out.push(self.eval(e, &Row::new(c, r))?);
-                        }
+        let limit = match kind {
+            CSubquery::Exists => InlineLimit::FirstRow,
+            _ => InlineLimit::All,
+        };
+        let chunks = self
+            .q
+            .run_inline(plan, Chunk::single_row(&row.materialize()), limit)?;
+        match kind {
+            CSubquery::Exists => Ok(Value::Bool(chunks.iter().any(|c| !c.is_empty()))),
+            CSubquery::Count => Ok(Value::Int(chunks.iter().map(|c| c.len() as i64).sum())),
+            CSubquery::Collect(e) => {
+                let mut out = Vec::new();
+                for c in &chunks {
+                    for r in 0..c.len() {
+                        out.push(self.eval(e, &Row::new(c, r))?);
                     }
-                    Ok(Value::List(out))
                 }
+                Ok(Value::List(out))
             }
         }
     }

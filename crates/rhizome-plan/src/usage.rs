@@ -128,14 +128,10 @@ pub fn op_reads(kind: &OpKind) -> BTreeSet<Slot> {
         | OpKind::SemiApply { .. }
         | OpKind::CartesianProduct => {}
         OpKind::IndexSeek { lookup, .. } => match lookup {
-            crate::IndexLookup::Equal(x) | crate::IndexLookup::AnyOf(x) => {
-                e(x, &mut out)
-            }
+            crate::IndexLookup::Equal(x) | crate::IndexLookup::AnyOf(x) => e(x, &mut out),
             crate::IndexLookup::Range(lo, hi) => {
                 for b in [lo, hi] {
-                    if let crate::SeekBound::Inclusive(x)
-                    | crate::SeekBound::Exclusive(x) = b
-                    {
+                    if let crate::SeekBound::Inclusive(x) | crate::SeekBound::Exclusive(x) = b {
                         e(x, &mut out);
                     }
                 }

@@ -12,6 +12,7 @@ use rhizome_plan::{
     PathStep, PlanNode, Quantifier, SeekBound, Slot, SortKey, SubqueryKind, UnaryOp,
 };
 use rhizome_storage::{Catalog, GraphRead, LabelId, PropertyKeyId, RelTypeId, Snapshot};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A property key by name and, if the graph knows it, by id.
@@ -136,10 +137,35 @@ pub enum CExpr {
     },
     /// Map projection.
     MapProjection(Box<CExpr>, Vec<CMapItem>),
-    /// Correlated subquery.
-    Subquery(Arc<CNode>, CSubquery),
+    /// Correlated subquery, and how its values are memoized if they may be.
+    Subquery(Arc<CNode>, CSubquery, Option<CMemo>),
     /// Path built from slots.
     Path(Vec<PathStep>),
+}
+
+/// How a memoizable subquery's values are cached
+/// ([`crate::memo::SubqueryMemo`]).
+#[derive(Debug, Clone)]
+pub struct CMemo {
+    /// Unique to this compilation of the subquery in the process (a plan
+    /// compiled again, as updating runs do, gets a new one), so two
+    /// subqueries never share cache entries.
+    pub id: usize,
+    /// The slots whose values decide the subquery's value
+    /// ([`rhizome_plan::usage::subquery_memo_key`]).
+    pub slots: Box<[Slot]>,
+}
+
+static NEXT_MEMO_ID: AtomicUsize = AtomicUsize::new(0);
+
+impl CMemo {
+    /// A fresh memo identity keyed by `slots`.
+    pub fn new(slots: Vec<Slot>) -> CMemo {
+        CMemo {
+            id: NEXT_MEMO_ID.fetch_add(1, Ordering::Relaxed),
+            slots: slots.into_boxed_slice(),
+        }
+    }
 }
 
 /// A compiled map projection item.
@@ -496,13 +522,14 @@ impl<'a> Compiler<'a> {
                     .collect(),
             ),
             Expr::Subquery(plan, kind) => {
+                let memo = rhizome_plan::usage::subquery_memo_key(plan, kind).map(CMemo::new);
                 let node = self.node(plan);
                 let kind = match kind {
                     SubqueryKind::Exists => CSubquery::Exists,
                     SubqueryKind::Count => CSubquery::Count,
                     SubqueryKind::Collect(e) => CSubquery::Collect(self.boxed(e)),
                 };
-                CExpr::Subquery(node, kind)
+                CExpr::Subquery(node, kind, memo)
             }
             Expr::Path(steps) => CExpr::Path(steps.clone()),
         }

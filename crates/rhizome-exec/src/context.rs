@@ -4,6 +4,7 @@
 
 use crate::chunk::Chunk;
 use crate::compile::CNode;
+use crate::memo::SubqueryMemo;
 use crate::scheduler::QueryScope;
 use rhizome_common::memory::format_size;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
@@ -325,6 +326,8 @@ pub struct QueryContext {
     pub materialized: Mutex<HashMap<usize, Vec<Chunk>>>,
     /// Runs inner plans (subqueries, applies) inline.
     pub runner: Arc<dyn SubqueryRunner>,
+    /// Values of memoizable subqueries computed so far over this snapshot.
+    pub memo: SubqueryMemo,
 }
 
 impl QueryContext {

@@ -29,6 +29,7 @@ use crate::compile::{CNode, Compiler};
 use crate::context::InlineLimit;
 use crate::context::{MemoryBudget, Profile, QueryContext};
 use crate::expr::{Evaluator, Row};
+use crate::memo::SubqueryMemo;
 use crate::pipeline::drive::{run_inline, InlineRunner};
 use crate::query::{profile_report, QueryOptions, QueryResult, StatementSettings};
 use crate::rows::Rows;
@@ -218,6 +219,7 @@ impl UpdateRun<'_> {
             statement_time: self.statement_time,
             materialized: Default::default(),
             runner: Arc::new(InlineRunner),
+            memo: SubqueryMemo::default(),
         });
         self.current = Some(q.clone());
         Ok(q)

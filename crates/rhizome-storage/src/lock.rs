@@ -118,7 +118,7 @@ impl WriterLock {
         };
         let file = self.file.insert(file);
         let mut pause = Duration::from_micros(500);
-        while !try_lock(&file, true).map_err(io_err)? {
+        while !try_lock(file, true).map_err(io_err)? {
             let now = Instant::now();
             if now >= deadline {
                 return Err(Error::new(

@@ -215,6 +215,12 @@ pub struct COp {
     pub aggregates: Vec<(AggregateItem, Vec<CExpr>)>,
     /// Prefix hops (for `ExpandCount`), the walk (for `DistinctEndpoints`).
     pub hops: Vec<CHop>,
+    /// For an updating operator, per expression of [`OpKind::exprs`]: the
+    /// id of the first operator of the plans nested in it. The write path
+    /// compiles such an expression anew for each row (names it creates
+    /// must resolve); starting there, its plans count into their own
+    /// PROFILE counters.
+    pub expr_ids: Vec<usize>,
 }
 
 /// A compiled hop of an `ExpandCount` prefix.
@@ -262,9 +268,15 @@ fn key(catalog: &Catalog, name: &str) -> Key {
 impl<'a> Compiler<'a> {
     /// A compiler for `snapshot`.
     pub fn new(snapshot: &'a Snapshot) -> Compiler<'a> {
+        Compiler::numbering_from(snapshot, 0)
+    }
+
+    /// A compiler whose first operator gets id `first` (the plans nested in
+    /// an updating operator's expression, see [`COp::expr_ids`]).
+    pub fn numbering_from(snapshot: &'a Snapshot, first: usize) -> Compiler<'a> {
         Compiler {
             catalog: snapshot.catalog(),
-            next_id: 0,
+            next_id: first,
         }
     }
 
@@ -401,6 +413,14 @@ impl<'a> Compiler<'a> {
             OpKind::Unwind { list, .. } => c.exprs.push(self.expr(list)),
             OpKind::ProcedureCall { args, .. } => {
                 c.exprs = args.iter().map(|e| self.expr(e)).collect()
+            }
+            kind if kind.is_update() => {
+                // Numbered here, as a read operator's (nested plans before
+                // inputs); compiled again where they run.
+                for e in kind.exprs() {
+                    c.expr_ids.push(self.next_id);
+                    self.expr(e);
+                }
             }
             _ => {}
         }

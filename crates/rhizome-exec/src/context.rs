@@ -50,6 +50,14 @@ impl Profile {
         }
     }
 
+    /// Adds `rows` to operator `id`'s rows without counting an invocation
+    /// (a breaker's output, handed on when its sink finishes).
+    pub fn add_rows(&self, id: usize, rows: u64) {
+        if let Some(s) = self.operators.get(id) {
+            s.rows.fetch_add(rows, Ordering::Relaxed);
+        }
+    }
+
     /// Records one invocation of operator `id` on `worker` producing `rows` in `nanos`.
     pub fn record(&self, id: usize, worker: usize, rows: u64, nanos: u64) {
         if let Some(s) = self.operators.get(id) {

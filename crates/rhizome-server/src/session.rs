@@ -118,15 +118,42 @@ impl Interrupt {
         }
     }
 
-    fn track(&self, buffer: &Arc<ResultBuffer>) {
+    /// Lists `buffer` until the returned guard is dropped (however its
+    /// result ends: consumed, discarded, failed, reset or the connection
+    /// gone), so the list holds only what runs or waits to be pulled.
+    fn track(self: &Arc<Self>, buffer: &Arc<ResultBuffer>) -> Tracked {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        running.retain(|b| !b.is_finished());
         running.push(buffer.clone());
+        Tracked {
+            interrupt: self.clone(),
+            buffer: buffer.clone(),
+        }
     }
 
     fn forget(&self, buffer: &Arc<ResultBuffer>) {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         running.retain(|b| !Arc::ptr_eq(b, buffer));
+    }
+
+    /// How many result buffers are listed (tests: none once results end).
+    #[cfg(test)]
+    pub(crate) fn tracked(&self) -> usize {
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+/// A result buffer listed in its session's [`Interrupt`]; dropping it takes
+/// the buffer off the list. (Forgetting it by hand missed results whose
+/// stream had ended: every fully pulled read stayed listed, with its buffer,
+/// for the life of the connection — the soak's memory growth.)
+struct Tracked {
+    interrupt: Arc<Interrupt>,
+    buffer: Arc<ResultBuffer>,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.interrupt.forget(&self.buffer);
     }
 }
 
@@ -175,6 +202,8 @@ struct OpenResult {
     plan: Option<PlanDescription>,
     /// True if the statement ran over a graph source.
     over_source: bool,
+    /// A streamed result's listing for RESET and disconnects (ends with it).
+    _tracked: Option<Tracked>,
 }
 
 /// The outcome of taking rows from a result.
@@ -629,7 +658,6 @@ impl Session {
         for result in &mut self.results {
             if let Rows::Stream(buffer) = &result.rows {
                 buffer.close();
-                self.interrupt.forget(buffer);
             }
             if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
                 // Keep the handle: the transaction comes back through it.
@@ -869,6 +897,7 @@ impl Session {
                 over_source: false,
                 entry: running.clone(),
                 _registration: registration,
+                _tracked: None,
             })
             .map(|r| (r, answer.columns))
         } else {
@@ -973,6 +1002,7 @@ impl Session {
             over_source: false,
             entry: running,
             _registration: None,
+            _tracked: None,
         })
     }
 
@@ -1070,7 +1100,7 @@ impl Session {
         let cancel = CancelToken::root();
         let options = self.query_options(cancel.clone(), deadline);
         let buffer = ResultBuffer::new(cancel, self.config.stream, info.ordered);
-        self.interrupt.track(&buffer);
+        let tracked = self.interrupt.track(&buffer);
         running.set_buffer(&buffer);
         let width = info.columns.len();
         let mut result = OpenResult {
@@ -1089,6 +1119,7 @@ impl Session {
             over_source: entry.source.is_some(),
             entry: running,
             _registration: registration,
+            _tracked: None,
         };
         let tx = self.tx.as_mut().and_then(|open| open.take());
         if info.updating {
@@ -1109,7 +1140,7 @@ impl Session {
             })
             .await
             .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
-            self.interrupt.forget(&buffer);
+            drop(tracked);
             if let Some(open) = self.tx.as_mut() {
                 open.registration.entry().put(tx);
             }
@@ -1141,6 +1172,7 @@ impl Session {
             });
             result.rows = Rows::Stream(buffer);
             result.task = Some(task);
+            result._tracked = Some(tracked);
         } else {
             // One snapshot: the statement reads the one its entities are
             // rendered from (a transaction's state is its own until it runs
@@ -1176,6 +1208,7 @@ impl Session {
             });
             result.rows = Rows::Stream(buffer);
             result.task = Some(task);
+            result._tracked = Some(tracked);
         }
         Ok((result, info.columns))
     }
@@ -1204,7 +1237,6 @@ impl Session {
             // cancelled statement would fail the transaction).
             if let Rows::Stream(buffer) = &self.results[index].rows {
                 buffer.close();
-                self.interrupt.forget(buffer);
                 let summary = self.summary(index).await;
                 self.results.remove(index);
                 self.success(summary);
@@ -1304,10 +1336,8 @@ impl Session {
                 self.success(map([("has_more", true.into())]));
             }
             Taken::Done(summary) => {
+                // Dropping the result (its `Tracked`) unlists its buffer.
                 let mut result = self.results.remove(index);
-                if let Rows::Stream(buffer) = &result.rows {
-                    self.interrupt.forget(buffer);
-                }
                 if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
                     open.pending_task(task);
                     open.recover().await;

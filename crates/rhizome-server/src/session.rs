@@ -674,6 +674,25 @@ impl Session {
         }
     }
 
+    /// Makes `registration` the session's open transaction on `entry` and
+    /// answers BEGIN: the one way both native and source transactions start.
+    fn enter_tx(
+        &mut self,
+        registration: Registration,
+        entry: DatabaseEntry,
+        timeout: Option<Duration>,
+    ) {
+        self.tx = Some(OpenTx {
+            registration,
+            db: entry,
+            deadline: timeout.map(|t| Instant::now() + t),
+            next_qid: 0,
+            pending: None,
+        });
+        self.success(map([]));
+        self.state = State::TxReady;
+    }
+
     async fn begin(&mut self, extra: PackValue) {
         let db = match extra.get("db") {
             Some(PackValue::String(s)) => Some(s.clone()),
@@ -690,16 +709,7 @@ impl Session {
                 .config
                 .transactions
                 .register(&entry.name, self.owner(), None);
-            self.tx = Some(OpenTx {
-                registration,
-                db: entry,
-                deadline: timeout.map(|t| Instant::now() + t),
-                next_qid: 0,
-                pending: None,
-            });
-            self.success(map([]));
-            self.state = State::TxReady;
-            return;
+            return self.enter_tx(registration, entry, timeout);
         }
         let engine = entry.engine.clone();
         // Listed (as blocked) while it waits for the writer lock, so it can
@@ -729,15 +739,7 @@ impl Session {
                 if running.is_terminated() {
                     return self.fail(transactions::terminated());
                 }
-                self.tx = Some(OpenTx {
-                    registration,
-                    db: entry,
-                    deadline: timeout.map(|t| Instant::now() + t),
-                    next_qid: 0,
-                    pending: None,
-                });
-                self.success(map([]));
-                self.state = State::TxReady;
+                self.enter_tx(registration, entry, timeout);
             }
             Ok(Err(e)) => self.fail(Failure::from_error(&e, "")),
             Err(e) => self.fail(Failure::new(codes::UNKNOWN, e.to_string())),

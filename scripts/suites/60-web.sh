@@ -14,15 +14,16 @@
 # RHIZOME_WEB_RELEASE=1 serves from a release build, and then the
 # click-to-first-frame time is held to its limit too (see docs/web.md).
 #
-# The performance limits (first frame 5 s, pan frame p95 100 ms) only
-# report (RHIZOME_WEB_PERF_REPORT_ONLY=1, the default here): the page no
-# longer redraws while panning, so the pan frame time is the browser's own
-# compositing cost, the same for a 20-node graph as for 10,000 nodes, and on
-# a loaded 2-core machine that alone exceeds 100 ms (see docs/web.md). Set it
-# to 0 to enforce them. That no renderer frame is drawn while dragging, and
-# that the camera follows the drag, are always enforced.
+# The performance limits (first frame 5 s, pan frame p95 100 ms) are
+# enforced. On a 2-core machine loaded by other work the pan frame time
+# (the browser's own compositing: the page does not redraw while panning)
+# can pass 100 ms for a 20-node graph as for 10,000 nodes (see docs/web.md);
+# RHIZOME_WEB_PERF_REPORT_ONLY=1 then records the figures and prints
+# "TARGET NOT MET" instead of failing. That no renderer frame is drawn while
+# dragging the small graph, and that the camera follows the drag, are always
+# enforced.
 set -euo pipefail
-export RHIZOME_WEB_PERF_REPORT_ONLY="${RHIZOME_WEB_PERF_REPORT_ONLY:-1}"
+export RHIZOME_WEB_PERF_REPORT_ONLY="${RHIZOME_WEB_PERF_REPORT_ONLY:-0}"
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$root/target/web-suite"

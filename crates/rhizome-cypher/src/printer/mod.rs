@@ -13,6 +13,7 @@ mod expressions;
 use crate::ast::*;
 use crate::error::{with_stack_fallback, StackGuard};
 use crate::parser::expressions_bp as bp;
+use crate::parser::is_reserved;
 use std::fmt::Write;
 
 /// Runs `f` with a printer, on a big-stack helper thread if the tree is too
@@ -44,52 +45,10 @@ pub fn print_expr(e: &Expr) -> String {
     run(|p| p.expr(e, 0))
 }
 
-/// Words that are always quoted when used as names.
-const KEYWORDS: &[&str] = &[
-    "MATCH",
-    "OPTIONAL",
-    "WHERE",
-    "WITH",
-    "RETURN",
-    "UNWIND",
-    "CREATE",
-    "MERGE",
-    "SET",
-    "REMOVE",
-    "DELETE",
-    "DETACH",
-    "FOREACH",
-    "CALL",
-    "YIELD",
-    "UNION",
-    "ORDER",
-    "SKIP",
-    "LIMIT",
-    "AS",
-    "AND",
-    "OR",
-    "XOR",
-    "NOT",
-    "IN",
-    "IS",
-    "STARTS",
-    "ENDS",
-    "CONTAINS",
-    "CASE",
-    "WHEN",
-    "THEN",
-    "ELSE",
-    "END",
-    "NULL",
-    "TRUE",
-    "FALSE",
-    "DISTINCT",
-    "ON",
-    "ASC",
-    "DESC",
-    "ASCENDING",
-    "DESCENDING",
-    "BY",
+/// Words quoted when used as names besides the parser's reserved words
+/// ([`is_reserved`]): names of constructs and commands that would read as
+/// such where a name stands.
+const ALSO_QUOTED: &[&str] = &[
     "EXISTS",
     "COUNT",
     "ALL",
@@ -121,7 +80,8 @@ fn is_plain(name: &str) -> bool {
         _ => return false,
     }
     chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(name))
+        && !is_reserved(name)
+        && !ALSO_QUOTED.iter().any(|k| k.eq_ignore_ascii_case(name))
 }
 
 /// A name, backtick-quoted when needed.

@@ -2,12 +2,19 @@
 //! [`ExternalGraph`] behind a [`Snapshot`] over a source (see
 //! [`Source::snapshot`]).
 //!
-//! **Ids.** A node's id is its node space (label) index in the top 16 bits
-//! and its key in the low 48 (`(space << 48) | key`), so over a mapping
-//! with one node space the node ids are the keys themselves. A
-//! relationship's id is built the same way from its type index and its
-//! relationship key. Keys must lie in `0 .. 2^48`; a negative or larger
-//! key is a `SourceDataError`.
+//! **Ids.** A node's id is its node space index in the top 16 bits and
+//! its key in the low 48 (`(space << 48) | key`), so over a mapping with
+//! one node space the node ids are the keys themselves. A relationship's
+//! id is built the same way from its relationship space index and its
+//! relationship key; spaces without keys number their relationships by
+//! (start, end) as the query meets them. Keys must lie in `0 .. 2^48`; a
+//! negative or larger key is a `SourceDataError`.
+//!
+//! **Labels and types.** A label is read from every node space that has
+//! it (its own or an extra label), a type from every relationship space
+//! of that type: a node's list of one type and direction is the merge of
+//! the lists of the spaces that start (or end) at its node space, fetched
+//! in one round.
 //!
 //! **Reads.** What the query reads is pinned for the query's lifetime (node
 //! rows and adjacency lists in the query's own maps, looked up in the
@@ -310,6 +317,15 @@ struct SeenRel {
     at: usize,
 }
 
+/// Keys a query gave relationships of spaces without a key.
+#[derive(Default)]
+struct PairKeys {
+    /// (relationship space, start key, end key) -> key.
+    keys: HashMap<(u16, i64, i64), i64>,
+    /// The next key to give.
+    next: i64,
+}
+
 /// One query's view of a source (see the module documentation).
 pub struct QueryGraph {
     source: Arc<Source>,
@@ -320,7 +336,7 @@ pub struct QueryGraph {
     rels: RwLock<HashMap<RelId, SeenRel>>,
     /// Keys given to relationships without a key in the mapping, by
     /// (relationship space, start key, end key); the next key to give.
-    pair_keys: Mutex<(HashMap<(u16, i64, i64), i64>, i64)>,
+    pair_keys: Mutex<PairKeys>,
     /// Label ranges, computed on the first scan of each label.
     scans: Vec<OnceLock<Vec<Range<NodeId>>>>,
     error: Mutex<Option<Error>>,
@@ -340,7 +356,7 @@ impl QueryGraph {
             nodes: RwLock::new(HashMap::new()),
             lists: Arena::new(),
             rels: RwLock::new(HashMap::new()),
-            pair_keys: Mutex::new((HashMap::new(), 0)),
+            pair_keys: Mutex::new(PairKeys::default()),
             scans: (0..labels).map(|_| OnceLock::new()).collect(),
             error: Mutex::new(None),
         }
@@ -471,7 +487,7 @@ impl QueryGraph {
             }
         }
         let mut pair_keys = self.pair_keys.lock().unwrap_or_else(|p| p.into_inner());
-        let (pairs, next) = &mut *pair_keys;
+        let PairKeys { keys: pairs, next } = &mut *pair_keys;
         let mut entries: Vec<(NodeId, RelId, usize, usize)> = Vec::new();
         let mut sources: Vec<Arc<AdjacencyList>> = Vec::with_capacity(lists.len());
         for key in keys {

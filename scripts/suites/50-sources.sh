@@ -80,6 +80,8 @@ db="$RHIZOME_SOURCES_DIR/native-lux"
 "$rhizome" serve "$db" --auth none --bolt 127.0.0.1:0 --http 127.0.0.1:0 \
     --source "pg=$root/examples/sources/roads-postgres.json" \
     --source "redis=$root/examples/sources/roads-redis.json" \
+    --source "ldbcpg=$root/examples/sources/ldbc-postgres.json" \
+    --source "ldbcredis=$root/examples/sources/ldbc-redis.json" \
     --address-file "$RHIZOME_SOURCES_DIR/bolt" --http-address-file "$RHIZOME_SOURCES_DIR/http" \
     2>"$RHIZOME_SOURCES_DIR/server.log" &
 server=$!

@@ -486,8 +486,11 @@ impl QueryGraph {
                 found.insert((list.rel, key), Arc::new(a));
             }
         }
-        let mut pair_keys = self.pair_keys.lock().unwrap_or_else(|p| p.into_inner());
-        let PairKeys { keys: pairs, next } = &mut *pair_keys;
+        // Only spaces without keys need the query's pair numbering (and its lock).
+        let mut pair_keys = lists
+            .iter()
+            .any(|l| self.schema.keyless[l.rel as usize])
+            .then(|| self.pair_keys.lock().unwrap_or_else(|p| p.into_inner()));
         let mut entries: Vec<(NodeId, RelId, usize, usize)> = Vec::new();
         let mut sources: Vec<Arc<AdjacencyList>> = Vec::with_capacity(lists.len());
         for key in keys {
@@ -503,18 +506,19 @@ impl QueryGraph {
                 let keyless = self.schema.keyless[list.rel as usize];
                 for i in 0..a.neighbours.len() {
                     let neighbour = a.neighbours[i];
-                    let rel_key = if keyless {
-                        let ends = if list.outgoing {
-                            (key, neighbour)
-                        } else {
-                            (neighbour, key)
-                        };
-                        *pairs.entry((list.rel, ends.0, ends.1)).or_insert_with(|| {
-                            *next += 1;
-                            *next - 1
-                        })
-                    } else {
-                        a.rels[i]
+                    let rel_key = match pair_keys.as_deref_mut() {
+                        Some(PairKeys { keys: pairs, next }) if keyless => {
+                            let ends = if list.outgoing {
+                                (key, neighbour)
+                            } else {
+                                (neighbour, key)
+                            };
+                            *pairs.entry((list.rel, ends.0, ends.1)).or_insert_with(|| {
+                                *next += 1;
+                                *next - 1
+                            })
+                        }
+                        _ => a.rels[i],
                     };
                     match (node_id(there, neighbour), node_id(list.rel, rel_key)) {
                         (Some(n), Some(r)) => entries.push((n, r, sources.len(), i)),

@@ -490,6 +490,17 @@ mod tests {
         );
         assert_eq!(parse_value("x", PropertyType::Integer), None);
         assert_eq!(
+            parse_value("es;en", PropertyType::StringList),
+            Some(Value::List(vec![
+                Value::String("es".into()),
+                Value::String("en".into())
+            ]))
+        );
+        assert_eq!(
+            parse_value("", PropertyType::StringList),
+            Some(Value::List(Vec::new()))
+        );
+        assert_eq!(
             parse_value("true", PropertyType::Boolean),
             Some(Value::Bool(true))
         );

@@ -90,6 +90,10 @@ const EXTRA: &[&str] = &[
     "MATCH (f:Forum)-[m:HAS_MEMBER]->(p:Person) WITH f, count(p) AS members, max(m.creationDate) AS last RETURN f.id, members, last ORDER BY members DESC, f.id LIMIT 5",
     "MATCH (x)-[:IS_LOCATED_IN]->(pl:Place) RETURN labels(x)[0] AS l, labels(pl) AS pls, count(*) AS n ORDER BY l, n",
     "MATCH (p:Person)-[k1:KNOWS]-(q:Person)-[k2:KNOWS]-(r:Person) WHERE p.id < 5000000000000 RETURN count(*) AS n",
+    "MATCH (:Person)-[:KNOWS]-()-[:KNOWS]-(q) RETURN count(DISTINCT q) AS n",
+    "MATCH (:Person)<-[:HAS_CREATOR]-(m)-[:IS_LOCATED_IN]->(c) RETURN count(DISTINCT m) AS m, count(DISTINCT c) AS c",
+    "MATCH (c:Comment)-[:REPLY_OF*1..]->(p:Post) RETURN count(*) AS n, count(DISTINCT p) AS posts",
+    "MATCH (p:Person) RETURN p.id, p.speaks, p.email ORDER BY p.id LIMIT 3",
 ];
 
 /// Parameter sets whose answers are not empty where the generated ones

@@ -92,8 +92,7 @@ pub(crate) struct SourceSchema {
 const ESTIMATED_NODES: u64 = 1_000_000;
 
 impl SourceSchema {
-    pub(crate) fn new(source: &Source) -> SourceSchema {
-        let mapping = source.mapping();
+    pub(crate) fn new(mapping: &crate::mapping::Mapping) -> SourceSchema {
         let mut catalog = Catalog::default();
         // A space's extra labels come before its own (`Message` before
         // `Comment`), and each node's labels are sorted by id, as a native
@@ -812,5 +811,85 @@ impl ExternalGraph for QueryGraph {
                 return self.fail(e);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapping::Mapping;
+
+    fn ldbc() -> SourceSchema {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/sources/ldbc-postgres.json"
+        ))
+        .unwrap();
+        SourceSchema::new(&Mapping::parse_with_env(&text, &|_| None).unwrap())
+    }
+
+    fn names(schema: &SourceSchema, labels: &[LabelId]) -> Vec<String> {
+        labels
+            .iter()
+            .map(|&l| schema.catalog.label_name(l).to_string())
+            .collect()
+    }
+
+    #[test]
+    fn extra_labels_come_first_and_span_their_spaces() {
+        let schema = ldbc();
+        let comment = schema.catalog.label_id("Comment").unwrap() as usize;
+        let message = schema.catalog.label_id("Message").unwrap();
+        // The one space whose own label is Comment.
+        let space = schema.label_spaces[comment][0] as usize;
+        assert_eq!(
+            names(&schema, &schema.labels[space]),
+            ["Message", "Comment"]
+        );
+        let spaces: Vec<u16> = schema.label_spaces[message as usize].clone();
+        assert_eq!(spaces.len(), 2);
+        assert!(spaces.windows(2).all(|w| w[0] < w[1]));
+        // Message is indexed on id: both spaces share the key.
+        let id = schema.catalog.property_key_id("id").unwrap();
+        assert!(schema.indexes.contains(&IndexDef {
+            label: message,
+            key: id
+        }));
+        assert_eq!(
+            schema.statistics.label_counts.len(),
+            schema.catalog.labels.len()
+        );
+        assert_eq!(
+            schema.statistics.label_counts[message as usize],
+            2 * ESTIMATED_NODES
+        );
+    }
+
+    #[test]
+    fn a_type_reads_every_space_of_it() {
+        let schema = ldbc();
+        assert_eq!(schema.catalog.rel_types.len(), 15);
+        assert_eq!(schema.rel_type_of.len(), 25);
+        let located = schema.catalog.rel_type_id("IS_LOCATED_IN").unwrap();
+        assert_eq!(schema.type_spaces[located as usize].len(), 5);
+        for &space in &schema.type_spaces[located as usize] {
+            assert_eq!(schema.rel_type_of[space as usize], located);
+            assert!(schema.keyless[space as usize]);
+        }
+        assert_eq!(schema.statistics.rel_types.len(), 15);
+        assert_eq!(schema.statistics.triples.len(), 25);
+        let likes = schema.catalog.rel_type_id("LIKES").unwrap();
+        let person = schema.catalog.label_id("Person").unwrap();
+        let targets: Vec<String> = schema
+            .statistics
+            .triples
+            .iter()
+            .filter(|t| t.rel_type == likes)
+            .map(|t| {
+                assert_eq!(t.source, person);
+                schema.catalog.label_name(t.target).to_string()
+            })
+            .collect();
+        assert_eq!(targets, ["Comment", "Post"]);
     }
 }

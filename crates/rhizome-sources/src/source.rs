@@ -134,7 +134,7 @@ impl Source {
     ) -> (rhizome_storage::Snapshot, Arc<crate::QueryGraph>) {
         let schema = self
             .schema
-            .get_or_init(|| Arc::new(crate::query_graph::SourceSchema::new(self)))
+            .get_or_init(|| Arc::new(crate::query_graph::SourceSchema::new(&self.mapping)))
             .clone();
         let graph = Arc::new(crate::QueryGraph::new(
             self.clone(),

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # PostgreSQL and Redis with the road networks loaded, for graph sources.
 #
-# Usage: scripts/sources.sh start|load|stop|status
+# Usage: scripts/sources.sh start|load|load-ldbc|stop|status
 #
 #   start   installs PostgreSQL and Redis (Debian packages) when missing and
 #           starts both on 127.0.0.1 with throw-away data directories
 #   load    loads the road networks (RHIZOME_ROADS, default "luxembourg
 #           heidelberg") into both: PostgreSQL schema <network> with tables
 #           junction and road, Redis keys <network>:...  (docs/sources.md)
+#   load-ldbc  loads the small LDBC SNB set (ldbc-tiny) into both:
+#           PostgreSQL schema ldbc with a table per CSV, Redis keys ldbc:...
+#           (docs/sources.md, examples/sources/ldbc-*.json)
 #   stop    stops both by pid and deletes their data directories
 #   status  says what runs where
 #
@@ -166,6 +169,92 @@ load_redis() {
     echo "Redis: $name $(redis-cli -h 127.0.0.1 -p "$redis_port" zcard "$name:junctions") junctions"
 }
 
+# The small LDBC SNB set (ldbc-tiny, neo4j-admin headers, `|`-separated).
+# PostgreSQL schema `ldbc`: a table per CSV, named as the file without
+# `_0_0.csv` in lower case (person, person_knows_person, ...). Node tables
+# have the header's property names as quoted columns (`"firstName"`), `id`
+# as primary key, `:long`/`:int` as bigint/integer, `string[]` as text[]
+# (`;`-separated in the file) and the `:LABEL` column as `type`.
+# Relationship tables have `src`, `dst` (indexed) and their properties.
+# Empty fields are NULL. Redis: a hash `ldbc:<entity>:<id>` per node (place
+# and organisation by subtype: `ldbc:city:<id>`, `ldbc:company:<id>`), without
+# empty fields and without `:LABEL`; a sorted set `ldbc:<entity>:keys` of
+# every id; and per relationship file two lists per node,
+# `ldbc:<table>:out:<src>` of `<dst>[:<property>]` and
+# `ldbc:<table>:in:<dst>` of `<src>[:<property>]`.
+ldbc_files() {
+    local d="$datasets/ldbc-tiny"
+    [ -d "$d/static" ] && [ -d "$d/dynamic" ] || die "$d not found (set RHIZOME_DATASETS)"
+    ls "$d"/static/*_0_0.csv "$d"/dynamic/*_0_0.csv
+}
+
+ldbc_table() { basename "$1" _0_0.csv | tr 'A-Z' 'a-z'; }
+
+# CREATE TABLE for a CSV from its header.
+ldbc_create() {
+    local file="$1" table
+    table="$(ldbc_table "$file")"
+    head -1 "$file" | tr '|' '\n' | awk -v t="$table" '
+        { name = $0; type = "text"; sub(/:.*/, "", name)
+          if ($0 ~ /^:START_ID/) name = "src"
+          else if ($0 ~ /^:END_ID/) name = "dst"
+          else if ($0 == ":LABEL") name = "type"
+          if ($0 ~ /:ID\(|:START_ID|:END_ID|:long$/) type = "bigint"
+          else if ($0 ~ /:int$/) type = "integer"
+          cols[NR] = "\"" name "\" " type; names[NR] = name
+          if ($0 ~ /string\[\]$/) arrays[NR] = name }
+        END { printf "CREATE TABLE ldbc.%s (", t
+              for (i = 1; i <= NR; i++) printf "%s%s", (i > 1 ? ", " : ""), cols[i]
+              print ");"
+              printf "\\copy ldbc.%s FROM %s (FORMAT csv, DELIMITER %s, HEADER true, NULL %s, QUOTE E%s)\n", t, "FILE", "\x27|\x27", "\x27\x27", "\x27\\x01\x27"
+              for (i in arrays) printf "ALTER TABLE ldbc.%s ALTER COLUMN \"%s\" TYPE text[] USING string_to_array(\"%s\", \x27;\x27);\n", t, arrays[i], arrays[i]
+              if (names[1] == "id") printf "ALTER TABLE ldbc.%s ADD PRIMARY KEY (id);\n", t
+              if (names[1] == "src") printf "CREATE INDEX ON ldbc.%s (src); CREATE INDEX ON ldbc.%s (dst);\n", t, t
+              printf "ANALYZE ldbc.%s;\n", t }' | sed "s|FROM FILE|FROM '$file'|"
+}
+
+load_ldbc_postgres() {
+    {
+        echo "SET client_min_messages = warning;"
+        echo "DROP SCHEMA IF EXISTS ldbc CASCADE; CREATE SCHEMA ldbc;"
+        for f in $(ldbc_files); do ldbc_create "$f"; done
+    } | psql_roads >/dev/null || die "loading ldbc-tiny into PostgreSQL failed"
+    echo "PostgreSQL: ldbc.person $(psql_roads -At -c "SELECT count(*) FROM ldbc.person") rows, ldbc.comment $(psql_roads -At -c "SELECT count(*) FROM ldbc.comment") rows, ldbc.person_knows_person $(psql_roads -At -c "SELECT count(*) FROM ldbc.person_knows_person") rows"
+}
+
+# RESP commands for one CSV (bytes counted with LC_ALL=C).
+ldbc_resp() {
+    local file="$1" table
+    table="$(ldbc_table "$file")"
+    LC_ALL=C awk -F'|' -v t="$table" '
+        function resp(n, a,   i, s) { s = "*" n "\r\n"; for (i = 1; i <= n; i++) s = s "$" length(a[i]) "\r\n" a[i] "\r\n"; printf "%s", s }
+        FNR == 1 { for (i = 1; i <= NF; i++) { name[i] = $i; sub(/:.*/, "", name[i]); if ($i == ":LABEL") label = i }
+                   edge = ($1 ~ /^:START_ID/); next }
+        edge { a[1] = "RPUSH"; a[2] = "ldbc:" t ":out:" $1; a[3] = $2; if (NF > 2) a[3] = a[3] ":" $3; resp(3, a)
+               a[2] = "ldbc:" t ":in:" $2; a[3] = $1; if (NF > 2) a[3] = a[3] ":" $3; resp(3, a); next }
+        { entity = label ? tolower($label) : t; n = 2; a[1] = "HSET"; a[2] = "ldbc:" entity ":" $1
+          for (i = 1; i <= NF; i++) if (i != label && $i != "") { a[++n] = name[i]; a[++n] = $i }
+          resp(n, a)
+          a[1] = "ZADD"; a[2] = "ldbc:" entity ":keys"; a[3] = $1; a[4] = $1; resp(4, a) }' "$file"
+}
+
+load_ldbc_redis() {
+    redis-cli -h 127.0.0.1 -p "$redis_port" --scan --pattern "ldbc:*" \
+        | xargs -r -n 1000 redis-cli -h 127.0.0.1 -p "$redis_port" del >/dev/null
+    for f in $(ldbc_files); do ldbc_resp "$f"; done \
+        | redis-cli -h 127.0.0.1 -p "$redis_port" --pipe >"$dir/redis/load-ldbc.log" 2>&1 \
+        || die "loading ldbc-tiny into Redis failed: see $dir/redis/load-ldbc.log"
+    grep -q "errors: 0" "$dir/redis/load-ldbc.log" || die "Redis reported errors: see $dir/redis/load-ldbc.log"
+    echo "Redis: ldbc $(redis-cli -h 127.0.0.1 -p "$redis_port" zcard ldbc:person:keys) persons, $(redis-cli -h 127.0.0.1 -p "$redis_port" zcard ldbc:comment:keys) comments"
+}
+
+load_ldbc() {
+    pg_running || die "PostgreSQL does not run: scripts/sources.sh start first"
+    redis_running || die "Redis does not run: scripts/sources.sh start first"
+    load_ldbc_postgres
+    load_ldbc_redis
+}
+
 load() {
     pg_running || die "PostgreSQL does not run: scripts/sources.sh start first"
     redis_running || die "Redis does not run: scripts/sources.sh start first"
@@ -208,7 +297,8 @@ status() {
 case "${1:-}" in
     start) start ;;
     load) load ;;
+    load-ldbc) load_ldbc ;;
     stop) stop ;;
     status) status ;;
-    *) echo "usage: $0 start|load|stop|status" >&2; exit 2 ;;
+    *) echo "usage: $0 start|load|load-ldbc|stop|status" >&2; exit 2 ;;
 esac

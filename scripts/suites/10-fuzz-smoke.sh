@@ -8,8 +8,9 @@
 #    FUZZ_SECONDS seconds (default 30): the Cypher parser and compiler
 #    (seeded with every TCK query), the write-ahead log reader and the
 #    property value codec, the Bolt chunk decoder, PackStream decoder and
-#    message parser, and the DIMACS road-network parsers (rhizome-import:dimacs,
-#    which also has a proptest smoke). libFuzzer exits non-zero on any crash,
+#    message parser, the DIMACS road-network parsers (rhizome-import:dimacs,
+#    which also has a proptest smoke), and the graph source mapping parser
+#    (rhizome-sources:mapping, seeded with examples/sources/*.json). libFuzzer exits non-zero on any crash,
 #    timeout or leak, failing the script.
 #
 # Usage: scripts/suites/10-fuzz-smoke.sh            (FUZZ_SECONDS=30 by default)
@@ -25,6 +26,8 @@ echo "== stable smoke: DIMACS parsers (proptest)"
 (cd "$root" && cargo test -q -p rhizome-import --lib dimacs::tests::parsers_never_panic)
 echo "== stable smoke: Bolt chunks, PackStream, messages, sessions"
 (cd "$root" && cargo test -q -p rhizome-server --test fuzz_smoke)
+echo "== stable smoke: graph source mappings (mutated example mappings)"
+(cd "$root" && cargo test -q -p rhizome-sources --lib mapping::tests::garbage_never_panics)
 
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "cargo-fuzz (nightly) not available: install with 'cargo install cargo-fuzz' to run the libFuzzer targets"
@@ -33,12 +36,16 @@ fi
 
 tck="${RHIZOME_TCK_DIR:-$root/../shared/tck}"
 for spec in rhizome-cypher:parse rhizome-cypher:compile rhizome-storage:wal rhizome-storage:value \
-    rhizome-server:chunks rhizome-server:packstream rhizome-server:message rhizome-import:dimacs; do
+    rhizome-server:chunks rhizome-server:packstream rhizome-server:message rhizome-import:dimacs \
+    rhizome-sources:mapping; do
     crate="${spec%%:*}"
     target="${spec#*:}"
     fuzz="$root/crates/$crate/fuzz"
     corpus="$fuzz/corpus/$target"
     mkdir -p "$corpus"
+    if [ "$crate" = rhizome-sources ] && [ -z "$(ls -A "$corpus")" ]; then
+        cp "$root"/examples/sources/*.json "$corpus/"
+    fi
     if [ "$crate" = rhizome-cypher ] && [ -z "$(ls -A "$corpus")" ] && [ -d "$tck/features" ]; then
         # Seed with the TCK's query doc strings, one file per query.
         n=0

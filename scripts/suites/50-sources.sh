@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Graph sources against real PostgreSQL and Redis (rhizome-sources, feature
 # backend-tests): starts both with scripts/sources.sh on free ports in a
-# throw-away directory, loads the Luxembourg road network, runs the tests
+# throw-away directory, loads the Luxembourg road network and the small
+# LDBC set (LDBC reads with equal rows over native, PostgreSQL and Redis),
+# runs the tests
 # (equal route costs native vs PostgreSQL vs Redis with every prefetcher,
 # the cache, mapping errors found by the backend, connections cut, stalled
 # and killed mid-query; Cypher over both giving the rows of a native import,
@@ -31,6 +33,13 @@ trap cleanup EXIT
 "$root/scripts/sources.sh" start
 "$root/scripts/sources.sh" load
 (cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher -- --test-threads=2)
+# The small LDBC set in both backends: IC1-IC14 and IS1-IS7 over a native
+# import, PostgreSQL and Redis must give the same rows (tests/ldbc.rs).
+echo "== LDBC reads over native, PostgreSQL and Redis"
+ldbc_started=$(date +%s)
+"$root/scripts/sources.sh" load-ldbc
+(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test ldbc -- --nocapture)
+echo "LDBC over sources: passed in $(( $(date +%s) - ldbc_started )) s"
 # The command line over both sources: `rhizome query MAPPING.json` and
 # `rhizome shell MAPPING.json`, with writes refused.
 (cd "$root" && cargo build -q -p rhizome)
@@ -48,6 +57,13 @@ for m in roads-postgres roads-redis; do
     fi
     case "$err" in *ReadOnlySource*) ;; *) echo "unexpected error: $err" >&2; exit 1 ;; esac
 done
+# The LDBC mappings through `rhizome query`: a type over two relationship
+# spaces (HAS_CREATOR from Post and Comment), a label over two node spaces.
+ldbc_query='MATCH (p:Person {id: 4398046511146})<-[:HAS_CREATOR]-(m:Message) RETURN labels(m) AS l, count(*) AS n ORDER BY l'
+pg_rows=$("$rhizome" query --format csv "$root/examples/sources/ldbc-postgres.json" "$ldbc_query")
+redis_rows=$("$rhizome" query --format csv "$root/examples/sources/ldbc-redis.json" "$ldbc_query")
+[ "$pg_rows" = "$redis_rows" ] && [ "$(printf '%s\n' "$pg_rows" | wc -l)" -eq 3 ] ||
+    { echo "rhizome query over the LDBC mappings gave: $pg_rows / $redis_rows" >&2; exit 1; }
 
 # `rhizome serve --source`: the official Python driver runs the same
 # statements on a native import (the default database) and on both sources
@@ -64,6 +80,8 @@ db="$RHIZOME_SOURCES_DIR/native-lux"
 "$rhizome" serve "$db" --auth none --bolt 127.0.0.1:0 --http 127.0.0.1:0 \
     --source "pg=$root/examples/sources/roads-postgres.json" \
     --source "redis=$root/examples/sources/roads-redis.json" \
+    --source "ldbcpg=$root/examples/sources/ldbc-postgres.json" \
+    --source "ldbcredis=$root/examples/sources/ldbc-redis.json" \
     --address-file "$RHIZOME_SOURCES_DIR/bolt" --http-address-file "$RHIZOME_SOURCES_DIR/http" \
     2>"$RHIZOME_SOURCES_DIR/server.log" &
 server=$!

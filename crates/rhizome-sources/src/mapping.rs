@@ -46,6 +46,9 @@ pub enum PropertyType {
     String,
     /// A boolean.
     Boolean,
+    /// A list of strings: PostgreSQL `text[]`, Redis a `;`-separated field
+    /// (an empty field is an empty list).
+    StringList,
 }
 
 impl PropertyType {
@@ -55,11 +58,12 @@ impl PropertyType {
             "float" => PropertyType::Float,
             "string" => PropertyType::String,
             "boolean" => PropertyType::Boolean,
+            "string_list" => PropertyType::StringList,
             other => {
                 return Err(invalid(
                     at,
                     format!(
-                        "unknown type `{other}`; the types are integer, float, string, boolean"
+                        "unknown type `{other}`; the types are integer, float, string, boolean, string_list"
                     ),
                 ))
             }
@@ -70,8 +74,12 @@ impl PropertyType {
 /// How the nodes of one label are fetched.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeSpace {
-    /// The label.
+    /// The label (the key of `nodes`).
     pub label: String,
+    /// Further labels every node of the space has (`"labels": ["Message"]`):
+    /// a label may span several spaces, e.g. `Message` over `Post` and
+    /// `Comment`.
+    pub labels: Vec<String>,
     /// The property that is the node's key (an integer).
     pub key: String,
     /// Properties in declaration order (the key among them).
@@ -110,17 +118,23 @@ pub struct AdjacencyFetch {
     pub element: Vec<String>,
 }
 
-/// A relationship type.
+/// A relationship space: the relationships of one type between the nodes
+/// of two node spaces, fetched one way. A type may have several spaces
+/// (`HAS_CREATOR` from `Post` and from `Comment`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RelSpace {
-    /// The type name.
+    /// The space's name (the key of `relationships`), used in errors.
+    pub name: String,
+    /// The type name (`type`, by default the space's name).
     pub rel_type: String,
-    /// Label of the start nodes.
+    /// Node space (primary label) of the start nodes.
     pub from: String,
-    /// Label of the end nodes.
+    /// Node space (primary label) of the end nodes.
     pub to: String,
-    /// The relationship key (an integer column or element field).
-    pub key: String,
+    /// The relationship key (an integer column or element field); `None`
+    /// (`"key": null`): relationships have no key and are told apart by
+    /// their endpoints (at most one per start, end and space).
+    pub key: Option<String>,
     /// Properties in declaration order.
     pub properties: Vec<(String, PropertyType)>,
     /// From a start node to its end nodes.
@@ -178,7 +192,7 @@ pub struct Mapping {
     pub prefetch: Prefetch,
     /// Node spaces by label.
     pub nodes: Vec<NodeSpace>,
-    /// Relationship types.
+    /// Relationship spaces.
     pub relationships: Vec<RelSpace>,
 }
 
@@ -491,9 +505,23 @@ impl Mapping {
             nodes.push(parse_node_space(label, value, backend)?);
         }
         let mut relationships = Vec::new();
-        for (rel_type, value) in raw.relationships.unwrap_or_default().iter() {
-            relationships.push(parse_rel_space(rel_type, value, backend, &nodes)?);
+        for (name, value) in raw.relationships.unwrap_or_default().iter() {
+            let space = parse_rel_space(name, value, backend, &nodes)?;
+            if let Some(twin) = relationships.iter().find(|r: &&RelSpace| {
+                r.rel_type == space.rel_type && r.from == space.from && r.to == space.to
+            }) {
+                return Err(invalid(
+                    &format!("relationships.{name}"),
+                    format!(
+                        "maps type `{}` from `{}` to `{}` like `relationships.{}`: \
+                         join them in one space",
+                        space.rel_type, space.from, space.to, twin.name
+                    ),
+                ));
+            }
+            relationships.push(space);
         }
+        check_labels(&nodes)?;
         if let Prefetch::BoxBlock(_) = prefetch {
             if !nodes
                 .iter()
@@ -523,10 +551,33 @@ impl Mapping {
         self.nodes.iter().find(|n| n.label == label)
     }
 
-    /// The relationship type `name`.
-    pub fn rel_space(&self, name: &str) -> Option<&RelSpace> {
-        self.relationships.iter().find(|r| r.rel_type == name)
+    /// The first relationship space of type `rel_type`.
+    pub fn rel_space(&self, rel_type: &str) -> Option<&RelSpace> {
+        self.relationships.iter().find(|r| r.rel_type == rel_type)
     }
+}
+
+/// Extra labels must not name a node space (a space's label is its own),
+/// and must not repeat.
+fn check_labels(nodes: &[NodeSpace]) -> Result<()> {
+    for space in nodes {
+        for (i, label) in space.labels.iter().enumerate() {
+            let at = format!("nodes.{}.labels", space.label);
+            if nodes.iter().any(|n| &n.label == label) {
+                return Err(invalid(
+                    &at,
+                    format!(
+                        "`{label}` is the label of node space `nodes.{label}`; \
+                         extra labels name labels no space has as its own"
+                    ),
+                ));
+            }
+            if space.labels[..i].contains(label) {
+                return Err(invalid(&at, format!("`{label}` is listed twice")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `{"lookahead": k}`, `{"key_block": n}`, `{"box_degrees": d}` or `"none"`.
@@ -578,9 +629,17 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
             "fetch",
             "in_box",
             "keys",
+            "labels",
         ],
     )?;
     let properties = o.properties("properties")?;
+    let labels = o.strings("labels")?.unwrap_or_default();
+    if labels.iter().any(|l| l.trim().is_empty()) {
+        return Err(invalid(
+            &o.path("labels"),
+            "must be a list of non-empty label names",
+        ));
+    }
     let key = o.required("key")?;
     let find = |name: &str, at: &str| -> Result<PropertyType> {
         properties
@@ -602,7 +661,10 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
             let lat = c.required("lat")?;
             let lon = c.required("lon")?;
             for (name, path) in [(&lat, c.path("lat")), (&lon, c.path("lon"))] {
-                if find(name, &path)? == PropertyType::String {
+                if matches!(
+                    find(name, &path)?,
+                    PropertyType::String | PropertyType::StringList
+                ) {
                     return Err(invalid(
                         &path,
                         format!("`{name}` must be a number property"),
@@ -647,6 +709,7 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
     }
     Ok(NodeSpace {
         label: label.to_string(),
+        labels,
         key,
         properties,
         coordinates,
@@ -657,29 +720,55 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
 }
 
 fn parse_rel_space(
-    rel_type: &str,
+    name: &str,
     value: &Json,
     backend: Backend,
     nodes: &[NodeSpace],
 ) -> Result<RelSpace> {
-    let at = format!("relationships.{rel_type}");
+    let at = format!("relationships.{name}");
     let o = Object::new(
         value,
         &at,
-        &["from", "to", "key", "properties", "outgoing", "incoming"],
+        &[
+            "type",
+            "from",
+            "to",
+            "key",
+            "properties",
+            "outgoing",
+            "incoming",
+        ],
     )?;
+    let rel_type = o.string("type")?.unwrap_or_else(|| name.to_string());
     let from = o.required("from")?;
     let to = o.required("to")?;
     for (label, key) in [(&from, "from"), (&to, "to")] {
         if !nodes.iter().any(|n| &n.label == label) {
+            let spanning: Vec<&str> = nodes
+                .iter()
+                .filter(|n| n.labels.contains(label))
+                .map(|n| n.label.as_str())
+                .collect();
+            let hint = if spanning.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (it is an extra label of {}: map one relationship space per node space)",
+                    spanning.join(", ")
+                )
+            };
             return Err(invalid(
                 &o.path(key),
-                format!("`{label}` is not a label of `nodes`"),
+                format!("`{label}` is not a node space of `nodes`{hint}"),
             ));
         }
     }
-    let key = o.string("key")?.unwrap_or_else(|| "id".to_string());
+    let key = match o.map.get("key") {
+        Some(Json::Null) => None,
+        _ => Some(o.string("key")?.unwrap_or_else(|| "id".to_string())),
+    };
     let properties = o.properties("properties")?;
+
     let mut directions = [None, None];
     for (i, dir) in ["outgoing", "incoming"].iter().enumerate() {
         let Some(value) = o.map.get(*dir) else {
@@ -718,13 +807,21 @@ fn parse_rel_space(
                     .ok_or_else(|| invalid(&d.path("element"), "is missing: the fields of a list element, e.g. [\"neighbour\", \"id\", \"distance\"]"))?;
                 for field in &element {
                     if field != "neighbour"
-                        && field != &key
+                        && Some(field) != key.as_ref()
                         && !properties.iter().any(|(n, _)| n == field)
                     {
-                        return Err(invalid(&d.path("element"), format!("`{field}` is neither `neighbour`, the key `{key}` nor a declared property")));
+                        let key = key
+                            .as_deref()
+                            .map_or(String::new(), |k| format!(", the key `{k}`"));
+                        return Err(invalid(
+                            &d.path("element"),
+                            format!(
+                                "`{field}` is neither `neighbour`{key} nor a declared property"
+                            ),
+                        ));
                     }
                 }
-                for needed in ["neighbour", key.as_str()] {
+                for needed in std::iter::once("neighbour").chain(key.as_deref()) {
                     if !element.iter().any(|f| f == needed) {
                         return Err(invalid(
                             &d.path("element"),
@@ -741,7 +838,8 @@ fn parse_rel_space(
         return Err(invalid(&at, "needs `outgoing`, `incoming` or both"));
     }
     Ok(RelSpace {
-        rel_type: rel_type.to_string(),
+        name: name.to_string(),
+        rel_type,
         from,
         to,
         key,

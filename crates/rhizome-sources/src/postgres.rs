@@ -23,7 +23,7 @@ struct Columns {
     node: Option<usize>,
     /// `neighbour` (adjacency statements).
     neighbour: Option<usize>,
-    /// The relationship key (adjacency statements).
+    /// The relationship key (adjacency statements of spaces with a key).
     rel_key: Option<usize>,
     /// The node key (node statements).
     key: Option<usize>,
@@ -100,6 +100,8 @@ fn supported(ty: &Type) -> bool {
         Type::BPCHAR,
         Type::NAME,
         Type::BOOL,
+        Type::TEXT_ARRAY,
+        Type::VARCHAR_ARRAY,
     ]
     .contains(ty)
 }
@@ -138,6 +140,7 @@ fn columns(
                 [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME].contains(col_ty)
             }
             PropertyType::Boolean => *col_ty == Type::BOOL,
+            PropertyType::StringList => [Type::TEXT_ARRAY, Type::VARCHAR_ARRAY].contains(col_ty),
         };
         if !fits || !supported(col_ty) {
             return Err(mapping_error(
@@ -199,6 +202,16 @@ fn decode(row: &Row, i: usize) -> std::result::Result<Value, tokio_postgres::Err
         Type::BOOL => row
             .try_get::<_, Option<bool>>(i)?
             .map_or(Value::Null, Value::Bool),
+        Type::TEXT_ARRAY | Type::VARCHAR_ARRAY => row
+            .try_get::<_, Option<Vec<Option<String>>>>(i)?
+            .map_or(Value::Null, |items| {
+                Value::List(
+                    items
+                        .into_iter()
+                        .map(|s| s.map_or(Value::Null, Value::String))
+                        .collect(),
+                )
+            }),
         _ => row
             .try_get::<_, Option<String>>(i)?
             .map_or(Value::Null, Value::String),
@@ -296,19 +309,16 @@ impl Postgres {
                 }
             );
             check_key_array(statement, &at)?;
-            let (properties, extra) = columns(
-                statement,
-                &at,
-                &rel.properties,
-                &["node", "neighbour", rel.key.as_str()],
-            )?;
+            let mut extra = vec!["node", "neighbour"];
+            extra.extend(rel.key.as_deref());
+            let (properties, extra) = columns(statement, &at, &rel.properties, &extra)?;
             pg.list_columns.push((
                 *list,
                 Columns {
                     properties,
                     node: Some(extra[0]),
                     neighbour: Some(extra[1]),
-                    rel_key: Some(extra[2]),
+                    rel_key: extra.get(2).copied(),
                     key: None,
                 },
             ));
@@ -499,12 +509,12 @@ impl Postgres {
                 &self.name,
                 "`neighbour`",
             )?;
-            let rel = int_at(
-                row,
-                columns.rel_key.expect("adjacency"),
-                &self.name,
-                "a relationship key",
-            )?;
+            // Without a key the query graph tells relationships apart by
+            // their endpoints.
+            let rel = match columns.rel_key {
+                Some(c) => int_at(row, c, &self.name, "a relationship key")?,
+                None => 0,
+            };
             let mut props = Vec::with_capacity(columns.properties.len());
             for &c in &columns.properties {
                 let v = decode(row, c).map_err(|e| unavailable(&self.name, e))?;

@@ -2,12 +2,19 @@
 //! [`ExternalGraph`] behind a [`Snapshot`] over a source (see
 //! [`Source::snapshot`]).
 //!
-//! **Ids.** A node's id is its node space (label) index in the top 16 bits
-//! and its key in the low 48 (`(space << 48) | key`), so over a mapping
-//! with one node space the node ids are the keys themselves. A
-//! relationship's id is built the same way from its type index and its
-//! relationship key. Keys must lie in `0 .. 2^48`; a negative or larger
-//! key is a `SourceDataError`.
+//! **Ids.** A node's id is its node space index in the top 16 bits and
+//! its key in the low 48 (`(space << 48) | key`), so over a mapping with
+//! one node space the node ids are the keys themselves. A relationship's
+//! id is built the same way from its relationship space index and its
+//! relationship key; spaces without keys number their relationships by
+//! (start, end) as the query meets them. Keys must lie in `0 .. 2^48`; a
+//! negative or larger key is a `SourceDataError`.
+//!
+//! **Labels and types.** A label is read from every node space that has
+//! it (its own or an extra label), a type from every relationship space
+//! of that type: a node's list of one type and direction is the merge of
+//! the lists of the spaces that start (or end) at its node space, fetched
+//! in one round.
 //!
 //! **Reads.** What the query reads is pinned for the query's lifetime (node
 //! rows and adjacency lists in the query's own maps, looked up in the
@@ -59,14 +66,23 @@ pub(crate) struct SourceSchema {
     node_props: Vec<HashMap<PropertyKeyId, usize>>,
     /// Per node space: (key id, index) sorted by key id.
     node_order: Vec<Vec<(PropertyKeyId, usize)>>,
-    /// Per relationship type: property key id -> index.
+    /// Per relationship space: property key id -> index.
     rel_props: Vec<HashMap<PropertyKeyId, usize>>,
-    /// Per relationship type: (key id, index) sorted by key id.
+    /// Per relationship space: (key id, index) sorted by key id.
     rel_order: Vec<Vec<(PropertyKeyId, usize)>>,
-    /// Per relationship type: (from space, to space).
+    /// Per relationship space: (from node space, to node space).
     rel_spaces: Vec<(u16, u16)>,
-    /// Per node space: the one-label slice of its nodes.
-    labels: Vec<[LabelId; 1]>,
+    /// Per relationship space: its type.
+    rel_type_of: Vec<RelTypeId>,
+    /// Per relationship space: true if it has no key (relationships are
+    /// told apart by their endpoints).
+    keyless: Vec<bool>,
+    /// Per relationship type: its spaces.
+    type_spaces: Vec<Vec<u16>>,
+    /// Per node space: its labels (its own first, then the extra ones).
+    labels: Vec<Vec<LabelId>>,
+    /// Per label: the node spaces whose nodes have it, ascending.
+    label_spaces: Vec<Vec<u16>>,
 }
 
 /// Planner estimates for a source: the backend keeps no counts the
@@ -76,14 +92,44 @@ pub(crate) struct SourceSchema {
 const ESTIMATED_NODES: u64 = 1_000_000;
 
 impl SourceSchema {
-    pub(crate) fn new(source: &Source) -> SourceSchema {
-        let mapping = source.mapping();
+    pub(crate) fn new(mapping: &crate::mapping::Mapping) -> SourceSchema {
         let mut catalog = Catalog::default();
-        for space in &mapping.nodes {
-            catalog.labels.intern(&space.label);
+        // A space's extra labels come before its own (`Message` before
+        // `Comment`), and each node's labels are sorted by id, as a native
+        // import of the same data names them.
+        let labels: Vec<Vec<LabelId>> = mapping
+            .nodes
+            .iter()
+            .map(|space| {
+                let mut ids: Vec<LabelId> = space
+                    .labels
+                    .iter()
+                    .chain(std::iter::once(&space.label))
+                    .map(|l| catalog.labels.intern(l))
+                    .collect();
+                ids.sort_unstable();
+                ids
+            })
+            .collect();
+        let own_label: Vec<LabelId> = mapping
+            .nodes
+            .iter()
+            .map(|space| catalog.labels.intern(&space.label))
+            .collect();
+        let mut label_spaces = vec![Vec::new(); catalog.labels.len()];
+        for (space, ls) in labels.iter().enumerate() {
+            for &l in ls {
+                label_spaces[l as usize].push(space as u16);
+            }
         }
-        for rel in &mapping.relationships {
-            catalog.rel_types.intern(&rel.rel_type);
+        let rel_type_of: Vec<RelTypeId> = mapping
+            .relationships
+            .iter()
+            .map(|r| catalog.rel_types.intern(&r.rel_type))
+            .collect();
+        let mut type_spaces = vec![Vec::new(); catalog.rel_types.len()];
+        for (space, &t) in rel_type_of.iter().enumerate() {
+            type_spaces[t as usize].push(space as u16);
         }
         let mut order = |props: &[(String, crate::mapping::PropertyType)]| {
             let mut v: Vec<(PropertyKeyId, usize)> = props
@@ -107,14 +153,20 @@ impl SourceSchema {
                 .position(|n| n.label == label)
                 .unwrap_or(0) as u16
         };
-        let indexes = mapping
-            .nodes
+        let label_of = |label: &str| own_label[space_of(label) as usize];
+        // A label is indexed on its key when all its spaces share the key.
+        let indexes = label_spaces
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| {
+            .filter_map(|(label, spaces)| {
+                let key = &mapping.nodes[*spaces.first()? as usize].key;
+                spaces
+                    .iter()
+                    .all(|&s| &mapping.nodes[s as usize].key == key)
+                    .then_some(())?;
                 Some(IndexDef {
-                    label: i as LabelId,
-                    key: catalog.property_key_id(&s.key)?,
+                    label: label as LabelId,
+                    key: catalog.property_key_id(key)?,
                 })
             })
             .collect();
@@ -129,27 +181,32 @@ impl SourceSchema {
         let statistics = Statistics {
             node_count: ESTIMATED_NODES * mapping.nodes.len() as u64,
             relationship_count: 2 * ESTIMATED_NODES * mapping.relationships.len() as u64,
-            label_counts: vec![ESTIMATED_NODES; mapping.nodes.len()],
-            rel_types: vec![
-                RelTypeStats {
-                    count: 2 * ESTIMATED_NODES,
-                    outgoing: degree,
-                    incoming: degree,
-                };
-                mapping.relationships.len()
-            ],
+            label_counts: label_spaces
+                .iter()
+                .map(|s| ESTIMATED_NODES * s.len() as u64)
+                .collect(),
+            rel_types: type_spaces
+                .iter()
+                .map(|s| {
+                    let count = 2 * ESTIMATED_NODES * s.len() as u64;
+                    RelTypeStats {
+                        count,
+                        outgoing: degree,
+                        incoming: degree,
+                    }
+                })
+                .collect(),
             // The mapping says which labels each type joins (schema views
             // read these; the counts are the same estimates as above).
             triples: mapping
                 .relationships
                 .iter()
-                .filter_map(|r| {
-                    Some(TripleCount {
-                        source: space_of(&r.from) as LabelId,
-                        rel_type: catalog.rel_type_id(&r.rel_type)?,
-                        target: space_of(&r.to) as LabelId,
-                        count: 2 * ESTIMATED_NODES,
-                    })
+                .zip(&rel_type_of)
+                .map(|(r, &rel_type)| TripleCount {
+                    source: label_of(&r.from),
+                    rel_type,
+                    target: label_of(&r.to),
+                    count: 2 * ESTIMATED_NODES,
                 })
                 .collect(),
             indexes: Vec::new(),
@@ -170,7 +227,15 @@ impl SourceSchema {
                 .iter()
                 .map(|r| (space_of(&r.from), space_of(&r.to)))
                 .collect(),
-            labels: (0..mapping.nodes.len()).map(|i| [i as LabelId]).collect(),
+            keyless: mapping
+                .relationships
+                .iter()
+                .map(|r| r.key.is_none())
+                .collect(),
+            rel_type_of,
+            type_spaces,
+            labels,
+            label_spaces,
             catalog,
             indexes,
             statistics,
@@ -251,6 +316,15 @@ struct SeenRel {
     at: usize,
 }
 
+/// Keys a query gave relationships of spaces without a key.
+#[derive(Default)]
+struct PairKeys {
+    /// (relationship space, start key, end key) -> key.
+    keys: HashMap<(u16, i64, i64), i64>,
+    /// The next key to give.
+    next: i64,
+}
+
 /// One query's view of a source (see the module documentation).
 pub struct QueryGraph {
     source: Arc<Source>,
@@ -259,6 +333,9 @@ pub struct QueryGraph {
     nodes: RwLock<HashMap<NodeId, Option<Arc<Vec<Value>>>>>,
     lists: Arena,
     rels: RwLock<HashMap<RelId, SeenRel>>,
+    /// Keys given to relationships without a key in the mapping, by
+    /// (relationship space, start key, end key); the next key to give.
+    pair_keys: Mutex<PairKeys>,
     /// Label ranges, computed on the first scan of each label.
     scans: Vec<OnceLock<Vec<Range<NodeId>>>>,
     error: Mutex<Option<Error>>,
@@ -270,7 +347,7 @@ impl QueryGraph {
         schema: Arc<SourceSchema>,
         deadline: Option<Instant>,
     ) -> QueryGraph {
-        let spaces = source.mapping().nodes.len();
+        let labels = schema.label_spaces.len();
         QueryGraph {
             source,
             schema,
@@ -278,7 +355,8 @@ impl QueryGraph {
             nodes: RwLock::new(HashMap::new()),
             lists: Arena::new(),
             rels: RwLock::new(HashMap::new()),
-            scans: (0..spaces).map(|_| OnceLock::new()).collect(),
+            pair_keys: Mutex::new(PairKeys::default()),
+            scans: (0..labels).map(|_| OnceLock::new()).collect(),
             error: Mutex::new(None),
         }
     }
@@ -329,96 +407,146 @@ impl QueryGraph {
             .flatten()
     }
 
-    /// The (rel index, outgoing) list a (type, direction) reads for nodes
-    /// of `space`, or `None` if such nodes have none.
-    fn list_for(&self, space: u16, rel_type: RelTypeId, dir: Direction) -> Option<ListRef> {
-        let &(from, to) = self.schema.rel_spaces.get(rel_type as usize)?;
-        let outgoing = dir == Direction::Outgoing;
-        let at = if outgoing { from } else { to };
-        (at == space).then_some(ListRef {
-            rel: rel_type as u16,
-            outgoing,
-        })
+    /// The lists (relationship space, direction) a (type, direction)
+    /// reads for nodes of `space`: none if such nodes have no such
+    /// relationships, several if the type joins them to several spaces.
+    fn lists_for(&self, space: u16, rel_type: RelTypeId, outgoing: bool) -> Vec<ListRef> {
+        let Some(spaces) = self.schema.type_spaces.get(rel_type as usize) else {
+            return Vec::new();
+        };
+        spaces
+            .iter()
+            .filter(|&&r| {
+                let (from, to) = self.schema.rel_spaces[r as usize];
+                space == if outgoing { from } else { to }
+            })
+            .map(|&rel| ListRef { rel, outgoing })
+            .collect()
     }
 
-    fn fetch_lists(&self, list: ListRef, keys: Vec<i64>) -> Result<()> {
-        let rel = &self.source.mapping().relationships[list.rel as usize];
-        let present = if list.outgoing {
-            rel.outgoing.is_some()
-        } else {
-            rel.incoming.is_some()
-        };
-        if !present {
-            return Err(Error::new(
-                ErrorKind::SemanticError,
-                format!(
-                    "graph source `{}`: relationships.{} has no `{}` template, so it cannot be followed {}",
-                    self.source.mapping().name,
-                    rel.rel_type,
-                    if list.outgoing { "outgoing" } else { "incoming" },
-                    if list.outgoing { "forwards" } else { "backwards" }
-                ),
-            ));
-        }
-        let mut found: Vec<(i64, Arc<AdjacencyList>)> = Vec::with_capacity(keys.len());
-        let mut missing = Vec::new();
-        for key in keys {
-            let k = CacheKey::Adjacency {
-                rel: list.rel,
-                outgoing: list.outgoing,
-                key,
+    /// Pins the `rel_type` lists in one direction of the nodes `keys` of
+    /// node space `space`: every list of `lists` (one per relationship
+    /// space) fetched in one round, merged per node.
+    fn fetch_lists(
+        &self,
+        space: u16,
+        rel_type: RelTypeId,
+        lists: &[ListRef],
+        keys: Vec<i64>,
+    ) -> Result<()> {
+        let mapping = self.source.mapping();
+        let name = &mapping.name;
+        for list in lists {
+            let rel = &mapping.relationships[list.rel as usize];
+            let present = if list.outgoing {
+                rel.outgoing.is_some()
+            } else {
+                rel.incoming.is_some()
             };
-            match self.source.cache.get(&k, &self.source.counters) {
-                Some(CacheValue::Adjacency(a)) => found.push((key, a)),
-                _ => missing.push(key),
+            if !present {
+                return Err(Error::new(
+                    ErrorKind::SemanticError,
+                    format!(
+                        "graph source `{name}`: relationships.{} has no `{}` template, so {} cannot be followed {}",
+                        rel.name,
+                        if list.outgoing { "outgoing" } else { "incoming" },
+                        rel.rel_type,
+                        if list.outgoing { "forwards" } else { "backwards" }
+                    ),
+                ));
             }
         }
-        if !missing.is_empty() {
-            let round = Round {
-                nodes: Vec::new(),
-                adjacency: vec![(list, missing)],
-            };
+        let mut found: HashMap<(u16, i64), Arc<AdjacencyList>> =
+            HashMap::with_capacity(keys.len() * lists.len());
+        let mut round = Round::default();
+        for list in lists {
+            let mut missing = Vec::new();
+            for &key in &keys {
+                let k = CacheKey::Adjacency {
+                    rel: list.rel,
+                    outgoing: list.outgoing,
+                    key,
+                };
+                match self.source.cache.get(&k, &self.source.counters) {
+                    Some(CacheValue::Adjacency(a)) => {
+                        found.insert((list.rel, key), a);
+                    }
+                    _ => missing.push(key),
+                }
+            }
+            if !missing.is_empty() {
+                round.adjacency.push((*list, missing));
+            }
+        }
+        if !round.adjacency.is_empty() {
             let fetched = self.source.fetch_round(&round, self.deadline)?;
             self.source.remember(&fetched, &|_| true);
-            for (_, key, a) in fetched.adjacency {
-                found.push((key, Arc::new(a)));
+            for (list, key, a) in fetched.adjacency {
+                found.insert((list.rel, key), Arc::new(a));
             }
         }
-        let (from_space, to_space) = self.schema.rel_spaces[list.rel as usize];
-        let (here, there) = if list.outgoing {
-            (from_space, to_space)
-        } else {
-            (to_space, from_space)
-        };
-        let name = &self.source.mapping().name;
-        for (key, a) in found {
-            let node = node_id(here, key).expect("asked for ids that fit");
-            let mut entries: Vec<(NodeId, RelId, usize)> = Vec::with_capacity(a.neighbours.len());
-            for i in 0..a.neighbours.len() {
-                let n = node_id(there, a.neighbours[i]);
-                let r = node_id(list.rel, a.rels[i]);
-                match (n, r) {
-                    (Some(n), Some(r)) => entries.push((n, r, i)),
-                    _ => {
-                        return Err(bad_data(
-                            name,
-                            format!(
-                                "relationship {} from node {key}: neighbour {} or relationship key {} is negative or above 2^48",
-                                rel.rel_type, a.neighbours[i], a.rels[i]
-                            ),
-                        ))
+        // Only spaces without keys need the query's pair numbering (and its lock).
+        let mut pair_keys = lists
+            .iter()
+            .any(|l| self.schema.keyless[l.rel as usize])
+            .then(|| self.pair_keys.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut entries: Vec<(NodeId, RelId, usize, usize)> = Vec::new();
+        let mut sources: Vec<Arc<AdjacencyList>> = Vec::with_capacity(lists.len());
+        for key in keys {
+            let node = node_id(space, key).expect("asked for ids that fit");
+            entries.clear();
+            sources.clear();
+            for list in lists {
+                let Some(a) = found.get(&(list.rel, key)) else {
+                    continue;
+                };
+                let (from_space, to_space) = self.schema.rel_spaces[list.rel as usize];
+                let there = if list.outgoing { to_space } else { from_space };
+                let keyless = self.schema.keyless[list.rel as usize];
+                for i in 0..a.neighbours.len() {
+                    let neighbour = a.neighbours[i];
+                    let rel_key = match pair_keys.as_deref_mut() {
+                        Some(PairKeys { keys: pairs, next }) if keyless => {
+                            let ends = if list.outgoing {
+                                (key, neighbour)
+                            } else {
+                                (neighbour, key)
+                            };
+                            *pairs.entry((list.rel, ends.0, ends.1)).or_insert_with(|| {
+                                *next += 1;
+                                *next - 1
+                            })
+                        }
+                        _ => a.rels[i],
+                    };
+                    match (node_id(there, neighbour), node_id(list.rel, rel_key)) {
+                        (Some(n), Some(r)) => entries.push((n, r, sources.len(), i)),
+                        _ => {
+                            return Err(bad_data(
+                                name,
+                                format!(
+                                    "relationship {} from node {key}: neighbour {neighbour} or relationship key {rel_key} is negative or above 2^48",
+                                    mapping.relationships[list.rel as usize].rel_type
+                                ),
+                            ))
+                        }
                     }
                 }
+                sources.push(a.clone());
             }
             entries.sort_unstable();
             {
                 let mut rels = self.rels.write().unwrap_or_else(|p| p.into_inner());
-                for &(n, r, i) in &entries {
-                    let (start, end) = if list.outgoing { (node, n) } else { (n, node) };
+                for &(n, r, list, i) in &entries {
+                    let (start, end) = if lists[0].outgoing {
+                        (node, n)
+                    } else {
+                        (n, node)
+                    };
                     rels.entry(r).or_insert_with(|| SeenRel {
                         start,
                         end,
-                        list: a.clone(),
+                        list: sources[list].clone(),
                         at: i,
                     });
                 }
@@ -429,7 +557,7 @@ impl QueryGraph {
             };
             if self
                 .lists
-                .pin((node, list.rel as RelTypeId, list.outgoing), pinned)
+                .pin((node, rel_type, lists[0].outgoing), pinned)
                 .is_none()
             {
                 return Err(Error::new(
@@ -444,19 +572,22 @@ impl QueryGraph {
         Ok(())
     }
 
-    fn scan(&self, space: u16) -> Result<Vec<Range<NodeId>>> {
-        let keys = self.source.keys(space, self.deadline)?;
+    /// The node ids of a label: the keys of each of its node spaces.
+    fn scan(&self, label: LabelId) -> Result<Vec<Range<NodeId>>> {
         let mut out: Vec<Range<NodeId>> = Vec::new();
-        for key in keys {
-            let Some(id) = node_id(space, key) else {
-                return Err(bad_data(
-                    &self.source.mapping().name,
-                    format!("node key {key} is negative or above 2^48"),
-                ));
-            };
-            match out.last_mut() {
-                Some(last) if last.end == id => last.end += 1,
-                _ => out.push(id..id + 1),
+        for &space in &self.schema.label_spaces[label as usize] {
+            let keys = self.source.keys(space, self.deadline)?;
+            for key in keys {
+                let Some(id) = node_id(space, key) else {
+                    return Err(bad_data(
+                        &self.source.mapping().name,
+                        format!("node key {key} is negative or above 2^48"),
+                    ));
+                };
+                match out.last_mut() {
+                    Some(last) if last.end == id => last.end += 1,
+                    _ => out.push(id..id + 1),
+                }
             }
         }
         Ok(out)
@@ -481,7 +612,7 @@ impl ExternalGraph for QueryGraph {
         let Some(cell) = self.scans.get(label as usize) else {
             return &[];
         };
-        cell.get_or_init(|| match self.scan(label as u16) {
+        cell.get_or_init(|| match self.scan(label) {
             Ok(ranges) => ranges,
             Err(e) => {
                 self.fail(e);
@@ -492,7 +623,7 @@ impl ExternalGraph for QueryGraph {
 
     fn node_labels(&self, node: NodeId) -> &[LabelId] {
         match self.schema.labels.get(split_id(node).0 as usize) {
-            Some(l) => l,
+            Some(l) => l.as_slice(),
             None => &[],
         }
     }
@@ -540,7 +671,7 @@ impl ExternalGraph for QueryGraph {
         let rels = self.rels.read().unwrap_or_else(|p| p.into_inner());
         let seen = rels.get(&rel)?;
         Some(RelInfo {
-            rel_type: split_id(rel).0 as RelTypeId,
+            rel_type: *self.schema.rel_type_of.get(split_id(rel).0 as usize)?,
             start: seen.start,
             end: seen.end,
         })
@@ -583,10 +714,10 @@ impl ExternalGraph for QueryGraph {
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => *f as i64,
             _ => return Some(Vec::new()),
         };
-        let Some(node) = node_id(label as u16, k) else {
-            return Some(Vec::new());
-        };
-        Some(self.row(node).map(|_| vec![node]).unwrap_or_default())
+        let spaces = self.schema.label_spaces.get(label as usize)?;
+        let ids: Vec<NodeId> = spaces.iter().filter_map(|&s| node_id(s, k)).collect();
+        self.prefetch_nodes(&ids);
+        Some(ids.into_iter().filter(|&n| self.row(n).is_some()).collect())
     }
 
     fn prefetch_nodes(&self, nodes: &[NodeId]) {
@@ -645,32 +776,120 @@ impl ExternalGraph for QueryGraph {
             return;
         }
         let outgoing = dir == Direction::Outgoing;
-        let mut by_list: Vec<(ListRef, Vec<i64>)> = Vec::new();
+        // Per node space met: its lists and the keys to fetch.
+        let mut by_space: Vec<(u16, Vec<ListRef>, Vec<i64>)> = Vec::new();
         for &node in nodes {
             if self.lists.contains(&(node, rel_type, outgoing)) {
                 continue;
             }
             let (space, key) = split_id(node);
-            let Some(list) = self.list_for(space, rel_type, dir) else {
-                // Nodes of another label have no such relationships.
+            let at = match by_space.iter().position(|(s, _, _)| *s == space) {
+                Some(at) => at,
+                None => {
+                    by_space.push((space, self.lists_for(space, rel_type, outgoing), Vec::new()));
+                    by_space.len() - 1
+                }
+            };
+            if by_space[at].1.is_empty() {
+                // Nodes of this space have no such relationships.
                 let empty = Pinned {
                     neighbours: Vec::new(),
                     rels: Vec::new(),
                 };
                 let _ = self.lists.pin((node, rel_type, outgoing), empty);
                 continue;
-            };
-            match by_list.iter_mut().find(|(l, _)| *l == list) {
-                Some((_, keys)) => keys.push(key),
-                None => by_list.push((list, vec![key])),
             }
+            by_space[at].2.push(key);
         }
-        for (list, mut keys) in by_list {
+        for (space, lists, mut keys) in by_space {
+            if keys.is_empty() {
+                continue;
+            }
             keys.sort_unstable();
             keys.dedup();
-            if let Err(e) = self.fetch_lists(list, keys) {
+            if let Err(e) = self.fetch_lists(space, rel_type, &lists, keys) {
                 return self.fail(e);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapping::Mapping;
+
+    fn ldbc() -> SourceSchema {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/sources/ldbc-postgres.json"
+        ))
+        .unwrap();
+        SourceSchema::new(&Mapping::parse_with_env(&text, &|_| None).unwrap())
+    }
+
+    fn names(schema: &SourceSchema, labels: &[LabelId]) -> Vec<String> {
+        labels
+            .iter()
+            .map(|&l| schema.catalog.label_name(l).to_string())
+            .collect()
+    }
+
+    #[test]
+    fn extra_labels_come_first_and_span_their_spaces() {
+        let schema = ldbc();
+        let comment = schema.catalog.label_id("Comment").unwrap() as usize;
+        let message = schema.catalog.label_id("Message").unwrap();
+        // The one space whose own label is Comment.
+        let space = schema.label_spaces[comment][0] as usize;
+        assert_eq!(
+            names(&schema, &schema.labels[space]),
+            ["Message", "Comment"]
+        );
+        let spaces: Vec<u16> = schema.label_spaces[message as usize].clone();
+        assert_eq!(spaces.len(), 2);
+        assert!(spaces.windows(2).all(|w| w[0] < w[1]));
+        // Message is indexed on id: both spaces share the key.
+        let id = schema.catalog.property_key_id("id").unwrap();
+        assert!(schema.indexes.contains(&IndexDef {
+            label: message,
+            key: id
+        }));
+        assert_eq!(
+            schema.statistics.label_counts.len(),
+            schema.catalog.labels.len()
+        );
+        assert_eq!(
+            schema.statistics.label_counts[message as usize],
+            2 * ESTIMATED_NODES
+        );
+    }
+
+    #[test]
+    fn a_type_reads_every_space_of_it() {
+        let schema = ldbc();
+        assert_eq!(schema.catalog.rel_types.len(), 15);
+        assert_eq!(schema.rel_type_of.len(), 25);
+        let located = schema.catalog.rel_type_id("IS_LOCATED_IN").unwrap();
+        assert_eq!(schema.type_spaces[located as usize].len(), 5);
+        for &space in &schema.type_spaces[located as usize] {
+            assert_eq!(schema.rel_type_of[space as usize], located);
+            assert!(schema.keyless[space as usize]);
+        }
+        assert_eq!(schema.statistics.rel_types.len(), 15);
+        assert_eq!(schema.statistics.triples.len(), 25);
+        let likes = schema.catalog.rel_type_id("LIKES").unwrap();
+        let person = schema.catalog.label_id("Person").unwrap();
+        let targets: Vec<String> = schema
+            .statistics
+            .triples
+            .iter()
+            .filter(|t| t.rel_type == likes)
+            .map(|t| {
+                assert_eq!(t.source, person);
+                schema.catalog.label_name(t.target).to_string()
+            })
+            .collect();
+        assert_eq!(targets, ["Comment", "Post"]);
     }
 }

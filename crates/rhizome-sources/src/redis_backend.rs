@@ -27,8 +27,8 @@ struct ListLayout {
     pattern: (String, String),
     /// Index of the neighbour field in an element.
     neighbour: usize,
-    /// Index of the relationship key field.
-    rel_key: usize,
+    /// Index of the relationship key field (spaces with a key).
+    rel_key: Option<usize>,
     /// Index in an element of each mapped property, in the mapping's order.
     properties: Vec<(usize, PropertyType)>,
 }
@@ -107,6 +107,12 @@ fn parse_value(text: &str, ty: PropertyType) -> Option<Value> {
             "false" | "0" => false,
             _ => return None,
         }),
+        PropertyType::StringList if text.is_empty() => Value::List(Vec::new()),
+        PropertyType::StringList => Value::List(
+            text.split(';')
+                .map(|s| Value::String(s.to_string()))
+                .collect(),
+        ),
     })
 }
 
@@ -150,7 +156,7 @@ impl Redis {
                     },
                     pattern: split_pattern(&fetch.template),
                     neighbour: index("neighbour"),
-                    rel_key: index(&rel.key),
+                    rel_key: rel.key.as_deref().map(index),
                     properties: rel
                         .properties
                         .iter()
@@ -301,9 +307,12 @@ impl Redis {
             adjacency
                 .neighbours
                 .push(int(layout.neighbour, "neighbour")?);
-            adjacency
-                .rels
-                .push(int(layout.rel_key, "relationship key")?);
+            // Without a key the query graph tells relationships apart by
+            // their endpoints.
+            adjacency.rels.push(match layout.rel_key {
+                Some(i) => int(i, "relationship key")?,
+                None => 0,
+            });
             adjacency.properties.push(
                 layout
                     .properties
@@ -480,6 +489,17 @@ mod tests {
             Some(Value::Float(49.5))
         );
         assert_eq!(parse_value("x", PropertyType::Integer), None);
+        assert_eq!(
+            parse_value("es;en", PropertyType::StringList),
+            Some(Value::List(vec![
+                Value::String("es".into()),
+                Value::String("en".into())
+            ]))
+        );
+        assert_eq!(
+            parse_value("", PropertyType::StringList),
+            Some(Value::List(Vec::new()))
+        );
         assert_eq!(
             parse_value("true", PropertyType::Boolean),
             Some(Value::Bool(true))

@@ -134,7 +134,7 @@ impl Source {
     ) -> (rhizome_storage::Snapshot, Arc<crate::QueryGraph>) {
         let schema = self
             .schema
-            .get_or_init(|| Arc::new(crate::query_graph::SourceSchema::new(self)))
+            .get_or_init(|| Arc::new(crate::query_graph::SourceSchema::new(&self.mapping)))
             .clone();
         let graph = Arc::new(crate::QueryGraph::new(
             self.clone(),
@@ -340,21 +340,27 @@ impl<'a> SourceGraph<'a> {
         let mut lists = Vec::new();
         let mut space: Option<u16> = None;
         for spec in specs {
-            let rels: Vec<usize> = match &spec.rel_type {
-                Some(name) => vec![mapping
-                    .relationships
-                    .iter()
-                    .position(|r| &r.rel_type == name)
-                    .ok_or_else(|| {
-                        argument(format!(
-                            "graph source `{}` maps no relationship type `{name}`",
-                            mapping.name
-                        ))
-                    })?],
-                None => (0..mapping.relationships.len()).collect(),
-            };
+            let rels: Vec<usize> = (0..mapping.relationships.len())
+                .filter(|&r| {
+                    spec.rel_type
+                        .as_ref()
+                        .is_none_or(|name| &mapping.relationships[r].rel_type == name)
+                })
+                .collect();
+            if let (Some(name), true) = (&spec.rel_type, rels.is_empty()) {
+                return Err(argument(format!(
+                    "graph source `{}` maps no relationship type `{name}`",
+                    mapping.name
+                )));
+            }
             for r in rels {
                 let rel = &mapping.relationships[r];
+                if rel.key.is_none() {
+                    return Err(argument(format!(
+                        "graph source `{}`: route searches need relationship keys, and relationships.{} has none (`\"key\": null`)",
+                        mapping.name, rel.name
+                    )));
+                }
                 let directions: &[bool] = match spec.direction {
                     TypeDirection::Outgoing => &[true],
                     TypeDirection::Incoming => &[false],

@@ -1,6 +1,8 @@
 """The official Python driver (neo4j 6.x) against `rhizome serve` with two
 graph sources: `--source pg=roads-postgres.json --source redis=roads-redis.json`
-over a native import of the same Luxembourg network (the default database).
+over a native import of the same Luxembourg network (the default database),
+and the small LDBC set in both backends (`--source ldbcpg=ldbc-postgres.json
+--source ldbcredis=ldbc-redis.json`).
 
 The suite script (scripts/suites/50-sources.sh) starts PostgreSQL, Redis and
 the server and passes RHIZOME_BOLT and RHIZOME_HTTP (host:port). The same
@@ -203,6 +205,52 @@ def test_the_http_query_api_serves_the_sources():
         except urllib.error.HTTPError as refused:
             error = json.loads(refused.read())["errors"][0]
             assert error["code"] == "Neo.ClientError.General.ReadOnly", error
+
+
+LDBC_SOURCES = ["ldbcpg", "ldbcredis"]
+LDBC_QUERIES = os.path.join(os.path.dirname(__file__), "../../../crates/rhizome-bench/ldbc")
+
+
+def ldbc_query(name):
+    with open(os.path.join(LDBC_QUERIES, name)) as f:
+        return f.read()
+
+
+def test_ldbc_short_reads_agree_over_both_ldbc_sources(driver):
+    """The LDBC mappings (a type over several label pairs, labels over
+    several node spaces, keyless relationships, list properties) served
+    over Bolt: IS1-IS7 on a few persons and messages give the same non-empty
+    answers from PostgreSQL and Redis (tests/ldbc.rs compares both with a
+    native import)."""
+    persons = [r["id"] for r in rows(
+        driver, "ldbcpg",
+        "MATCH (p:Person)-[:KNOWS]-() WITH p, count(*) AS n WHERE n >= 5 RETURN p.id AS id ORDER BY id LIMIT 3")]
+    messages = [r["id"] for r in rows(
+        driver, "ldbcpg",
+        "MATCH (m:Message)<-[:REPLY_OF]-(:Comment) RETURN DISTINCT m.id AS id ORDER BY id LIMIT 3")]
+    assert len(persons) == 3 and len(messages) == 3
+    answered = 0
+    for n in range(1, 8):
+        query = ldbc_query(f"interactive-short-{n}.cypher")
+        for value in persons if n <= 3 else messages:
+            params = {"personId": value} if n <= 3 else {"messageId": value}
+            want = rows(driver, "ldbcpg", query, **params)
+            assert rows(driver, "ldbcredis", query, **params) == want, (n, value)
+            answered += bool(want)
+    assert answered == 21
+    emails = rows(driver, "ldbcredis", "MATCH (p:Person {id: $id}) RETURN p.email AS e", id=persons[0])
+    assert isinstance(emails[0]["e"], list) and emails[0]["e"]
+
+
+def test_ldbc_schema_names_shared_labels_and_types(driver):
+    for source in LDBC_SOURCES:
+        labels = {r["label"] for r in rows(driver, source, "CALL db.labels() YIELD label RETURN label")}
+        assert {"Message", "Comment", "Post", "Place", "City", "Organisation", "Company"} <= labels
+        types = {r["relationshipType"] for r in rows(driver, source, "CALL db.relationshipTypes()")}
+        assert len(types) == 15 and {"HAS_CREATOR", "IS_LOCATED_IN", "LIKES"} <= types
+        got = rows(driver, source,
+                   "MATCH (m:Message)-[:HAS_CREATOR]->(:Person) RETURN labels(m) AS l, count(*) AS n ORDER BY l")
+        assert got == [{"l": ["Message", "Comment"], "n": 2218}, {"l": ["Message", "Post"], "n": 5924}]
 
 
 def test_zz_a_backend_that_goes_down_fails_its_queries_only(driver):

@@ -64,7 +64,7 @@ fn invalid_mappings_name_the_key() {
         (pg, "\"key\": \"id\",\n      \"properties\": { \"id\"", "\"key\": \"ident\",\n      \"properties\": { \"id\"", "mapping key `nodes.Junction.key`: `ident` is not one of"),
         (pg, "WHERE id = ANY($1)", "WHERE id = 1", "mapping key `nodes.Junction.fetch`: must use $1"),
         (pg, "\"lat\": \"lat\", \"lon\": \"lon\"", "\"lat\": \"latitude\", \"lon\": \"lon\"", "mapping key `nodes.Junction.coordinates.lat`: `latitude` is not one of"),
-        (pg, "\"from\": \"Junction\"", "\"from\": \"Crossing\"", "mapping key `relationships.ROAD.from`: `Crossing` is not a label"),
+        (pg, "\"from\": \"Junction\"", "\"from\": \"Crossing\"", "mapping key `relationships.ROAD.from`: `Crossing` is not a node space of `nodes`"),
         (pg, "\"lookahead\": 4", "\"lookahead\": 40", "mapping key `prefetch.lookahead`: must be an integer depth from 1 to 16"),
         (pg, "\"ttl_seconds\": 600", "\"ttl_seconds\": -1", "mapping key `cache.ttl_seconds`: must be a positive number"),
         (pg, "\"pool_size\": 4", "\"pool_size\": 0", "mapping key `pool_size`: must be an integer from 1 to 64"),
@@ -96,6 +96,96 @@ fn invalid_mappings_name_the_key() {
 }
 
 #[test]
+fn the_ldbc_examples_parse() {
+    for file in ["ldbc-postgres.json", "ldbc-redis.json"] {
+        let m = Mapping::parse_with_env(&example(file), &no_env).unwrap();
+        assert_eq!(m.nodes.len(), 11, "{file}");
+        assert_eq!(m.node_space("Comment").unwrap().labels, vec!["Message"]);
+        let creators: Vec<&str> = m
+            .relationships
+            .iter()
+            .filter(|r| r.rel_type == "HAS_CREATOR")
+            .map(|r| r.from.as_str())
+            .collect();
+        assert_eq!(creators, vec!["Comment", "Post"], "{file}");
+        let knows = m.rel_space("KNOWS").unwrap();
+        assert_eq!(knows.key, None);
+        assert_eq!(knows.property_index("creationDate"), Some(0));
+        let person = m.node_space("Person").unwrap();
+        let email = person.property_index("email").unwrap();
+        assert_eq!(person.properties[email].1, PropertyType::StringList);
+    }
+}
+
+#[test]
+fn spaces_types_labels_and_keys_are_checked() {
+    let base = example("ldbc-redis.json");
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "\"labels\": [\"Message\"],\n      \"properties\": {\"id\": \"integer\", \"creationDate\": \"integer\", \"locationIP\"",
+            "\"labels\": [\"Post\"],\n      \"properties\": {\"id\": \"integer\", \"creationDate\": \"integer\", \"locationIP\"",
+            "mapping key `nodes.Comment.labels`: `Post` is the label of node space `nodes.Post`",
+        ),
+        (
+            "\"labels\": [\"Message\"],",
+            "\"labels\": [\"Message\", \"Message\"],",
+            "mapping key `nodes.Comment.labels`: `Message` is listed twice",
+        ),
+        (
+            "\"labels\": [\"Message\"],",
+            "\"labels\": [\"\"],",
+            "mapping key `nodes.Comment.labels`: must be a list of non-empty label names",
+        ),
+        (
+            "\"labels\": [\"Message\"],",
+            "\"labels\": \"Message\",",
+            "mapping key `nodes.Comment.labels`: must be a list of strings",
+        ),
+        (
+            "\"from\": \"Comment\",\n      \"to\": \"Person\"",
+            "\"from\": \"Message\",\n      \"to\": \"Person\"",
+            "mapping key `relationships.commentHasCreator.from`: `Message` is not a node space of `nodes` (it is an extra label of Comment, Post",
+        ),
+        (
+            "\"type\": \"HAS_CREATOR\",\n      \"from\": \"Post\"",
+            "\"type\": \"HAS_CREATOR\",\n      \"from\": \"Comment\"",
+            "mapping key `relationships.postHasCreator`: maps type `HAS_CREATOR` from `Comment` to `Person` like `relationships.commentHasCreator`",
+        ),
+        (
+            "\"type\": \"HAS_CREATOR\"",
+            "\"type\": 7",
+            "mapping key `relationships.commentHasCreator.type`: must be a non-empty string",
+        ),
+        (
+            "\"element\": [\"neighbour\", \"creationDate\"]",
+            "\"element\": [\"neighbour\", \"id\"]",
+            "`id` is neither `neighbour` nor a declared property",
+        ),
+        (
+            "\"speaks\": \"string_list\"",
+            "\"speaks\": \"strings\"",
+            "mapping key `nodes.Person.properties.speaks`: unknown type `strings`; the types are integer, float, string, boolean, string_list",
+        ),
+    ];
+    for &(from, to, message) in cases {
+        assert!(base.contains(from), "{from}");
+        let e = Mapping::parse_with_env(&base.replacen(from, to, 1), &no_env).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InputError, "{e}");
+        assert!(e.message.contains(message), "{to}: {e}");
+    }
+    // A space with a key needs it in its list elements; without one it
+    // needs none.
+    let keyed = base.replacen("\"key\": null", "\"key\": \"id\"", 1);
+    let e = Mapping::parse_with_env(&keyed, &no_env).unwrap_err();
+    assert!(e.message.contains("has no `id` field"), "{e}");
+    let m = Mapping::parse_with_env(&base, &no_env).unwrap();
+    assert!(m.relationships.iter().all(|r| r.key.is_none()));
+    // The road mappings keep their default key `id`.
+    let roads = Mapping::parse_with_env(&example("roads-redis.json"), &no_env).unwrap();
+    assert_eq!(roads.rel_space("ROAD").unwrap().key.as_deref(), Some("id"));
+}
+
+#[test]
 fn environment_substitution() {
     let env = |name: &str| match name {
         "A" => Some("x".to_string()),
@@ -112,7 +202,12 @@ fn environment_substitution() {
 
 #[test]
 fn garbage_never_panics() {
-    let base = example("roads-postgres.json");
+    for file in ["roads-postgres.json", "ldbc-redis.json"] {
+        mutate(&example(file));
+    }
+}
+
+fn mutate(base: &str) {
     let bytes = base.as_bytes();
     let mut seed = 7u64;
     for _ in 0..3000 {

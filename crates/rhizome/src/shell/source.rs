@@ -67,9 +67,13 @@ impl Backend for SourceShell {
                 .iter()
                 .map(|(n, t)| format!("{n}: {t:?}"))
                 .collect();
+            let labels: Vec<&str> = std::iter::once(&space.label)
+                .chain(&space.labels)
+                .map(String::as_str)
+                .collect();
             out.push_str(&format!(
                 "  (:{} {{{}}}) key `{}`{}\n",
-                space.label,
+                labels.join(":"),
                 props.join(", "),
                 space.key,
                 if space.keys.is_some() {

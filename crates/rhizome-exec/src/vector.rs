@@ -7,7 +7,7 @@
 //! row. Integer, float and boolean columns are computed as plain typed
 //! vectors with a null mask, and string properties as views borrowed from
 //! the storage column's bytes (or the snapshot's changes) without building
-//! a value per row; `=`/`<>`, `STARTS WITH`, `ENDS WITH` and `CONTAINS`
+//! a value per row; comparisons, `STARTS WITH`, `ENDS WITH` and `CONTAINS`
 //! over them and `IN` over a statement-constant list ([`crate::in_set`])
 //! run on the typed vectors. Values of any other type (and mixed-type
 //! columns) go, element by element, through the same `rhizome_functions`
@@ -834,10 +834,18 @@ fn comparison<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vect
             _ => compare(&a, &b, n, |p, q| p >= q),
         });
     }
-    if let (BinaryOp::Eq | BinaryOp::Ne, Some(a), Some(b)) = (op, x.strs(), y.strs()) {
-        // Strings equal only equal strings; a null operand gives null.
-        let ne = op == BinaryOp::Ne;
-        return Some(compare(&a, &b, n, |p: &str, q: &str| (p == q) != ne));
+    if let (Some(a), Some(b)) = (x.strs(), y.strs()) {
+        // Strings equal only equal strings and order by code point (the
+        // order of their UTF-8 bytes, as `rhizome_functions` compares
+        // them); a null operand gives null.
+        return Some(match op {
+            BinaryOp::Eq => compare(&a, &b, n, |p: &str, q: &str| p == q),
+            BinaryOp::Ne => compare(&a, &b, n, |p: &str, q: &str| p != q),
+            BinaryOp::Lt => compare(&a, &b, n, |p: &str, q: &str| p < q),
+            BinaryOp::Gt => compare(&a, &b, n, |p: &str, q: &str| p > q),
+            BinaryOp::Le => compare(&a, &b, n, |p: &str, q: &str| p <= q),
+            _ => compare(&a, &b, n, |p: &str, q: &str| p >= q),
+        });
     }
     let float_column =
         |v: &Vector| matches!(v, Vector::Floats(..) | Vector::Const(Value::Float(_)));
@@ -1138,6 +1146,36 @@ mod tests {
         assert_eq!(
             get(comparison(BinaryOp::Ne, &s, &text("xbc"), n)),
             vec![b(t), b(None), b(f), b(t)]
+        );
+        // Ordering by code point, as the row evaluator orders strings.
+        assert_eq!(
+            get(comparison(BinaryOp::Lt, &s, &text("b"), n)),
+            vec![b(t), b(None), b(f), b(f)]
+        );
+        assert_eq!(
+            get(comparison(BinaryOp::Ge, &text("xbc"), &s, n)),
+            vec![b(t), b(None), b(t), b(f)]
+        );
+        let other = Vector::Strs(vec!["abd", "a", "xbc", "e"], None);
+        for op in [BinaryOp::Lt, BinaryOp::Gt, BinaryOp::Le, BinaryOp::Ge] {
+            let row_wise = (0..n)
+                .map(|i| binary_op(op, &s.value(i), &other.value(i)).unwrap())
+                .collect::<Vec<_>>();
+            assert_eq!(get(comparison(op, &s, &other, n)), row_wise, "{op:?}");
+            assert!(matches!(
+                comparison(op, &s, &other, n),
+                Some(Vector::Bools(..))
+            ));
+        }
+        // A string orders with no integer: null, element by element.
+        assert_eq!(
+            get(comparison(
+                BinaryOp::Lt,
+                &s,
+                &Vector::Const(Value::Int(1)),
+                n
+            )),
+            vec![Value::Null; 4]
         );
         // An integer equals no string: element by element, false.
         assert_eq!(

@@ -29,6 +29,7 @@ use crate::compile::{CExpr, Key};
 use crate::context::QueryContext;
 use crate::expr::{binary_op, unary_op, Evaluator, Row};
 use crate::in_set::InSet;
+use crate::int_kernels::{self, IntOp};
 use rhizome_common::NodeId;
 use rhizome_common::Value;
 use rhizome_plan::{BinaryOp, Slot, UnaryOp};
@@ -176,8 +177,92 @@ pub fn value_at(
 /// reports that type error).
 pub fn select(q: &QueryContext, predicate: &CExpr, chunk: &Chunk) -> Option<Vec<u32>> {
     let n = chunk.len();
+    if !supports(predicate) {
+        return None;
+    }
+    if let CExpr::Binary(
+        op @ (BinaryOp::Eq
+        | BinaryOp::Ne
+        | BinaryOp::Lt
+        | BinaryOp::Gt
+        | BinaryOp::Le
+        | BinaryOp::Ge),
+        a,
+        b,
+    ) = predicate
+    {
+        // A comparison of integers selects its rows straight from the
+        // operands, without a boolean vector in between.
+        let (x, y) = (eval(q, a, chunk)?, eval(q, b, chunk)?);
+        if let (Some(p), Some(r)) = (x.ints(), y.ints()) {
+            if !p.has_nulls() && !r.has_nulls() {
+                return Some(select_ints(*op, &p, &r, n));
+            }
+        }
+        return selection(comparison(*op, &x, &y, n)?, n);
+    }
+    selection(eval(q, predicate, chunk)?, n)
+}
+
+/// The rows where `a op b` holds, for integer operands without nulls.
+fn select_ints(op: BinaryOp, a: &Operand<'_, i64>, b: &Operand<'_, i64>, n: usize) -> Vec<u32> {
+    match op {
+        BinaryOp::Eq => select_where(a, b, n, |p, q| p == q),
+        BinaryOp::Ne => select_where(a, b, n, |p, q| p != q),
+        BinaryOp::Lt => select_where(a, b, n, |p, q| p < q),
+        BinaryOp::Gt => select_where(a, b, n, |p, q| p > q),
+        BinaryOp::Le => select_where(a, b, n, |p, q| p <= q),
+        _ => select_where(a, b, n, |p, q| p >= q),
+    }
+}
+
+/// The rows `i` where `f(a[i], b[i])`, appended without a branch per row.
+#[inline(always)]
+fn select_where(
+    a: &Operand<'_, i64>,
+    b: &Operand<'_, i64>,
+    n: usize,
+    f: impl Fn(i64, i64) -> bool,
+) -> Vec<u32> {
+    let mut out = vec![0u32; n];
+    let mut kept = 0;
+    let mut keep = |i: usize, yes: bool| {
+        out[kept] = i as u32;
+        kept += usize::from(yes);
+    };
+    match (a, b) {
+        (Operand::Column(p, _), Operand::Const(q)) => {
+            let q = q.unwrap_or_default();
+            for (i, &p) in p[..n].iter().enumerate() {
+                keep(i, f(p, q));
+            }
+        }
+        (Operand::Const(p), Operand::Column(q, _)) => {
+            let p = p.unwrap_or_default();
+            for (i, &q) in q[..n].iter().enumerate() {
+                keep(i, f(p, q));
+            }
+        }
+        (Operand::Column(p, _), Operand::Column(q, _)) => {
+            for (i, (&p, &q)) in p[..n].iter().zip(&q[..n]).enumerate() {
+                keep(i, f(p, q));
+            }
+        }
+        _ => {
+            for i in 0..n {
+                keep(i, f(a.raw(i), b.raw(i)));
+            }
+        }
+    }
+    out.truncate(kept);
+    out
+}
+
+/// The rows where `v` is true; `None` if a row holds a value that is not
+/// a boolean or null (the row evaluator reports that type error).
+fn selection(v: Vector<'_>, n: usize) -> Option<Vec<u32>> {
     let keep = |test: &dyn Fn(usize) -> bool| (0..n as u32).filter(|&i| test(i as usize)).collect();
-    match column(q, predicate, chunk)? {
+    match v {
         Vector::Const(Value::Bool(true)) => Some((0..n as u32).collect()),
         Vector::Const(Value::Bool(false) | Value::Null) => Some(Vec::new()),
         Vector::Bools(values, None) => Some(
@@ -557,7 +642,12 @@ fn typed_property<'a, T: Scalar<'a>>(
     let snapshot = &q.snapshot;
     if snapshot.is_base_only() {
         match column.node_ids() {
-            Some((ids, None)) => return base_property::<T>(snapshot, ids[..n].iter().copied(), k),
+            Some((ids, None)) => {
+                if let Some(v) = consecutive_property::<T>(snapshot, &ids[..n], k) {
+                    return Some(Some(v));
+                }
+                return base_property::<T>(snapshot, ids[..n].iter().copied(), k);
+            }
             Some((ids, Some(selection))) => {
                 let nodes = selection[..n].iter().map(|&i| ids[i as usize]);
                 return base_property::<T>(snapshot, nodes, k);
@@ -581,6 +671,27 @@ fn typed_property<'a, T: Scalar<'a>>(
         push(&mut xs, &mut nulls, x);
     }
     Some(Some(T::vector(xs, nulls)))
+}
+
+/// Property `k` of type `T` of `ids` when they are consecutive node ids
+/// inside one dense column of the base segment (a scan's chunk): one
+/// slice copy. `None` otherwise (read them by [`base_property`]).
+fn consecutive_property<'a, T: Scalar<'a>>(
+    snapshot: &'a Snapshot,
+    ids: &[NodeId],
+    k: PropertyKeyId,
+) -> Option<Vector<'a>> {
+    let (&first, &last) = (ids.first()?, ids.last()?);
+    if first == NULL_ID || last.wrapping_sub(first) != ids.len() as u64 - 1 {
+        return None;
+    }
+    if !ids.iter().zip(first..).all(|(&id, want)| id == want) {
+        return None;
+    }
+    let (column, row) = snapshot.node_column(first, k)?;
+    let values = T::dense(column)?;
+    let rows = usize::try_from(row).ok()?..usize::try_from(row).ok()? + ids.len();
+    Some(T::vector(values.get(rows)?.to_vec(), None))
 }
 
 /// Property `k` of type `T` of `nodes` read straight from the base
@@ -728,20 +839,7 @@ fn unary(op: UnaryOp, a: Vector, n: usize) -> Option<Vector> {
 
 fn arithmetic<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector<'v>> {
     if let (Some(a), Some(b)) = (x.ints(), y.ints()) {
-        return match op {
-            BinaryOp::Add => zip_ints(&a, &b, n, i64::checked_add),
-            BinaryOp::Sub => zip_ints(&a, &b, n, i64::checked_sub),
-            BinaryOp::Mul => zip_ints(&a, &b, n, i64::checked_mul),
-            BinaryOp::Div => zip_ints(
-                &a,
-                &b,
-                n,
-                |p, q| if q == 0 { None } else { p.checked_div(q) },
-            ),
-            _ => zip_ints(&a, &b, n, |p, q| {
-                (q != 0).then(|| p.checked_rem(q).unwrap_or(0))
-            }),
-        };
+        return zip_ints(&a, &b, n, IntOp::of(op)?);
     }
     if let (Some(a), Some(b)) = (x.floats(), y.floats()) {
         let (xs, nulls) = collect(n, |i| match (a.get(i), b.get(i)) {
@@ -759,37 +857,35 @@ fn arithmetic<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vect
     by_element(op, x, y, n)
 }
 
-/// `f` on two integer operands row by row (null where either is null);
-/// `None` if `f` fails on some row: integer operations fail exactly where
+/// `op` on two integer operands row by row (null where either is null);
+/// `None` if some row fails: integer operations fail exactly where
 /// `rhizome_functions::ops` raises an error (overflow, division by zero).
 #[inline]
 fn zip_ints<'v>(
     a: &Operand<'_, i64>,
     b: &Operand<'_, i64>,
     n: usize,
-    f: impl Fn(i64, i64) -> Option<i64>,
+    op: IntOp,
 ) -> Option<Vector<'v>> {
     if a.has_nulls() || b.has_nulls() {
         let (xs, nulls) = try_collect(n, |i| match (a.get(i), b.get(i)) {
-            (Some(p), Some(q)) => f(p, q).map(Some),
+            (Some(p), Some(q)) => int_kernels::checked_op(op, p, q).map(Some),
             _ => Some(None),
         })?;
         return Some(Vector::Ints(xs, nulls));
     }
-    // One loop per operand shape, so each compiles to a plain array loop.
-    let xs: Option<Vec<i64>> = match (a, b) {
+    // One kernel per operand shape, each a plain array loop.
+    let xs = match (a, b) {
         (Operand::Column(p, _), Operand::Const(q)) => {
-            let q = q.unwrap_or_default();
-            p[..n].iter().map(|&p| f(p, q)).collect()
+            int_kernels::column_const(op, &p[..n], q.unwrap_or_default())
         }
         (Operand::Const(p), Operand::Column(q, _)) => {
-            let p = p.unwrap_or_default();
-            q[..n].iter().map(|&q| f(p, q)).collect()
+            int_kernels::const_column(op, p.unwrap_or_default(), &q[..n])
         }
         (Operand::Column(p, _), Operand::Column(q, _)) => {
-            p[..n].iter().zip(&q[..n]).map(|(&p, &q)| f(p, q)).collect()
+            int_kernels::column_column(op, &p[..n], &q[..n])
         }
-        _ => (0..n).map(|i| f(a.raw(i), b.raw(i))).collect(),
+        _ => int_kernels::column_const(op, &vec![a.raw(0); n], b.raw(0)),
     };
     Some(Vector::Ints(xs?, None))
 }

@@ -1,12 +1,15 @@
 //! Checked integer arithmetic over whole columns without nulls, for the
 //! vector evaluator ([`crate::vector`]).
 //!
-//! Each kernel computes every row and remembers whether any row failed
-//! (overflow, division by zero) instead of stopping at it, so its loop has
-//! no early exit and compiles to straight-line code; a failed chunk
-//! returns `None` and goes to the row evaluator, which raises the error
-//! where Cypher says. The results are those of `rhizome_functions`'
-//! checked operations on every row that does not fail.
+//! A kernel first finds out whether any row fails (overflow, division by
+//! zero) — against a constant from the column's least and greatest values
+//! alone, since `x + c`, `x - c` and `x * c` are monotonic in `x`; between
+//! two columns in one branch-free pass — and then computes every row in a
+//! loop of its own per operator, without checks or early exits, which
+//! compiles to straight-line (vectorized where the target allows) code. A
+//! failed chunk returns `None` and goes to the row evaluator, which raises
+//! the error where Cypher says. The results are those of
+//! `rhizome_functions`' checked operations on every row.
 //!
 //! Division and remainder by a constant — the common `n.id % 7` — use a
 //! multiplication by a precomputed reciprocal instead of a hardware
@@ -76,54 +79,96 @@ pub(crate) fn checked_op(op: IntOp, p: i64, q: i64) -> Option<i64> {
 
 /// `p[i] op q` for every row; `None` if a row fails.
 pub(crate) fn column_const(op: IntOp, p: &[i64], q: i64) -> Option<Vec<i64>> {
-    if matches!(op, IntOp::Div | IntOp::Mod) {
-        if q == 0 {
-            return if p.is_empty() { Some(Vec::new()) } else { None };
-        }
-        if let Some(reciprocal) = Reciprocal::new(q) {
-            if fits_u32(p) {
-                return Some(match op {
-                    IntOp::Div => p.iter().map(|&x| reciprocal.div(x)).collect(),
-                    _ => p.iter().map(|&x| reciprocal.rem(x)).collect(),
-                });
+    if p.is_empty() {
+        return Some(Vec::new());
+    }
+    // `x op q` is monotonic in `x` for `+`, `-` and `*`, so it overflows
+    // on some row exactly when it does on the column's least or greatest
+    // value: one pass for the range, then a loop without checks.
+    let (lo, hi) = range(p);
+    let fails_at = |x: i64| op.apply(x, q).1;
+    match op {
+        IntOp::Add | IntOp::Sub | IntOp::Mul if fails_at(lo) || fails_at(hi) => None,
+        IntOp::Add => Some(p.iter().map(|&x| x.wrapping_add(q)).collect()),
+        IntOp::Sub => Some(p.iter().map(|&x| x.wrapping_sub(q)).collect()),
+        IntOp::Mul => Some(p.iter().map(|&x| x.wrapping_mul(q)).collect()),
+        _ if q == 0 => None,
+        // Only `i64::MIN / -1` overflows.
+        IntOp::Div if q == -1 && lo == i64::MIN => None,
+        IntOp::Div | IntOp::Mod => {
+            let small = lo > -(1 << 32) && hi < 1 << 32;
+            match (Reciprocal::new(q), op) {
+                (Some(r), IntOp::Div) if small => Some(p.iter().map(|&x| r.div(x)).collect()),
+                (Some(r), _) if small => Some(p.iter().map(|&x| r.rem(x)).collect()),
+                (_, IntOp::Div) => Some(p.iter().map(|&x| x.wrapping_div(q)).collect()),
+                _ => Some(p.iter().map(|&x| x.wrapping_rem(q)).collect()),
             }
         }
     }
-    checked(p.iter().map(|&x| op.apply(x, q)))
 }
 
 /// `p op q[i]` for every row; `None` if a row fails.
 pub(crate) fn const_column(op: IntOp, p: i64, q: &[i64]) -> Option<Vec<i64>> {
-    checked(q.iter().map(|&y| op.apply(p, y)))
+    match op {
+        // Commutative: the column–constant kernel.
+        IntOp::Add | IntOp::Mul => column_const(op, q, p),
+        _ => checked(q.iter().map(|&y| op.apply(p, y))),
+    }
 }
 
 /// `p[i] op q[i]` for every row; `None` if a row fails.
 pub(crate) fn column_column(op: IntOp, p: &[i64], q: &[i64]) -> Option<Vec<i64>> {
-    if matches!(op, IntOp::Div | IntOp::Mod) && fits_i32(p) && fits_i32(q) {
-        // 32-bit hardware division is the faster one; no quotient of such
-        // operands overflows (`i32::MIN` is excluded).
-        return checked(p.iter().zip(q).map(|(&x, &y)| {
-            let (x, y) = (x as i32, y as i32);
-            let y_or_one = if y == 0 { 1 } else { y };
-            let r = match op {
-                IntOp::Div => x / y_or_one,
-                _ => x % y_or_one,
+    let pairs = || p.iter().zip(q).map(|(&x, &y)| (x, y));
+    // One pass for whether any row fails, one loop without checks (each
+    // operator its own loop).
+    let fails = |f: fn(i64, i64) -> bool| pairs().fold(false, |any, (x, y)| any | f(x, y));
+    match op {
+        IntOp::Add if !fails(|x, y| x.overflowing_add(y).1) => {
+            Some(pairs().map(|(x, y)| x.wrapping_add(y)).collect())
+        }
+        IntOp::Sub if !fails(|x, y| x.overflowing_sub(y).1) => {
+            Some(pairs().map(|(x, y)| x.wrapping_sub(y)).collect())
+        }
+        IntOp::Mul if !fails(|x, y| x.overflowing_mul(y).1) => {
+            Some(pairs().map(|(x, y)| x.wrapping_mul(y)).collect())
+        }
+        IntOp::Add | IntOp::Sub | IntOp::Mul => None,
+        IntOp::Div | IntOp::Mod => {
+            let zero_or_overflow = |x: i64, y: i64| (y == 0) | ((x == i64::MIN) & (y == -1));
+            let failed = match op {
+                IntOp::Div => fails(zero_or_overflow),
+                _ => fails(|_, y| y == 0),
             };
-            (i64::from(r), y == 0)
-        }));
+            if failed {
+                return None;
+            }
+            if fits_i32(p) && fits_i32(q) {
+                // 32-bit hardware division is the faster one; no quotient
+                // of such operands overflows (`i32::MIN` is excluded).
+                return Some(match op {
+                    IntOp::Div => pairs()
+                        .map(|(x, y)| i64::from(x as i32 / y as i32))
+                        .collect(),
+                    _ => pairs()
+                        .map(|(x, y)| i64::from(x as i32 % y as i32))
+                        .collect(),
+                });
+            }
+            Some(match op {
+                IntOp::Div => pairs().map(|(x, y)| x.wrapping_div(y)).collect(),
+                _ => pairs().map(|(x, y)| x.wrapping_rem(y)).collect(),
+            })
+        }
     }
-    checked(p.iter().zip(q).map(|(&x, &y)| op.apply(x, y)))
 }
 
-/// True if every value lies strictly between `i32::MIN` and `2^31`.
-fn fits_i32(xs: &[i64]) -> bool {
-    let (lo, hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
-    xs.iter().fold(true, |ok, &x| ok & (x > lo) & (x <= hi))
+/// The least and greatest of `xs` (not empty).
+fn range(xs: &[i64]) -> (i64, i64) {
+    xs.iter()
+        .fold((i64::MAX, i64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)))
 }
 
-/// The values of `results`, or `None` if any failed. Every result is
-/// computed (no early exit) so the loop stays branch-free.
-#[inline(always)]
+/// The values of `results`, or `None` if any failed.
 fn checked(results: impl ExactSizeIterator<Item = (i64, bool)>) -> Option<Vec<i64>> {
     let mut failed = false;
     let out: Vec<i64> = results
@@ -135,11 +180,10 @@ fn checked(results: impl ExactSizeIterator<Item = (i64, bool)>) -> Option<Vec<i6
     (!failed).then_some(out)
 }
 
-/// True if every value's magnitude is below 2^32.
-fn fits_u32(xs: &[i64]) -> bool {
-    const LIMIT: i64 = 1 << 32;
-    xs.iter()
-        .fold(true, |ok, &x| ok & (x > -LIMIT) & (x < LIMIT))
+/// True if every value lies strictly between `i32::MIN` and `2^31`.
+fn fits_i32(xs: &[i64]) -> bool {
+    let (lo, hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
+    xs.iter().fold(true, |ok, &x| ok & (x > lo) & (x <= hi))
 }
 
 /// Division by a constant `d` (`0 < |d| < 2^32`) as multiplications,
@@ -295,7 +339,10 @@ mod tests {
                 expected(op, small.iter().copied().zip(shifted.iter().copied())),
                 "{op:?} small columns"
             );
-            let nonzero: Vec<i64> = shifted.iter().map(|&x| if x == 0 { 7 } else { x }).collect();
+            let nonzero: Vec<i64> = shifted
+                .iter()
+                .map(|&x| if x == 0 { 7 } else { x })
+                .collect();
             assert_eq!(
                 column_column(op, &small, &nonzero),
                 expected(op, small.iter().copied().zip(nonzero.iter().copied())),

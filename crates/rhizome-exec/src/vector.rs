@@ -46,10 +46,11 @@ type Nulls = Option<Vec<bool>>;
 pub enum Vector<'a> {
     /// The same value on every row.
     Const(Value),
-    /// Integers (a null row holds 0).
-    Ints(Vec<i64>, Nulls),
-    /// Floats (a null row holds 0.0).
-    Floats(Vec<f64>, Nulls),
+    /// Integers (a null row holds 0); borrowed from a storage column
+    /// where a scan's chunk reads one in place.
+    Ints(Cow<'a, [i64]>, Nulls),
+    /// Floats (a null row holds 0.0), borrowed like [`Vector::Ints`].
+    Floats(Cow<'a, [f64]>, Nulls),
     /// Booleans (a null row holds false).
     Bools(Vec<bool>, Nulls),
     /// Strings borrowed from storage (a null row holds "").
@@ -576,6 +577,8 @@ trait Scalar<'a>: Copy + Default + 'a {
     fn of_node(snapshot: &'a Snapshot, node: NodeId, k: PropertyKeyId) -> Option<Option<Self>>;
     /// The typed vector of these values.
     fn vector(xs: Vec<Self>, nulls: Nulls) -> Vector<'a>;
+    /// The typed vector of values borrowed from a storage column.
+    fn borrowed(xs: &'a [Self]) -> Vector<'a>;
 }
 
 impl<'a> Scalar<'a> for i64 {
@@ -591,7 +594,10 @@ impl<'a> Scalar<'a> for i64 {
         snapshot.node_property_int(node, k)
     }
     fn vector(xs: Vec<i64>, nulls: Nulls) -> Vector<'a> {
-        Vector::Ints(xs, nulls)
+        Vector::Ints(xs.into(), nulls)
+    }
+    fn borrowed(xs: &'a [i64]) -> Vector<'a> {
+        Vector::Ints(xs.into(), None)
     }
 }
 
@@ -608,7 +614,10 @@ impl<'a> Scalar<'a> for f64 {
         snapshot.node_property_float(node, k)
     }
     fn vector(xs: Vec<f64>, nulls: Nulls) -> Vector<'a> {
-        Vector::Floats(xs, nulls)
+        Vector::Floats(xs.into(), nulls)
+    }
+    fn borrowed(xs: &'a [f64]) -> Vector<'a> {
+        Vector::Floats(xs.into(), None)
     }
 }
 
@@ -623,6 +632,9 @@ impl<'a> Scalar<'a> for &'a str {
     #[inline]
     fn of_node(snapshot: &'a Snapshot, node: NodeId, k: PropertyKeyId) -> Option<Option<&'a str>> {
         snapshot.node_property_str(node, k)
+    }
+    fn borrowed(xs: &'a [&'a str]) -> Vector<'a> {
+        Vector::Strs(xs.to_vec(), None)
     }
     fn vector(xs: Vec<&'a str>, nulls: Nulls) -> Vector<'a> {
         Vector::Strs(xs, nulls)
@@ -691,7 +703,7 @@ fn consecutive_property<'a, T: Scalar<'a>>(
     let (column, row) = snapshot.node_column(first, k)?;
     let values = T::dense(column)?;
     let rows = usize::try_from(row).ok()?..usize::try_from(row).ok()? + ids.len();
-    Some(T::vector(values.get(rows)?.to_vec(), None))
+    Some(T::borrowed(values.get(rows)?))
 }
 
 /// Property `k` of type `T` of `nodes` read straight from the base
@@ -747,11 +759,11 @@ fn typed<'v>(values: impl Iterator<Item = Value>, n: usize) -> Vector<'v> {
         match (&mut out, v) {
             (Vector::Const(Value::Null), Value::Null) => {}
             (Vector::Const(Value::Null), v) => out = start(i, v, n),
-            (Vector::Ints(xs, nulls), Value::Int(x)) => push(xs, nulls, Some(x)),
-            (Vector::Floats(xs, nulls), Value::Float(x)) => push(xs, nulls, Some(x)),
+            (Vector::Ints(xs, nulls), Value::Int(x)) => push(xs.to_mut(), nulls, Some(x)),
+            (Vector::Floats(xs, nulls), Value::Float(x)) => push(xs.to_mut(), nulls, Some(x)),
             (Vector::Bools(xs, nulls), Value::Bool(x)) => push(xs, nulls, Some(x)),
-            (Vector::Ints(xs, nulls), Value::Null) => push(xs, nulls, None),
-            (Vector::Floats(xs, nulls), Value::Null) => push(xs, nulls, None),
+            (Vector::Ints(xs, nulls), Value::Null) => push(xs.to_mut(), nulls, None),
+            (Vector::Floats(xs, nulls), Value::Null) => push(xs.to_mut(), nulls, None),
             (Vector::Bools(xs, nulls), Value::Null) => push(xs, nulls, None),
             (Vector::Values(values), v) => values.push(v),
             (other, v) => {
@@ -781,11 +793,11 @@ fn start<'v>(i: usize, v: Value, n: usize) -> Vector<'v> {
     match v {
         Value::Int(x) => {
             let (xs, nulls) = with(i, x, n);
-            Vector::Ints(xs, nulls)
+            Vector::Ints(xs.into(), nulls)
         }
         Value::Float(x) => {
             let (xs, nulls) = with(i, x, n);
-            Vector::Floats(xs, nulls)
+            Vector::Floats(xs.into(), nulls)
         }
         Value::Bool(x) => {
             let (xs, nulls) = with(i, x, n);
@@ -826,7 +838,7 @@ fn unary(op: UnaryOp, a: Vector, n: usize) -> Option<Vector> {
                 Some(v) => v.checked_neg().map(Some),
                 None => Some(None),
             })?;
-            Some(Vector::Ints(xs, nulls))
+            Some(Vector::Ints(xs.into(), nulls))
         }
         _ => {
             let values = (0..n)
@@ -852,7 +864,7 @@ fn arithmetic<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vect
             }),
             _ => None,
         });
-        return Some(Vector::Floats(xs, nulls));
+        return Some(Vector::Floats(xs.into(), nulls));
     }
     by_element(op, x, y, n)
 }
@@ -872,7 +884,7 @@ fn zip_ints<'v>(
             (Some(p), Some(q)) => int_kernels::checked_op(op, p, q).map(Some),
             _ => Some(None),
         })?;
-        return Some(Vector::Ints(xs, nulls));
+        return Some(Vector::Ints(xs.into(), nulls));
     }
     // One kernel per operand shape, each a plain array loop.
     let xs = match (a, b) {
@@ -887,7 +899,7 @@ fn zip_ints<'v>(
         }
         _ => int_kernels::column_const(op, &vec![a.raw(0); n], b.raw(0)),
     };
-    Some(Vector::Ints(xs?, None))
+    Some(Vector::Ints(xs?.into(), None))
 }
 
 /// `f` on two operands of one type row by row, null where either is null.
@@ -1088,7 +1100,7 @@ mod tests {
         let v = ints(&[Some(1), None, Some(3)]);
         assert_eq!(
             v,
-            Vector::Ints(vec![1, 0, 3], Some(vec![false, true, false]))
+            Vector::Ints(vec![1, 0, 3].into(), Some(vec![false, true, false]))
         );
         assert_eq!(ints(&[None, None]), Vector::Const(Value::Null));
         let mixed = typed(
@@ -1167,7 +1179,7 @@ mod tests {
             values(&comparison(BinaryOp::Lt, &x, &two, n).unwrap(), n),
             vec![Value::Bool(true), Value::Null, Value::Bool(false)]
         );
-        let nan = Vector::Floats(vec![f64::NAN, 1.0, 2.0], None);
+        let nan = Vector::Floats(vec![f64::NAN, 1.0, 2.0].into(), None);
         assert_eq!(
             values(&comparison(BinaryOp::Eq, &nan, &nan, n).unwrap(), n),
             vec![Value::Bool(false), Value::Bool(true), Value::Bool(true)]

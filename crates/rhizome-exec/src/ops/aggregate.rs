@@ -309,7 +309,7 @@ impl Sink for AggregateSink {
                 group_of.push(g);
             }
         } else if let [Some(Vector::Ints(xs, None))] = keys.as_slice() {
-            for &x in xs {
+            for &x in xs.iter() {
                 group_of.push(groups.find_int(x, || self.fresh()));
             }
         } else if let [Some(Vector::Strs(xs, nulls))] = keys.as_slice() {

@@ -686,8 +686,9 @@ fn typed_property<'a, T: Scalar<'a>>(
 }
 
 /// Property `k` of type `T` of `ids` when they are consecutive node ids
-/// inside one dense column of the base segment (a scan's chunk): one
-/// slice copy. `None` otherwise (read them by [`base_property`]).
+/// inside one dense column of the base segment (a scan's chunk): the
+/// column's slice, borrowed. `None` otherwise (read them by
+/// [`base_property`]).
 fn consecutive_property<'a, T: Scalar<'a>>(
     snapshot: &'a Snapshot,
     ids: &[NodeId],

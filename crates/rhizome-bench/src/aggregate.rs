@@ -75,9 +75,10 @@ pub const COLLECT_QUERY: AggregateQuery = AggregateQuery {
 /// Null tests, `IN` over constant lists, string predicates over string
 /// columns and float aggregates, on the property graph
 /// ([`generate_props`]): `(:P {id, grp: id % 100, name: 'n' + id, score:
-/// id / 7.0, opt: 'o' + id or null for every third})`. Issue 21 gives no
-/// Kuzu figure for these.
-pub const PROPS_QUERIES: [AggregateQuery; 8] = [
+/// id / 7.0, opt: 'o' + id or null for every third, tag: 't' + id % 100})`,
+/// string ordering comparisons and grouping by a string column. Issue 21
+/// gives no Kuzu figure for these.
+pub const PROPS_QUERIES: [AggregateQuery; 10] = [
     AggregateQuery {
         name: "SNULL",
         query: "MATCH (n:P) WHERE n.opt IS NULL RETURN count(n)",
@@ -115,6 +116,18 @@ pub const PROPS_QUERIES: [AggregateQuery; 8] = [
         kuzu_peak_mb: None,
     },
     AggregateQuery {
+        name: "SLT",
+        query: "MATCH (n:P) WHERE n.name < 'n5' RETURN count(n)",
+        kuzu_ms: None,
+        kuzu_peak_mb: None,
+    },
+    AggregateQuery {
+        name: "SGROUP",
+        query: "MATCH (n:P) RETURN n.tag AS t, count(*) AS c, min(n.name) AS m",
+        kuzu_ms: None,
+        kuzu_peak_mb: None,
+    },
+    AggregateQuery {
         name: "FAGG",
         query: "MATCH (n:P) RETURN sum(n.score) AS s, avg(n.score) AS a, min(n.score) AS lo, max(n.score) AS hi",
         kuzu_ms: None,
@@ -136,14 +149,19 @@ pub fn generate_props(out: &Path, nodes: u64) -> Result<ImportOptions> {
         std::fs::File::create(&path).map_err(|e| rhizome_common::Error::io(path.display(), e))?;
     let mut csv = std::io::BufWriter::new(file);
     let io = |e| rhizome_common::Error::io(path.display(), e);
-    writeln!(csv, "id:ID(P),grp:int,name:string,score:float,opt:string").map_err(io)?;
+    writeln!(
+        csv,
+        "id:ID(P),grp:int,name:string,score:float,opt:string,tag:string"
+    )
+    .map_err(io)?;
     for id in 0..nodes {
         let opt = if id % 3 == 0 {
             String::new()
         } else {
             format!("o{id}")
         };
-        writeln!(csv, "{id},{},n{id},{},{opt}", id % 100, id as f64 / 7.0).map_err(io)?;
+        let grp = id % 100;
+        writeln!(csv, "{id},{grp},n{id},{},{opt},t{grp}", id as f64 / 7.0).map_err(io)?;
     }
     csv.flush().map_err(io)?;
     Ok(ImportOptions {
@@ -158,7 +176,8 @@ pub fn generate_props(out: &Path, nodes: u64) -> Result<ImportOptions> {
 /// graph, cached in the data directory.
 fn props_engine(options: &QueryBenchOptions) -> Result<Engine> {
     let nodes = options.chain.nodes;
-    let db = crate::cached_dir(&options.data_dir, &format!("props-{nodes}"), |csv| {
+    // `v2`: the graph gained `tag`; a cached graph without it is not reused.
+    let db = crate::cached_dir(&options.data_dir, &format!("props-v2-{nodes}"), |csv| {
         generate_props(csv, nodes)
     })?;
     Engine::open(&db)

@@ -33,7 +33,8 @@ fn engine(dir: &std::path::Path, state: State) -> Engine {
     let setup = [
         "UNWIND range(0, 4999) AS i CREATE (:V {i: i, k: i % 7 - 3, f: toFloat(i) / 8.0, \
          b: i % 3 = 0, s: toString(i % 5), m: CASE WHEN i % 2 = 0 THEN i ELSE toString(i) END, \
-         t: CASE WHEN i % 11 = 0 THEN null ELSE 'x' + toString(i % 13) + 'é' END})",
+         t: CASE WHEN i % 11 = 0 THEN null ELSE 'x' + toString(i % 13) + 'é' END, \
+         u: CASE WHEN i < 2000 THEN i % 4 ELSE toString(i % 4) END})",
         "UNWIND range(5000, 5099) AS i CREATE (:V {i: i})",
         "CREATE (:V {i: 9223372036854775807, k: -9223372036854775808, f: 0.0 / 0.0, b: false}), \
          (:V {i: -9223372036854775808, k: 1, f: 1.0 / 0.0, b: true}), \
@@ -204,6 +205,15 @@ const EXPRESSIONS: &[&str] = &[
     "n.t <> n.t",
     "n.t = 3",
     "n.t = null",
+    "n.t < 'x5'",
+    "n.t >= 'x12é'",
+    "'x3' > n.t",
+    "n.t <= n.s",
+    "n.s > n.t",
+    "n.t < null",
+    "n.t > 3",
+    "n.t <= n.t",
+    "n.u < '2'",
     "n.t STARTS WITH 'x1'",
     "n.t ENDS WITH '2é'",
     "n.t CONTAINS '1'",
@@ -327,7 +337,10 @@ fn hand_computed(engine: &Engine) {
 #[test]
 fn vectorized_grouping_keys_and_aggregate_arguments_equal_row_evaluation() {
     // `n.i % 10` is an integer column without nulls (grouped through the
-    // integer table); `n.k % 3` has nulls, `n.m` mixes types.
+    // integer table); `n.k % 3` has nulls, `n.m` mixes types; `n.s` and
+    // `n.t` are string columns (grouped through the string table), `n.t`
+    // with nulls; `n.u` holds integers on the first 2000 nodes and strings
+    // after, so one chunk mixes them and later ones are strings.
     let keys = [
         "n.k % 3",
         "n.b",
@@ -337,6 +350,7 @@ fn vectorized_grouping_keys_and_aggregate_arguments_equal_row_evaluation() {
         "n.i % 10",
         "n.m",
         "n.t",
+        "n.u",
     ];
     let aggregates = [
         "count(n)",

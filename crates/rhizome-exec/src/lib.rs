@@ -31,6 +31,7 @@ pub mod compile;
 pub mod context;
 pub mod expr;
 pub mod in_set;
+mod int_kernels;
 pub mod memo;
 pub mod operator;
 pub mod ops;

@@ -7,7 +7,7 @@
 //! row. Integer, float and boolean columns are computed as plain typed
 //! vectors with a null mask, and string properties as views borrowed from
 //! the storage column's bytes (or the snapshot's changes) without building
-//! a value per row; `=`/`<>`, `STARTS WITH`, `ENDS WITH` and `CONTAINS`
+//! a value per row; comparisons, `STARTS WITH`, `ENDS WITH` and `CONTAINS`
 //! over them and `IN` over a statement-constant list ([`crate::in_set`])
 //! run on the typed vectors. Values of any other type (and mixed-type
 //! columns) go, element by element, through the same `rhizome_functions`
@@ -29,6 +29,7 @@ use crate::compile::{CExpr, Key};
 use crate::context::QueryContext;
 use crate::expr::{binary_op, unary_op, Evaluator, Row};
 use crate::in_set::InSet;
+use crate::int_kernels::{self, IntOp};
 use rhizome_common::NodeId;
 use rhizome_common::Value;
 use rhizome_plan::{BinaryOp, Slot, UnaryOp};
@@ -45,10 +46,11 @@ type Nulls = Option<Vec<bool>>;
 pub enum Vector<'a> {
     /// The same value on every row.
     Const(Value),
-    /// Integers (a null row holds 0).
-    Ints(Vec<i64>, Nulls),
-    /// Floats (a null row holds 0.0).
-    Floats(Vec<f64>, Nulls),
+    /// Integers (a null row holds 0); borrowed from a storage column
+    /// where a scan's chunk reads one in place.
+    Ints(Cow<'a, [i64]>, Nulls),
+    /// Floats (a null row holds 0.0), borrowed like [`Vector::Ints`].
+    Floats(Cow<'a, [f64]>, Nulls),
     /// Booleans (a null row holds false).
     Bools(Vec<bool>, Nulls),
     /// Strings borrowed from storage (a null row holds "").
@@ -176,8 +178,92 @@ pub fn value_at(
 /// reports that type error).
 pub fn select(q: &QueryContext, predicate: &CExpr, chunk: &Chunk) -> Option<Vec<u32>> {
     let n = chunk.len();
+    if !supports(predicate) {
+        return None;
+    }
+    if let CExpr::Binary(
+        op @ (BinaryOp::Eq
+        | BinaryOp::Ne
+        | BinaryOp::Lt
+        | BinaryOp::Gt
+        | BinaryOp::Le
+        | BinaryOp::Ge),
+        a,
+        b,
+    ) = predicate
+    {
+        // A comparison of integers selects its rows straight from the
+        // operands, without a boolean vector in between.
+        let (x, y) = (eval(q, a, chunk)?, eval(q, b, chunk)?);
+        if let (Some(p), Some(r)) = (x.ints(), y.ints()) {
+            if !p.has_nulls() && !r.has_nulls() {
+                return Some(select_ints(*op, &p, &r, n));
+            }
+        }
+        return selection(comparison(*op, &x, &y, n)?, n);
+    }
+    selection(eval(q, predicate, chunk)?, n)
+}
+
+/// The rows where `a op b` holds, for integer operands without nulls.
+fn select_ints(op: BinaryOp, a: &Operand<'_, i64>, b: &Operand<'_, i64>, n: usize) -> Vec<u32> {
+    match op {
+        BinaryOp::Eq => select_where(a, b, n, |p, q| p == q),
+        BinaryOp::Ne => select_where(a, b, n, |p, q| p != q),
+        BinaryOp::Lt => select_where(a, b, n, |p, q| p < q),
+        BinaryOp::Gt => select_where(a, b, n, |p, q| p > q),
+        BinaryOp::Le => select_where(a, b, n, |p, q| p <= q),
+        _ => select_where(a, b, n, |p, q| p >= q),
+    }
+}
+
+/// The rows `i` where `f(a[i], b[i])`, appended without a branch per row.
+#[inline(always)]
+fn select_where(
+    a: &Operand<'_, i64>,
+    b: &Operand<'_, i64>,
+    n: usize,
+    f: impl Fn(i64, i64) -> bool,
+) -> Vec<u32> {
+    let mut out = vec![0u32; n];
+    let mut kept = 0;
+    let mut keep = |i: usize, yes: bool| {
+        out[kept] = i as u32;
+        kept += usize::from(yes);
+    };
+    match (a, b) {
+        (Operand::Column(p, _), Operand::Const(q)) => {
+            let q = q.unwrap_or_default();
+            for (i, &p) in p[..n].iter().enumerate() {
+                keep(i, f(p, q));
+            }
+        }
+        (Operand::Const(p), Operand::Column(q, _)) => {
+            let p = p.unwrap_or_default();
+            for (i, &q) in q[..n].iter().enumerate() {
+                keep(i, f(p, q));
+            }
+        }
+        (Operand::Column(p, _), Operand::Column(q, _)) => {
+            for (i, (&p, &q)) in p[..n].iter().zip(&q[..n]).enumerate() {
+                keep(i, f(p, q));
+            }
+        }
+        _ => {
+            for i in 0..n {
+                keep(i, f(a.raw(i), b.raw(i)));
+            }
+        }
+    }
+    out.truncate(kept);
+    out
+}
+
+/// The rows where `v` is true; `None` if a row holds a value that is not
+/// a boolean or null (the row evaluator reports that type error).
+fn selection(v: Vector<'_>, n: usize) -> Option<Vec<u32>> {
     let keep = |test: &dyn Fn(usize) -> bool| (0..n as u32).filter(|&i| test(i as usize)).collect();
-    match column(q, predicate, chunk)? {
+    match v {
         Vector::Const(Value::Bool(true)) => Some((0..n as u32).collect()),
         Vector::Const(Value::Bool(false) | Value::Null) => Some(Vec::new()),
         Vector::Bools(values, None) => Some(
@@ -491,6 +577,8 @@ trait Scalar<'a>: Copy + Default + 'a {
     fn of_node(snapshot: &'a Snapshot, node: NodeId, k: PropertyKeyId) -> Option<Option<Self>>;
     /// The typed vector of these values.
     fn vector(xs: Vec<Self>, nulls: Nulls) -> Vector<'a>;
+    /// The typed vector of values borrowed from a storage column.
+    fn borrowed(xs: &'a [Self]) -> Vector<'a>;
 }
 
 impl<'a> Scalar<'a> for i64 {
@@ -506,7 +594,10 @@ impl<'a> Scalar<'a> for i64 {
         snapshot.node_property_int(node, k)
     }
     fn vector(xs: Vec<i64>, nulls: Nulls) -> Vector<'a> {
-        Vector::Ints(xs, nulls)
+        Vector::Ints(xs.into(), nulls)
+    }
+    fn borrowed(xs: &'a [i64]) -> Vector<'a> {
+        Vector::Ints(xs.into(), None)
     }
 }
 
@@ -523,7 +614,10 @@ impl<'a> Scalar<'a> for f64 {
         snapshot.node_property_float(node, k)
     }
     fn vector(xs: Vec<f64>, nulls: Nulls) -> Vector<'a> {
-        Vector::Floats(xs, nulls)
+        Vector::Floats(xs.into(), nulls)
+    }
+    fn borrowed(xs: &'a [f64]) -> Vector<'a> {
+        Vector::Floats(xs.into(), None)
     }
 }
 
@@ -538,6 +632,9 @@ impl<'a> Scalar<'a> for &'a str {
     #[inline]
     fn of_node(snapshot: &'a Snapshot, node: NodeId, k: PropertyKeyId) -> Option<Option<&'a str>> {
         snapshot.node_property_str(node, k)
+    }
+    fn borrowed(xs: &'a [&'a str]) -> Vector<'a> {
+        Vector::Strs(xs.to_vec(), None)
     }
     fn vector(xs: Vec<&'a str>, nulls: Nulls) -> Vector<'a> {
         Vector::Strs(xs, nulls)
@@ -557,7 +654,12 @@ fn typed_property<'a, T: Scalar<'a>>(
     let snapshot = &q.snapshot;
     if snapshot.is_base_only() {
         match column.node_ids() {
-            Some((ids, None)) => return base_property::<T>(snapshot, ids[..n].iter().copied(), k),
+            Some((ids, None)) => {
+                if let Some(v) = consecutive_property::<T>(snapshot, &ids[..n], k) {
+                    return Some(Some(v));
+                }
+                return base_property::<T>(snapshot, ids[..n].iter().copied(), k);
+            }
             Some((ids, Some(selection))) => {
                 let nodes = selection[..n].iter().map(|&i| ids[i as usize]);
                 return base_property::<T>(snapshot, nodes, k);
@@ -581,6 +683,28 @@ fn typed_property<'a, T: Scalar<'a>>(
         push(&mut xs, &mut nulls, x);
     }
     Some(Some(T::vector(xs, nulls)))
+}
+
+/// Property `k` of type `T` of `ids` when they are consecutive node ids
+/// inside one dense column of the base segment (a scan's chunk): the
+/// column's slice, borrowed. `None` otherwise (read them by
+/// [`base_property`]).
+fn consecutive_property<'a, T: Scalar<'a>>(
+    snapshot: &'a Snapshot,
+    ids: &[NodeId],
+    k: PropertyKeyId,
+) -> Option<Vector<'a>> {
+    let (&first, &last) = (ids.first()?, ids.last()?);
+    if first == NULL_ID || last.wrapping_sub(first) != ids.len() as u64 - 1 {
+        return None;
+    }
+    if !ids.iter().zip(first..).all(|(&id, want)| id == want) {
+        return None;
+    }
+    let (column, row) = snapshot.node_column(first, k)?;
+    let values = T::dense(column)?;
+    let rows = usize::try_from(row).ok()?..usize::try_from(row).ok()? + ids.len();
+    Some(T::borrowed(values.get(rows)?))
 }
 
 /// Property `k` of type `T` of `nodes` read straight from the base
@@ -636,11 +760,11 @@ fn typed<'v>(values: impl Iterator<Item = Value>, n: usize) -> Vector<'v> {
         match (&mut out, v) {
             (Vector::Const(Value::Null), Value::Null) => {}
             (Vector::Const(Value::Null), v) => out = start(i, v, n),
-            (Vector::Ints(xs, nulls), Value::Int(x)) => push(xs, nulls, Some(x)),
-            (Vector::Floats(xs, nulls), Value::Float(x)) => push(xs, nulls, Some(x)),
+            (Vector::Ints(xs, nulls), Value::Int(x)) => push(xs.to_mut(), nulls, Some(x)),
+            (Vector::Floats(xs, nulls), Value::Float(x)) => push(xs.to_mut(), nulls, Some(x)),
             (Vector::Bools(xs, nulls), Value::Bool(x)) => push(xs, nulls, Some(x)),
-            (Vector::Ints(xs, nulls), Value::Null) => push(xs, nulls, None),
-            (Vector::Floats(xs, nulls), Value::Null) => push(xs, nulls, None),
+            (Vector::Ints(xs, nulls), Value::Null) => push(xs.to_mut(), nulls, None),
+            (Vector::Floats(xs, nulls), Value::Null) => push(xs.to_mut(), nulls, None),
             (Vector::Bools(xs, nulls), Value::Null) => push(xs, nulls, None),
             (Vector::Values(values), v) => values.push(v),
             (other, v) => {
@@ -670,11 +794,11 @@ fn start<'v>(i: usize, v: Value, n: usize) -> Vector<'v> {
     match v {
         Value::Int(x) => {
             let (xs, nulls) = with(i, x, n);
-            Vector::Ints(xs, nulls)
+            Vector::Ints(xs.into(), nulls)
         }
         Value::Float(x) => {
             let (xs, nulls) = with(i, x, n);
-            Vector::Floats(xs, nulls)
+            Vector::Floats(xs.into(), nulls)
         }
         Value::Bool(x) => {
             let (xs, nulls) = with(i, x, n);
@@ -715,7 +839,7 @@ fn unary(op: UnaryOp, a: Vector, n: usize) -> Option<Vector> {
                 Some(v) => v.checked_neg().map(Some),
                 None => Some(None),
             })?;
-            Some(Vector::Ints(xs, nulls))
+            Some(Vector::Ints(xs.into(), nulls))
         }
         _ => {
             let values = (0..n)
@@ -728,20 +852,7 @@ fn unary(op: UnaryOp, a: Vector, n: usize) -> Option<Vector> {
 
 fn arithmetic<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vector<'v>> {
     if let (Some(a), Some(b)) = (x.ints(), y.ints()) {
-        return match op {
-            BinaryOp::Add => zip_ints(&a, &b, n, i64::checked_add),
-            BinaryOp::Sub => zip_ints(&a, &b, n, i64::checked_sub),
-            BinaryOp::Mul => zip_ints(&a, &b, n, i64::checked_mul),
-            BinaryOp::Div => zip_ints(
-                &a,
-                &b,
-                n,
-                |p, q| if q == 0 { None } else { p.checked_div(q) },
-            ),
-            _ => zip_ints(&a, &b, n, |p, q| {
-                (q != 0).then(|| p.checked_rem(q).unwrap_or(0))
-            }),
-        };
+        return zip_ints(&a, &b, n, IntOp::of(op)?);
     }
     if let (Some(a), Some(b)) = (x.floats(), y.floats()) {
         let (xs, nulls) = collect(n, |i| match (a.get(i), b.get(i)) {
@@ -754,44 +865,42 @@ fn arithmetic<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vect
             }),
             _ => None,
         });
-        return Some(Vector::Floats(xs, nulls));
+        return Some(Vector::Floats(xs.into(), nulls));
     }
     by_element(op, x, y, n)
 }
 
-/// `f` on two integer operands row by row (null where either is null);
-/// `None` if `f` fails on some row: integer operations fail exactly where
+/// `op` on two integer operands row by row (null where either is null);
+/// `None` if some row fails: integer operations fail exactly where
 /// `rhizome_functions::ops` raises an error (overflow, division by zero).
 #[inline]
 fn zip_ints<'v>(
     a: &Operand<'_, i64>,
     b: &Operand<'_, i64>,
     n: usize,
-    f: impl Fn(i64, i64) -> Option<i64>,
+    op: IntOp,
 ) -> Option<Vector<'v>> {
     if a.has_nulls() || b.has_nulls() {
         let (xs, nulls) = try_collect(n, |i| match (a.get(i), b.get(i)) {
-            (Some(p), Some(q)) => f(p, q).map(Some),
+            (Some(p), Some(q)) => int_kernels::checked_op(op, p, q).map(Some),
             _ => Some(None),
         })?;
-        return Some(Vector::Ints(xs, nulls));
+        return Some(Vector::Ints(xs.into(), nulls));
     }
-    // One loop per operand shape, so each compiles to a plain array loop.
-    let xs: Option<Vec<i64>> = match (a, b) {
+    // One kernel per operand shape, each a plain array loop.
+    let xs = match (a, b) {
         (Operand::Column(p, _), Operand::Const(q)) => {
-            let q = q.unwrap_or_default();
-            p[..n].iter().map(|&p| f(p, q)).collect()
+            int_kernels::column_const(op, &p[..n], q.unwrap_or_default())
         }
         (Operand::Const(p), Operand::Column(q, _)) => {
-            let p = p.unwrap_or_default();
-            q[..n].iter().map(|&q| f(p, q)).collect()
+            int_kernels::const_column(op, p.unwrap_or_default(), &q[..n])
         }
         (Operand::Column(p, _), Operand::Column(q, _)) => {
-            p[..n].iter().zip(&q[..n]).map(|(&p, &q)| f(p, q)).collect()
+            int_kernels::column_column(op, &p[..n], &q[..n])
         }
-        _ => (0..n).map(|i| f(a.raw(i), b.raw(i))).collect(),
+        _ => int_kernels::column_const(op, &vec![a.raw(0); n], b.raw(0)),
     };
-    Some(Vector::Ints(xs?, None))
+    Some(Vector::Ints(xs?.into(), None))
 }
 
 /// `f` on two operands of one type row by row, null where either is null.
@@ -834,10 +943,18 @@ fn comparison<'v>(op: BinaryOp, x: &Vector, y: &Vector, n: usize) -> Option<Vect
             _ => compare(&a, &b, n, |p, q| p >= q),
         });
     }
-    if let (BinaryOp::Eq | BinaryOp::Ne, Some(a), Some(b)) = (op, x.strs(), y.strs()) {
-        // Strings equal only equal strings; a null operand gives null.
-        let ne = op == BinaryOp::Ne;
-        return Some(compare(&a, &b, n, |p: &str, q: &str| (p == q) != ne));
+    if let (Some(a), Some(b)) = (x.strs(), y.strs()) {
+        // Strings equal only equal strings and order by code point (the
+        // order of their UTF-8 bytes, as `rhizome_functions` compares
+        // them); a null operand gives null.
+        return Some(match op {
+            BinaryOp::Eq => compare(&a, &b, n, |p: &str, q: &str| p == q),
+            BinaryOp::Ne => compare(&a, &b, n, |p: &str, q: &str| p != q),
+            BinaryOp::Lt => compare(&a, &b, n, |p: &str, q: &str| p < q),
+            BinaryOp::Gt => compare(&a, &b, n, |p: &str, q: &str| p > q),
+            BinaryOp::Le => compare(&a, &b, n, |p: &str, q: &str| p <= q),
+            _ => compare(&a, &b, n, |p: &str, q: &str| p >= q),
+        });
     }
     let float_column =
         |v: &Vector| matches!(v, Vector::Floats(..) | Vector::Const(Value::Float(_)));
@@ -984,7 +1101,7 @@ mod tests {
         let v = ints(&[Some(1), None, Some(3)]);
         assert_eq!(
             v,
-            Vector::Ints(vec![1, 0, 3], Some(vec![false, true, false]))
+            Vector::Ints(vec![1, 0, 3].into(), Some(vec![false, true, false]))
         );
         assert_eq!(ints(&[None, None]), Vector::Const(Value::Null));
         let mixed = typed(
@@ -1063,7 +1180,7 @@ mod tests {
             values(&comparison(BinaryOp::Lt, &x, &two, n).unwrap(), n),
             vec![Value::Bool(true), Value::Null, Value::Bool(false)]
         );
-        let nan = Vector::Floats(vec![f64::NAN, 1.0, 2.0], None);
+        let nan = Vector::Floats(vec![f64::NAN, 1.0, 2.0].into(), None);
         assert_eq!(
             values(&comparison(BinaryOp::Eq, &nan, &nan, n).unwrap(), n),
             vec![Value::Bool(false), Value::Bool(true), Value::Bool(true)]
@@ -1138,6 +1255,36 @@ mod tests {
         assert_eq!(
             get(comparison(BinaryOp::Ne, &s, &text("xbc"), n)),
             vec![b(t), b(None), b(f), b(t)]
+        );
+        // Ordering by code point, as the row evaluator orders strings.
+        assert_eq!(
+            get(comparison(BinaryOp::Lt, &s, &text("b"), n)),
+            vec![b(t), b(None), b(f), b(f)]
+        );
+        assert_eq!(
+            get(comparison(BinaryOp::Ge, &text("xbc"), &s, n)),
+            vec![b(t), b(None), b(t), b(f)]
+        );
+        let other = Vector::Strs(vec!["abd", "a", "xbc", "e"], None);
+        for op in [BinaryOp::Lt, BinaryOp::Gt, BinaryOp::Le, BinaryOp::Ge] {
+            let row_wise = (0..n)
+                .map(|i| binary_op(op, &s.value(i), &other.value(i)).unwrap())
+                .collect::<Vec<_>>();
+            assert_eq!(get(comparison(op, &s, &other, n)), row_wise, "{op:?}");
+            assert!(matches!(
+                comparison(op, &s, &other, n),
+                Some(Vector::Bools(..))
+            ));
+        }
+        // A string orders with no integer: null, element by element.
+        assert_eq!(
+            get(comparison(
+                BinaryOp::Lt,
+                &s,
+                &Vector::Const(Value::Int(1)),
+                n
+            )),
+            vec![Value::Null; 4]
         );
         // An integer equals no string: element by element, false.
         assert_eq!(

@@ -528,6 +528,43 @@ impl Accumulator {
         Ok(())
     }
 
+    /// Feeds a column of strings, like [`Accumulator::update_ints`]:
+    /// `count`, `min` and `max` without building a value per row (an
+    /// extreme builds one string per slice, and only when it replaces the
+    /// running one); other aggregates take each value in order.
+    pub fn update_strs(&mut self, xs: &[&str], nulls: Option<&[bool]>) -> Result<()> {
+        if self.distinct.is_some() {
+            return each(xs, nulls, |x| self.update(&Value::String(x.to_owned())));
+        }
+        match &mut self.state {
+            State::Count(n) => *n += non_null(xs.len(), nulls),
+            state @ (State::Min(_) | State::Max(_)) => {
+                let min = matches!(state, State::Min(_));
+                let mut best: Option<&str> = None;
+                each(xs, nulls, |x| {
+                    if best.is_none_or(|b| if min { x < b } else { x > b }) {
+                        best = Some(x);
+                    }
+                    Ok(())
+                })?;
+                // Strings order by code point (`order`); against a running
+                // extreme of another type the general rule decides.
+                let kept = match (&*state, best) {
+                    (State::Min(Some(Value::String(c))), Some(b)) => b >= c.as_str(),
+                    (State::Max(Some(Value::String(c))), Some(b)) => b <= c.as_str(),
+                    (_, b) => b.is_none(),
+                };
+                if let (false, Some(b)) = (kept, best) {
+                    Self::apply(state, &Value::String(b.to_owned()))?;
+                }
+            }
+            state => each(xs, nulls, |x| {
+                Self::apply(state, &Value::String(x.to_owned()))
+            })?,
+        }
+        Ok(())
+    }
+
     /// Feeds a column of floats, like [`Accumulator::update_ints`]: sums
     /// and averages add in row order, as row-at-a-time updates would.
     pub fn update_floats(&mut self, xs: &[f64], nulls: Option<&[bool]>) -> Result<()> {
@@ -1052,8 +1089,11 @@ mod tests {
         ];
         let ints = [3, -7, i64::MAX, 3, 0, i64::MIN, 12];
         let floats = [2.5, -0.0, f64::NAN, 2.5, 1e300, -4.0, 7.0];
+        let strs = ["b", "", "é", "b", "zz", "B", "a"];
         let nulls = [false, true, false, false, true, false, false];
         let prefixes = [
+            vec![Value::String("c".into())],
+            vec![Value::String("A".into()), Value::String("zzz".into())],
             vec![],
             vec![Value::Float(1.5)],
             vec![Value::Float(3.0), Value::Float(-0.0)],
@@ -1110,6 +1150,22 @@ mod tests {
                             .and_then(|_| acc.update_floats(&floats, mask))
                             .and_then(|_| acc.finish());
                         assert_eq!(show(got), show(expect(float_values)), "floats {context}");
+                        let str_values = (0..strs.len())
+                            .map(|i| {
+                                if masked(i) {
+                                    Value::Null
+                                } else {
+                                    Value::String(strs[i].into())
+                                }
+                            })
+                            .collect();
+                        let mut acc = Accumulator::new(kind, distinct);
+                        let got = prefix
+                            .iter()
+                            .try_for_each(|v| acc.update(v))
+                            .and_then(|_| acc.update_strs(&strs, mask))
+                            .and_then(|_| acc.finish());
+                        assert_eq!(show(got), show(expect(str_values)), "strs {context}");
                     }
                 }
             }

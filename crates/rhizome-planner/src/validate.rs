@@ -11,7 +11,7 @@
 
 use crate::usage::{op_reads, op_writes};
 use rhizome_common::{Error, ErrorKind, Result};
-use rhizome_plan::{Expr, OpKind, Plan, PlanNode, Slot};
+use rhizome_plan::{Expr, OpKind, Plan, PlanNode, Slot, SubqueryKind};
 use std::collections::BTreeSet;
 
 /// Checks the slot discipline of `plan` (see the module documentation).
@@ -119,25 +119,10 @@ fn check(node: &PlanNode, outer: &BTreeSet<Slot>, width: usize) -> Result<BTreeS
         }
         out.insert(s);
     }
-    // Plans nested in expressions run on this operator's input rows.
-    // (Comprehension variables are in the row while their body runs.)
-    let mut kind = node.kind.clone();
-    let mut nested = Vec::new();
+    // Plans nested in expressions run on this operator's input rows, with
+    // the variables of the expressions around them (comprehension and
+    // relationship-predicate variables are in the row while their body runs).
     let mut local = Vec::new();
-    for e in kind.exprs_mut() {
-        e.visit_mut(&mut |x| match x {
-            Expr::Subquery(plan, _) => nested.push((**plan).clone()),
-            Expr::ListComprehension { variable, .. } | Expr::Quantified { variable, .. } => {
-                local.push(*variable)
-            }
-            Expr::Reduce {
-                accumulator,
-                variable,
-                ..
-            } => local.extend([*accumulator, *variable]),
-            _ => {}
-        });
-    }
     if let OpKind::VarExpand {
         rel_predicate: Some((v, _)),
         ..
@@ -163,10 +148,64 @@ fn check(node: &PlanNode, outer: &BTreeSet<Slot>, width: usize) -> Result<BTreeS
     let mut env = input_avail.clone();
     env.extend(op_writes(&node.kind));
     env.extend(local);
-    for plan in nested {
-        check(&plan, &env, width)?;
+    for e in node.kind.exprs() {
+        check_nested(e, &env, width)?;
     }
     Ok(out)
+}
+
+/// Checks the plans nested in `e`, which runs on rows binding `env`. A
+/// pattern comprehension's projection runs on its plan's rows, so a
+/// subquery nested there sees the comprehension's variables too.
+fn check_nested(e: &Expr, env: &BTreeSet<Slot>, width: usize) -> Result<()> {
+    let scoped = |slots: &[Slot]| {
+        let mut inner = env.clone();
+        inner.extend(slots.iter().copied());
+        inner
+    };
+    match e {
+        Expr::Subquery(plan, kind) => {
+            let bound = check(plan, env, width)?;
+            if let SubqueryKind::Collect(x) = kind {
+                let inner: BTreeSet<Slot> = env.union(&bound).copied().collect();
+                check_nested(x, &inner, width)?;
+            }
+            Ok(())
+        }
+        Expr::ListComprehension { variable, .. } | Expr::Quantified { variable, .. } => {
+            let inner = scoped(&[*variable]);
+            let mut result = Ok(());
+            e.for_each_child(&mut |c| {
+                if result.is_ok() {
+                    result = check_nested(c, &inner, width);
+                }
+            });
+            result
+        }
+        Expr::Reduce {
+            accumulator,
+            variable,
+            ..
+        } => {
+            let inner = scoped(&[*accumulator, *variable]);
+            let mut result = Ok(());
+            e.for_each_child(&mut |c| {
+                if result.is_ok() {
+                    result = check_nested(c, &inner, width);
+                }
+            });
+            result
+        }
+        _ => {
+            let mut result = Ok(());
+            e.for_each_child(&mut |c| {
+                if result.is_ok() {
+                    result = check_nested(c, env, width);
+                }
+            });
+            result
+        }
+    }
 }
 
 #[cfg(test)]

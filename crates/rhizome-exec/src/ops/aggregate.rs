@@ -6,9 +6,11 @@
 //! `count(*)` adds the chunk's length, `count(x)` of a node or
 //! relationship slot counts the column's non-null ids, and integer or
 //! float vectors reach `sum`/`avg`/`min`/`max`/`count` as slices
-//! ([`Accumulator::update_ints`]). Grouped aggregation finds each row's
+//! ([`Accumulator::update_ints`]), string views `min`/`max`/`count`
+//! ([`Accumulator::update_strs`]). Grouped aggregation finds each row's
 //! group first (through a table keyed by the plain integer when the only
-//! key is an integer column, else by [`GroupKey`]s) and then feeds every
+//! key is an integer column, by the string view when it is a string
+//! column, else by [`GroupKey`]s) and then feeds every
 //! aggregate its column for the rows' groups. Arguments the vector
 //! evaluator cannot compute, mixed-type columns and `DISTINCT` aggregates
 //! fall back to a value per row, with the same results.
@@ -37,6 +39,8 @@ struct Groups {
     by_int: KeyMap<i64, u32>,
     /// Groups of a single node key found through a node-id column.
     by_node: KeyMap<u64, u32>,
+    /// Groups of a single string key found through a string-view column.
+    by_str: KeyMap<Box<str>, u32>,
 }
 
 /// Hash aggregation: per-worker group tables merged at the end. Groups keep
@@ -142,6 +146,7 @@ fn feed_chunk_values(
         }
         ([_], [Some(Vector::Ints(xs, nulls))]) => return acc.update_ints(xs, nulls.as_deref()),
         ([_], [Some(Vector::Floats(xs, nulls))]) => return acc.update_floats(xs, nulls.as_deref()),
+        ([_], [Some(Vector::Strs(xs, nulls))]) => return acc.update_strs(xs, nulls.as_deref()),
         ([_], [Some(Vector::Const(v))]) => {
             if v.is_null() {
                 return Ok(());
@@ -242,6 +247,19 @@ impl Groups {
         self.by_int.insert(x, g);
         g
     }
+
+    /// The index of the group of the single string key `x`, found by the
+    /// view (a `Value` is built only for a new group).
+    #[inline]
+    fn find_str(&mut self, x: &str, fresh: impl FnOnce() -> Vec<Accumulator>) -> u32 {
+        if let Some(&g) = self.by_str.get(x) {
+            return g;
+        }
+        // The group may have been made by a chunk read as values.
+        let g = self.find(&[GroupKey(Value::String(x.to_owned()))], fresh);
+        self.by_str.insert(x.into(), g);
+        g
+    }
 }
 
 impl Sink for AggregateSink {
@@ -291,8 +309,27 @@ impl Sink for AggregateSink {
                 group_of.push(g);
             }
         } else if let [Some(Vector::Ints(xs, None))] = keys.as_slice() {
-            for &x in xs {
+            for &x in xs.iter() {
                 group_of.push(groups.find_int(x, || self.fresh()));
+            }
+        } else if let [Some(Vector::Strs(xs, nulls))] = keys.as_slice() {
+            // Equal keys often come in runs: the previous row's group is
+            // tried first.
+            let mut last: Option<(&str, u32)> = None;
+            for (row, &x) in xs.iter().enumerate() {
+                let g = if nulls.as_ref().is_some_and(|m| m[row]) {
+                    groups.find(&[GroupKey(Value::Null)], || self.fresh())
+                } else {
+                    match last {
+                        Some((seen, g)) if seen == x => g,
+                        _ => {
+                            let g = groups.find_str(x, || self.fresh());
+                            last = Some((x, g));
+                            g
+                        }
+                    }
+                };
+                group_of.push(g);
             }
         } else {
             // One key buffer for the chunk: a row allocates only for a new group.
@@ -323,6 +360,15 @@ impl Sink for AggregateSink {
                         let acc = &mut groups.groups[g as usize].1[a];
                         let before = acc.held_bytes(VALUE_BYTES);
                         acc.update_floats(&xs[rows], None)?;
+                        held += acc.held_bytes(VALUE_BYTES) - before;
+                    }
+                }
+                ([_], [Some(Vector::Strs(xs, nulls))]) => {
+                    for (g, rows) in runs(&group_of) {
+                        let acc = &mut groups.groups[g as usize].1[a];
+                        let before = acc.held_bytes(VALUE_BYTES);
+                        let mask = nulls.as_ref().map(|m| &m[rows.clone()]);
+                        acc.update_strs(&xs[rows], mask)?;
                         held += acc.held_bytes(VALUE_BYTES) - before;
                     }
                 }

@@ -30,6 +30,7 @@
 
 use crate::cache::{AdjacencyList, CacheKey, CacheValue};
 use crate::fetch::{bad_data, ListRef, Round};
+use crate::mapping::Prefetch;
 use crate::source::Source;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_storage::catalog::{LabelId, PropertyKeyId, RelTypeId};
@@ -338,6 +339,8 @@ pub struct QueryGraph {
     pair_keys: Mutex<PairKeys>,
     /// Label ranges, computed on the first scan of each label.
     scans: Vec<OnceLock<Vec<Range<NodeId>>>>,
+    /// The prefetcher the statement chose (`CYPHER prefetch=...`), if any.
+    prefetch: OnceLock<Prefetch>,
     error: Mutex<Option<Error>>,
 }
 
@@ -357,8 +360,23 @@ impl QueryGraph {
             rels: RwLock::new(HashMap::new()),
             pair_keys: Mutex::new(PairKeys::default()),
             scans: (0..labels).map(|_| OnceLock::new()).collect(),
+            prefetch: OnceLock::new(),
             error: Mutex::new(None),
         }
+    }
+
+    /// Sets the statement's prefetcher (`CYPHER prefetch=...`): route
+    /// procedures use it instead of the mapping's, and with a lookahead
+    /// the statement's expansions fetch the depth-k neighbourhood of the
+    /// nodes they miss. Set once, before the statement runs; a second
+    /// call is ignored.
+    pub fn set_prefetch(&self, prefetch: Prefetch) {
+        let _ = self.prefetch.set(prefetch);
+    }
+
+    /// The prefetcher the statement chose, if it chose one.
+    pub fn prefetch(&self) -> Option<Prefetch> {
+        self.prefetch.get().copied()
     }
 
     /// The first error a read met, if any (the query must fail with it).
@@ -478,6 +496,33 @@ impl QueryGraph {
                 round.adjacency.push((*list, missing));
             }
         }
+        if let Some(depth) = self.lookahead_depth(&round) {
+            // The statement's lookahead: the missing nodes' depth-k
+            // neighbourhood in one round trip, the deeper lists into the
+            // cache as prefetched.
+            let (list, missing) = round.adjacency.pop().expect("one list");
+            let fetched = self
+                .source
+                .fetch_lookahead(list, &missing, depth, self.deadline)?;
+            let asked: std::collections::HashSet<i64> = missing.iter().copied().collect();
+            self.source.remember(&fetched, &|k| match k {
+                CacheKey::Adjacency { key, .. } => asked.contains(key),
+                _ => false,
+            });
+            for (l, key, a) in fetched.adjacency {
+                if l == list && asked.contains(&key) {
+                    found.insert((l.rel, key), Arc::new(a));
+                }
+            }
+            // Every asked list comes back; should one not, ask for it.
+            let left: Vec<i64> = missing
+                .into_iter()
+                .filter(|&k| !found.contains_key(&(list.rel, k)))
+                .collect();
+            if !left.is_empty() {
+                round.adjacency.push((list, left));
+            }
+        }
         if !round.adjacency.is_empty() {
             let fetched = self.source.fetch_round(&round, self.deadline)?;
             self.source.remember(&fetched, &|_| true);
@@ -572,6 +617,21 @@ impl QueryGraph {
         Ok(())
     }
 
+    /// The depth of the statement's lookahead for `round`, if it has one
+    /// and the round asks for one list from the first node space to
+    /// itself (what a backend's lookahead follows).
+    fn lookahead_depth(&self, round: &Round) -> Option<u32> {
+        let Some(Prefetch::Lookahead(depth)) = self.prefetch() else {
+            return None;
+        };
+        match round.adjacency.as_slice() {
+            [(list, _)] if self.schema.rel_spaces.get(list.rel as usize) == Some(&(0, 0)) => {
+                Some(depth)
+            }
+            _ => None,
+        }
+    }
+
     /// The node ids of a label: the keys of each of its node spaces.
     fn scan(&self, label: LabelId) -> Result<Vec<Range<NodeId>>> {
         let mut out: Vec<Range<NodeId>> = Vec::new();
@@ -597,6 +657,10 @@ impl QueryGraph {
 impl ExternalGraph for QueryGraph {
     fn describe(&self) -> String {
         self.source.describe()
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
 
     fn statistics(&self) -> &Statistics {

@@ -259,7 +259,7 @@ impl Source {
         Ok(fetched)
     }
 
-    fn fetch_lookahead(
+    pub(crate) fn fetch_lookahead(
         &self,
         list: ListRef,
         keys: &[i64],

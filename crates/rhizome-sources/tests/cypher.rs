@@ -332,3 +332,52 @@ fn every_level_of_a_walk_is_one_round_trip() {
         assert_eq!(rows_on(&source, query).unwrap(), want, "{file}: {query}");
     }
 }
+
+/// `CYPHER prefetch=...` chooses a statement's prefetcher: a lookahead
+/// fetches a variable-length walk's neighbourhood in one round trip, and
+/// the route procedures follow the statement's prefetcher instead of the
+/// mapping's; the rows stay those of a native import.
+#[test]
+fn a_statement_chooses_its_prefetcher() {
+    for file in ["roads-postgres.json", "roads-redis.json"] {
+        let walk = "MATCH (j:Junction {id: 90001})-[:ROAD*1..4]->(k) RETURN count(*) AS paths";
+        let want = rows_native(walk);
+        let (plain, _) = profiled_round_trips(&engine(file), walk);
+        let source = engine(file);
+        let hinted = format!("CYPHER prefetch=lookahead:4 {walk}");
+        let (ahead, text) = profiled_round_trips(&source, &hinted);
+        eprintln!("{file}: *1..4: {plain} round trips, {ahead} with prefetch=lookahead:4");
+        assert!(
+            ahead < plain && ahead <= 2,
+            "{file}: {ahead} round trips with a lookahead, {plain} without: {text}"
+        );
+        assert!(!text.contains("prefetched 0 used"), "{text}");
+        assert_eq!(rows_on(&source, walk).unwrap(), want, "{file}");
+        assert_eq!(rows_on(&engine(file), &hinted).unwrap(), want, "{file}");
+
+        let route = "MATCH (a:Junction {id: 17}), (b:Junction {id: 3101}) \
+                     CALL apoc.algo.dijkstra(a, b, 'ROAD>', 'distance') YIELD weight RETURN weight";
+        let want = rows_native(route);
+        let mut trips = Vec::new();
+        for prefetch in ["none", "lookahead:8"] {
+            let query = format!("CYPHER prefetch={prefetch} {route}");
+            let source = engine(file);
+            let (n, text) = profiled_round_trips(&source, &query);
+            trips.push(n);
+            assert_eq!(
+                rows_on(&engine(file), &query).unwrap(),
+                want,
+                "{file}: {query}: {text}"
+            );
+        }
+        eprintln!(
+            "{file}: dijkstra: {} round trips with prefetch=none, {} with lookahead:8",
+            trips[0], trips[1]
+        );
+        assert!(trips[1] < trips[0], "{file}: {trips:?}");
+
+        let e = rows_on(&source, &format!("CYPHER prefetch=lookahead:99 {walk}")).unwrap_err();
+        assert_eq!(e.code, Some("InvalidQueryOption"), "{e}");
+        assert!(e.message.contains("from 1 to 16"), "{e}");
+    }
+}

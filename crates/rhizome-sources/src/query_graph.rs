@@ -86,14 +86,27 @@ pub(crate) struct SourceSchema {
     label_spaces: Vec<Vec<u16>>,
 }
 
-/// Planner estimates for a source: the backend keeps no counts the
-/// mapping could name, so every label counts as a large table and every
+/// Planner estimates for a source: a node space whose keys were not
+/// counted (no `keys` in the mapping) counts as a large table, and every
 /// type as two relationships per node (the planner then prefers key
 /// lookups and expansions from bound nodes to scans).
 const ESTIMATED_NODES: u64 = 1_000_000;
 
 impl SourceSchema {
-    pub(crate) fn new(mapping: &crate::mapping::Mapping) -> SourceSchema {
+    /// The schema of `mapping`; `node_counts` are the keys per node space
+    /// counted at connect (`None`, or missing, for [`ESTIMATED_NODES`]),
+    /// the planner's label counts.
+    pub(crate) fn new(
+        mapping: &crate::mapping::Mapping,
+        node_counts: &[Option<u64>],
+    ) -> SourceSchema {
+        let space_count = |s: u16| -> u64 {
+            node_counts
+                .get(s as usize)
+                .copied()
+                .flatten()
+                .unwrap_or(ESTIMATED_NODES)
+        };
         let mut catalog = Catalog::default();
         // A space's extra labels come before its own (`Message` before
         // `Comment`), and each node's labels are sorted by id, as a native
@@ -180,11 +193,11 @@ impl SourceSchema {
             p99: 8,
         };
         let statistics = Statistics {
-            node_count: ESTIMATED_NODES * mapping.nodes.len() as u64,
+            node_count: (0..mapping.nodes.len() as u16).map(space_count).sum(),
             relationship_count: 2 * ESTIMATED_NODES * mapping.relationships.len() as u64,
             label_counts: label_spaces
                 .iter()
-                .map(|s| ESTIMATED_NODES * s.len() as u64)
+                .map(|s| s.iter().map(|&x| space_count(x)).sum())
                 .collect(),
             rel_types: type_spaces
                 .iter()
@@ -889,7 +902,34 @@ mod tests {
             "/../../examples/sources/ldbc-postgres.json"
         ))
         .unwrap();
-        SourceSchema::new(&Mapping::parse_with_env(&text, &|_| None).unwrap())
+        SourceSchema::new(&Mapping::parse_with_env(&text, &|_| None).unwrap(), &[])
+    }
+
+    #[test]
+    fn counted_node_spaces_give_the_label_counts() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/sources/ldbc-postgres.json"
+        ))
+        .unwrap();
+        let mapping = Mapping::parse_with_env(&text, &|_| None).unwrap();
+        let counts: Vec<Option<u64>> = (0..mapping.nodes.len() as u64)
+            .map(|i| (i != 0).then_some(100 + i))
+            .collect();
+        let schema = SourceSchema::new(&mapping, &counts);
+        let count = |label: &str| {
+            schema.statistics.label_counts[schema.catalog.label_id(label).unwrap() as usize]
+        };
+        let space =
+            |label: &str| mapping.nodes.iter().position(|n| n.label == label).unwrap() as u64;
+        let of = |i: u64| if i == 0 { ESTIMATED_NODES } else { 100 + i };
+        assert_eq!(count("Person"), of(space("Person")));
+        // A label over two spaces counts both.
+        assert_eq!(count("Message"), of(space("Comment")) + of(space("Post")));
+        assert_eq!(
+            schema.statistics.node_count,
+            (0..mapping.nodes.len() as u64).map(of).sum::<u64>()
+        );
     }
 
     fn names(schema: &SourceSchema, labels: &[LabelId]) -> Vec<String> {

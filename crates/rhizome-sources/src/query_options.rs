@@ -125,7 +125,10 @@ mod tests {
         for (query, says) in [
             ("CYPHER prefetch=lookahead:99 RETURN 1", "from 1 to 16"),
             ("CYPHER prefetch=lookahead:x RETURN 1", "not a number"),
-            ("CYPHER prefetch=far:3 RETURN 1", "lookahead, key_block, box_degrees"),
+            (
+                "CYPHER prefetch=far:3 RETURN 1",
+                "lookahead, key_block, box_degrees",
+            ),
             ("CYPHER prefetch=lookahead RETURN 1", "expected none"),
             ("CYPHER runtime=slotted RETURN 1", "`runtime` is not known"),
             ("CYPHER prefetch=none prefetch=none RETURN 1", "twice"),

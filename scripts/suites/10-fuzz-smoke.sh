@@ -28,6 +28,8 @@ echo "== stable smoke: Bolt chunks, PackStream, messages, sessions"
 (cd "$root" && cargo test -q -p rhizome-server --test fuzz_smoke)
 echo "== stable smoke: graph source mappings (mutated example mappings)"
 (cd "$root" && cargo test -q -p rhizome-sources --lib mapping::tests::garbage_never_panics)
+echo "== stable smoke: query options of statements over a source"
+(cd "$root" && cargo test -q -p rhizome-sources --lib query_options::tests::arbitrary_text_never_panics)
 
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "cargo-fuzz (nightly) not available: install with 'cargo install cargo-fuzz' to run the libFuzzer targets"
@@ -37,14 +39,18 @@ fi
 tck="${RHIZOME_TCK_DIR:-$root/../shared/tck}"
 for spec in rhizome-cypher:parse rhizome-cypher:compile rhizome-storage:wal rhizome-storage:value \
     rhizome-server:chunks rhizome-server:packstream rhizome-server:message rhizome-import:dimacs \
-    rhizome-sources:mapping; do
+    rhizome-sources:mapping rhizome-sources:query_options; do
     crate="${spec%%:*}"
     target="${spec#*:}"
     fuzz="$root/crates/$crate/fuzz"
     corpus="$fuzz/corpus/$target"
     mkdir -p "$corpus"
-    if [ "$crate" = rhizome-sources ] && [ -z "$(ls -A "$corpus")" ]; then
+    if [ "$spec" = rhizome-sources:mapping ] && [ -z "$(ls -A "$corpus")" ]; then
         cp "$root"/examples/sources/*.json "$corpus/"
+    fi
+    if [ "$spec" = rhizome-sources:query_options ] && [ -z "$(ls -A "$corpus")" ]; then
+        printf 'CYPHER prefetch=lookahead:4 MATCH (n) RETURN n' >"$corpus/lookahead"
+        printf 'PROFILE CYPHER prefetch=box_degrees:0.01 RETURN 1' >"$corpus/box"
     fi
     if [ "$crate" = rhizome-cypher ] && [ -z "$(ls -A "$corpus")" ] && [ -d "$tck/features" ]; then
         # Seed with the TCK's query doc strings, one file per query.

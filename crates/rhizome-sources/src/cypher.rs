@@ -94,7 +94,9 @@ impl SourceEngine {
         query: &str,
         params: &BTreeMap<String, Value>,
     ) -> Result<rhizome_engine::StatementInfo> {
-        self.engine.describe_on(&self.snapshot(None), query, params)
+        let (_, query) = crate::query_options::split(query)?;
+        self.engine
+            .describe_on(&self.snapshot(None), &query, params)
     }
 
     /// The structured plan of an `EXPLAIN` / `PROFILE` statement over the
@@ -104,8 +106,9 @@ impl SourceEngine {
         query: &str,
         params: &BTreeMap<String, Value>,
     ) -> Result<Option<rhizome_engine::PlanDescription>> {
+        let (_, query) = crate::query_options::split(query)?;
         self.engine
-            .plan_description_on(&self.snapshot(None), query, params)
+            .plan_description_on(&self.snapshot(None), &query, params)
     }
 
     /// Opens one statement's view of the source: its snapshot exists before
@@ -129,10 +132,14 @@ impl SourceEngine {
         options: &QueryOptions,
         receiver: Option<Arc<dyn RowReceiver>>,
     ) -> Result<QueryResult> {
+        let (query_options, query) = crate::query_options::split(query)?;
+        if let Some(prefetch) = query_options.prefetch {
+            statement.graph.set_prefetch(prefetch);
+        }
         let before = self.source.counters();
         let result = self.engine.execute_read_only_on(
             statement.snapshot.clone(),
-            query,
+            &query,
             params,
             options,
             receiver,
@@ -334,9 +341,19 @@ impl RouteGraphs for SourceRoutes {
                 ));
             }
         }
-        let graph = SourceGraph::new(&self.source, specs, weight)?
+        let mut graph = SourceGraph::new(&self.source, specs, weight)?
             .with_deadline(q.scope.deadline())
             .with_cancel(cancelled);
+        // The statement's prefetcher (`CYPHER prefetch=...`), if it chose one.
+        let chosen = q
+            .snapshot
+            .external()
+            .and_then(|x| x.as_any())
+            .and_then(|a| a.downcast_ref::<crate::QueryGraph>())
+            .and_then(|g| g.prefetch());
+        if let Some(prefetch) = chosen {
+            graph = graph.with_prefetch(prefetch);
+        }
         let routes = search(&graph)?;
         // Pin the paths' relationships in the query's graph.
         let catalog = rhizome_storage::GraphRead::catalog(&q.snapshot);

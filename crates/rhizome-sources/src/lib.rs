@@ -8,7 +8,7 @@
 //! backends), [`cache`] (the shared cache and its freshness rule),
 //! [`counters`] (round trips, rows, bytes, hits, prefetch use, waiting),
 //! [`source`] (a connected [`Source`], and [`SourceGraph`], the route
-//! searches' view of it), [`query_graph`] and [`cypher`] (Cypher over a
+//! searches' view of it), [`query_graph`], [`query_options`] and [`cypher`] (Cypher over a
 //! source). The user guide is `docs/sources.md`.
 //!
 //! Cypher runs over a source through [`SourceEngine`] ([`cypher`]): a
@@ -25,6 +25,7 @@ pub mod fetch;
 pub mod mapping;
 pub mod postgres;
 pub mod query_graph;
+pub mod query_options;
 pub mod redis_backend;
 pub mod source;
 

@@ -564,6 +564,19 @@ impl Postgres {
             .collect()
     }
 
+    /// How many keys the `keys` query `sql` lists (`SELECT count(*)` over
+    /// it), for the planner's label counts.
+    pub async fn count_keys(&self, sql: &str) -> Result<u64> {
+        let p = self.connection().await?;
+        let row = p
+            .client
+            .query_one(&format!("SELECT count(*) FROM ({sql}) AS keys"), &[])
+            .await
+            .map_err(|e| self.query_error(e))?;
+        let n: i64 = row.try_get(0).map_err(|e| self.query_error(e))?;
+        Ok(n.max(0) as u64)
+    }
+
     /// Runs a round: every statement sent at once on one connection.
     pub async fn round(&self, round: &Round) -> Result<Fetched> {
         let p = self.connection().await?;

@@ -30,6 +30,7 @@
 
 use crate::cache::{AdjacencyList, CacheKey, CacheValue};
 use crate::fetch::{bad_data, ListRef, Round};
+use crate::mapping::Prefetch;
 use crate::source::Source;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_storage::catalog::{LabelId, PropertyKeyId, RelTypeId};
@@ -85,14 +86,27 @@ pub(crate) struct SourceSchema {
     label_spaces: Vec<Vec<u16>>,
 }
 
-/// Planner estimates for a source: the backend keeps no counts the
-/// mapping could name, so every label counts as a large table and every
+/// Planner estimates for a source: a node space whose keys were not
+/// counted (no `keys` in the mapping) counts as a large table, and every
 /// type as two relationships per node (the planner then prefers key
 /// lookups and expansions from bound nodes to scans).
 const ESTIMATED_NODES: u64 = 1_000_000;
 
 impl SourceSchema {
-    pub(crate) fn new(mapping: &crate::mapping::Mapping) -> SourceSchema {
+    /// The schema of `mapping`; `node_counts` are the keys per node space
+    /// counted at connect (`None`, or missing, for [`ESTIMATED_NODES`]),
+    /// the planner's label counts.
+    pub(crate) fn new(
+        mapping: &crate::mapping::Mapping,
+        node_counts: &[Option<u64>],
+    ) -> SourceSchema {
+        let space_count = |s: u16| -> u64 {
+            node_counts
+                .get(s as usize)
+                .copied()
+                .flatten()
+                .unwrap_or(ESTIMATED_NODES)
+        };
         let mut catalog = Catalog::default();
         // A space's extra labels come before its own (`Message` before
         // `Comment`), and each node's labels are sorted by id, as a native
@@ -179,11 +193,11 @@ impl SourceSchema {
             p99: 8,
         };
         let statistics = Statistics {
-            node_count: ESTIMATED_NODES * mapping.nodes.len() as u64,
+            node_count: (0..mapping.nodes.len() as u16).map(space_count).sum(),
             relationship_count: 2 * ESTIMATED_NODES * mapping.relationships.len() as u64,
             label_counts: label_spaces
                 .iter()
-                .map(|s| ESTIMATED_NODES * s.len() as u64)
+                .map(|s| s.iter().map(|&x| space_count(x)).sum())
                 .collect(),
             rel_types: type_spaces
                 .iter()
@@ -338,6 +352,8 @@ pub struct QueryGraph {
     pair_keys: Mutex<PairKeys>,
     /// Label ranges, computed on the first scan of each label.
     scans: Vec<OnceLock<Vec<Range<NodeId>>>>,
+    /// The prefetcher the statement chose (`CYPHER prefetch=...`), if any.
+    prefetch: OnceLock<Prefetch>,
     error: Mutex<Option<Error>>,
 }
 
@@ -357,8 +373,23 @@ impl QueryGraph {
             rels: RwLock::new(HashMap::new()),
             pair_keys: Mutex::new(PairKeys::default()),
             scans: (0..labels).map(|_| OnceLock::new()).collect(),
+            prefetch: OnceLock::new(),
             error: Mutex::new(None),
         }
+    }
+
+    /// Sets the statement's prefetcher (`CYPHER prefetch=...`): route
+    /// procedures use it instead of the mapping's, and with a lookahead
+    /// the statement's expansions fetch the depth-k neighbourhood of the
+    /// nodes they miss. Set once, before the statement runs; a second
+    /// call is ignored.
+    pub fn set_prefetch(&self, prefetch: Prefetch) {
+        let _ = self.prefetch.set(prefetch);
+    }
+
+    /// The prefetcher the statement chose, if it chose one.
+    pub fn prefetch(&self) -> Option<Prefetch> {
+        self.prefetch.get().copied()
     }
 
     /// The first error a read met, if any (the query must fail with it).
@@ -478,6 +509,33 @@ impl QueryGraph {
                 round.adjacency.push((*list, missing));
             }
         }
+        if let Some(depth) = self.lookahead_depth(&round) {
+            // The statement's lookahead: the missing nodes' depth-k
+            // neighbourhood in one round trip, the deeper lists into the
+            // cache as prefetched.
+            let (list, missing) = round.adjacency.pop().expect("one list");
+            let fetched = self
+                .source
+                .fetch_lookahead(list, &missing, depth, self.deadline)?;
+            let asked: std::collections::HashSet<i64> = missing.iter().copied().collect();
+            self.source.remember(&fetched, &|k| match k {
+                CacheKey::Adjacency { key, .. } => asked.contains(key),
+                _ => false,
+            });
+            for (l, key, a) in fetched.adjacency {
+                if l == list && asked.contains(&key) {
+                    found.insert((l.rel, key), Arc::new(a));
+                }
+            }
+            // Every asked list comes back; should one not, ask for it.
+            let left: Vec<i64> = missing
+                .into_iter()
+                .filter(|&k| !found.contains_key(&(list.rel, k)))
+                .collect();
+            if !left.is_empty() {
+                round.adjacency.push((list, left));
+            }
+        }
         if !round.adjacency.is_empty() {
             let fetched = self.source.fetch_round(&round, self.deadline)?;
             self.source.remember(&fetched, &|_| true);
@@ -572,6 +630,21 @@ impl QueryGraph {
         Ok(())
     }
 
+    /// The depth of the statement's lookahead for `round`, if it has one
+    /// and the round asks for one list from the first node space to
+    /// itself (what a backend's lookahead follows).
+    fn lookahead_depth(&self, round: &Round) -> Option<u32> {
+        let Some(Prefetch::Lookahead(depth)) = self.prefetch() else {
+            return None;
+        };
+        match round.adjacency.as_slice() {
+            [(list, _)] if self.schema.rel_spaces.get(list.rel as usize) == Some(&(0, 0)) => {
+                Some(depth)
+            }
+            _ => None,
+        }
+    }
+
     /// The node ids of a label: the keys of each of its node spaces.
     fn scan(&self, label: LabelId) -> Result<Vec<Range<NodeId>>> {
         let mut out: Vec<Range<NodeId>> = Vec::new();
@@ -597,6 +670,10 @@ impl QueryGraph {
 impl ExternalGraph for QueryGraph {
     fn describe(&self) -> String {
         self.source.describe()
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
 
     fn statistics(&self) -> &Statistics {
@@ -825,7 +902,34 @@ mod tests {
             "/../../examples/sources/ldbc-postgres.json"
         ))
         .unwrap();
-        SourceSchema::new(&Mapping::parse_with_env(&text, &|_| None).unwrap())
+        SourceSchema::new(&Mapping::parse_with_env(&text, &|_| None).unwrap(), &[])
+    }
+
+    #[test]
+    fn counted_node_spaces_give_the_label_counts() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/sources/ldbc-postgres.json"
+        ))
+        .unwrap();
+        let mapping = Mapping::parse_with_env(&text, &|_| None).unwrap();
+        let counts: Vec<Option<u64>> = (0..mapping.nodes.len() as u64)
+            .map(|i| (i != 0).then_some(100 + i))
+            .collect();
+        let schema = SourceSchema::new(&mapping, &counts);
+        let count = |label: &str| {
+            schema.statistics.label_counts[schema.catalog.label_id(label).unwrap() as usize]
+        };
+        let space =
+            |label: &str| mapping.nodes.iter().position(|n| n.label == label).unwrap() as u64;
+        let of = |i: u64| if i == 0 { ESTIMATED_NODES } else { 100 + i };
+        assert_eq!(count("Person"), of(space("Person")));
+        // A label over two spaces counts both.
+        assert_eq!(count("Message"), of(space("Comment")) + of(space("Post")));
+        assert_eq!(
+            schema.statistics.node_count,
+            (0..mapping.nodes.len() as u64).map(of).sum::<u64>()
+        );
     }
 
     fn names(schema: &SourceSchema, labels: &[LabelId]) -> Vec<String> {

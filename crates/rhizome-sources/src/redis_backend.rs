@@ -353,6 +353,17 @@ impl Redis {
             .collect()
     }
 
+    /// How many keys the sorted set `set` holds (`ZCARD`), for the
+    /// planner's label counts.
+    pub async fn count_keys(&self, set: &str) -> Result<u64> {
+        let mut conn = self.connection().await?;
+        redis::cmd("ZCARD")
+            .arg(set)
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| self.failed(e))
+    }
+
     /// Runs a round as one pipeline.
     pub async fn round(&self, round: &Round) -> Result<Fetched> {
         let mut pipe = redis::pipe();

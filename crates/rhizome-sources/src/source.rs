@@ -36,6 +36,9 @@ pub struct Source {
     pub(crate) counters: Counters,
     /// Names, indexes and statistics the planner sees (made on first use).
     schema: std::sync::OnceLock<Arc<crate::query_graph::SourceSchema>>,
+    /// Keys per node space, counted when the source connected (`None`
+    /// without `keys`, or if the backend did not answer).
+    node_counts: Vec<Option<u64>>,
 }
 
 impl Drop for Source {
@@ -87,7 +90,30 @@ impl Source {
                 )),
             }
         })?;
+        // Planner statistics: the size of each node space's key set, once
+        // (not on the counters: statements did not ask for it).
+        let node_counts = runtime.block_on(async {
+            let mut counts = Vec::with_capacity(mapping.nodes.len());
+            for node in &mapping.nodes {
+                let Some(keys) = &node.keys else {
+                    counts.push(None);
+                    continue;
+                };
+                let counting = async {
+                    match &connection {
+                        Connection::Postgres(pg) => pg.count_keys(keys).await,
+                        Connection::Redis(r) => r.count_keys(keys).await,
+                    }
+                };
+                counts.push(match tokio::time::timeout(timeout, counting).await {
+                    Ok(Ok(n)) => Some(n),
+                    _ => None,
+                });
+            }
+            counts
+        });
         Ok(Arc::new(Source {
+            node_counts,
             cache: Cache::new(mapping.cache.max_entries, mapping.cache.ttl),
             mapping,
             connection,
@@ -134,7 +160,12 @@ impl Source {
     ) -> (rhizome_storage::Snapshot, Arc<crate::QueryGraph>) {
         let schema = self
             .schema
-            .get_or_init(|| Arc::new(crate::query_graph::SourceSchema::new(&self.mapping)))
+            .get_or_init(|| {
+                Arc::new(crate::query_graph::SourceSchema::new(
+                    &self.mapping,
+                    &self.node_counts,
+                ))
+            })
             .clone();
         let graph = Arc::new(crate::QueryGraph::new(
             self.clone(),
@@ -259,7 +290,7 @@ impl Source {
         Ok(fetched)
     }
 
-    fn fetch_lookahead(
+    pub(crate) fn fetch_lookahead(
         &self,
         list: ListRef,
         keys: &[i64],

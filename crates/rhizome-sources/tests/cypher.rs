@@ -248,3 +248,160 @@ fn a_statement_past_its_timeout_fails_clearly() {
     };
     assert_eq!(e.kind, ErrorKind::QueryAborted, "{e}");
 }
+
+/// The round trips a `PROFILE` statement cost its source, from the
+/// "Source `...`: N round trips" line, and the profile's text.
+fn profiled_round_trips(source: &SourceEngine, query: &str) -> (u64, String) {
+    let result = source
+        .execute(&format!("PROFILE {query}"), BTreeMap::new(), &opts())
+        .unwrap_or_else(|e| panic!("{query}: {e}"))
+        .0;
+    let text = result.plan_text().unwrap().to_string();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Source `"))
+        .unwrap_or_else(|| panic!("no Source line: {text}"));
+    let n = line
+        .split(": ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no round trips in {line}"));
+    (n, text)
+}
+
+/// Deeper levels of variable-length expansion, shortestPath's
+/// breadth-first levels and counted patterns (`ExpandCount`) fetch a whole
+/// level's adjacency lists in one round trip per (type, direction): on a
+/// cold cache a statement costs about one round trip per level, not one
+/// per node reached, and gives the rows of a native import.
+#[test]
+fn every_level_of_a_walk_is_one_round_trip() {
+    for file in ["roads-postgres.json", "roads-redis.json"] {
+        // (statement, operator it must plan, most round trips on a cold cache)
+        let cases = [
+            // A key lookup, then levels at distance 0..3 of `*1..4`.
+            (
+                "MATCH (j:Junction {id: 90001})-[:ROAD*1..4]->(k) RETURN count(*) AS paths",
+                "VarLengthExpand",
+                1 + 4,
+            ),
+            (
+                "MATCH (j:Junction {id: 90001})-[:ROAD*1..6]-(k) RETURN count(*) AS paths",
+                "VarLengthExpand",
+                // Both directions: two lists per level.
+                1 + 2 * 6,
+            ),
+            // A key lookup, then one level per hop.
+            (
+                "MATCH (j:Junction {id: 40000})-[:ROAD]->()-[:ROAD]->()-[:ROAD]->()-[:ROAD]->(k) RETURN count(*) AS n",
+                "ExpandCount",
+                1 + 4,
+            ),
+        ];
+        for (query, operator, most) in cases {
+            let source = engine(file);
+            let want = rows_native(query);
+            let (trips, text) = profiled_round_trips(&source, query);
+            eprintln!("{file}: {operator}: {trips} round trips (at most {most})");
+            assert!(text.contains(operator), "{file}: {query}: {text}");
+            assert!(
+                trips <= most,
+                "{file}: {query}: {trips} round trips, at most {most} expected: {text}"
+            );
+            assert_eq!(rows_on(&source, query).unwrap(), want, "{file}: {query}");
+        }
+        // shortestPath: two key lookups, then one round trip per level of
+        // either side of the bidirectional search, i.e. about one per
+        // relationship of the path.
+        let query = "MATCH (a:Junction {id: 17}), (b:Junction {id: 3101}) \
+                     MATCH p = shortestPath((a)-[:ROAD*..40]->(b)) RETURN length(p) AS hops";
+        let want = rows_native(query);
+        assert_eq!(want.len(), 1, "{query}: {want:?}");
+        let Value::Int(hops) = want[0][0] else {
+            panic!("{want:?}")
+        };
+        let source = engine(file);
+        let (trips, text) = profiled_round_trips(&source, query);
+        eprintln!("{file}: ShortestPath: {trips} round trips for a path of {hops}");
+        assert!(text.contains("ShortestPath"), "{text}");
+        assert!(
+            trips <= 2 + hops as u64,
+            "{file}: {trips} round trips for a path of {hops}: {text}"
+        );
+        assert_eq!(rows_on(&source, query).unwrap(), want, "{file}: {query}");
+    }
+}
+
+/// `CYPHER prefetch=...` chooses a statement's prefetcher: a lookahead
+/// fetches a variable-length walk's neighbourhood in one round trip, and
+/// the route procedures follow the statement's prefetcher instead of the
+/// mapping's; the rows stay those of a native import.
+#[test]
+fn a_statement_chooses_its_prefetcher() {
+    for file in ["roads-postgres.json", "roads-redis.json"] {
+        let walk = "MATCH (j:Junction {id: 90001})-[:ROAD*1..4]->(k) RETURN count(*) AS paths";
+        let want = rows_native(walk);
+        let (plain, _) = profiled_round_trips(&engine(file), walk);
+        let source = engine(file);
+        let hinted = format!("CYPHER prefetch=lookahead:4 {walk}");
+        let (ahead, text) = profiled_round_trips(&source, &hinted);
+        eprintln!("{file}: *1..4: {plain} round trips, {ahead} with prefetch=lookahead:4");
+        assert!(
+            ahead < plain && ahead <= 2,
+            "{file}: {ahead} round trips with a lookahead, {plain} without: {text}"
+        );
+        assert!(!text.contains("prefetched 0 used"), "{text}");
+        assert_eq!(rows_on(&source, walk).unwrap(), want, "{file}");
+        assert_eq!(rows_on(&engine(file), &hinted).unwrap(), want, "{file}");
+
+        let route = "MATCH (a:Junction {id: 17}), (b:Junction {id: 3101}) \
+                     CALL apoc.algo.dijkstra(a, b, 'ROAD>', 'distance') YIELD weight RETURN weight";
+        let want = rows_native(route);
+        let mut trips = Vec::new();
+        for prefetch in ["none", "lookahead:8"] {
+            let query = format!("CYPHER prefetch={prefetch} {route}");
+            let source = engine(file);
+            let (n, text) = profiled_round_trips(&source, &query);
+            trips.push(n);
+            assert_eq!(
+                rows_on(&engine(file), &query).unwrap(),
+                want,
+                "{file}: {query}: {text}"
+            );
+        }
+        eprintln!(
+            "{file}: dijkstra: {} round trips with prefetch=none, {} with lookahead:8",
+            trips[0], trips[1]
+        );
+        assert!(trips[1] < trips[0], "{file}: {trips:?}");
+
+        let e = rows_on(&source, &format!("CYPHER prefetch=lookahead:99 {walk}")).unwrap_err();
+        assert_eq!(e.code, Some("InvalidQueryOption"), "{e}");
+        assert!(e.message.contains("from 1 to 16"), "{e}");
+    }
+}
+
+/// The planner's label counts come from the backend: each node space's
+/// key set is counted when the source connects (PostgreSQL `count(*)` over
+/// the `keys` query, Redis `ZCARD`), so a label scan is estimated at the
+/// network's 114,599 junctions, not at a guess.
+#[test]
+fn label_scans_are_estimated_from_counted_keys() {
+    for source in [postgres(), redis()] {
+        let plan = source
+            .execute(
+                "EXPLAIN MATCH (j:Junction) RETURN j.id",
+                BTreeMap::new(),
+                &opts(),
+            )
+            .unwrap()
+            .0;
+        let text = plan.plan_text().unwrap().to_string();
+        let scan = text
+            .lines()
+            .find(|l| l.contains("Junction") && l.contains("Scan"))
+            .unwrap_or_else(|| panic!("no label scan: {text}"));
+        assert!(scan.contains("est. 114599 rows"), "{text}");
+    }
+}

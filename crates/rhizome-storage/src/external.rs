@@ -62,4 +62,10 @@ pub trait ExternalGraph: Send + Sync {
     /// The nodes a chunk is about to expand: fetch their missing adjacency
     /// lists of (`rel_type`, `dir`) in one round trip.
     fn prefetch_adjacency(&self, nodes: &[NodeId], rel_type: RelTypeId, dir: Direction);
+    /// The graph as `Any`, so that procedures of the graph's own crate
+    /// can reach its type (a source's statement options); `None` by
+    /// default.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }

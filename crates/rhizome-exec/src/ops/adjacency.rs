@@ -7,6 +7,7 @@ use crate::operator::TaskCtx;
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::{ExpandDirection, Slot};
 use rhizome_storage::{Direction, GraphRead, LabelId, RelTypeId, Snapshot};
+use std::collections::HashSet;
 
 /// Reads the relationships a row's expansion must not use (single
 /// relationships or lists of them) into `out`.
@@ -78,6 +79,100 @@ pub(crate) fn prefetch_walks(
     }
     for &(t, d) in walks {
         snap.prefetch_adjacency(&nodes, t, d);
+    }
+}
+
+/// Most nodes a level-by-level prefetch ([`prefetch_levels`],
+/// [`prefetch_reachable`]) gathers for one chunk; past it, deeper reads
+/// fetch as they go.
+const PREFETCH_NODES: usize = 1 << 20;
+
+/// One hop of a walk a prefetch follows: its (type, direction) pairs and
+/// the labels the nodes it reaches must carry.
+pub(crate) type LevelHop<'a> = (&'a [(RelTypeId, Direction)], &'a [Option<LabelId>]);
+
+/// The nodes of `level` that are not [`NULL_ID`], sorted and deduplicated.
+fn level_of(mut level: Vec<NodeId>) -> Vec<NodeId> {
+    level.retain(|&x| x != NULL_ID);
+    level.sort_unstable();
+    level.dedup();
+    level
+}
+
+/// Over a graph source: fetches the adjacency a walk of `hops` from
+/// `starts` reads, a level at a time: the lists of every node of level
+/// `i` over hop `i`'s (type, direction) pairs in one round trip per pair,
+/// then level `i + 1` = their neighbours that carry hop `i`'s labels. The
+/// walk itself then reads pinned lists. Relationship predicates and
+/// uniqueness are not applied, so a level may hold a few nodes the walk
+/// skips. On native storage it does nothing.
+pub(crate) fn prefetch_levels(snap: &Snapshot, starts: Vec<NodeId>, hops: &[LevelHop<'_>]) {
+    if snap.external().is_none() {
+        return;
+    }
+    let mut level = level_of(starts);
+    let mut gathered = level.len();
+    for (i, &(walks, labels)) in hops.iter().enumerate() {
+        if level.is_empty() || gathered > PREFETCH_NODES {
+            return;
+        }
+        for &(t, d) in walks {
+            snap.prefetch_adjacency(&level, t, d);
+        }
+        if i + 1 == hops.len() {
+            return;
+        }
+        let mut next = Vec::new();
+        for &x in &level {
+            for &(t, d) in walks {
+                let adj = snap.adjacency(x, t, d);
+                next.extend(
+                    adj.neighbours
+                        .iter()
+                        .copied()
+                        .filter(|&y| labels.is_empty() || has_labels(snap, y, labels)),
+                );
+            }
+        }
+        level = level_of(next);
+        gathered += level.len();
+    }
+}
+
+/// Over a graph source: fetches the adjacency a variable-length walk of at
+/// most `depth` relationships over `walks` from `starts` reads, breadth
+/// first: the lists of every node first reached at distance `d < depth`
+/// come in one round trip per (type, direction) for the whole level. On
+/// native storage it does nothing.
+pub(crate) fn prefetch_reachable(
+    snap: &Snapshot,
+    starts: Vec<NodeId>,
+    walks: &[(RelTypeId, Direction)],
+    depth: u64,
+) {
+    if snap.external().is_none() || depth == 0 {
+        return;
+    }
+    let mut level = level_of(starts);
+    let mut seen: HashSet<NodeId> = level.iter().copied().collect();
+    let mut distance = 0u64;
+    while !level.is_empty() && seen.len() <= PREFETCH_NODES {
+        for &(t, d) in walks {
+            snap.prefetch_adjacency(&level, t, d);
+        }
+        distance += 1;
+        if distance >= depth {
+            return;
+        }
+        let mut next = Vec::new();
+        for &x in &level {
+            for &(t, d) in walks {
+                let adj = snap.adjacency(x, t, d);
+                next.extend(adj.neighbours.iter().copied().filter(|&y| seen.insert(y)));
+            }
+        }
+        next.sort_unstable();
+        level = next;
     }
 }
 

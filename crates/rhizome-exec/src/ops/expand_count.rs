@@ -13,7 +13,9 @@
 //! changed since the last checkpoint, so counting over a large delta stays
 //! close to counting after a checkpoint.
 
-use super::adjacency::{excluded_rels, has_labels, maybe_split, skip_entry, walks};
+use super::adjacency::{
+    excluded_rels, has_labels, maybe_split, prefetch_levels, skip_entry, walks, LevelHop,
+};
 use crate::chunk::{Chunk, Column, ColumnData, NULL_ID};
 use crate::compile::{CExpr, CNode, Types};
 use crate::expr::{Evaluator, Row};
@@ -974,6 +976,19 @@ impl Operator for ExpandCount {
             last_plain,
             walked_plain,
         };
+        if snap.external().is_some() {
+            // Over a source: each hop's level of the whole chunk in one
+            // round trip per (type, direction).
+            let starts = input.column(*from).map_or_else(Vec::new, |c| {
+                (0..input.len()).filter_map(|i| c.node(i)).collect()
+            });
+            let hops: Vec<LevelHop<'_>> = hop_steps
+                .iter()
+                .chain(std::iter::once(&last))
+                .map(|s| (s.walks.as_slice(), s.labels))
+                .collect();
+            prefetch_levels(snap, starts, &hops);
+        }
         let heavy = !prefix.is_empty();
         let mut counts: Vec<Value> = Vec::with_capacity(input.len());
         let (mut bound, mut path) = (Vec::new(), Vec::new());

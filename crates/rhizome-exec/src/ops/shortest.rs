@@ -88,6 +88,13 @@ impl Side {
     ) -> Vec<NodeId> {
         self.level += 1;
         let level = self.level;
+        if snap.external().is_some() {
+            // A source fetches the whole level's lists in one round trip
+            // per (type, direction), not one per node.
+            for &(t, d) in &self.walks {
+                snap.prefetch_adjacency(&self.frontier, t, d);
+            }
+        }
         let mut next = Vec::new();
         let mut meet = Vec::new();
         'nodes: for &n in &self.frontier {

@@ -3,7 +3,9 @@
 //! uniqueness), depth first with an explicit stack (no recursion, so deep
 //! paths cannot overflow the stack).
 
-use super::adjacency::{excluded_rels, has_labels, prefetch_walks, skip_entry, walks};
+use super::adjacency::{
+    excluded_rels, has_labels, prefetch_reachable, prefetch_walks, skip_entry, walks,
+};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
@@ -52,9 +54,20 @@ impl Operator for VarExpand {
         let types = self.node.c.types.as_ref().expect("compiled types");
         let labels = &self.node.c.to_labels;
         let walks = walks(snap, types, *direction);
-        prefetch_walks(snap, input.column(*from), input.len(), &walks);
-        let eval = Evaluator::new(ctx.q);
         let max = max.unwrap_or(u64::MAX);
+        if rel_predicate.is_none() {
+            // Over a source: every level of the walks of the whole chunk
+            // in one round trip per (type, direction).
+            let starts = input.column(*from).map_or_else(Vec::new, |c| {
+                (0..input.len()).filter_map(|i| c.node(i)).collect()
+            });
+            prefetch_reachable(snap, starts, &walks, max);
+        } else {
+            // A predicate may cut the walk short: only the start nodes'
+            // lists come together, deeper ones as the walk reads them.
+            prefetch_walks(snap, input.column(*from), input.len(), &walks);
+        }
+        let eval = Evaluator::new(ctx.q);
         let mut excluded = Vec::new();
         let (mut out_rows, mut out_rels, mut out_nodes): (Vec<u32>, Vec<Value>, Vec<NodeId>) =
             (Vec::new(), Vec::new(), Vec::new());

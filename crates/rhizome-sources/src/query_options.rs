@@ -1,0 +1,166 @@
+//! The query options a statement over a source may begin with, in the
+//! form of Neo4j's `CYPHER key=value` prefix: `CYPHER prefetch=lookahead:4
+//! MATCH ...` chooses the statement's prefetcher (see `docs/sources.md`).
+//! `EXPLAIN` / `PROFILE` may come before or after the options.
+
+use crate::mapping::{parse_prefetch, Prefetch};
+use rhizome_common::{Error, ErrorKind, Result};
+
+/// What a statement's query options chose.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct QueryOptions {
+    /// The statement's prefetcher (`CYPHER prefetch=...`), if it names one.
+    pub prefetch: Option<Prefetch>,
+}
+
+fn option_error(what: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::SyntaxError, format!("query option {what}"))
+        .with_code("InvalidQueryOption")
+}
+
+/// The prefetcher of `prefetch=VALUE`: `none`, `lookahead:K` (1-16),
+/// `key_block:N` (1-1,000,000) or `box_degrees:D` (above 0, at most 10).
+fn parse_prefetch_option(value: &str) -> Result<Prefetch> {
+    let json = match value.split_once(':') {
+        None if value.eq_ignore_ascii_case("none") => serde_json::Value::String("none".into()),
+        Some((name, n)) if !name.is_empty() => {
+            let n: f64 = n.parse().map_err(|_| {
+                option_error(format_args!("`prefetch={value}`: `{n}` is not a number"))
+            })?;
+            let n = serde_json::Number::from_f64(n).ok_or_else(|| {
+                option_error(format_args!("`prefetch={value}`: `{n}` is not a number"))
+            })?;
+            serde_json::json!({ name.to_ascii_lowercase(): n })
+        }
+        _ => {
+            return Err(option_error(format_args!(
+                "`prefetch={value}`: expected none, lookahead:K, key_block:N or box_degrees:D"
+            )))
+        }
+    };
+    parse_prefetch(&json, "prefetch").map_err(|e| {
+        // "mapping key `prefetch.x`: why" -> "why"
+        let why = e
+            .message
+            .split_once("`: ")
+            .map_or(e.message.as_str(), |(_, w)| w);
+        option_error(format_args!("`prefetch={value}`: {why}"))
+    })
+}
+
+/// Splits the leading `CYPHER key=value ...` options off `query`: the
+/// options, and the statement without them (`EXPLAIN` / `PROFILE` kept).
+/// A statement without options is returned as it is. An unknown option or
+/// a bad value is a `SyntaxError` (code `InvalidQueryOption`).
+pub fn split(query: &str) -> Result<(QueryOptions, String)> {
+    let mut options = QueryOptions::default();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut rest = query;
+    let mut found = false;
+    loop {
+        let trimmed = rest.trim_start();
+        let end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
+        let word = &trimmed[..end];
+        if word.eq_ignore_ascii_case("EXPLAIN") || word.eq_ignore_ascii_case("PROFILE") {
+            kept.push(word);
+            rest = &trimmed[end..];
+            continue;
+        }
+        if !word.eq_ignore_ascii_case("CYPHER") {
+            break;
+        }
+        found = true;
+        rest = &trimmed[end..];
+        loop {
+            let trimmed = rest.trim_start();
+            let end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
+            let Some((name, value)) = trimmed[..end].split_once('=') else {
+                break;
+            };
+            if !name.eq_ignore_ascii_case("prefetch") {
+                return Err(option_error(format_args!(
+                    "`{name}` is not known to a graph source (it knows `prefetch`)"
+                )));
+            }
+            if options.prefetch.is_some() {
+                return Err(option_error("`prefetch` is given twice"));
+            }
+            options.prefetch = Some(parse_prefetch_option(value)?);
+            rest = &trimmed[end..];
+        }
+    }
+    if !found {
+        return Ok((options, query.to_string()));
+    }
+    kept.push(rest.trim_start());
+    Ok((options, kept.join(" ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_split_off_and_explain_profile_kept() {
+        let (o, q) = split("CYPHER prefetch=lookahead:4 MATCH (n) RETURN n").unwrap();
+        assert_eq!(o.prefetch, Some(Prefetch::Lookahead(4)));
+        assert_eq!(q, "MATCH (n) RETURN n");
+        let (o, q) = split("PROFILE cypher PREFETCH=none MATCH (n) RETURN n").unwrap();
+        assert_eq!(o.prefetch, Some(Prefetch::None));
+        assert_eq!(q, "PROFILE MATCH (n) RETURN n");
+        let (o, q) = split("  CYPHER prefetch=key_block:64\n PROFILE MATCH (n) RETURN n").unwrap();
+        assert_eq!(o.prefetch, Some(Prefetch::KeyBlock(64)));
+        assert_eq!(q, "PROFILE MATCH (n) RETURN n");
+        let (o, q) = split("CYPHER prefetch=box_degrees:0.01 RETURN 1").unwrap();
+        assert_eq!(o.prefetch, Some(Prefetch::BoxBlock(0.01)));
+        assert_eq!(q, "RETURN 1");
+        // Without options the statement is untouched.
+        let (o, q) = split("PROFILE MATCH (cypher) RETURN cypher").unwrap();
+        assert_eq!(o.prefetch, None);
+        assert_eq!(q, "PROFILE MATCH (cypher) RETURN cypher");
+    }
+
+    #[test]
+    fn bad_options_are_clear_errors() {
+        for (query, says) in [
+            ("CYPHER prefetch=lookahead:99 RETURN 1", "from 1 to 16"),
+            ("CYPHER prefetch=lookahead:x RETURN 1", "not a number"),
+            (
+                "CYPHER prefetch=far:3 RETURN 1",
+                "lookahead, key_block, box_degrees",
+            ),
+            ("CYPHER prefetch=lookahead RETURN 1", "expected none"),
+            ("CYPHER runtime=slotted RETURN 1", "`runtime` is not known"),
+            ("CYPHER prefetch=none prefetch=none RETURN 1", "twice"),
+            ("CYPHER prefetch=key_block:0 RETURN 1", "block size"),
+        ] {
+            let e = split(query).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::SyntaxError, "{query}: {e}");
+            assert_eq!(e.code, Some("InvalidQueryOption"), "{query}: {e}");
+            assert!(e.message.contains(says), "{query}: {e}");
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics() {
+        // A stable-Rust smoke test over pseudo-random option text.
+        let alphabet: Vec<char> =
+            "CYPHERprefetch=lookahead:key_block box_degrees 0.5-1e309\u{e9}\n\t"
+                .chars()
+                .collect();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let len = (state % 40) as usize;
+            let text: String = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    alphabet[(state % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            let _ = split(&format!("CYPHER {text}"));
+            let _ = split(&text);
+        }
+    }
+}

@@ -7,8 +7,8 @@
 //! one round trip asks for), [`postgres`] and [`redis_backend`] (the
 //! backends), [`cache`] (the shared cache and its freshness rule),
 //! [`counters`] (round trips, rows, bytes, hits, prefetch use, waiting),
-//! [`source`] (a connected [`Source`], and [`SourceGraph`], the route
-//! searches' view of it), [`query_graph`] and [`cypher`] (Cypher over a
+//! [`source`] (a connected [`Source`]), [`source_graph`] ([`SourceGraph`],
+//! the route searches' view of it, and its allocation-free hot path), [`query_graph`] and [`cypher`] (Cypher over a
 //! source). The user guide is `docs/sources.md`.
 //!
 //! Cypher runs over a source through [`SourceEngine`] ([`cypher`]): a
@@ -27,6 +27,7 @@ pub mod postgres;
 pub mod query_graph;
 pub mod redis_backend;
 pub mod source;
+pub mod source_graph;
 
 pub use counters::CounterSnapshot;
 pub use cypher::{SourceEngine, SourceStatement};

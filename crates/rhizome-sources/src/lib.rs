@@ -8,8 +8,9 @@
 //! backends), [`cache`] (the shared cache and its freshness rule),
 //! [`counters`] (round trips, rows, bytes, hits, prefetch use, waiting),
 //! [`source`] (a connected [`Source`]), [`source_graph`] ([`SourceGraph`],
-//! the route searches' view of it, and its allocation-free hot path), [`query_graph`] and [`cypher`] (Cypher over a
-//! source). The user guide is `docs/sources.md`.
+//! the route searches' view of it, and its allocation-free hot path),
+//! [`query_graph`] and [`cypher`] (Cypher over a source), [`entities`]
+//! (the rows of a result's nodes fetched a block of rows at a time). The user guide is `docs/sources.md`.
 //!
 //! Cypher runs over a source through [`SourceEngine`] ([`cypher`]): a
 //! [`QueryGraph`] ([`query_graph`]) answers the storage read interface
@@ -21,6 +22,7 @@ pub mod bench;
 pub mod cache;
 pub mod counters;
 pub mod cypher;
+pub mod entities;
 pub mod fetch;
 pub mod mapping;
 pub mod postgres;

@@ -2,8 +2,8 @@
 //!
 //! Entries are node rows and adjacency lists, keyed by node key (and by
 //! relationship type and direction for lists), and *located lists*: an
-//! adjacency list made ready for route searches (ids, numeric relationship
-//! properties and the neighbours' coordinates side by side), derived from
+//! adjacency list made ready for route searches (ids, the weight and the
+//! neighbours' coordinates side by side in one allocation), derived from
 //! a list and its neighbours' rows. Freshness rule: an entry older than
 //! the source's time to live counts as absent and is fetched (or derived)
 //! again; a derived entry is as old as the oldest entry it was made from;
@@ -36,42 +36,38 @@ pub struct AdjacencyList {
     pub properties: Vec<Vec<Value>>,
 }
 
-/// An adjacency list ready for a route search: what A* reads per expanded
-/// node, in flat arrays, so a search over a warm cache copies slices
-/// instead of converting keys, parsing property values and looking up
-/// every neighbour's row.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LocatedList {
-    /// Neighbour node ids (see [`crate::query_graph`] for the id layout).
-    pub neighbours: Vec<NodeId>,
-    /// Relationship ids, parallel to `neighbours`.
-    pub rels: Vec<RelId>,
-    /// The relationship properties as numbers, property by property:
-    /// property `p` of relationship `i` is at `p * len + i`; NaN where the
-    /// value is not a finite number.
-    pub numbers: Vec<f64>,
-    /// (latitude, longitude) of each neighbour, `None` where the neighbour
-    /// has no numeric coordinates (or does not exist).
-    pub places: Vec<Option<(f64, f64)>>,
+/// One relationship of a located list: what A* reads per relationship of
+/// an expanded node, in one place.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LocatedRel {
+    /// The neighbour's node id (see [`crate::query_graph`] for the layout).
+    pub neighbour: NodeId,
+    /// The relationship's id.
+    pub rel: RelId,
+    /// The weight property as a number; NaN where it is not a finite
+    /// number (or no weight property was asked for).
+    pub weight: f64,
+    /// The neighbour's latitude in degrees; NaN where the neighbour has no
+    /// numeric coordinates (or does not exist).
+    pub lat: f64,
+    /// The neighbour's longitude in degrees (NaN as `lat`).
+    pub lon: f64,
 }
 
-impl LocatedList {
-    /// Number of relationships.
-    pub fn len(&self) -> usize {
-        self.neighbours.len()
-    }
-
-    /// True if the list has no relationships.
-    pub fn is_empty(&self) -> bool {
-        self.neighbours.is_empty()
-    }
-
-    /// The numbers of property `property` (`None` if out of range).
-    pub fn property(&self, property: usize) -> Option<&[f64]> {
-        let n = self.len();
-        self.numbers.get(property * n..(property + 1) * n)
+impl LocatedRel {
+    /// The neighbour's (latitude, longitude), if it has them.
+    #[inline]
+    pub fn place(&self) -> Option<(f64, f64)> {
+        (!self.lat.is_nan() && !self.lon.is_nan()).then_some((self.lat, self.lon))
     }
 }
+
+/// An adjacency list ready for a route search weighing by one property:
+/// one allocation holding every relationship's neighbour, id, weight and
+/// neighbour coordinates, so a search over a warm cache reads one entry
+/// per expanded node and copies, instead of converting keys, parsing
+/// property values and looking up every neighbour's row.
+pub type LocatedList = Arc<[LocatedRel]>;
 
 /// What the cache holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -94,12 +90,15 @@ pub enum CacheKey {
         key: i64,
     },
     /// The located list ([`LocatedList`]) of the adjacency list with the
-    /// same fields.
+    /// same fields, weighed by property `weight` of the relationship type
+    /// (`u16::MAX`: no weight).
     Located {
         /// Index of the relationship type in the mapping.
         rel: u16,
         /// Outgoing (true) or incoming (false).
         outgoing: bool,
+        /// Index of the weight property.
+        weight: u16,
         /// The node key.
         key: i64,
     },
@@ -124,7 +123,7 @@ pub enum CacheValue {
     /// An adjacency list.
     Adjacency(Arc<AdjacencyList>),
     /// A located list.
-    Located(Arc<LocatedList>),
+    Located(LocatedList),
 }
 
 struct Entry {
@@ -341,6 +340,7 @@ mod tests {
         CacheKey::Located {
             rel: 0,
             outgoing: true,
+            weight: 0,
             key,
         }
     }
@@ -369,7 +369,7 @@ mod tests {
         let cache = Cache::new(100, Some(ttl));
         let old = Instant::now();
         std::thread::sleep(Duration::from_millis(30));
-        let list = CacheValue::Located(Arc::new(LocatedList::default()));
+        let list = CacheValue::Located(Arc::from(Vec::new()));
         cache.insert_derived(located(1), list.clone(), old, &counters);
         assert_eq!(cache.made_at(&located(1)), Some(old));
         std::thread::sleep(Duration::from_millis(40));
@@ -425,15 +425,16 @@ mod tests {
     }
 
     #[test]
-    fn located_lists_give_each_property_as_a_column() {
-        let list = LocatedList {
-            neighbours: vec![1, 2],
-            rels: vec![10, 11],
-            numbers: vec![5.0, 6.0, 7.0, 8.0],
-            places: vec![None, Some((1.0, 2.0))],
+    fn a_located_relationship_has_a_place_only_with_both_coordinates() {
+        let rel = |lat: f64, lon: f64| LocatedRel {
+            neighbour: 1,
+            rel: 2,
+            weight: 3.0,
+            lat,
+            lon,
         };
-        assert_eq!(list.property(0), Some(&[5.0, 6.0][..]));
-        assert_eq!(list.property(1), Some(&[7.0, 8.0][..]));
-        assert_eq!(list.property(2), None);
+        assert_eq!(rel(49.5, 6.1).place(), Some((49.5, 6.1)));
+        assert_eq!(rel(f64::NAN, 6.1).place(), None);
+        assert_eq!(rel(49.5, f64::NAN).place(), None);
     }
 }

@@ -2,16 +2,17 @@
 //!
 //! **Hot path.** A* asks, per expanded node, for its relationships and the
 //! coordinates of its neighbours ([`RouteGraph::expand_located`]). The
-//! cache keeps for that a *located list* per node and list
-//! ([`LocatedList`]: neighbour and relationship ids, the relationship
-//! properties as numbers and the neighbours' coordinates side by side), so
-//! a search over a warm cache makes one shared-lock lookup per expanded
-//! node and list and copies slices, allocating nothing. The first search
+//! cache keeps for that a *located list* per node, list and weight
+//! property ([`LocatedList`](crate::cache::LocatedList): neighbour and
+//! relationship ids, the weight and the neighbour's coordinates per
+//! relationship, in one allocation), so a search over a warm cache makes
+//! one shared-lock lookup per expanded node and list and copies what it
+//! finds, allocating nothing. The first search
 //! that expands a node reads its adjacency list and its neighbours' rows
 //! (fetching what is missing with the prefetcher) and derives the located
 //! list from them; it expires with the oldest of those entries.
 
-use crate::cache::{AdjacencyList, CacheKey, CacheValue, LocatedList};
+use crate::cache::{AdjacencyList, CacheKey, CacheValue, LocatedRel};
 use crate::fetch::{Fetched, ListRef, Round};
 use crate::mapping::Prefetch;
 use crate::query_graph::node_id;
@@ -408,19 +409,16 @@ impl SourceGraph<'_> {
         for &node in nodes {
             let key = key_of(node);
             for &(list, weight) in &self.lists {
-                let k = located_key(list, key);
+                let k = located_key(list, weight, key);
                 let Some((CacheValue::Located(l), _)) =
                     self.source.cache.peek(&k, &self.source.counters)
                 else {
                     return false;
                 };
-                out.neighbours.extend_from_slice(&l.neighbours);
-                out.rels.extend_from_slice(&l.rels);
-                match weight.and_then(|w| l.property(w)) {
-                    Some(weights) => out.weights.extend_from_slice(weights),
-                    None => out.weights.extend(std::iter::repeat_n(f64::NAN, l.len())),
+                for r in l.iter() {
+                    out.push(r.neighbour, r.rel, r.weight);
+                    places.push(r.place());
                 }
-                places.extend_from_slice(&l.places);
                 lookups += 1;
             }
             out.end_node();
@@ -440,29 +438,18 @@ impl SourceGraph<'_> {
         let (cache, counters) = (&self.source.cache, &self.source.counters);
         for &node in nodes {
             let key = key_of(node);
-            for &(list, _) in &self.lists {
+            for &(list, weight) in &self.lists {
                 let Some((CacheValue::Adjacency(a), mut oldest)) =
                     cache.peek(&Self::adjacency_key(list, key), counters)
                 else {
                     continue;
                 };
-                let properties = self.source.mapping().relationships[list.rel as usize]
-                    .properties
-                    .len();
-                let n = a.neighbours.len();
-                let mut located = LocatedList {
-                    neighbours: Vec::with_capacity(n),
-                    rels: Vec::with_capacity(n),
-                    numbers: vec![f64::NAN; properties * n],
-                    places: Vec::with_capacity(n),
-                };
-                let mut complete = true;
-                for i in 0..n {
-                    let (Some(id), Some(rel)) = (
+                let mut located = Vec::with_capacity(a.neighbours.len());
+                for i in 0..a.neighbours.len() {
+                    let (Some(neighbour), Some(rel)) = (
                         node_id(self.space, a.neighbours[i]),
                         node_id(list.rel, a.rels[i]),
                     ) else {
-                        complete = false;
                         break;
                     };
                     let row_key = CacheKey::Node {
@@ -470,23 +457,28 @@ impl SourceGraph<'_> {
                         key: a.neighbours[i],
                     };
                     let Some((CacheValue::Node(row), made)) = cache.peek(&row_key, counters) else {
-                        complete = false;
                         break;
                     };
                     oldest = oldest.min(made);
-                    located.neighbours.push(id);
-                    located.rels.push(rel as RelId);
-                    located
-                        .places
-                        .push(row.and_then(|r| Some((number(r.get(lat)?)?, number(r.get(lon)?)?))));
-                    for (p, value) in a.properties[i].iter().take(properties).enumerate() {
-                        located.numbers[p * n + i] = number(value).unwrap_or(f64::NAN);
-                    }
+                    let (lat, lon) = row
+                        .and_then(|r| Some((number(r.get(lat)?)?, number(r.get(lon)?)?)))
+                        .unwrap_or((f64::NAN, f64::NAN));
+                    let weight = weight
+                        .and_then(|w| a.properties[i].get(w))
+                        .and_then(number)
+                        .unwrap_or(f64::NAN);
+                    located.push(LocatedRel {
+                        neighbour,
+                        rel: rel as RelId,
+                        weight,
+                        lat,
+                        lon,
+                    });
                 }
-                if complete {
+                if located.len() == a.neighbours.len() {
                     cache.insert_derived(
-                        located_key(list, key),
-                        CacheValue::Located(Arc::new(located)),
+                        located_key(list, weight, key),
+                        CacheValue::Located(Arc::from(located)),
                         oldest,
                         counters,
                     );
@@ -496,10 +488,11 @@ impl SourceGraph<'_> {
     }
 }
 
-fn located_key(list: ListRef, key: i64) -> CacheKey {
+fn located_key(list: ListRef, weight: Option<usize>, key: i64) -> CacheKey {
     CacheKey::Located {
         rel: list.rel,
         outgoing: list.outgoing,
+        weight: weight.map_or(u16::MAX, |w| w as u16),
         key,
     }
 }

@@ -74,6 +74,22 @@ pub trait RouteGraph {
     /// `out`, `None` where a node has no numeric coordinates.
     fn coordinates(&self, nodes: &[NodeId], out: &mut Vec<Option<(f64, f64)>>) -> Result<()>;
 
+    /// [`RouteGraph::expand`], and the coordinates of every neighbour found
+    /// in `places` (cleared first; parallel to `out.neighbours`), as
+    /// [`RouteGraph::coordinates`] gives them: what A* reads per expanded
+    /// node. The default calls the two; a graph that keeps neighbours'
+    /// coordinates beside its adjacency lists answers both at once.
+    fn expand_located(
+        &self,
+        nodes: &[NodeId],
+        out: &mut WeightedBatch,
+        places: &mut Vec<Option<(f64, f64)>>,
+    ) -> Result<()> {
+        self.expand(nodes, out)?;
+        places.clear();
+        self.coordinates(&out.neighbours, places)
+    }
+
     /// Called every few hundred settled nodes; an error (timeout,
     /// cancellation) stops the search.
     fn check_cancelled(&self) -> Result<()> {

@@ -292,14 +292,14 @@ impl<'a> Search<'a> {
             if settled_here.is_multiple_of(CANCEL_CHECK_EVERY) {
                 self.graph.check_cancelled()?;
             }
-            self.graph.expand(&[node], &mut batch)?;
+            if self.end_at.is_some() {
+                self.graph
+                    .expand_located(&[node], &mut batch, &mut places)?;
+            } else {
+                self.graph.expand(&[node], &mut batch)?;
+            }
             let range = batch.range(0);
             stats.relationships += range.len() as u64;
-            if self.end_at.is_some() {
-                places.clear();
-                self.graph
-                    .coordinates(&batch.neighbours[range.clone()], &mut places)?;
-            }
             for (k, i) in range.enumerate() {
                 let (next, rel) = (batch.neighbours[i], batch.rels[i]);
                 if banned.nodes.contains(&next) || banned.rels.contains(&rel) {

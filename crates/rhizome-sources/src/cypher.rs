@@ -10,12 +10,16 @@
 //!   measurements) and yields the entries it dropped;
 //! - `db.source.counters()`, the source's counters so far.
 //!
+//! The rows of the nodes a result returns are fetched a block of rows at
+//! a time before they are rendered ([`crate::entities`]).
+//!
 //! `EXPLAIN` and `PROFILE` add a line naming the source the plan reads;
 //! `PROFILE` adds what the statement cost the source (round trips, rows,
 //! bytes, cache hits and misses, prefetched entries used and wasted, time
 //! waiting on the backend).
 
 use crate::counters::CounterSnapshot;
+use crate::entities::{prefetch_result, PrefetchingReceiver};
 use crate::source::{Source, SourceGraph};
 use rhizome_common::{Error, ErrorKind, Result, Value};
 use rhizome_engine::procedures::Procedure;
@@ -137,6 +141,12 @@ impl SourceEngine {
             statement.graph.set_prefetch(prefetch);
         }
         let before = self.source.counters();
+        // The rows of the nodes the result holds come in one round trip per
+        // block of rows, not one per node as they are rendered.
+        let receiver = receiver.map(|r| {
+            Arc::new(PrefetchingReceiver::new(r, statement.snapshot.clone()))
+                as Arc<dyn RowReceiver>
+        });
         let result = self.engine.execute_read_only_on(
             statement.snapshot.clone(),
             &query,
@@ -145,6 +155,9 @@ impl SourceEngine {
             receiver,
             &self.source.describe(),
         );
+        if let Ok(result) = &result {
+            prefetch_result(&statement.snapshot, &result.rows);
+        }
         // A read that failed answered "absent": the statement fails with
         // the backend's error, whatever the runtime made of the gap.
         statement.graph.finish()?;

@@ -7,9 +7,12 @@
 //! one round trip asks for), [`postgres`] and [`redis_backend`] (the
 //! backends), [`cache`] (the shared cache and its freshness rule),
 //! [`counters`] (round trips, rows, bytes, hits, prefetch use, waiting),
-//! [`source`] (a connected [`Source`], and [`SourceGraph`], the route
-//! searches' view of it), [`query_graph`], [`query_options`] and [`cypher`] (Cypher over a
-//! source). The user guide is `docs/sources.md`.
+//! [`source`] (a connected [`Source`]), [`source_graph`] ([`SourceGraph`],
+//! the route searches' view of it, and its allocation-free hot path),
+//! [`query_graph`], [`query_options`] (a statement's `CYPHER prefetch=…`)
+//! and [`cypher`] (Cypher over a source), [`entities`] (the rows of a
+//! result's nodes fetched a block of rows at a time). The user guide is
+//! `docs/sources.md`.
 //!
 //! Cypher runs over a source through [`SourceEngine`] ([`cypher`]): a
 //! [`QueryGraph`] ([`query_graph`]) answers the storage read interface
@@ -21,6 +24,7 @@ pub mod bench;
 pub mod cache;
 pub mod counters;
 pub mod cypher;
+pub mod entities;
 pub mod fetch;
 pub mod mapping;
 pub mod postgres;
@@ -28,6 +32,7 @@ pub mod query_graph;
 pub mod query_options;
 pub mod redis_backend;
 pub mod source;
+pub mod source_graph;
 
 pub use counters::CounterSnapshot;
 pub use cypher::{SourceEngine, SourceStatement};

@@ -20,6 +20,44 @@ use std::time::{Duration, Instant};
 #[path = "../../rhizome-routes/tests/support/reference_dijkstra.rs"]
 mod reference_dijkstra;
 
+/// Counts the allocations of the current thread (tests run on several
+/// threads; each reads only its own count).
+struct CountingAllocator;
+
+thread_local! {
+    static ALLOCATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn count_allocation() {
+    // `try_with`: a thread being torn down has no count any more.
+    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl std::alloc::GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        count_allocation();
+        // SAFETY: the caller's contract is the system allocator's.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: `ptr` came from the system allocator with `layout`.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
+        count_allocation();
+        // SAFETY: as for `dealloc`.
+        unsafe { std::alloc::System.realloc(ptr, layout, size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(|c| c.get())
+}
+
 fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sources")
 }
@@ -219,6 +257,41 @@ fn prefetching_saves_round_trips_and_a_hot_cache_needs_none() {
         trips[2],
         trips[0]
     );
+}
+
+#[test]
+fn a_hot_search_allocates_no_more_than_over_native_storage() {
+    // The search itself allocates (its heap and maps grow); the source's
+    // graph must add nothing per expanded node on a warm cache.
+    let (from, to) = (1, 5000);
+    let snapshot = native().snapshot();
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let native_graph = NativeGraph::new(&snapshot, &specs, "distance", Some(("lat", "lon")));
+    let run = |graph: &dyn RouteGraph, from: NodeId, to: NodeId| {
+        let mut stats = SearchStats::default();
+        let before = allocations();
+        let route = shortest_path(graph, from, to, &options(Goal::AStar), &mut stats)
+            .unwrap()
+            .unwrap();
+        (allocations() - before, stats.settled, route.cost)
+    };
+    let native = run(&native_graph, from - 1, to - 1);
+    for file in ["roads-postgres.json", "roads-redis.json"] {
+        let source = Source::connect(mapping(file)).unwrap();
+        let graph = SourceGraph::new(&source, &specs, "distance")
+            .unwrap()
+            .with_prefetch(Prefetch::Lookahead(4));
+        run(&graph, from, to);
+        let hot = run(&graph, from, to);
+        assert_eq!((hot.1, hot.2), (native.1, native.2), "{file}");
+        assert!(
+            hot.0 <= native.0 + 8,
+            "{file}: {} allocations hot over the source, {} over native storage, {} nodes settled",
+            hot.0,
+            native.0,
+            hot.1
+        );
+    }
 }
 
 #[test]

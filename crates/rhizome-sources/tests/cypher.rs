@@ -405,3 +405,48 @@ fn label_scans_are_estimated_from_counted_keys() {
         assert!(scan.contains("est. 114599 rows"), "{text}");
     }
 }
+
+#[test]
+fn returned_nodes_are_fetched_a_block_at_a_time_not_one_by_one() {
+    use rhizome_storage::GraphRead;
+    // The statement never reads the rows of a, b and c; rendering them
+    // used to cost a round trip per node.
+    let query =
+        "MATCH (j:Junction {id: 1})-[:ROAD]->(a)-[:ROAD]->(b)-[:ROAD]->(c) RETURN a, b, [c] AS cs";
+    for (name, source) in [("PostgreSQL", postgres()), ("Redis", redis())] {
+        rows_on(source, "CALL db.source.clear()").unwrap();
+        let before = source.source().counters();
+        let (result, snapshot) = source.execute(query, BTreeMap::new(), &opts()).unwrap();
+        let ran = source.source().counters().since(&before);
+        let before = source.source().counters();
+        let mut nodes = std::collections::BTreeSet::new();
+        let mut props = Vec::new();
+        for row in result.rows.iter() {
+            for value in row {
+                let id = match value {
+                    Value::Node(id) => *id,
+                    Value::List(l) => match l[0] {
+                        Value::Node(id) => id,
+                        ref other => panic!("{other:?}"),
+                    },
+                    other => panic!("{other:?}"),
+                };
+                props.clear();
+                snapshot.node_properties(id, &mut props);
+                assert_eq!(props.len(), 3, "{name}: node {id}: {props:?}");
+                nodes.insert(id);
+            }
+        }
+        let rendering = source.source().counters().since(&before);
+        assert!(nodes.len() > 6, "{name}: {nodes:?}");
+        assert_eq!(
+            rendering.round_trips,
+            0,
+            "{name}: rendering {} nodes: {}",
+            nodes.len(),
+            rendering.render()
+        );
+        // The key lookup, three expansions and the result's rows.
+        assert!(ran.round_trips <= 5, "{name}: {}", ran.render());
+    }
+}

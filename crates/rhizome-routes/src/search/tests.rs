@@ -169,6 +169,45 @@ fn a_star_needs_coordinates_and_finds_the_same_cost() {
 }
 
 #[test]
+fn a_star_reads_neighbour_places_from_expand_located() {
+    // A graph whose `coordinates` answers only the start and end nodes:
+    // A* must take every neighbour's place from `expand_located`.
+    struct Located(Mem, std::cell::Cell<u32>);
+    impl RouteGraph for Located {
+        fn expand(&self, nodes: &[NodeId], out: &mut WeightedBatch) -> Result<()> {
+            self.0.expand(nodes, out)
+        }
+        fn coordinates(&self, n: &[NodeId], out: &mut Vec<Option<(f64, f64)>>) -> Result<()> {
+            assert_eq!(n.len(), 1, "asked for neighbours' coordinates: {n:?}");
+            self.0.coordinates(n, out)
+        }
+        fn expand_located(
+            &self,
+            nodes: &[NodeId],
+            out: &mut WeightedBatch,
+            places: &mut Vec<Option<(f64, f64)>>,
+        ) -> Result<()> {
+            self.1.set(self.1.get() + 1);
+            self.0.expand(nodes, out)?;
+            places.clear();
+            self.0.coordinates(&out.neighbours, places)
+        }
+    }
+    let places = vec![Some((49.0, 6.0)), Some((49.0, 6.01)), Some((49.0, 6.02))];
+    let arcs = vec![(0, 1, 800.0), (1, 2, 800.0), (0, 2, 2000.0)];
+    let g = Located(Mem { arcs, places }, std::cell::Cell::new(0));
+    let a_star = SearchOptions {
+        goal: Goal::AStar,
+        ..dijkstra()
+    };
+    let r = shortest_path(&g, 0, 2, &a_star, &mut SearchStats::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!((r.cost, r.nodes), (1600.0, vec![0, 1, 2]));
+    assert_eq!(g.1.get(), 2, "one located expansion per settled node");
+}
+
+#[test]
 fn cancellation_stops_a_search() {
     struct Cancelled(Mem);
     impl RouteGraph for Cancelled {

@@ -1,10 +1,11 @@
 //! `rhizome bench roads`: A* route finding on a road network over native
-//! storage, PostgreSQL and Redis sources, and a PL/pgSQL A* (see
+//! storage, PostgreSQL and Redis sources, and a PL/pgSQL A*: six routes
+//! with every prefetcher, and twenty repeated routes (see
 //! `docs/benchmarks.md`).
 
 use crate::Failure;
 use clap::Args;
-use rhizome_sources::bench::{run_roads_bench, RoadsBenchOptions};
+use rhizome_sources::bench::{run_roads_bench, BenchParts, RoadsBenchOptions};
 use std::path::PathBuf;
 
 /// `rhizome bench roads <DB_DIR> [--postgres MAPPING] [--redis MAPPING]`.
@@ -26,6 +27,28 @@ pub struct BenchRoadsArgs {
     /// Skip the PL/pgSQL baseline on routes settling more nodes than this.
     #[arg(long, default_value_t = 8_000)]
     pub plpgsql_max_settled: u64,
+    /// Which part runs: `six` (six routes, every prefetcher tried cold),
+    /// `twenty` (twenty repeated routes, totals and ratios to native) or
+    /// `all`.
+    #[arg(long, value_enum, default_value_t = Part::All)]
+    pub part: Part,
+    /// Routes of the repeated part.
+    #[arg(long, default_value_t = 20)]
+    pub routes: usize,
+    /// Runs per route and system in the repeated part (medians reported).
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+}
+
+/// `--part`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// The six routes.
+    Six,
+    /// The repeated routes.
+    Twenty,
+    /// Both.
+    All,
 }
 
 /// Runs `rhizome bench roads`.
@@ -36,6 +59,13 @@ pub fn run(args: BenchRoadsArgs) -> Result<(), Failure> {
         redis: args.redis,
         schema: args.schema,
         plpgsql_max_settled: args.plpgsql_max_settled,
+        parts: match args.part {
+            Part::Six => BenchParts::Six,
+            Part::Twenty => BenchParts::Twenty,
+            Part::All => BenchParts::All,
+        },
+        twenty: args.routes,
+        repeats: args.repeats,
         ..RoadsBenchOptions::default()
     };
     run_roads_bench(&options, &mut std::io::stdout())?;

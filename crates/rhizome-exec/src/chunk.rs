@@ -253,6 +253,17 @@ impl Column {
         }
     }
 
+    /// The list `collect()` made at `row`, kept typed, if this column holds
+    /// such lists ([`ColumnData::Lists`]); rows that share a list give the
+    /// same reference.
+    #[inline]
+    pub fn collected(&self, row: usize) -> Option<&Collected> {
+        match &*self.data {
+            ColumnData::Lists(v) => Some(&v[self.index(row)]),
+            _ => None,
+        }
+    }
+
     /// The node id at `row`, if this is a node column (`NULL_ID` for null).
     #[inline]
     pub fn node(&self, row: usize) -> Option<NodeId> {

@@ -29,6 +29,7 @@ mod prune_projections;
 mod push_down_filter;
 mod push_down_limit;
 mod rel_predicate_into_expand;
+mod seek_expand_end;
 
 pub use count_comprehension::CountComprehension;
 pub use distinct_endpoints::DistinctEndpoints;
@@ -46,6 +47,7 @@ pub use prune_projections::PruneProjections;
 pub use push_down_filter::PushDownFilter;
 pub use push_down_limit::PushDownLimit;
 pub use rel_predicate_into_expand::RelPredicateIntoExpand;
+pub use seek_expand_end::SeekExpandEnd;
 
 use crate::context::PlannerContext;
 use crate::slots::Slots;
@@ -100,6 +102,7 @@ pub fn all_rules() -> Vec<Box<dyn OptimizerRule>> {
         Box::new(ExistsToSemiApply),
         Box::new(NodeByIdSeek),
         Box::new(IndexSeek),
+        Box::new(SeekExpandEnd),
         Box::new(OptionalExpand),
         Box::new(RelPredicateIntoExpand),
         Box::new(ExpandCount),

@@ -159,7 +159,7 @@ fn check_base(snap: &Snapshot) -> Vec<String> {
         let mut seen = vec![false; out.len()];
         'nodes: for target in inc.node_range() {
             for q in inc.positions(target) {
-                let p = inc.perm().expect("validated")[q] as usize;
+                let p = inc.out_position(q) as usize;
                 if seen[p]
                     || out.all_neighbours()[p] != target
                     || out.owner_of(p) != Some(inc.all_neighbours()[q])

@@ -13,7 +13,7 @@
 
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::column::ColumnView;
-use crate::csr::Csr;
+use crate::csr::{BackLinks, Csr};
 use crate::database::{GroupView, RelView, Store};
 use crate::delta::{get_prop, Delta, IndexValue};
 use crate::external::ExternalGraph;
@@ -57,8 +57,8 @@ pub struct Adjacency<'a> {
 enum RelIds<'a> {
     /// Outgoing: ids are `first..first + len`, and property rows `row..row + len`.
     Contiguous { first: RelId, row: usize },
-    /// Incoming: outgoing positions through the permutation.
-    Permuted { base: RelId, perm: &'a [u64] },
+    /// Incoming: outgoing positions from each entry's rank in its source's list.
+    Ranked { base: RelId, back: BackLinks<'a> },
     /// A list from the delta layer: explicit ids; base relationships of the
     /// type (ids `base..base + count`) keep their property rows.
     Listed {
@@ -92,7 +92,9 @@ impl<'a> Adjacency<'a> {
     pub fn rel_id(&self, i: usize) -> RelId {
         match self.ids {
             RelIds::Contiguous { first, .. } => first + i as u64,
-            RelIds::Permuted { base, perm } => base + perm[i],
+            RelIds::Ranked { base, back } => {
+                base.wrapping_add(back.position(i, self.neighbours[i]))
+            }
             RelIds::Listed { rels, .. } => rels[i],
         }
     }
@@ -105,7 +107,7 @@ impl<'a> Adjacency<'a> {
     pub fn property_row(&self, i: usize) -> u64 {
         match self.ids {
             RelIds::Contiguous { row, .. } => (row + i) as u64,
-            RelIds::Permuted { perm, .. } => perm[i],
+            RelIds::Ranked { back, .. } => back.position(i, self.neighbours[i]),
             RelIds::Listed { rels, base, count } => {
                 let r = rels[i];
                 if r >= base && r < base + count {
@@ -123,7 +125,7 @@ impl<'a> Adjacency<'a> {
     pub fn contiguous_rows(&self) -> Option<Range<usize>> {
         match self.ids {
             RelIds::Contiguous { row, .. } => Some(row..row + self.neighbours.len()),
-            RelIds::Permuted { .. } | RelIds::Listed { .. } => None,
+            RelIds::Ranked { .. } | RelIds::Listed { .. } => None,
         }
     }
 }
@@ -245,13 +247,16 @@ impl Store {
             }
             Direction::Incoming => {
                 let positions = view.incoming.positions(node);
-                let perm = view.incoming.perm().unwrap_or(&[]);
-                Adjacency {
-                    neighbours: &view.incoming.all_neighbours()[positions.clone()],
-                    ids: RelIds::Permuted {
-                        base: view.base,
-                        perm: perm.get(positions).unwrap_or(&[]),
+                let neighbours = &view.incoming.all_neighbours()[positions.clone()];
+                match view.incoming.back_links() {
+                    Some(back) => Adjacency {
+                        neighbours,
+                        ids: RelIds::Ranked {
+                            base: view.base,
+                            back: back.slice(positions),
+                        },
                     },
+                    None => Adjacency::EMPTY,
                 }
             }
         }

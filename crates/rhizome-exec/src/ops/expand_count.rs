@@ -473,7 +473,7 @@ impl<'a> PlainHop<'a> {
             return;
         };
         let csr = self.lists.csr();
-        if csr.perm().is_some() {
+        if csr.is_incoming() {
             return;
         }
         let first = self.lists.first();
@@ -512,16 +512,18 @@ impl<'a> PlainHop<'a> {
             return range.len() as u64;
         };
         let first = self.lists.first();
-        match csr.perm() {
-            None => match v.base_slice(range.clone()) {
-                Some(values) => values.iter().filter(|&&x| f.test(x)).count() as u64,
-                None => range
-                    .filter(|&p| v.get(first + p as u64).is_some_and(|x| f.test(x)))
-                    .count() as u64,
-            },
-            Some(perm) => perm[range]
-                .iter()
-                .filter(|&&p| v.get(first + p).is_some_and(|x| f.test(x)))
+        if csr.is_incoming() {
+            return range
+                .filter(|&q| {
+                    v.get(first.wrapping_add(csr.out_position(q)))
+                        .is_some_and(|x| f.test(x))
+                })
+                .count() as u64;
+        }
+        match v.base_slice(range.clone()) {
+            Some(values) => values.iter().filter(|&&x| f.test(x)).count() as u64,
+            None => range
+                .filter(|&p| v.get(first + p as u64).is_some_and(|x| f.test(x)))
                 .count() as u64,
         }
     }
@@ -548,26 +550,27 @@ impl<'a> PlainHop<'a> {
         let first = self.lists.first();
         last.note_walk(neighbours.len());
         if let Some(sums) = &sums {
-            return match csr.perm() {
+            return match csr.back_links() {
                 None => sums.sum(neighbours, |i| first + (range.start + i) as u64),
-                Some(perm) => {
-                    let perm = &perm[range];
-                    sums.sum(neighbours, |i| first + perm[i])
+                Some(back) => {
+                    let back = back.slice(range);
+                    sums.sum(neighbours, |i| {
+                        first.wrapping_add(back.position(i, neighbours[i]))
+                    })
                 }
             };
         }
-        match csr.perm() {
-            None => neighbours
-                .iter()
-                .zip(range)
-                .map(|(&other, p)| self.visit(last, first + p as u64, node, other, path))
-                .sum(),
-            Some(perm) => neighbours
-                .iter()
-                .zip(&perm[range])
-                .map(|(&other, &p)| self.visit(last, first + p, node, other, path))
-                .sum(),
-        }
+        neighbours
+            .iter()
+            .zip(range)
+            .map(|(&other, q)| {
+                let r = match csr.back_links() {
+                    None => first + q as u64,
+                    Some(_) => first.wrapping_add(csr.out_position(q)),
+                };
+                self.visit(last, r, node, other, path)
+            })
+            .sum()
     }
 
     /// One entry of [`PlainHop::walk_then_count`]: relationship `r` from
@@ -678,8 +681,8 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 all,
                 |o| counted.degree(o),
                 Prefetch {
-                    far: |_, _| {},
-                    near: |_| {},
+                    far: |_| {},
+                    near: |_, _| {},
                 },
             );
         }
@@ -698,11 +701,9 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 last_passes,
                 |o| memo.get_or_count(o, || last.count_list(o)),
                 Prefetch {
-                    far: |o, r| {
-                        memo.prefetch(o);
+                    far: |o| memo.prefetch(o),
+                    near: |o, r| {
                         prefetch_value(r);
-                    },
-                    near: |o| {
                         if memo.unknown(o) {
                             last.prefetch_list(o);
                         }
@@ -716,8 +717,11 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 last_passes,
                 |o| last.count_list(o),
                 Prefetch {
-                    far: |_, r| prefetch_value(r),
-                    near: |o| last.prefetch_list(o),
+                    far: |_| {},
+                    near: |o, r| {
+                        prefetch_value(r);
+                        last.prefetch_list(o);
+                    },
                 },
             ),
         }
@@ -735,7 +739,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         walked_passes: impl Fn(RelId) -> bool,
         last_passes: impl Fn(RelId) -> bool,
         passing: impl Fn(NodeId) -> u64,
-        prefetch: Prefetch<impl Fn(NodeId, RelId), impl Fn(NodeId)>,
+        prefetch: Prefetch<impl Fn(NodeId), impl Fn(NodeId, RelId)>,
     ) -> u64 {
         let path_rels = &self.path_rels[..self.len];
         let anchors = &self.anchors[..self.len];
@@ -745,10 +749,10 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         for (i, &other) in others.iter().enumerate() {
             if let Some(&ahead) = others.get(i + Self::AHEAD) {
                 counted.prefetch(ahead);
-                (prefetch.far)(ahead, rel_at(i + Self::AHEAD));
+                (prefetch.far)(ahead);
             }
             if let Some(&near) = others.get(i + Self::NEAR) {
-                (prefetch.near)(near);
+                (prefetch.near)(near, rel_at(i + Self::NEAR));
             }
             let r = rel_at(i);
             if path_rels.contains(&r) || !walked_passes(r) {
@@ -764,9 +768,11 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
 }
 
 /// What [`CountSums::sum_with`] requests ahead of an entry: `far` for the
-/// entry [`CountSums::AHEAD`] on (its other end and relationship; the other
-/// end's offsets are requested beside it), `near` for the entry
-/// [`CountSums::NEAR`] on (its other end).
+/// entry [`CountSums::AHEAD`] on (its other end; the other end's offsets are
+/// requested beside it), `near` for the entry [`CountSums::NEAR`] on (its
+/// other end and relationship: an incoming entry's relationship id is read
+/// from the offsets of its other end, requested `AHEAD - NEAR` entries
+/// before, so it is asked for only now).
 struct Prefetch<F, N> {
     far: F,
     near: N,

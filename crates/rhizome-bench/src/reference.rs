@@ -134,17 +134,18 @@ impl LikesReference {
             if !passes(p1) {
                 continue;
             }
-            let i = out.all_neighbours()[p1];
+            let i = out.all_neighbours()[p1] as NodeId;
             let range = inc.positions(i);
             let others = &inc.all_neighbours()[range.clone()];
             let back = back.slice(range.clone());
             for (k, &o) in others.iter().enumerate() {
+                let o = o as NodeId;
                 // The other ends and the weights are scattered: start loading
                 // what entry k + 8 reads now (the offsets and slot), and the
                 // weight of entry k + 4, whose position the offsets requested
                 // four entries before give.
                 if let Some(&ahead) = others.get(k + 8) {
-                    out.prefetch(ahead);
+                    out.prefetch(ahead as NodeId);
                     if WEIGHTED {
                         rhizome_common::prefetch(&passing[ahead as usize]);
                     }
@@ -152,11 +153,11 @@ impl LikesReference {
                 // The weights of a list still to be counted, four entries
                 // ahead (its offsets and slot were requested four before).
                 if let (true, Some(&near)) = (WEIGHTED, others.get(k + 4)) {
-                    if let Some(w) = weights.get(back.position(k + 4, near) as usize) {
+                    if let Some(w) = weights.get(back.position(k + 4, near as NodeId) as usize) {
                         rhizome_common::prefetch(w);
                     }
                     if passing[near as usize] == u32::MAX {
-                        for pos in out.positions(near).step_by(8).take(16) {
+                        for pos in out.positions(near as NodeId).step_by(8).take(16) {
                             rhizome_common::prefetch(&weights[pos]);
                         }
                     }

@@ -316,7 +316,7 @@ impl GraphBuilder {
         let mut triples: HashMap<(u32, RelTypeId, u32), u64> = HashMap::new();
         for (type_id, groups) in self.rels {
             let (sources, targets, columns) = merge_rel_groups(groups, &self.catalog);
-            let (out, order) = CsrData::build_outgoing(&sources, &targets);
+            let (out, order) = CsrData::build_outgoing(&sources, &targets)?;
             for (&s, &t) in sources.iter().zip(&targets) {
                 let key = (label_set_of(&labels, s), type_id, label_set_of(&labels, t));
                 *triples.entry(key).or_default() += 1;

@@ -13,9 +13,24 @@
 //! sorted by neighbour id.
 
 use crate::segment::ArrayRef;
-use rhizome_common::NodeId;
+use rhizome_common::{Error, ErrorKind, NodeId, Result};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
+
+/// The largest node id a segment stores (ids are 32-bit in the CSR).
+pub const MAX_NODE_ID: NodeId = u32::MAX as NodeId;
+
+/// The error for a graph whose node ids do not fit a segment.
+pub fn too_many_nodes(id: NodeId) -> Error {
+    Error::new(
+        ErrorKind::ArgumentError,
+        format!(
+            "node id {id} does not fit a segment: a segment holds at most {} nodes \
+             (node ids are stored in 32 bits)",
+            MAX_NODE_ID + 1
+        ),
+    )
+}
 
 /// Where a CSR lies in the segment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,7 +41,7 @@ pub struct CsrMeta {
     pub hi: NodeId,
     /// `hi - lo + 1` offsets (`u64`) into `neighbours`.
     pub offsets: ArrayRef,
-    /// Neighbour node ids (`u64`).
+    /// Neighbour node ids (`u32`: a segment holds at most 2^32 nodes).
     pub neighbours: ArrayRef,
     /// For incoming CSRs: each entry's rank in its source's outgoing list.
     pub ranks: Option<RankMeta>,
@@ -189,8 +204,8 @@ pub struct CsrData {
     pub hi: NodeId,
     /// `hi - lo + 1` offsets.
     pub offsets: Vec<u64>,
-    /// Neighbour ids.
-    pub neighbours: Vec<NodeId>,
+    /// Neighbour ids, 32 bits each.
+    pub neighbours: Vec<u32>,
     /// Rank of each entry in its source's outgoing list (incoming CSRs only).
     pub ranks: Option<RankData>,
 }
@@ -199,16 +214,21 @@ impl CsrData {
     /// Builds the outgoing CSR of relationships `sources[i] -> targets[i]`.
     /// Returns it with `order`, where `order[p]` is the input index of the
     /// relationship placed at outgoing position `p` (so property columns can
-    /// be permuted the same way). Ties keep input order.
-    pub fn build_outgoing(sources: &[NodeId], targets: &[NodeId]) -> (CsrData, Vec<u64>) {
+    /// be permuted the same way). Ties keep input order. Fails if a node id
+    /// does not fit the 32 bits a segment stores.
+    pub fn build_outgoing(sources: &[NodeId], targets: &[NodeId]) -> Result<(CsrData, Vec<u64>)> {
         if sources.is_empty() {
-            return (
+            return Ok((
                 CsrData {
                     offsets: vec![0],
                     ..CsrData::default()
                 },
                 Vec::new(),
-            );
+            ));
+        }
+        let widest = sources.iter().chain(targets).copied().max().unwrap_or(0);
+        if widest > MAX_NODE_ID {
+            return Err(too_many_nodes(widest));
         }
         let lo = *sources.iter().min().expect("non-empty");
         let hi = *sources.iter().max().expect("non-empty") + 1;
@@ -229,8 +249,9 @@ impl CsrData {
         for w in offsets.windows(2) {
             order[w[0] as usize..w[1] as usize].sort_by_key(|&i| (targets[i as usize], i));
         }
-        let neighbours = order.iter().map(|&i| targets[i as usize]).collect();
-        (
+        // Every id was checked to fit 32 bits above.
+        let neighbours = order.iter().map(|&i| targets[i as usize] as u32).collect();
+        Ok((
             CsrData {
                 lo,
                 hi,
@@ -239,7 +260,7 @@ impl CsrData {
                 ranks: None,
             },
             order,
-        )
+        ))
     }
 
     /// Builds the incoming CSR of an outgoing one.
@@ -251,11 +272,11 @@ impl CsrData {
                 ..CsrData::default()
             };
         }
-        let lo = *out.neighbours.iter().min().expect("non-empty");
-        let hi = *out.neighbours.iter().max().expect("non-empty") + 1;
+        let lo = *out.neighbours.iter().min().expect("non-empty") as NodeId;
+        let hi = *out.neighbours.iter().max().expect("non-empty") as NodeId + 1;
         let mut offsets = vec![0u64; (hi - lo + 1) as usize];
         for &t in &out.neighbours {
-            offsets[(t - lo + 1) as usize] += 1;
+            offsets[(t as NodeId - lo + 1) as usize] += 1;
         }
         for i in 1..offsets.len() {
             offsets[i] += offsets[i - 1];
@@ -267,9 +288,10 @@ impl CsrData {
         for (k, w) in out.offsets.windows(2).enumerate() {
             let source = out.lo + k as u64;
             for p in w[0]..w[1] {
-                let t = out.neighbours[p as usize];
+                let t = out.neighbours[p as usize] as NodeId;
                 let slot = &mut cursor[(t - lo) as usize];
-                neighbours[*slot as usize] = source;
+                // Sources are at most the largest id build_outgoing checked.
+                neighbours[*slot as usize] = source as u32;
                 ranks[*slot as usize] = p - w[0];
                 *slot += 1;
             }
@@ -290,7 +312,7 @@ pub struct Csr<'a> {
     lo: NodeId,
     hi: NodeId,
     offsets: &'a [u64],
-    neighbours: &'a [NodeId],
+    neighbours: &'a [u32],
     back: Option<BackLinks<'a>>,
 }
 
@@ -301,7 +323,7 @@ impl<'a> Csr<'a> {
         lo: NodeId,
         hi: NodeId,
         offsets: &'a [u64],
-        neighbours: &'a [NodeId],
+        neighbours: &'a [u32],
         back: Option<BackLinks<'a>>,
     ) -> Csr<'a> {
         Csr {
@@ -340,7 +362,7 @@ impl<'a> Csr<'a> {
 
     /// The neighbours of `node`, sorted by id.
     #[inline]
-    pub fn neighbours(&self, node: NodeId) -> &'a [NodeId] {
+    pub fn neighbours(&self, node: NodeId) -> &'a [u32] {
         &self.neighbours[self.positions(node)]
     }
 
@@ -351,7 +373,7 @@ impl<'a> Csr<'a> {
     }
 
     /// All neighbour ids, in position order.
-    pub fn all_neighbours(&self) -> &'a [NodeId] {
+    pub fn all_neighbours(&self) -> &'a [u32] {
         self.neighbours
     }
 
@@ -382,7 +404,7 @@ impl<'a> Csr<'a> {
     #[inline(always)]
     pub fn out_position(&self, q: usize) -> u64 {
         match (&self.back, self.neighbours.get(q)) {
-            (Some(back), Some(&source)) => back.position(q, source),
+            (Some(back), Some(&source)) => back.position(q, source as NodeId),
             _ => u64::MAX,
         }
     }
@@ -418,7 +440,7 @@ impl<'a> Csr<'a> {
         {
             return Err("offsets are not monotonic or do not end at the entry count".into());
         }
-        if self.neighbours.iter().any(|&n| n >= node_bound) {
+        if self.neighbours.iter().any(|&n| n as NodeId >= node_bound) {
             return Err("a neighbour id lies outside the node id space".into());
         }
         if let Some(back) = &self.back {
@@ -426,7 +448,7 @@ impl<'a> Csr<'a> {
                 return Err("rank count differs from the entry count".into());
             }
             for (q, &source) in self.neighbours.iter().enumerate() {
-                let k = source.wrapping_sub(back.out_lo) as usize;
+                let k = (source as NodeId).wrapping_sub(back.out_lo) as usize;
                 let (Some(&a), Some(&b)) = (back.out_offsets.get(k), back.out_offsets.get(k + 1))
                 else {
                     return Err(format!("entry {q}: source {source} has no outgoing list"));
@@ -451,7 +473,7 @@ mod tests {
     fn outgoing_and_incoming_agree() {
         let sources = [5, 3, 5, 4, 3];
         let targets = [1, 9, 0, 9, 2];
-        let (out, order) = CsrData::build_outgoing(&sources, &targets);
+        let (out, order) = CsrData::build_outgoing(&sources, &targets).unwrap();
         assert_eq!((out.lo, out.hi), (3, 6));
         assert_eq!(out.offsets, vec![0, 2, 3, 5]);
         assert_eq!(out.neighbours, vec![2, 9, 9, 0, 1]);
@@ -465,13 +487,16 @@ mod tests {
         let csr_out = Csr::new(out.lo, out.hi, &out.offsets, &out.neighbours, None);
         assert_eq!(csr_in.neighbours(9), &[3, 4]);
         assert_eq!(csr_in.neighbours(0), &[5]);
-        assert_eq!(csr_in.neighbours(7), &[] as &[u64]);
+        assert_eq!(csr_in.neighbours(7), &[] as &[u32]);
         // Every incoming entry points back at an outgoing entry with swapped ends.
         for t in csr_in.node_range() {
             for q in csr_in.positions(t) {
                 let p = csr_in.out_position(q) as usize;
-                assert_eq!(csr_out.all_neighbours()[p], t);
-                assert_eq!(csr_out.owner_of(p), Some(csr_in.all_neighbours()[q]));
+                assert_eq!(csr_out.all_neighbours()[p] as NodeId, t);
+                assert_eq!(
+                    csr_out.owner_of(p),
+                    Some(csr_in.all_neighbours()[q] as NodeId)
+                );
             }
         }
         csr_in.validate(10, out.neighbours.len()).unwrap();
@@ -481,13 +506,13 @@ mod tests {
 
     #[test]
     fn empty_csr() {
-        let (out, order) = CsrData::build_outgoing(&[], &[]);
+        let (out, order) = CsrData::build_outgoing(&[], &[]).unwrap();
         assert!(order.is_empty());
         let inc = CsrData::build_incoming(&out);
         let ranks = inc.ranks.as_ref().unwrap();
         let back = BackLinks::new(ranks.view(), out.lo, &out.offsets);
         let csr = Csr::new(inc.lo, inc.hi, &inc.offsets, &inc.neighbours, Some(back));
-        assert_eq!(csr.neighbours(0), &[] as &[u64]);
+        assert_eq!(csr.neighbours(0), &[] as &[u32]);
         csr.validate(0, 0).unwrap();
     }
 
@@ -506,7 +531,7 @@ mod tests {
         // A hub with 300 relationships needs two-byte ranks.
         let sources = vec![0u64; 300];
         let targets: Vec<u64> = (1..=300).collect();
-        let (out, _) = CsrData::build_outgoing(&sources, &targets);
+        let (out, _) = CsrData::build_outgoing(&sources, &targets).unwrap();
         let inc = CsrData::build_incoming(&out);
         let ranks = inc.ranks.as_ref().unwrap();
         assert!(matches!(ranks, RankData::U16(_)));
@@ -526,5 +551,17 @@ mod tests {
         assert!(damaged.validate(301, 300).is_err());
         assert_eq!(damaged.out_position(0), u64::MAX);
         assert_eq!(damaged.out_position(1000), u64::MAX);
+    }
+
+    #[test]
+    fn node_ids_past_32_bits_are_refused() {
+        let err = CsrData::build_outgoing(&[0], &[MAX_NODE_ID + 1]).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::ArgumentError);
+        assert!(err.message.contains("32 bits"), "{}", err.message);
+        assert!(CsrData::build_outgoing(&[MAX_NODE_ID + 1], &[0]).is_err());
+        let (out, _) = CsrData::build_outgoing(&[MAX_NODE_ID], &[0]).unwrap();
+        assert_eq!(out.neighbours, vec![0]);
+        let inc = CsrData::build_incoming(&out);
+        assert_eq!(inc.neighbours, vec![u32::MAX]);
     }
 }

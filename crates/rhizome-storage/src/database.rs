@@ -122,7 +122,7 @@ fn resolve_csr(
     out: Option<&Csr<'static>>,
 ) -> Result<Csr<'static>> {
     let offsets: &'static [u64] = src.get(meta.offsets)?;
-    let neighbours: &'static [NodeId] = src.get(meta.neighbours)?;
+    let neighbours: &'static [u32] = src.get(meta.neighbours)?;
     let corrupt = |why: &str| Error::new(ErrorKind::CorruptDatabase, why.to_string());
     let back = match (meta.ranks, out) {
         (None, None) => None,

@@ -184,8 +184,9 @@ impl Manifest {
                 "a newer Rhizome; upgrade this binary to open it"
             } else {
                 "an older Rhizome whose adjacency layout this binary no longer \
-                 reads; open it with that Rhizome and export it (or import the \
-                 source data again) to move it to this one"
+                 reads; import the source data again with this binary, or export \
+                 the graph with the Rhizome that wrote it (`rhizome query --format \
+                 csv`) and import that"
             };
             return Err(Error::new(
                 ErrorKind::CorruptDatabase,

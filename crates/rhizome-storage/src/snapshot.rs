@@ -18,6 +18,7 @@ use crate::database::{GroupView, RelView, Store};
 use crate::delta::{get_prop, Delta, IndexValue};
 use crate::external::ExternalGraph;
 use crate::index::{index_order, PropertyIndex};
+use crate::nodelist::NodeList;
 use crate::schema::{IndexDef, Schema};
 use crate::stats::Statistics;
 use rhizome_common::{NodeId, RelId, Value};
@@ -48,7 +49,7 @@ impl Direction {
 #[derive(Debug, Clone, Copy)]
 pub struct Adjacency<'a> {
     /// Neighbour node ids, sorted.
-    pub neighbours: &'a [NodeId],
+    neighbours: NodeList<'a>,
     ids: RelIds<'a>,
 }
 
@@ -71,7 +72,7 @@ enum RelIds<'a> {
 impl<'a> Adjacency<'a> {
     /// No relationships.
     pub const EMPTY: Adjacency<'static> = Adjacency {
-        neighbours: &[],
+        neighbours: NodeList::EMPTY,
         ids: RelIds::Contiguous { first: 0, row: 0 },
     };
 
@@ -87,13 +88,40 @@ impl<'a> Adjacency<'a> {
         self.neighbours.is_empty()
     }
 
+    /// A list from the delta layer: neighbours and relationship ids of
+    /// equal length, sorted by (neighbour, id); base relationships of the
+    /// type have ids `base..base + count`.
+    pub(crate) fn listed(
+        neighbours: &'a [NodeId],
+        rels: &'a [RelId],
+        base: RelId,
+        count: u64,
+    ) -> Adjacency<'a> {
+        Adjacency {
+            neighbours: NodeList::Wide(neighbours),
+            ids: RelIds::Listed { rels, base, count },
+        }
+    }
+
+    /// The neighbour node ids, sorted.
+    #[inline(always)]
+    pub fn neighbours(&self) -> NodeList<'a> {
+        self.neighbours
+    }
+
+    /// The `i`-th neighbour. Panics if `i >= len()`, like indexing a slice.
+    #[inline(always)]
+    pub fn neighbour(&self, i: usize) -> NodeId {
+        self.neighbours.get(i)
+    }
+
     /// Id of the `i`-th relationship.
     #[inline]
     pub fn rel_id(&self, i: usize) -> RelId {
         match self.ids {
             RelIds::Contiguous { first, .. } => first + i as u64,
             RelIds::Ranked { base, back } => {
-                base.wrapping_add(back.position(i, self.neighbours[i]))
+                base.wrapping_add(back.position(i, self.neighbours.get(i)))
             }
             RelIds::Listed { rels, .. } => rels[i],
         }
@@ -107,7 +135,7 @@ impl<'a> Adjacency<'a> {
     pub fn property_row(&self, i: usize) -> u64 {
         match self.ids {
             RelIds::Contiguous { row, .. } => (row + i) as u64,
-            RelIds::Ranked { back, .. } => back.position(i, self.neighbours[i]),
+            RelIds::Ranked { back, .. } => back.position(i, self.neighbours.get(i)),
             RelIds::Listed { rels, base, count } => {
                 let r = rels[i];
                 if r >= base && r < base + count {
@@ -238,7 +266,9 @@ impl Store {
             Direction::Outgoing => {
                 let positions = view.outgoing.positions(node);
                 Adjacency {
-                    neighbours: &view.outgoing.all_neighbours()[positions.clone()],
+                    neighbours: NodeList::Narrow(
+                        &view.outgoing.all_neighbours()[positions.clone()],
+                    ),
                     ids: RelIds::Contiguous {
                         first: view.base + positions.start as u64,
                         row: positions.start,
@@ -247,7 +277,8 @@ impl Store {
             }
             Direction::Incoming => {
                 let positions = view.incoming.positions(node);
-                let neighbours = &view.incoming.all_neighbours()[positions.clone()];
+                let neighbours =
+                    NodeList::Narrow(&view.incoming.all_neighbours()[positions.clone()]);
                 match view.incoming.back_links() {
                     Some(back) => Adjacency {
                         neighbours,
@@ -268,7 +299,7 @@ impl Store {
         Some(RelInfo {
             rel_type: view.rel_type,
             start: view.outgoing.owner_of(p)?,
-            end: *view.outgoing.all_neighbours().get(p)?,
+            end: *view.outgoing.all_neighbours().get(p)? as NodeId,
         })
     }
 
@@ -455,14 +486,7 @@ impl Snapshot {
         if !self.delta.is_empty() {
             if let Some(x) = &self.external {
                 let (neighbours, rels) = x.adjacency(node, rel_type, dir);
-                return Adjacency {
-                    neighbours,
-                    ids: RelIds::Listed {
-                        rels,
-                        base: 0,
-                        count: 0,
-                    },
-                };
+                return Adjacency::listed(neighbours, rels, 0, 0);
             }
             if let Some((neighbours, rels)) =
                 self.delta.adj(rel_type, dir == Direction::Outgoing, node)
@@ -471,10 +495,7 @@ impl Snapshot {
                     .store
                     .rel_view(rel_type)
                     .map_or((0, 0), |v| (v.base, v.count));
-                return Adjacency {
-                    neighbours,
-                    ids: RelIds::Listed { rels, base, count },
-                };
+                return Adjacency::listed(neighbours, rels, base, count);
             }
         }
         self.store.adjacency(node, rel_type, dir)
@@ -1076,7 +1097,7 @@ impl GraphRead for Snapshot {
         self.prefetch_adjacency(nodes, rel_type, dir);
         for &node in nodes {
             let adj = self.adjacency(node, rel_type, dir);
-            out.neighbours.extend_from_slice(adj.neighbours);
+            adj.neighbours.extend_into(&mut out.neighbours);
             out.rels.extend((0..adj.len()).map(|i| adj.rel_id(i)));
             out.offsets.push(out.neighbours.len());
         }

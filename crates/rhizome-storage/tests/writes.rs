@@ -61,14 +61,14 @@ fn key(s: &impl GraphRead, k: &str) -> u32 {
 fn out(s: &Snapshot, node: u64, t: &str) -> Vec<u64> {
     let t = s.catalog().rel_type_id(t).unwrap();
     s.adjacency(node, t, Direction::Outgoing)
-        .neighbours
+        .neighbours()
         .to_vec()
 }
 
 fn inc(s: &Snapshot, node: u64, t: &str) -> Vec<u64> {
     let t = s.catalog().rel_type_id(t).unwrap();
     s.adjacency(node, t, Direction::Incoming)
-        .neighbours
+        .neighbours()
         .to_vec()
 }
 
@@ -526,7 +526,7 @@ fn dump(s: &Snapshot) -> (Vec<String>, Vec<String>) {
                         "{} {} {} {props:?}",
                         c.rel_type_name(t),
                         node_text(n),
-                        node_text(adj.neighbours[i])
+                        node_text(adj.neighbour(i))
                     ));
                 }
             }

@@ -125,7 +125,7 @@ impl Operator for Expand {
                 for &(t, d) in &walks {
                     let adj = snap.adjacency(source, t, d);
                     for i in 0..adj.len() {
-                        let neighbour = adj.neighbours[i];
+                        let neighbour = adj.neighbour(i);
                         if skip_entry(*direction, d, source, neighbour) {
                             continue;
                         }

@@ -63,7 +63,7 @@ impl<'a> ListMembership<'a> {
         let p = (r - self.base) as usize;
         match d {
             Direction::Outgoing => out.positions(node).contains(&p),
-            Direction::Incoming => out.all_neighbours().get(p) == Some(&node),
+            Direction::Incoming => out.all_neighbours().get(p).map(|&n| n as NodeId) == Some(node),
         }
     }
 }
@@ -555,7 +555,7 @@ impl<'a> PlainHop<'a> {
                 Some(back) => {
                     let back = back.slice(range);
                     sums.sum(neighbours, |i| {
-                        first.wrapping_add(back.position(i, neighbours[i]))
+                        first.wrapping_add(back.position(i, neighbours[i] as NodeId))
                     })
                 }
             };
@@ -568,7 +568,7 @@ impl<'a> PlainHop<'a> {
                     None => first + q as u64,
                     Some(_) => first.wrapping_add(csr.out_position(q)),
                 };
-                self.visit(last, r, node, other, path)
+                self.visit(last, r, node, other as NodeId, path)
             })
             .sum()
     }
@@ -669,7 +669,9 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
     /// The sum over the walked entries: `others[i]` reached by relationship
     /// `rel_at(i)`; the loop is specialised for the unfiltered case and for
     /// a memo.
-    fn sum(&self, others: &[NodeId], rel_at: impl Fn(usize) -> RelId) -> u64 {
+    /// `others` are 32-bit ids of a base list or 64-bit ids of a delta list
+    /// (one loop compiled per width).
+    fn sum<T: Copy + Into<NodeId>>(&self, others: &[T], rel_at: impl Fn(usize) -> RelId) -> u64 {
         let (walked, last) = (self.walked, self.last);
         let counted = last.lists.csr();
         if walked.filter.is_none() && last.filter.is_none() && last.lists.all_base() {
@@ -732,9 +734,9 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
     /// requests `prefetch` of what later entries will read besides the
     /// offsets.
     #[inline(always)]
-    fn sum_with(
+    fn sum_with<T: Copy + Into<NodeId>>(
         &self,
-        others: &[NodeId],
+        others: &[T],
         rel_at: impl Fn(usize) -> RelId,
         walked_passes: impl Fn(RelId) -> bool,
         last_passes: impl Fn(RelId) -> bool,
@@ -747,12 +749,14 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         let (node, always, on_loop) = (self.node, self.walked_always, self.walked_on_loop);
         let mut total = 0u64;
         for (i, &other) in others.iter().enumerate() {
+            let other: NodeId = other.into();
             if let Some(&ahead) = others.get(i + Self::AHEAD) {
+                let ahead: NodeId = ahead.into();
                 counted.prefetch(ahead);
                 (prefetch.far)(ahead);
             }
             if let Some(&near) = others.get(i + Self::NEAR) {
-                (prefetch.near)(near, rel_at(i + Self::NEAR));
+                (prefetch.near)(near.into(), rel_at(i + Self::NEAR));
             }
             let r = rel_at(i);
             if path_rels.contains(&r) || !walked_passes(r) {
@@ -835,7 +839,7 @@ impl<'a> CountCtx<'a, '_> {
                 continue;
             }
             for i in 0..adj.len() {
-                let (neighbour, r) = (adj.neighbours[i], adj.rel_id(i));
+                let (neighbour, r) = (adj.neighbour(i), adj.rel_id(i));
                 if self.matches(step, w, d, source, neighbour, r, excluded)? {
                     count += 1;
                 }
@@ -892,7 +896,7 @@ impl<'a> CountCtx<'a, '_> {
                 last.note_walk(adj.len());
             }
             for i in 0..adj.len() {
-                let (neighbour, r) = (adj.neighbours[i], adj.rel_id(i));
+                let (neighbour, r) = (adj.neighbour(i), adj.rel_id(i));
                 if !self.matches(step, w, d, node, neighbour, r, path)? {
                     continue;
                 }

@@ -49,4 +49,43 @@ for m in roads-postgres roads-redis; do
     case "$err" in *ReadOnlySource*) ;; *) echo "unexpected error: $err" >&2; exit 1 ;; esac
 done
 
+# `rhizome serve --source`: the official Python driver runs the same
+# statements on a native import (the default database) and on both sources
+# as databases of one server, over Bolt and HTTP; then Redis is stopped and
+# only its database fails.
+echo "== rhizome serve --source pg=... --source redis=..."
+serve_started=$(date +%s)
+work="$root/target/drivers"
+. "$root/scripts/suites/drivers/python-venv.sh"
+ensure_driver_venv
+lux="$root/../shared/datasets/roads/luxembourg-dimacs10"
+db="$RHIZOME_SOURCES_DIR/native-lux"
+"$rhizome" import-dimacs "$db" --gr "$lux/luxembourg.gr" --co "$lux/luxembourg.co" >/dev/null
+"$rhizome" serve "$db" --auth none --bolt 127.0.0.1:0 --http 127.0.0.1:0 \
+    --source "pg=$root/examples/sources/roads-postgres.json" \
+    --source "redis=$root/examples/sources/roads-redis.json" \
+    --address-file "$RHIZOME_SOURCES_DIR/bolt" --http-address-file "$RHIZOME_SOURCES_DIR/http" \
+    2>"$RHIZOME_SOURCES_DIR/server.log" &
+server=$!
+trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; cleanup' EXIT
+for _ in $(seq 1 300); do
+    [ -s "$RHIZOME_SOURCES_DIR/http" ] && break
+    kill -0 "$server" 2>/dev/null || { cat "$RHIZOME_SOURCES_DIR/server.log"; echo "the server did not start" >&2; exit 1; }
+    sleep 0.1
+done
+[ -s "$RHIZOME_SOURCES_DIR/http" ] || { cat "$RHIZOME_SOURCES_DIR/server.log"; echo "the server did not start" >&2; exit 1; }
+RHIZOME_BOLT="$(cat "$RHIZOME_SOURCES_DIR/bolt")" RHIZOME_HTTP="$(cat "$RHIZOME_SOURCES_DIR/http")" \
+    RHIZOME_REDIS_PID_FILE="$RHIZOME_SOURCES_DIR/redis/redis.pid" \
+    "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$root/scripts/suites/sources/test_serve_sources.py" ||
+    { tail -20 "$RHIZOME_SOURCES_DIR/server.log"; exit 1; }
+# A mapping that does not load stops the server before it starts, naming
+# the source, the file and the problem.
+echo '{"name": "broken", "backend": "postgres"' >"$RHIZOME_SOURCES_DIR/broken.json"
+if err=$(timeout 60 "$rhizome" serve "$db" --auth none --bolt 127.0.0.1:0 \
+    --source "bad=$RHIZOME_SOURCES_DIR/broken.json" 2>&1); then
+    echo "rhizome serve started with a broken mapping" >&2; exit 1
+fi
+case "$err" in *"graph source \`bad\`"*broken.json*"not valid"*) ;; *) echo "unexpected error: $err" >&2; exit 1 ;; esac
+echo "rhizome serve --source: passed in $(( $(date +%s) - serve_started )) s"
+
 echo "50-sources: passed in $(( $(date +%s) - started )) s"

@@ -210,7 +210,7 @@ impl BenchRow {
 
 /// The directory of the cached database `name`, created with `make` (which
 /// writes import-ready CSV into its directory) if it is not there yet.
-fn cached_dir(
+pub(crate) fn cached_dir(
     data_dir: &Path,
     name: &str,
     make: impl FnOnce(&Path) -> Result<rhizome_import::ImportOptions>,
@@ -250,6 +250,9 @@ pub fn chain_engine(options: &QueryBenchOptions) -> Result<Engine> {
         generate_chain(csv, c)
     })?)
 }
+
+/// SQ3 of the chain suite: four hops in both directions from node 777, counted.
+pub const SQ3: &str = "MATCH (:LBL_ALL {id: 777})--()--()--()--(n) RETURN count(n)";
 
 /// A1 of the likes suite: many person lookups, each counting its likes.
 pub const A1: &str = "UNWIND $ids AS id MATCH (p:Person {id: id})-[:LIKES]->(i) RETURN count(*)";
@@ -691,7 +694,7 @@ pub fn run_query_bench(options: &QueryBenchOptions, out: &mut dyn Write) -> Resu
             },
             Spec {
                 name: "SQ3",
-                query: "MATCH (:LBL_ALL {id: 777})--()--()--()--(n) RETURN count(n)".into(),
+                query: SQ3.into(),
                 params: BTreeMap::new(),
                 unit: "paths",
                 units: |tally, _| tally.count() as f64,

@@ -1,7 +1,10 @@
-//! Write benchmarks (issue 5): bulk `UNWIND $rows AS r CREATE …` in rows
-//! per second, durable single-row transactions per second, and the likes
-//! queries A1–A4 over base + a large uncheckpointed delta against the same
-//! queries after a checkpoint.
+//! Write benchmarks (issues 5 and 19): bulk `UNWIND $rows AS r CREATE …` in
+//! rows per second, durable single-row transactions per second (one writer
+//! and 16, against the disk's raw `fdatasync` rate), the likes queries A1–A4
+//! over base + a large uncheckpointed delta against the same queries after a
+//! checkpoint, incremental against full checkpoints (likes graph and chain
+//! graph, the latter with SQ3 before and after), and one-statement
+//! processes. [`WritePhase`] selects what runs.
 //!
 //! Every phase works on copies under `<data dir>/writes-work`, so the cached
 //! likes database of the query suite stays untouched. The delta read
@@ -10,19 +13,79 @@
 //! reopened (replaying its log) and checkpointed. Rounds alternate between
 //! the two, so both see the same machine load.
 
-use crate::{count_of, likes_db, median, random_ids, A1, A2, A3, A4};
+use crate::{cached_dir, count_of, likes_db, median, random_ids, A1, A2, A3, A4, SQ3};
 use rhizome_common::{Error, Result, Value};
 use rhizome_engine::{Engine, QueryOptions};
+use rhizome_import::generate::{generate_chain, ChainOptions};
 use rhizome_import::LikesOptions;
-use rhizome_storage::{Database, DatabaseOptions, GraphBuilder};
+use rhizome_storage::{Database, DatabaseOptions, GraphBuilder, Snapshot};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// A part of the write benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WritePhase {
+    /// Bulk node creation, durable single-row commits (one writer, 16
+    /// writers) and the raw `fdatasync` rate.
+    Commits,
+    /// A1–A4 on the likes graph over a large delta against after a checkpoint.
+    Reads,
+    /// Incremental against full checkpoint on the likes graph.
+    Checkpoint,
+    /// Incremental against full checkpoint on the chain graph, and SQ3
+    /// over the delta against after the checkpoint.
+    Chain,
+    /// One-statement `rhizome query` processes (needs the binary).
+    Processes,
+}
+
+impl WritePhase {
+    /// Every phase, in the order they run.
+    pub const ALL: [WritePhase; 5] = [
+        WritePhase::Commits,
+        WritePhase::Reads,
+        WritePhase::Checkpoint,
+        WritePhase::Chain,
+        WritePhase::Processes,
+    ];
+
+    /// The phase named `name` (`commits`, `reads`, `checkpoint`, `chain`,
+    /// `processes`), or an `ArgumentError` listing them.
+    pub fn parse(name: &str) -> Result<WritePhase> {
+        Ok(match name.trim().to_ascii_lowercase().as_str() {
+            "commits" => WritePhase::Commits,
+            "reads" => WritePhase::Reads,
+            "checkpoint" => WritePhase::Checkpoint,
+            "chain" => WritePhase::Chain,
+            "processes" => WritePhase::Processes,
+            other => {
+                return Err(Error::new(
+                    rhizome_common::ErrorKind::ArgumentError,
+                    format!(
+                        "unknown write benchmark phase `{other}`: use commits, reads, \
+                         checkpoint, chain or processes"
+                    ),
+                ))
+            }
+        })
+    }
+}
+
 /// What the write benchmark runs.
 #[derive(Debug, Clone)]
 pub struct WriteBenchOptions {
+    /// The phases to run.
+    pub phases: Vec<WritePhase>,
+    /// The chain graph of the chain phase.
+    pub chain: ChainOptions,
+    /// Chain phase: every `chain_every`-th node gets new relationships
+    /// (100: 1% of the nodes, as issue 19 names).
+    pub chain_every: u64,
+    /// Chain phase: new relationships per chosen node (50: 1% more
+    /// relationships at degree 50).
+    pub chain_new_per_node: u64,
     /// Where generated databases are cached and the work copies live.
     pub data_dir: PathBuf,
     /// Timed rounds per read query and database (after one warm-up round).
@@ -56,9 +119,18 @@ pub struct WriteBenchOptions {
 impl Default for WriteBenchOptions {
     /// 1M bulk nodes in batches of 10k, 500 single-row transactions, the
     /// default likes graph (100k persons, 2k items, 10M likes) plus 10% new
-    /// persons with their likes and 5% more likes of existing persons.
+    /// persons with their likes and 5% more likes of existing persons; the
+    /// issue's chain graph (1M nodes of degree 50) with 50 new
+    /// relationships on every 100th node.
     fn default() -> WriteBenchOptions {
         WriteBenchOptions {
+            phases: WritePhase::ALL.to_vec(),
+            chain: ChainOptions {
+                nodes: 1_000_000,
+                degree: 50,
+            },
+            chain_every: 100,
+            chain_new_per_node: 50,
             data_dir: crate::default_data_dir(),
             runs: 5,
             likes: LikesOptions::default(),
@@ -97,6 +169,10 @@ pub struct WriteBenchReport {
     /// After likes were added to 1% of the persons: an incremental
     /// checkpoint (delta file) and a full rewrite of the same content.
     pub checkpoints: Option<(Duration, Duration)>,
+    /// The same on the chain graph (relationships added to 1% of the nodes).
+    pub chain_checkpoints: Option<(Duration, Duration)>,
+    /// SQ3 on the chain graph over its delta and after the checkpoint.
+    pub chain_reads: Option<ReadRow>,
 }
 
 /// One read query on both databases.
@@ -113,7 +189,7 @@ pub struct ReadRow {
 }
 
 impl ReadRow {
-    /// Time on the delta over time after the checkpoint (target: ≤ 2).
+    /// Time on the delta over time after the checkpoint (issue 19 target: ≤ 1.5).
     pub fn ratio(&self) -> f64 {
         self.delta.as_secs_f64() / self.checkpointed.as_secs_f64().max(1e-9)
     }
@@ -230,10 +306,20 @@ pub fn run_write_bench(
         "writes benchmark ({} cores; figures of one run, compare them as ratios)",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-    bulk_and_single(options, out, &mut report)?;
-    delta_reads(options, out, &mut report)?;
-    checkpoint_costs(options, out, &mut report)?;
-    if let Some(binary) = &options.binary {
+    let runs = |phase| options.phases.contains(&phase);
+    if runs(WritePhase::Commits) {
+        bulk_and_single(options, out, &mut report)?;
+    }
+    if runs(WritePhase::Reads) {
+        delta_reads(options, out, &mut report)?;
+    }
+    if runs(WritePhase::Checkpoint) {
+        checkpoint_costs(options, out, &mut report)?;
+    }
+    if runs(WritePhase::Chain) {
+        chain_checkpoint(options, out, &mut report)?;
+    }
+    if let (Some(binary), true) = (&options.binary, runs(WritePhase::Processes)) {
         let base = likes_db(&options.data_dir, &options.likes)?;
         let dir = work_dir(options, "processes")?.join("db");
         copy_db(&base, &dir)?;
@@ -248,6 +334,7 @@ pub fn run_write_bench(
             ms(create) - ms(read)
         );
         report.processes = Some((create, read));
+        let _ = std::fs::remove_dir_all(dir.parent().unwrap_or(&dir));
     }
     Ok(report)
 }
@@ -321,35 +408,82 @@ fn bulk_and_single(
         )
     );
 
+    // One writer, 16 writers and the raw sync rate run in alternating
+    // blocks, so that all three see the same disk and machine load.
     let query = "CREATE (:Single {i: $i})";
-    let start = Instant::now();
-    for i in 0..options.single {
-        let params = BTreeMap::from([("i".to_string(), Value::Int(i as i64))]);
-        engine.execute(query, params, &QueryOptions::default())?;
+    let threads = 16;
+    let blocks = SYNC_BLOCKS.min(options.single.max(1));
+    let per_block = options.single.div_ceil(blocks);
+    let per_thread = per_block.div_ceil(threads);
+    let (mut single, mut group, mut raw) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let mut next_id = 0i64;
+    let baseline = dir.join("fsync-baseline");
+    let mut sync_file =
+        std::fs::File::create(&baseline).map_err(|e| Error::io(baseline.display(), e))?;
+    for _ in 0..blocks {
+        raw += fsync_time(&mut sync_file, &baseline, per_block)?;
+        let start = Instant::now();
+        for _ in 0..per_block {
+            let params = BTreeMap::from([("i".to_string(), Value::Int(next_id))]);
+            next_id += 1;
+            engine.execute(query, params, &QueryOptions::default())?;
+        }
+        single += start.elapsed();
+        group += group_commits(&engine, threads, per_thread)?;
     }
-    let elapsed = start.elapsed().as_secs_f64().max(1e-9);
-    report.single_tx_per_sec = options.single as f64 / elapsed;
+    drop(sync_file);
+    let _ = std::fs::remove_file(&baseline);
+    let raw = (blocks * per_block) as f64 / raw.as_secs_f64().max(1e-9);
+    let singles = blocks * per_block;
+    report.single_tx_per_sec = singles as f64 / single.as_secs_f64().max(1e-9);
     let _ = writeln!(
         out,
-        "single-row autocommit `{query}`, durable commit: {} transactions in {elapsed:.2} s = {:.0} tx/s ({:.2} ms each)",
-        options.single,
-        report.single_tx_per_sec,
-        elapsed * 1e3 / options.single.max(1) as f64
+        "raw 64-byte append + fdatasync on the same disk: {raw:.0} /s ({singles} syncs in {blocks} blocks alternating with the two rows below)"
     );
-    let raw = fsync_rate(&dir, options.single)?;
     let _ = writeln!(
         out,
-        "  baseline on the same disk: 64-byte append + fdatasync = {raw:.0} /s (one writer: {:.0}% of it, target >= 80%)",
+        "single-row autocommit `{query}`, durable commit, one writer: {singles} transactions in {:.2} s = {:.0} tx/s ({:.3} ms each) = {:.0}% of the raw sync rate (target >= 80%)",
+        single.as_secs_f64(),
+        report.single_tx_per_sec,
+        single.as_secs_f64() * 1e3 / singles.max(1) as f64,
         report.single_tx_per_sec / raw.max(1e-9) * 100.0
     );
-    // Group commit: 16 threads of this process commit single rows at once.
-    let threads = 16;
-    let per_thread = options.single.div_ceil(threads);
+    let grouped = blocks * threads * per_thread;
+    let rate = grouped as f64 / group.as_secs_f64().max(1e-9);
+    report.group_tx_per_sec = rate;
+    let _ = writeln!(
+        out,
+        "{threads} concurrent single-row writers (group commit): {grouped} transactions in {:.2} s = {rate:.0} tx/s = {:.0}% of {threads} x the raw sync rate (target >= 50%)",
+        group.as_secs_f64(),
+        rate / (raw * threads as f64).max(1e-9) * 100.0
+    );
+    drop(engine);
+    let _ = std::fs::remove_dir_all(dir.parent().unwrap_or(&dir));
+    Ok(())
+}
+
+/// Blocks the durable-commit measurements alternate in.
+const SYNC_BLOCKS: usize = 8;
+
+/// Appends and syncs `n` small records to `file` (at `path`, for errors):
+/// the disk's limit for durable commits.
+fn fsync_time(file: &mut std::fs::File, path: &Path, n: usize) -> Result<Duration> {
+    let start = Instant::now();
+    for _ in 0..n {
+        file.write_all(&[7u8; 64])
+            .and_then(|_| file.sync_data())
+            .map_err(|e| Error::io(path.display(), e))?;
+    }
+    Ok(start.elapsed())
+}
+
+/// `threads` threads commit `per_thread` single-row `CREATE`s each at once
+/// (group commit); returns the wall time.
+fn group_commits(engine: &Engine, threads: usize, per_thread: usize) -> Result<Duration> {
     let start = Instant::now();
     std::thread::scope(|scope| -> Result<()> {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
-                let engine = &engine;
                 scope.spawn(move || -> Result<()> {
                     for i in 0..per_thread {
                         let id = (t * per_thread + i) as i64;
@@ -370,34 +504,7 @@ fn bulk_and_single(
         }
         Ok(())
     })?;
-    let elapsed = start.elapsed().as_secs_f64().max(1e-9);
-    let rate = (threads * per_thread) as f64 / elapsed;
-    report.group_tx_per_sec = rate;
-    let _ = writeln!(
-        out,
-        "{threads} concurrent single-row writers (group commit): {} transactions in {elapsed:.2} s = {rate:.0} tx/s = {:.0}% of {threads} x the raw fdatasync rate (target >= 50%)",
-        threads * per_thread,
-        rate / (raw * threads as f64).max(1e-9) * 100.0
-    );
-    drop(engine);
-    let _ = std::fs::remove_dir_all(dir.parent().unwrap_or(&dir));
-    Ok(())
-}
-
-/// Appends and syncs `n` small records to a scratch file in `dir`: the
-/// disk's limit for durable commits.
-fn fsync_rate(dir: &Path, n: usize) -> Result<f64> {
-    let path = dir.join("fsync-baseline");
-    let mut f = std::fs::File::create(&path).map_err(|e| Error::io(path.display(), e))?;
-    let start = Instant::now();
-    for _ in 0..n {
-        f.write_all(&[7u8; 64])
-            .and_then(|_| f.sync_data())
-            .map_err(|e| Error::io(path.display(), e))?;
-    }
-    let rate = n as f64 / start.elapsed().as_secs_f64().max(1e-9);
-    let _ = std::fs::remove_file(&path);
-    Ok(rate)
+    Ok(start.elapsed())
 }
 
 /// Writes persons and likes to a copy of the likes graph, then compares
@@ -577,6 +684,147 @@ fn checkpoint_costs(
     Ok(())
 }
 
+/// Issue 19's checkpoint case on the chain graph: `chain_new_per_node` new
+/// relationships on every `chain_every`-th node (1% of the nodes, 1% more
+/// relationships at the defaults) committed to a copy of the graph, then
+/// an incremental checkpoint (delta file) timed against a full rewrite of
+/// the same content (run right after it on the same copy). SQ3 runs on the
+/// state before the checkpoints (base + in-memory delta) and after the full
+/// one, in alternating rounds (two snapshots of one handle).
+fn chain_checkpoint(
+    options: &WriteBenchOptions,
+    out: &mut dyn Write,
+    report: &mut WriteBenchReport,
+) -> Result<()> {
+    let c = &options.chain;
+    let name = format!("chain-{}-{}", c.nodes, c.degree);
+    let base = cached_dir(&options.data_dir, &name, |csv| generate_chain(csv, c))?;
+    let work = work_dir(options, "chain")?;
+    let dir = work.join("db");
+    copy_db(&base, &dir)?;
+    let engine = open_without_checkpoints(&dir)?;
+    let db = engine.database();
+    // The generator numbers nodes 0..n in import order, which the builder keeps.
+    let every = options.chain_every.max(1);
+    let touched: Vec<u64> = (0..c.nodes).step_by(every as usize).collect();
+    let per = options.chain_new_per_node;
+    let total = touched.len() as u64 * per;
+    let targets = random_ids(total as usize, c.nodes.max(1), 31);
+    let t = Instant::now();
+    let mut next = 0;
+    for chunk in touched.chunks(options.batch.max(1).div_ceil(per.max(1) as usize)) {
+        let mut tx = db.begin_write()?;
+        for &node in chunk {
+            for _ in 0..per {
+                tx.create_relationship(node, targets[next] as u64, "REL_ONE", &[])?;
+                next += 1;
+            }
+        }
+        tx.commit()?;
+    }
+    let written = t.elapsed();
+    let base_rels = c.nodes * c.degree;
+    let delta_state = db.snapshot();
+    let t = Instant::now();
+    db.checkpoint()?;
+    let incremental = t.elapsed();
+    let delta_bytes = rhizome_storage::manifest::Manifest::read(&dir)?
+        .delta
+        .map(|d| d.len);
+    let t = Instant::now();
+    db.checkpoint_full()?;
+    let full = t.elapsed();
+    let kind = match delta_bytes {
+        Some(b) => format!("incremental (delta file {:.1} MB)", b as f64 / 1e6),
+        None => "full (the delta outgrew the ratio)".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "chain graph {} nodes, {base_rels} relationships: {total} new REL_ONE on {} nodes ({:.1}% of the nodes, {:.1}% of the relationships; committed in {:.2} s)",
+        c.nodes,
+        touched.len(),
+        touched.len() as f64 * 100.0 / c.nodes.max(1) as f64,
+        total as f64 * 100.0 / base_rels.max(1) as f64,
+        written.as_secs_f64()
+    );
+    let _ = writeln!(
+        out,
+        "  checkpoint: {kind} {:.3} s vs full rewrite {:.3} s = {:.3} (target <= 0.10)",
+        incremental.as_secs_f64(),
+        full.as_secs_f64(),
+        incremental.as_secs_f64() / full.as_secs_f64().max(1e-9)
+    );
+    report.chain_checkpoints = Some((incremental, full));
+    let after_state = db.snapshot();
+    let row = compare_on_snapshots(
+        &engine,
+        "SQ3",
+        SQ3,
+        &BTreeMap::new(),
+        [delta_state, after_state],
+        options,
+    )?;
+    let _ = writeln!(
+        out,
+        "  SQ3 over the delta {:.2} ms, after the full checkpoint {:.2} ms: {:.2}x (target <= 1.50; medians of {} alternating rounds, count {})",
+        ms(row.delta),
+        ms(row.checkpointed),
+        row.ratio(),
+        options.runs.max(1),
+        row.answer
+    );
+    report.chain_reads = Some(row);
+    drop(engine);
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+/// Times `query` on two snapshots (base + delta, then checkpointed) in
+/// alternating rounds after one untimed round each; the counts must agree.
+fn compare_on_snapshots(
+    engine: &Engine,
+    name: &'static str,
+    query: &str,
+    params: &BTreeMap<String, Value>,
+    [delta, checkpointed]: [Snapshot; 2],
+    options: &WriteBenchOptions,
+) -> Result<ReadRow> {
+    let query_options = QueryOptions {
+        threads: options.threads,
+        ..QueryOptions::default()
+    };
+    let timed = |snapshot: &Snapshot| -> Result<(Duration, i64)> {
+        let t = Instant::now();
+        let result = engine.execute_read_only_on(
+            snapshot.clone(),
+            query,
+            params.clone(),
+            &query_options,
+            None,
+            "the benchmark's snapshot",
+        )?;
+        Ok((t.elapsed(), count_of(&result.rows)))
+    };
+    let (_, a) = timed(&delta)?;
+    let (_, b) = timed(&checkpointed)?;
+    if a != b {
+        return Err(Error::internal(format!(
+            "{name}: {a} on base + delta but {b} after the checkpoint"
+        )));
+    }
+    let (mut on_delta, mut after) = (Vec::new(), Vec::new());
+    for _ in 0..options.runs.max(1) {
+        on_delta.push(timed(&delta)?.0);
+        after.push(timed(&checkpointed)?.0);
+    }
+    Ok(ReadRow {
+        name,
+        delta: median(on_delta),
+        checkpointed: median(after),
+        answer: a,
+    })
+}
+
 /// Times A1–A4 on both databases, alternating rounds.
 fn compare_reads(
     options: &WriteBenchOptions,
@@ -618,7 +866,7 @@ fn compare_reads(
     );
     let _ = writeln!(
         out,
-        "query  base+delta   checkpointed   delta/checkpointed (target <= 2.00)"
+        "query  base+delta   checkpointed   delta/checkpointed (issue 19 target <= 1.50)"
     );
     let mut rows = Vec::new();
     for (name, query, params) in queries {
@@ -661,7 +909,7 @@ fn compare_reads(
             row.delta.as_secs_f64() * 1e3,
             row.checkpointed.as_secs_f64() * 1e3,
             row.ratio(),
-            if row.ratio() <= 2.0 { "ok" } else { "OVER" },
+            if row.ratio() <= 1.5 { "ok" } else { "OVER" },
             row.answer
         );
         rows.push(row);
@@ -677,6 +925,13 @@ mod tests {
     fn a_tiny_run_agrees_on_both_databases() {
         let dir = tempfile::tempdir().unwrap();
         let options = WriteBenchOptions {
+            phases: WritePhase::ALL.to_vec(),
+            chain: ChainOptions {
+                nodes: 1000,
+                degree: 3,
+            },
+            chain_every: 100,
+            chain_new_per_node: 5,
             data_dir: dir.path().to_path_buf(),
             runs: 1,
             likes: LikesOptions {
@@ -707,5 +962,17 @@ mod tests {
         assert!(text.contains("delta/checkpointed"), "{text}");
         assert!(report.checkpoints.is_some(), "{text}");
         assert!(text.contains("vs full rewrite"), "{text}");
+        assert!(report.chain_checkpoints.is_some(), "{text}");
+        // SQ3 counts the paths of four hops from node 777 (the same on
+        // both snapshots, or the run fails).
+        let sq3 = report.chain_reads.as_ref().map_or(0, |r| r.answer);
+        assert!(sq3 > 0, "{text}");
+    }
+
+    #[test]
+    fn phases_parse_and_unknown_ones_are_named() {
+        assert_eq!(WritePhase::parse(" Chain").unwrap(), WritePhase::Chain);
+        let e = WritePhase::parse("sync").unwrap_err().to_string();
+        assert!(e.contains("`sync`") && e.contains("processes"), "{e}");
     }
 }

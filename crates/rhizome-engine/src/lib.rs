@@ -258,7 +258,18 @@ impl Engine {
         query: &str,
         params: &BTreeMap<String, Value>,
     ) -> Result<Option<PlanDescription>> {
-        Ok(match self.prepare(query, params, &self.db.snapshot())? {
+        self.plan_description_on(&self.db.snapshot(), query, params)
+    }
+
+    /// [`Engine::plan_description`] planned over `snapshot` (a graph
+    /// source's snapshot, whose catalog and statistics are the source's).
+    pub fn plan_description_on(
+        &self,
+        snapshot: &Snapshot,
+        query: &str,
+        params: &BTreeMap<String, Value>,
+    ) -> Result<Option<PlanDescription>> {
+        Ok(match self.prepare(query, params, snapshot)? {
             Prepared::Plan(planned) if planned.explain || planned.profile => {
                 Some(rhizome_plan::describe_plan(&planned.plan))
             }
@@ -332,8 +343,18 @@ impl Engine {
     /// announce the columns before the first row exists, and read-only clients
     /// (Python's `read_only=True`) to refuse a write before it takes the writer lock.
     pub fn describe(&self, query: &str, params: &BTreeMap<String, Value>) -> Result<StatementInfo> {
-        let snapshot = self.db.snapshot();
-        Ok(match self.prepare(query, params, &snapshot)? {
+        self.describe_on(&self.db.snapshot(), query, params)
+    }
+
+    /// [`Engine::describe`] planned over `snapshot` (a graph source's
+    /// snapshot, whose catalog and statistics are the source's).
+    pub fn describe_on(
+        &self,
+        snapshot: &Snapshot,
+        query: &str,
+        params: &BTreeMap<String, Value>,
+    ) -> Result<StatementInfo> {
+        Ok(match self.prepare(query, params, snapshot)? {
             Prepared::Plan(planned) => StatementInfo {
                 columns: planned
                     .plan
@@ -345,7 +366,7 @@ impl Engine {
                 ordered: planned.plan.ordered,
             },
             Prepared::Schema(statement, SchemaCommand::Show) => StatementInfo {
-                columns: schema::show(&statement.kind, &snapshot).0,
+                columns: schema::show(&statement.kind, snapshot).0,
                 updating: false,
                 ordered: false,
             },

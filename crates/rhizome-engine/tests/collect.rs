@@ -135,3 +135,27 @@ fn collections_are_charged_their_typed_size_and_fail_cleanly_beyond_the_limit() 
     let err = run(&engine, strings, &limited(2_000_000)).unwrap_err();
     assert!(err.contains("MemoryPoolOutOfMemoryError"), "{err}");
 }
+
+#[test]
+fn grouped_collections_reach_their_consumer_typed_and_fail_cleanly_beyond_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), 100_000);
+    // Issue 21's shape: groups of 10 integers, the largest first.
+    let q = "MATCH (n:V) WITH n.i % 10000 AS g, collect(n.i) AS ids \
+             RETURN g, size(ids) AS s, 90000 IN ids AS has ORDER BY s DESC, g LIMIT 1";
+    let limited = |bytes: usize, threads: usize| QueryOptions {
+        threads: Some(threads),
+        memory_limit: Some(bytes),
+        ..QueryOptions::default()
+    };
+    for threads in [1, 2] {
+        assert_eq!(
+            run(&engine, q, &limited(64 << 20, threads)).unwrap(),
+            vec![vec![Value::Int(0), Value::Int(10), Value::Bool(true)]],
+            "{threads} worker(s)"
+        );
+        // 100,000 integers are 800 kB typed: beyond a 500 kB budget.
+        let err = run(&engine, q, &limited(500_000, threads)).unwrap_err();
+        assert!(err.contains("MemoryPoolOutOfMemoryError"), "{err}");
+    }
+}

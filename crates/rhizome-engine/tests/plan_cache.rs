@@ -104,3 +104,22 @@ fn a_cached_plan_runs_with_new_parameters_until_the_schema_changes() {
         [[Value::String("p51".into())]]
     );
 }
+
+#[test]
+fn a_repeated_single_row_create_is_planned_once() {
+    // The durable single-row commit path (`rhizome bench writes`): each
+    // commit changes the counts of the label it creates, which the plan of
+    // a bare CREATE must not depend on, or every commit would replan.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::empty_engine(dir.path());
+    run(&engine, "CREATE (:Single {i: -1})", &[]);
+    let before = engine.plan_cache_stats();
+    for i in 0..20 {
+        run(&engine, "CREATE (:Single {i: $i})", &[("i", Value::Int(i))]);
+    }
+    let after = engine.plan_cache_stats();
+    assert_eq!(after.misses - before.misses, 1, "{before:?} -> {after:?}");
+    assert_eq!(after.hits - before.hits, 19, "{before:?} -> {after:?}");
+    let count = run(&engine, "MATCH (s:Single) RETURN count(*)", &[]);
+    assert_eq!(count, vec![vec![Value::Int(21)]]);
+}

@@ -9,6 +9,7 @@
 //! relationship columns hold plain ids, with [`NULL_ID`] for null.
 
 use rhizome_common::{NodeId, RelId, Value};
+use rhizome_functions::aggregate::Collected;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -27,6 +28,10 @@ pub enum ColumnData {
     Rels(Vec<RelId>),
     /// Any values.
     Values(Vec<Value>),
+    /// Lists as `collect()` made them (typed where it could), boxed into
+    /// a [`Value::List`] only when a row's value is read: an aggregate's
+    /// output keeps 8 bytes an element until a consumer needs the list.
+    Lists(Vec<Collected>),
 }
 
 impl ColumnData {
@@ -35,6 +40,7 @@ impl ColumnData {
         match self {
             ColumnData::Nodes(v) | ColumnData::Rels(v) => v.len(),
             ColumnData::Values(v) => v.len(),
+            ColumnData::Lists(v) => v.len(),
         }
     }
 
@@ -56,6 +62,7 @@ impl ColumnData {
                 id => Value::Relationship(id),
             },
             ColumnData::Values(v) => v[index].clone(),
+            ColumnData::Lists(v) => v[index].to_value(),
         }
     }
 }
@@ -171,6 +178,7 @@ impl Column {
                 id => Value::Relationship(id),
             })),
             (ColumnData::Values(v), None) => out.extend_from_slice(&v[..rows]),
+            (ColumnData::Lists(v), None) => out.extend(v[..rows].iter().map(Collected::to_value)),
             (data, Some(selection)) => out.extend(
                 selection[..rows]
                     .iter()
@@ -205,6 +213,8 @@ impl Column {
                 .iter()
                 .filter(|&&i| !v[i as usize].is_null())
                 .count(),
+            // A collected list is never null.
+            (ColumnData::Lists(_), _) => rows,
         }
     }
 
@@ -218,7 +228,17 @@ impl Column {
         match &*self.data {
             ColumnData::Nodes(_) => ColumnKind::Nodes,
             ColumnData::Rels(_) => ColumnKind::Rels,
-            ColumnData::Values(_) => ColumnKind::Values,
+            ColumnData::Values(_) | ColumnData::Lists(_) => ColumnKind::Values,
+        }
+    }
+
+    /// The length of the list at `row` if the column holds collected
+    /// lists ([`ColumnData::Lists`]): `size()` without boxing the list.
+    #[inline]
+    pub fn list_len(&self, row: usize) -> Option<usize> {
+        match &*self.data {
+            ColumnData::Lists(v) => Some(v[self.index(row)].len()),
+            _ => None,
         }
     }
 
@@ -243,7 +263,7 @@ impl Column {
                 Value::Null => Some(NULL_ID),
                 _ => None,
             },
-            ColumnData::Rels(_) => None,
+            ColumnData::Rels(_) | ColumnData::Lists(_) => None,
         }
     }
 
@@ -257,7 +277,7 @@ impl Column {
                 Value::Null => Some(NULL_ID),
                 _ => None,
             },
-            ColumnData::Nodes(_) => None,
+            ColumnData::Nodes(_) | ColumnData::Lists(_) => None,
         }
     }
 

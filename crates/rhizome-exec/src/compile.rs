@@ -12,6 +12,7 @@ use rhizome_plan::{
     PathStep, PlanNode, Quantifier, SeekBound, Slot, SortKey, SubqueryKind, UnaryOp,
 };
 use rhizome_storage::{Catalog, GraphRead, LabelId, PropertyKeyId, RelTypeId, Snapshot};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A property key by name and, if the graph knows it, by id.
@@ -136,10 +137,35 @@ pub enum CExpr {
     },
     /// Map projection.
     MapProjection(Box<CExpr>, Vec<CMapItem>),
-    /// Correlated subquery.
-    Subquery(Arc<CNode>, CSubquery),
+    /// Correlated subquery, and how its values are memoized if they may be.
+    Subquery(Arc<CNode>, CSubquery, Option<CMemo>),
     /// Path built from slots.
     Path(Vec<PathStep>),
+}
+
+/// How a memoizable subquery's values are cached
+/// ([`crate::memo::SubqueryMemo`]).
+#[derive(Debug, Clone)]
+pub struct CMemo {
+    /// Unique to this compilation of the subquery in the process (a plan
+    /// compiled again, as updating runs do, gets a new one), so two
+    /// subqueries never share cache entries.
+    pub id: usize,
+    /// The slots whose values decide the subquery's value
+    /// ([`rhizome_plan::usage::subquery_memo_key`]).
+    pub slots: Box<[Slot]>,
+}
+
+static NEXT_MEMO_ID: AtomicUsize = AtomicUsize::new(0);
+
+impl CMemo {
+    /// A fresh memo identity keyed by `slots`.
+    pub fn new(slots: Vec<Slot>) -> CMemo {
+        CMemo {
+            id: NEXT_MEMO_ID.fetch_add(1, Ordering::Relaxed),
+            slots: slots.into_boxed_slice(),
+        }
+    }
 }
 
 /// A compiled map projection item.
@@ -189,6 +215,12 @@ pub struct COp {
     pub aggregates: Vec<(AggregateItem, Vec<CExpr>)>,
     /// Prefix hops (for `ExpandCount`), the walk (for `DistinctEndpoints`).
     pub hops: Vec<CHop>,
+    /// For an updating operator, per expression of [`OpKind::exprs`]: the
+    /// id of the first operator of the plans nested in it. The write path
+    /// compiles such an expression anew for each row (names it creates
+    /// must resolve); starting there, its plans count into their own
+    /// PROFILE counters.
+    pub expr_ids: Vec<usize>,
 }
 
 /// A compiled hop of an `ExpandCount` prefix.
@@ -236,9 +268,15 @@ fn key(catalog: &Catalog, name: &str) -> Key {
 impl<'a> Compiler<'a> {
     /// A compiler for `snapshot`.
     pub fn new(snapshot: &'a Snapshot) -> Compiler<'a> {
+        Compiler::numbering_from(snapshot, 0)
+    }
+
+    /// A compiler whose first operator gets id `first` (the plans nested in
+    /// an updating operator's expression, see [`COp::expr_ids`]).
+    pub fn numbering_from(snapshot: &'a Snapshot, first: usize) -> Compiler<'a> {
         Compiler {
             catalog: snapshot.catalog(),
-            next_id: 0,
+            next_id: first,
         }
     }
 
@@ -376,6 +414,14 @@ impl<'a> Compiler<'a> {
             OpKind::ProcedureCall { args, .. } => {
                 c.exprs = args.iter().map(|e| self.expr(e)).collect()
             }
+            kind if kind.is_update() => {
+                // Numbered here, as a read operator's (nested plans before
+                // inputs); compiled again where they run.
+                for e in kind.exprs() {
+                    c.expr_ids.push(self.next_id);
+                    self.expr(e);
+                }
+            }
             _ => {}
         }
         let inputs = node.inputs.iter().map(|i| self.node(i)).collect();
@@ -496,13 +542,14 @@ impl<'a> Compiler<'a> {
                     .collect(),
             ),
             Expr::Subquery(plan, kind) => {
+                let memo = rhizome_plan::usage::subquery_memo_key(plan, kind).map(CMemo::new);
                 let node = self.node(plan);
                 let kind = match kind {
                     SubqueryKind::Exists => CSubquery::Exists,
                     SubqueryKind::Count => CSubquery::Count,
                     SubqueryKind::Collect(e) => CSubquery::Collect(self.boxed(e)),
                 };
-                CExpr::Subquery(node, kind)
+                CExpr::Subquery(node, kind, memo)
             }
             Expr::Path(steps) => CExpr::Path(steps.clone()),
         }

@@ -4,6 +4,7 @@
 
 use crate::chunk::Chunk;
 use crate::compile::CNode;
+use crate::memo::SubqueryMemo;
 use crate::scheduler::QueryScope;
 use rhizome_common::memory::format_size;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
@@ -46,6 +47,14 @@ impl Profile {
     pub fn add_time(&self, id: usize, nanos: u64) {
         if let Some(s) = self.operators.get(id) {
             s.nanos.fetch_add(nanos, Ordering::Relaxed);
+        }
+    }
+
+    /// Adds `rows` to operator `id`'s rows without counting an invocation
+    /// (a breaker's output, handed on when its sink finishes).
+    pub fn add_rows(&self, id: usize, rows: u64) {
+        if let Some(s) = self.operators.get(id) {
+            s.rows.fetch_add(rows, Ordering::Relaxed);
         }
     }
 
@@ -325,6 +334,8 @@ pub struct QueryContext {
     pub materialized: Mutex<HashMap<usize, Vec<Chunk>>>,
     /// Runs inner plans (subqueries, applies) inline.
     pub runner: Arc<dyn SubqueryRunner>,
+    /// Values of memoizable subqueries computed so far over this snapshot.
+    pub memo: SubqueryMemo,
 }
 
 impl QueryContext {

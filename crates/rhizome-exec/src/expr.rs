@@ -9,7 +9,7 @@
 //! `rhizome_functions`.
 
 use crate::chunk::{Chunk, NULL_ID};
-use crate::compile::{CExpr, CMapItem, CSubquery, Key, LabelTest};
+use crate::compile::{CExpr, CMapItem, CNode, CSubquery, Key, LabelTest};
 use crate::context::InlineLimit;
 use crate::context::QueryContext;
 use crate::in_set::Source;
@@ -18,6 +18,7 @@ use rhizome_functions::{functions, ops};
 use rhizome_plan::{BinaryOp, PathStep, Quantifier, Slot, UnaryOp};
 use rhizome_storage::GraphRead;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A row being evaluated: a row of a chunk plus local bindings of
 /// comprehension variables (innermost last), which shadow the chunk's slots.
@@ -48,6 +49,17 @@ impl<'a> Row<'a> {
             return v.clone();
         }
         self.chunk.value(slot, self.row)
+    }
+
+    /// The length of the list in `slot` if the chunk keeps it as a
+    /// collected list ([`crate::chunk::ColumnData::Lists`]) and no local
+    /// binding hides it: `size()` without boxing the list.
+    #[inline]
+    pub fn list_len(&self, slot: Slot) -> Option<usize> {
+        if self.locals.iter().any(|(s, _)| *s == slot) {
+            return None;
+        }
+        self.chunk.column(slot)?.list_len(self.row)
     }
 
     /// All slots of the row with locals applied (to start an inner run).
@@ -322,6 +334,13 @@ impl<'q> Evaluator<'q> {
                 }
             }
             CExpr::Function(name, args) => {
+                if let [CExpr::Slot(s)] = args.as_slice() {
+                    if let Some(len) = row.list_len(*s) {
+                        if name.eq_ignore_ascii_case("size") {
+                            return Ok(Value::Int(len as i64));
+                        }
+                    }
+                }
                 let args: Vec<Value> = args
                     .iter()
                     .map(|a| self.eval(a, row))
@@ -481,29 +500,48 @@ impl<'q> Evaluator<'q> {
                 }
                 Ok(Value::Map(map))
             }
-            CExpr::Subquery(plan, kind) => {
-                let limit = match kind {
-                    CSubquery::Exists => InlineLimit::FirstRow,
-                    _ => InlineLimit::All,
-                };
-                let chunks =
-                    self.q
-                        .run_inline(plan, Chunk::single_row(&row.materialize()), limit)?;
-                match kind {
-                    CSubquery::Exists => Ok(Value::Bool(chunks.iter().any(|c| !c.is_empty()))),
-                    CSubquery::Count => Ok(Value::Int(chunks.iter().map(|c| c.len() as i64).sum())),
-                    CSubquery::Collect(e) => {
-                        let mut out = Vec::new();
-                        for c in &chunks {
-                            for r in 0..c.len() {
-                                out.push(self.eval(e, &Row::new(c, r))?);
-                            }
+            CExpr::Subquery(plan, kind, memo) => {
+                let key = match memo {
+                    Some(memo) if self.q.memo.has_room() => {
+                        let key: Vec<Value> = memo.slots.iter().map(|s| row.get(*s)).collect();
+                        match self.q.memo.get(memo.id, key) {
+                            Ok(v) => return Ok(v),
+                            Err(key) => Some(key),
                         }
-                        Ok(Value::List(out))
                     }
+                    _ => None,
+                };
+                let value = self.subquery(plan, kind, row)?;
+                if let (Some(key), Some(memo)) = (key, memo) {
+                    self.q.memo.insert(memo.id, key, &value);
                 }
+                Ok(value)
             }
             CExpr::Path(steps) => self.path(steps, row),
+        }
+    }
+
+    /// Runs an expression subquery for `row`.
+    fn subquery(&self, plan: &Arc<CNode>, kind: &CSubquery, row: &Row<'_>) -> Result<Value> {
+        let limit = match kind {
+            CSubquery::Exists => InlineLimit::FirstRow,
+            _ => InlineLimit::All,
+        };
+        let chunks = self
+            .q
+            .run_inline(plan, Chunk::single_row(&row.materialize()), limit)?;
+        match kind {
+            CSubquery::Exists => Ok(Value::Bool(chunks.iter().any(|c| !c.is_empty()))),
+            CSubquery::Count => Ok(Value::Int(chunks.iter().map(|c| c.len() as i64).sum())),
+            CSubquery::Collect(e) => {
+                let mut out = Vec::new();
+                for c in &chunks {
+                    for r in 0..c.len() {
+                        out.push(self.eval(e, &Row::new(c, r))?);
+                    }
+                }
+                Ok(Value::List(out))
+            }
         }
     }
 

@@ -31,6 +31,7 @@ pub mod compile;
 pub mod context;
 pub mod expr;
 pub mod in_set;
+pub mod memo;
 pub mod operator;
 pub mod ops;
 pub mod per_worker;

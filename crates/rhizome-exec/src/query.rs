@@ -5,6 +5,7 @@
 use crate::chunk::Chunk;
 use crate::compile::Compiler;
 use crate::context::{now_utc, MemoryBudget, MemoryPool, Procedures, Profile, QueryContext};
+use crate::memo::SubqueryMemo;
 use crate::ops::result::RowsSink;
 use crate::pipeline::build::build_with_sink;
 use crate::pipeline::drive::{run_parallel, InlineRunner};
@@ -190,6 +191,7 @@ fn run(
         statement_time: now_utc(),
         materialized: Default::default(),
         runner: Arc::new(InlineRunner),
+        memo: SubqueryMemo::default(),
     });
     // The result rows are built by the workers as the last pipeline runs.
     // A statement without result columns (a standalone call of a void

@@ -145,10 +145,17 @@ impl Moments {
 /// value so far had that type (8 bytes each instead of a boxed value),
 /// values otherwise. Lists grow by a quarter (at least 4 slots), not
 /// double, so a list's capacity stays within 1.25x its length plus 4.
-#[derive(Debug, Clone)]
-enum Collected {
+///
+/// [`Accumulator::finish_typed`] hands the list over as it is, so that an
+/// executor can keep it typed until a consumer needs the boxed
+/// [`Value::List`] ([`Collected::to_value`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Collected {
+    /// Integers only.
     Ints(Vec<i64>),
+    /// Floats only.
     Floats(Vec<f64>),
+    /// Values of any type (also the empty list).
     Values(Vec<Value>),
 }
 
@@ -161,6 +168,15 @@ fn push_grown<T>(xs: &mut Vec<T>, x: T) {
     xs.push(x);
 }
 
+/// Appends `more` to `xs`, growing it by exactly what is missing (a
+/// merge of workers' lists does not double the capacity).
+fn extend_exact<T: Copy>(xs: &mut Vec<T>, more: &[T]) {
+    if xs.capacity() - xs.len() < more.len() {
+        xs.reserve_exact(more.len());
+    }
+    xs.extend_from_slice(more);
+}
+
 /// Makes room for `extra` more items in `xs`, growing by at least a quarter.
 fn reserve_grown<T>(xs: &mut Vec<T>, extra: usize) {
     if xs.capacity() - xs.len() < extra {
@@ -169,7 +185,8 @@ fn reserve_grown<T>(xs: &mut Vec<T>, extra: usize) {
 }
 
 impl Collected {
-    fn len(&self) -> usize {
+    /// Number of items.
+    pub fn len(&self) -> usize {
         match self {
             Collected::Ints(xs) => xs.len(),
             Collected::Floats(xs) => xs.len(),
@@ -177,8 +194,23 @@ impl Collected {
         }
     }
 
-    /// Bytes held, with `value_bytes` the estimate for one boxed value.
-    fn bytes(&self, value_bytes: usize) -> usize {
+    /// True if no item was collected.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The list as a boxed value (a copy; the typed list stays).
+    pub fn to_value(&self) -> Value {
+        Value::List(match self {
+            Collected::Ints(xs) => xs.iter().map(|&x| Value::Int(x)).collect(),
+            Collected::Floats(xs) => xs.iter().map(|&x| Value::Float(x)).collect(),
+            Collected::Values(xs) => xs.clone(),
+        })
+    }
+
+    /// Bytes held (the typed lists' capacity, `value_bytes` for each
+    /// boxed value).
+    pub fn bytes(&self, value_bytes: usize) -> usize {
         match self {
             Collected::Ints(xs) => xs.capacity() * 8,
             Collected::Floats(xs) => xs.capacity() * 8,
@@ -265,10 +297,10 @@ impl Collected {
     /// Appends `other`'s values after these.
     fn append(&mut self, other: Collected) {
         match (&mut *self, other) {
-            (_, o) if o.len() == 0 => {}
-            (me, o) if me.len() == 0 => *me = o,
-            (Collected::Ints(a), Collected::Ints(b)) => a.extend(b),
-            (Collected::Floats(a), Collected::Floats(b)) => a.extend(b),
+            (_, o) if o.is_empty() => {}
+            (me, o) if me.is_empty() => *me = o,
+            (Collected::Ints(a), Collected::Ints(b)) => extend_exact(a, &b),
+            (Collected::Floats(a), Collected::Floats(b)) => extend_exact(a, &b),
             (me, mut o) => {
                 let b = std::mem::take(o.values());
                 me.values().extend(b);
@@ -276,7 +308,8 @@ impl Collected {
         }
     }
 
-    fn into_values(self) -> Vec<Value> {
+    /// The items as boxed values.
+    pub fn into_values(self) -> Vec<Value> {
         match self {
             Collected::Ints(xs) => xs.into_iter().map(Value::Int).collect(),
             Collected::Floats(xs) => xs.into_iter().map(Value::Float).collect(),
@@ -661,13 +694,22 @@ impl Accumulator {
     /// 0, `avg`/`min`/`max`/percentiles of nothing are null, `collect` of
     /// nothing is `[]`, `stDev`/`stDevP` of fewer than two/one values are 0.0.
     pub fn finish(self) -> Result<Value> {
+        Ok(match self.finish_typed()? {
+            Finished::Value(v) => v,
+            Finished::List(items) => Value::List(items.into_values()),
+        })
+    }
+
+    /// [`Accumulator::finish`], but `collect`'s list is handed over as
+    /// collected (typed where it could be) rather than boxed.
+    pub fn finish_typed(self) -> Result<Finished> {
         let mut state = self.state;
         if let Some((seen, ..)) = self.distinct {
             for v in &seen {
                 Self::apply(&mut state, v)?;
             }
         }
-        Ok(match state {
+        Ok(Finished::Value(match state {
             State::Count(n) => Value::Int(n as i64),
             State::Sum(sum) => match sum {
                 Sum::Empty => Value::Int(0),
@@ -682,7 +724,7 @@ impl Accumulator {
                 Sum::Duration(d) => Value::Duration(dur::div_count(&d, n as i64)?),
             },
             State::Min(v) | State::Max(v) => v.unwrap_or(Value::Null),
-            State::Collect(items) => Value::List(items.into_values()),
+            State::Collect(items) => return Ok(Finished::List(items)),
             State::StDev(m, sample) => {
                 let denom = if sample { m.n.saturating_sub(1) } else { m.n };
                 if denom == 0 {
@@ -697,7 +739,7 @@ impl Accumulator {
                 continuous,
             } => {
                 let (Some(p), false) = (p, values.is_empty()) else {
-                    return Ok(Value::Null);
+                    return Ok(Finished::Value(Value::Null));
                 };
                 values.sort_by(order);
                 let n = values.len();
@@ -714,8 +756,17 @@ impl Accumulator {
                     values.swap_remove(idx)
                 }
             }
-        })
+        }))
     }
+}
+
+/// An aggregate's result from [`Accumulator::finish_typed`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finished {
+    /// Any aggregate but `collect`.
+    Value(Value),
+    /// `collect`'s list, as collected.
+    List(Collected),
 }
 
 #[cfg(test)]

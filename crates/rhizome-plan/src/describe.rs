@@ -10,9 +10,8 @@ use crate::*;
 pub struct PlanDescription {
     /// The index of the operator's PROFILE counters: operators are
     /// numbered as the runtime compiles them — an operator, then the plans
-    /// nested in its expressions, then its inputs. `None` for a plan
-    /// nested in an updating operator's expressions (the runtime counts
-    /// those apart).
+    /// nested in its expressions, then its inputs (an updating operator's
+    /// nested plans too). [`describe_plan`] sets it on every operator.
     pub id: Option<usize>,
     /// The operator's name (`LabelScan`, `Expand`, …).
     pub name: &'static str,
@@ -48,29 +47,12 @@ fn describe_node(
         *n += 1;
         *n - 1
     });
-    // Nested plans of an updating operator are compiled apart from the
-    // tree: they get no counters of it.
-    let nested_ids = !node.kind.is_update();
-    let mut nested = Vec::new();
-    for expr in node.kind.exprs() {
-        expr.visit(&mut |e| {
-            if let Expr::Subquery(plan, kind) = e {
-                nested.push((&**plan, kind_name(kind)));
-            }
-        });
-    }
+    let nested = nested_plans(node);
     // Numbered in compile order (nested plans before inputs), listed
     // inputs first.
     let nested: Vec<PlanDescription> = nested
         .into_iter()
-        .map(|(plan, kind)| {
-            let counter = if nested_ids {
-                next.as_deref_mut()
-            } else {
-                None
-            };
-            describe_node(plan, names, counter, Some(kind))
-        })
+        .map(|(plan, kind)| describe_node(plan, names, next.as_deref_mut(), Some(kind)))
         .collect();
     let mut children: Vec<PlanDescription> = node
         .inputs
@@ -105,6 +87,21 @@ fn describe_node(
         identifiers,
         children,
     }
+}
+
+/// The plans nested in `node`'s expressions, in the order the runtime
+/// numbers them (after the operator, before its inputs), each with the
+/// kind of subquery it computes (`EXISTS`, `COUNT`, `COLLECT`).
+pub(crate) fn nested_plans(node: &PlanNode) -> Vec<(&PlanNode, &'static str)> {
+    let mut nested = Vec::new();
+    for expr in node.kind.exprs() {
+        expr.visit(&mut |e| {
+            if let Expr::Subquery(plan, kind) = e {
+                nested.push((&**plan, kind_name(kind)));
+            }
+        });
+    }
+    nested
 }
 
 fn kind_name<E>(kind: &SubqueryKind<E>) -> &'static str {

@@ -500,9 +500,12 @@ pub fn profile_annotation(
 }
 
 /// Renders the plan tree, one operator per line, with estimated rows and the
-/// optimizer rule that produced each changed operator. `annotate` can add text
-/// per operator (PROFILE uses it for counters); it receives operators in
-/// depth-first order, numbered from 0.
+/// optimizer rule that produced each changed operator; a plan nested in an
+/// expression (`COUNT { }`, `EXISTS { }`, `COLLECT { }`) is listed under its
+/// operator after the inputs, marked `[COUNT subquery]`. `annotate` can add
+/// text per operator (PROFILE uses it for counters); it receives operators
+/// numbered from 0 as the runtime numbers them: an operator, the plans
+/// nested in its expressions, then its inputs.
 pub fn render_plan(plan: &Plan, annotate: &mut dyn FnMut(usize, &PlanNode) -> String) -> String {
     let mut counter = 0usize;
     let outline = outline_of(&plan.root, &plan.slot_names, &mut counter, annotate);
@@ -519,16 +522,29 @@ fn outline_of(
     let id = *counter;
     *counter += 1;
     let annotation = annotate(id, node);
+    // Numbered as the runtime numbers them (the plans nested in the
+    // operator's expressions, then its inputs), listed inputs first, as a
+    // server's plan lists them.
+    let nested: Vec<PlanOutline> = crate::describe::nested_plans(node)
+        .into_iter()
+        .map(|(plan, kind)| {
+            let mut outline = outline_of(plan, names, counter, annotate);
+            outline.description = format!("[{kind} subquery] {}", outline.description);
+            outline
+        })
+        .collect();
+    let mut inputs: Vec<PlanOutline> = node
+        .inputs
+        .iter()
+        .map(|input| outline_of(input, names, counter, annotate))
+        .collect();
+    inputs.extend(nested);
     PlanOutline {
         description: node.describe(names),
         estimated_rows: node.estimated_rows,
         rule: node.rule.map(str::to_string),
         annotation,
-        inputs: node
-            .inputs
-            .iter()
-            .map(|input| outline_of(input, names, counter, annotate))
-            .collect(),
+        inputs,
     }
 }
 

@@ -16,6 +16,7 @@
 mod describe;
 mod display;
 mod tree;
+pub mod usage;
 
 pub use describe::{describe_plan, PlanDescription};
 pub use display::{profile_annotation, render_outline, render_plan, ExprDisplay, PlanOutline};

@@ -40,7 +40,7 @@ pub use context::{Dir, EmptyContext, PlannerContext, ProcedureInfo};
 use rhizome_common::{Error, ErrorKind, Result};
 use rhizome_cypher::ast::{QueryPrefix, StatementKind};
 use rhizome_cypher::AnalyzedStatement;
-use rhizome_plan::{render_plan, Expr, Plan, PlanNode, SubqueryKind};
+use rhizome_plan::{render_plan, Plan, PlanNode};
 
 /// A planned statement: the plan plus how the caller asked to run it.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,9 +191,10 @@ fn plan_on_this_thread(
 }
 
 /// The EXPLAIN text of a planned statement: the operator tree with
-/// estimated rows and the optimizer rule behind each changed operator,
-/// followed by the result columns, then the plans of expression subqueries
-/// (`EXISTS`, `COUNT`, pattern comprehensions) in the order they appear.
+/// estimated rows and the optimizer rule behind each changed operator (the
+/// plans of expression subqueries — `EXISTS`, `COUNT`, pattern
+/// comprehensions — listed under their operator after its inputs, marked
+/// `[COUNT subquery]`), followed by the result columns.
 pub fn explain(planned: &PlannedStatement) -> String {
     // Rendering recurses over the tree like planning does.
     on_planner_thread(|| Ok(explain_on_this_thread(planned)))
@@ -209,47 +210,5 @@ fn explain_on_this_thread(planned: &PlannedStatement) -> String {
         .map(|(n, _)| n.as_str())
         .collect();
     out.push_str(&format!("Columns: {}\n", cols.join(", ")));
-    let mut nested = Vec::new();
-    collect_subqueries(&planned.plan.root, &mut nested);
-    for (i, (kind, root)) in nested.into_iter().enumerate() {
-        let sub = Plan {
-            root,
-            width: planned.plan.width,
-            columns: Vec::new(),
-            slot_names: planned.plan.slot_names.clone(),
-            ordered: false,
-            updating: false,
-        };
-        out.push_str(&format!("Subquery #{} ({kind}):\n", i + 1));
-        for line in render_plan(&sub, &mut |_, _| String::new()).lines() {
-            out.push_str("  ");
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
     out
-}
-
-/// Plans nested in expressions of `node`'s tree, depth first (outer before inner).
-fn collect_subqueries(node: &PlanNode, out: &mut Vec<(&'static str, PlanNode)>) {
-    let mut found = Vec::new();
-    node.walk(&mut |n| {
-        let mut kind = n.kind.clone();
-        for e in kind.exprs_mut() {
-            e.visit_mut(&mut |x| {
-                if let Expr::Subquery(plan, k) = x {
-                    let name = match k {
-                        SubqueryKind::Exists => "EXISTS",
-                        SubqueryKind::Count => "COUNT",
-                        SubqueryKind::Collect(_) => "pattern comprehension",
-                    };
-                    found.push((name, (**plan).clone()));
-                }
-            });
-        }
-    });
-    for (name, plan) in found {
-        out.push((name, plan.clone()));
-        collect_subqueries(&plan, out);
-    }
 }

@@ -217,13 +217,12 @@ fn pattern_comprehension_subquery() {
         "MATCH (p:Person) RETURN p.name, [(p)-[:LIKES]->(i) WHERE i.price > 5 | i.name] AS items",
         r#"
         Projection p.name AS p.name, [pattern comprehension] AS items  [est. 1000 rows]
-        └─ LabelScan (p:Person)  [est. 1000 rows]
-           └─ Argument  [est. 1 rows]
+        ├─ LabelScan (p:Person)  [est. 1000 rows]
+        │  └─ Argument  [est. 1 rows]
+        └─ [COLLECT subquery] Filter (i.price > 5)  [est. 1 rows]
+           └─ Expand (p)-[  anon_0:LIKES]->(i)  [est. 3 rows]
+              └─ Argument  [est. 1 rows]
         Columns: p.name, items
-        Subquery #1 (pattern comprehension):
-          Filter (i.price > 5)  [est. 1 rows]
-          └─ Expand (p)-[  anon_0:LIKES]->(i)  [est. 3 rows]
-             └─ Argument  [est. 1 rows]
         "#,
     );
 }

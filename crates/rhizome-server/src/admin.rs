@@ -51,7 +51,9 @@ pub fn answer(
     }
 }
 
-/// `SHOW DATABASES` rows: all (`None`), the default (`Some(None)`) or one by name.
+/// `SHOW DATABASES` rows: all (`None`), the default (`Some(None)`) or one
+/// by name. A graph source is listed with type `source`, access
+/// `read-only` and its backend as the status message.
 fn databases(registry: &Registry, which: Option<Option<&str>>) -> ServerResult {
     let columns = [
         "name",
@@ -82,9 +84,14 @@ fn databases(registry: &Registry, which: Option<Option<&str>>) -> ServerResult {
             } else {
                 vec![]
             };
+            // A graph source: type `source`, its backend in the status message.
+            let (kind, status) = match &entry.source {
+                Some(source) => ("source", source.source().describe()),
+                None => ("standard", String::new()),
+            };
             vec![
                 Value::String(entry.name.clone()),
-                Value::String("standard".into()),
+                Value::String(kind.into()),
                 Value::List(aliases),
                 Value::String(
                     if entry.read_only {
@@ -99,7 +106,7 @@ fn databases(registry: &Registry, which: Option<Option<&str>>) -> ServerResult {
                 Value::Bool(true),
                 Value::String("online".into()),
                 Value::String("online".into()),
-                Value::String(String::new()),
+                Value::String(status),
                 Value::Bool(is_default),
                 Value::Bool(is_default),
                 Value::List(vec![]),

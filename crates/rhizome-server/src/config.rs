@@ -77,6 +77,11 @@ pub struct ServerConfig {
     /// this size (default 64 MiB); a number or a size.
     #[serde(deserialize_with = "size")]
     pub checkpoint_wal_size: Option<usize>,
+    /// Graph sources served as further, read-only databases: name ->
+    /// mapping file (a `[sources]` table; `--source NAME=MAPPING.json`
+    /// adds to it). Credentials come from the environment, as the
+    /// mapping names them, never from this file.
+    pub sources: std::collections::BTreeMap<String, PathBuf>,
 }
 
 /// A size in the configuration file: a number of bytes or a string such
@@ -129,6 +134,7 @@ impl Default for ServerConfig {
             memory_limit_total: None,
             checkpoint_delta_size: None,
             checkpoint_wal_size: None,
+            sources: Default::default(),
         }
     }
 }
@@ -236,6 +242,19 @@ mod tests {
             ..ServerConfig::default()
         };
         assert!(open.validate().unwrap_err().contains("HTTP"));
+    }
+
+    #[test]
+    fn sources_are_a_table_of_mapping_files() {
+        let config: ServerConfig =
+            toml::from_str("[sources]\nroads = \"roads-postgres.json\"\nkv = \"r.json\"\n")
+                .unwrap();
+        assert_eq!(config.sources.len(), 2);
+        assert_eq!(
+            config.sources["roads"],
+            PathBuf::from("roads-postgres.json")
+        );
+        assert!(toml::from_str::<ServerConfig>("sources = \"x.json\"").is_err());
     }
 
     #[test]

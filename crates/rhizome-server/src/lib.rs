@@ -121,7 +121,21 @@ pub struct Addresses {
 impl Server {
     /// Binds the Bolt listener of `config` for the database in `engine`.
     pub async fn bind(config: &ServerConfig, engine: Engine) -> Result<Server, String> {
+        Server::bind_with_sources(config, engine, Vec::new()).await
+    }
+
+    /// [`Server::bind`] with graph sources as further, read-only databases
+    /// (name, engine over the source).
+    pub async fn bind_with_sources(
+        config: &ServerConfig,
+        engine: Engine,
+        sources: Vec<(String, rhizome_sources::SourceEngine)>,
+    ) -> Result<Server, String> {
         config.validate()?;
+        let mut registry = Registry::single(&config.database_name, engine);
+        for (name, source) in sources {
+            registry.add_source(&name, source)?;
+        }
         let users = match config.auth {
             AuthMode::None => None,
             AuthMode::Basic => Some(Arc::new(open_users(config)?)),
@@ -165,7 +179,7 @@ impl Server {
                 .unwrap_or_else(|| local.to_string()),
         };
         let shared = ServerShared {
-            registry: Arc::new(Registry::single(&config.database_name, engine)),
+            registry: Arc::new(registry),
             session: Arc::new(session),
             handshake_timeout: Duration::from_secs(config.handshake_timeout_secs.max(1)),
             idle_timeout: ServerConfig::seconds(config.idle_timeout_secs)
@@ -344,13 +358,18 @@ pub fn serve_blocking(
     engine: Engine,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
-    serve_until_signal(config, engine, |addresses| ready(addresses.bolt))
+    serve_until_signal(config, engine, Vec::new(), |addresses| {
+        ready(addresses.bolt)
+    })
 }
 
-/// [`serve_blocking`], telling `ready` every address the server listens on.
+/// [`serve_blocking`] with graph sources as further databases (see
+/// [`Server::bind_with_sources`]), telling `ready` every address the
+/// server listens on.
 pub fn serve_until_signal(
     config: &ServerConfig,
     engine: Engine,
+    sources: Vec<(String, rhizome_sources::SourceEngine)>,
     ready: impl FnOnce(Addresses),
 ) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -360,7 +379,7 @@ pub fn serve_until_signal(
         .build()
         .map_err(|e| format!("cannot start the server runtime: {e}"))?;
     runtime.block_on(async {
-        let server = Server::bind(config, engine).await?;
+        let server = Server::bind_with_sources(config, engine, sources).await?;
         let stop = server.shutdown_handle();
         ready(server.addresses());
         tokio::spawn(async move {

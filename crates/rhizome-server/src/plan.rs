@@ -10,7 +10,9 @@
 //! `COUNT`, `COLLECT` subqueries, marked by a `Subquery` argument). A
 //! profile adds each operator's rows and time from the runtime's counters
 //! (by the operator's id). The runtime does not count store accesses, so
-//! `dbHits` is 0.
+//! `dbHits` is 0. Over a graph source the root operator's arguments add
+//! `SourceReads` (where the plan reads the source) and, for a profile,
+//! `SourceCounters` (what the statement cost the source).
 
 use crate::packstream::PackValue;
 use rhizome_engine::{PlanDescription, QueryResult};
@@ -20,17 +22,42 @@ use rhizome_exec::query::ProfileReport;
 /// `outcome`, whose plan is `plan`, in Bolt's shape: `operatorType`,
 /// `args`, `identifiers`, `children`, and for a profile also `rows`,
 /// `dbHits`, `time` (ns) and page-cache fields.
+/// `over_source` says the statement ran over a graph source.
 pub fn summary_entries(
     outcome: &QueryResult,
     plan: Option<&PlanDescription>,
+    over_source: bool,
 ) -> Vec<(String, PackValue)> {
     let Some(plan) = plan else {
         return Vec::new();
     };
-    match (&outcome.profile, &outcome.plan) {
-        (Some(profile), _) => vec![("profile".to_string(), to_pack(plan, Some(profile)))],
-        (None, Some(_)) => vec![("plan".to_string(), to_pack(plan, None))],
-        (None, None) => Vec::new(),
+    let (key, mut tree, text) = match (&outcome.profile, &outcome.plan) {
+        (Some(profile), _) => ("profile", to_pack(plan, Some(profile)), &profile.text),
+        (None, Some(text)) => ("plan", to_pack(plan, None), text),
+        (None, None) => return Vec::new(),
+    };
+    if over_source {
+        add_source_args(&mut tree, text);
+    }
+    vec![(key.to_string(), tree)]
+}
+
+/// Adds the source lines of a plan or profile text to the root operator's
+/// arguments.
+fn add_source_args(tree: &mut PackValue, text: &str) {
+    let PackValue::Map(entries) = tree else {
+        return;
+    };
+    let Some((_, PackValue::Map(args))) = entries.iter_mut().find(|(k, _)| k == "args") else {
+        return;
+    };
+    for line in rhizome_sources::cypher::source_lines(text) {
+        let key = if line.starts_with(rhizome_sources::cypher::READS_PREFIX) {
+            "SourceReads"
+        } else {
+            "SourceCounters"
+        };
+        args.push((key.to_string(), line.into()));
     }
 }
 

@@ -1,13 +1,15 @@
 //! The databases a server offers, by name.
 //!
-//! Today a server has one database (named in its configuration); `neo4j`
-//! is accepted as an alias of the default one so drivers' default sessions
-//! work. The registry is the seam where later issues add read-only
-//! external sources as further databases.
+//! A server has one native database (named in its configuration); `neo4j`
+//! is accepted as an alias of it so drivers' default sessions work.
+//! Graph sources (`rhizome serve --source NAME=MAPPING.json`) are further,
+//! read-only databases: each is a [`SourceEngine`] over PostgreSQL or
+//! Redis, which the session runs statements on (see docs/server.md).
 
 use rhizome_common::Value;
 use rhizome_engine::procedures::Procedure;
 use rhizome_engine::Engine;
+use rhizome_sources::SourceEngine;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -27,6 +29,10 @@ pub struct DatabaseEntry {
     pub engine: Engine,
     /// True if it only reads.
     pub read_only: bool,
+    /// The graph source it reads, for a source database (then `engine` is
+    /// the source's, whose native base is empty: statements run through
+    /// the source engine).
+    pub source: Option<Arc<SourceEngine>>,
 }
 
 /// The databases by name, and which is the default.
@@ -46,11 +52,42 @@ impl Registry {
             name: name.to_string(),
             engine,
             read_only: false,
+            source: None,
         };
         Registry {
             databases: [(name.to_string(), entry)].into(),
             default: name.to_string(),
         }
+    }
+
+    /// Adds the graph source `source` as the read-only database `name`
+    /// (with the server's procedures registered on it). Fails if the name
+    /// is taken (case-insensitively, `neo4j` and `system` included) or is
+    /// not a plain name.
+    pub fn add_source(&mut self, name: &str, mut source: SourceEngine) -> Result<(), String> {
+        check_name(name)?;
+        let taken = self
+            .databases
+            .keys()
+            .chain([&DEFAULT_ALIAS.to_string(), &"system".to_string()])
+            .any(|n| n.eq_ignore_ascii_case(name));
+        if taken {
+            return Err(format!(
+                "--source {name}=…: the name `{name}` is taken (names compare case-insensitively; \
+                 `neo4j`, `system` and the native database's name are reserved)"
+            ));
+        }
+        for procedure in server_procedures() {
+            source.register_procedure(procedure);
+        }
+        let entry = DatabaseEntry {
+            name: name.to_string(),
+            engine: source.engine().clone(),
+            read_only: true,
+            source: Some(Arc::new(source)),
+        };
+        self.databases.insert(name.to_string(), entry);
+        Ok(())
     }
 
     /// The database called `name` (`None` or empty: the default; `neo4j`
@@ -78,6 +115,24 @@ impl Registry {
     /// All databases, by name.
     pub fn all(&self) -> impl Iterator<Item = &DatabaseEntry> {
         self.databases.values()
+    }
+}
+
+/// A database name clients can write in a session's `db` and in an HTTP
+/// path: ASCII letters, digits, `.`, `-` and `_`, starting with a letter.
+fn check_name(name: &str) -> Result<(), String> {
+    let plain = name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if plain {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a database name: use 1 to 63 ASCII letters, digits, `.`, `-` \
+             or `_`, starting with a letter"
+        ))
     }
 }
 
@@ -113,4 +168,20 @@ fn server_procedures() -> Vec<Procedure> {
         },
     ]);
     procedures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_names_are_plain_names() {
+        for good in ["roads", "pg", "Roads-2", "a.b_c"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "2roads", "ro ads", "r/oads", "роуды", &"x".repeat(64)] {
+            let e = check_name(bad).unwrap_err();
+            assert!(e.contains("is not a database name"), "{bad}: {e}");
+        }
+    }
 }

@@ -118,15 +118,42 @@ impl Interrupt {
         }
     }
 
-    fn track(&self, buffer: &Arc<ResultBuffer>) {
+    /// Lists `buffer` until the returned guard is dropped (however its
+    /// result ends: consumed, discarded, failed, reset or the connection
+    /// gone), so the list holds only what runs or waits to be pulled.
+    fn track(self: &Arc<Self>, buffer: &Arc<ResultBuffer>) -> Tracked {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        running.retain(|b| !b.is_finished());
         running.push(buffer.clone());
+        Tracked {
+            interrupt: self.clone(),
+            buffer: buffer.clone(),
+        }
     }
 
     fn forget(&self, buffer: &Arc<ResultBuffer>) {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         running.retain(|b| !Arc::ptr_eq(b, buffer));
+    }
+
+    /// How many result buffers are listed (tests: none once results end).
+    #[cfg(test)]
+    pub(crate) fn tracked(&self) -> usize {
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+/// A result buffer listed in its session's [`Interrupt`]; dropping it takes
+/// the buffer off the list. (Forgetting it by hand missed results whose
+/// stream had ended: every fully pulled read stayed listed, with its buffer,
+/// for the life of the connection — the soak's memory growth.)
+struct Tracked {
+    interrupt: Arc<Interrupt>,
+    buffer: Arc<ResultBuffer>,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.interrupt.forget(&self.buffer);
     }
 }
 
@@ -173,6 +200,10 @@ struct OpenResult {
     _registration: Option<Registration>,
     /// The plan of an `EXPLAIN` / `PROFILE` statement.
     plan: Option<PlanDescription>,
+    /// True if the statement ran over a graph source.
+    over_source: bool,
+    /// A streamed result's listing for RESET and disconnects (ends with it).
+    _tracked: Option<Tracked>,
 }
 
 /// The outcome of taking rows from a result.
@@ -627,7 +658,6 @@ impl Session {
         for result in &mut self.results {
             if let Rows::Stream(buffer) = &result.rows {
                 buffer.close();
-                self.interrupt.forget(buffer);
             }
             if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
                 // Keep the handle: the transaction comes back through it.
@@ -644,6 +674,25 @@ impl Session {
         }
     }
 
+    /// Makes `registration` the session's open transaction on `entry` and
+    /// answers BEGIN: the one way both native and source transactions start.
+    fn enter_tx(
+        &mut self,
+        registration: Registration,
+        entry: DatabaseEntry,
+        timeout: Option<Duration>,
+    ) {
+        self.tx = Some(OpenTx {
+            registration,
+            db: entry,
+            deadline: timeout.map(|t| Instant::now() + t),
+            next_qid: 0,
+            pending: None,
+        });
+        self.success(map([]));
+        self.state = State::TxReady;
+    }
+
     async fn begin(&mut self, extra: PackValue) {
         let db = match extra.get("db") {
             Some(PackValue::String(s)) => Some(s.clone()),
@@ -653,6 +702,15 @@ impl Session {
             return self.fail(database_not_found(db.as_deref().unwrap_or("")));
         };
         let timeout = tx_timeout(&extra).or(self.config.transaction_timeout);
+        if entry.source.is_some() {
+            // A transaction over a graph source reads it live; it takes no
+            // lock and holds no engine transaction (see `commit`).
+            let registration = self
+                .config
+                .transactions
+                .register(&entry.name, self.owner(), None);
+            return self.enter_tx(registration, entry, timeout);
+        }
         let engine = entry.engine.clone();
         // Listed (as blocked) while it waits for the writer lock, so it can
         // be seen and terminated.
@@ -681,15 +739,7 @@ impl Session {
                 if running.is_terminated() {
                     return self.fail(transactions::terminated());
                 }
-                self.tx = Some(OpenTx {
-                    registration,
-                    db: entry,
-                    deadline: timeout.map(|t| Instant::now() + t),
-                    next_qid: 0,
-                    pending: None,
-                });
-                self.success(map([]));
-                self.state = State::TxReady;
+                self.enter_tx(registration, entry, timeout);
             }
             Ok(Err(e)) => self.fail(Failure::from_error(&e, "")),
             Err(e) => self.fail(Failure::new(codes::UNKNOWN, e.to_string())),
@@ -707,6 +757,15 @@ impl Session {
                 tx.rollback();
             }
             return self.fail(timed_out());
+        }
+        if open.db.source.is_some() {
+            // Nothing to commit: its statements only read the source.
+            if open.registration.entry().is_terminated() {
+                return self.fail(transactions::terminated());
+            }
+            self.success(map([]));
+            self.state = State::Ready;
+            return;
         }
         let Some(tx) = open.take() else {
             return self.fail(transactions::terminated());
@@ -837,8 +896,10 @@ impl Session {
                 updating: false,
                 bookmark: None,
                 plan: None,
+                over_source: false,
                 entry: running.clone(),
                 _registration: registration,
+                _tracked: None,
             })
             .map(|r| (r, answer.columns))
         } else {
@@ -918,11 +979,14 @@ impl Session {
         running: Arc<Running>,
     ) -> Result<OpenResult, Failure> {
         self.check(Need::Read, "reading")?;
-        let graph = self
-            .tx
-            .as_ref()
-            .and_then(|open| open.registration.entry().snapshot())
-            .unwrap_or_else(|| entry.engine.database().snapshot());
+        let graph = match &entry.source {
+            Some(source) => source.snapshot(None),
+            None => self
+                .tx
+                .as_ref()
+                .and_then(|open| open.registration.entry().snapshot())
+                .unwrap_or_else(|| entry.engine.database().snapshot()),
+        };
         let row = crate::schema_view::visualization(&graph, self.version.is_v5());
         Ok(OpenResult {
             qid,
@@ -937,8 +1001,10 @@ impl Session {
             updating: false,
             bookmark: None,
             plan: None,
+            over_source: false,
             entry: running,
             _registration: None,
+            _tracked: None,
         })
     }
 
@@ -987,6 +1053,7 @@ impl Session {
         (running, registration): (Arc<Running>, Option<Registration>),
     ) -> Result<(OpenResult, Vec<String>), Failure> {
         let engine = entry.engine.clone();
+        let source = entry.source.clone();
         let (q, p) = (query.clone(), params.clone());
         // Only a statement that names EXPLAIN or PROFILE can have a plan to
         // send (the engine decides; this spares other statements a lookup).
@@ -995,10 +1062,15 @@ impl Session {
             .windows(7)
             .any(|w| w.eq_ignore_ascii_case(b"EXPLAIN") || w.eq_ignore_ascii_case(b"PROFILE"));
         let described = tokio::task::spawn_blocking(move || {
-            let info = engine.describe(&q, &p)?;
-            let plan = match may_have_plan {
-                true => engine.plan_description(&q, &p)?,
-                false => None,
+            // A source's statements are planned over the source's catalog.
+            let info = match &source {
+                Some(source) => source.describe(&q, &p)?,
+                None => engine.describe(&q, &p)?,
+            };
+            let plan = match (may_have_plan, &source) {
+                (false, _) => None,
+                (true, Some(source)) => source.plan_description(&q, &p)?,
+                (true, None) => engine.plan_description(&q, &p)?,
             };
             Ok::<_, rhizome_common::Error>((info, plan))
         })
@@ -1006,6 +1078,11 @@ impl Session {
         .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
         .map_err(|e| Failure::from_error(&e, &query))?;
         let (info, plan) = described;
+        if info.updating {
+            if let Some(source) = &entry.source {
+                return Err(read_only(&entry.name, source));
+            }
+        }
         let need = match (info.updating, user_commands::is_schema_command(&query)) {
             (false, _) => Need::Read,
             (true, false) => Need::Write,
@@ -1025,7 +1102,7 @@ impl Session {
         let cancel = CancelToken::root();
         let options = self.query_options(cancel.clone(), deadline);
         let buffer = ResultBuffer::new(cancel, self.config.stream, info.ordered);
-        self.interrupt.track(&buffer);
+        let tracked = self.interrupt.track(&buffer);
         running.set_buffer(&buffer);
         let width = info.columns.len();
         let mut result = OpenResult {
@@ -1041,8 +1118,10 @@ impl Session {
             updating: info.updating,
             bookmark: None,
             plan,
+            over_source: entry.source.is_some(),
             entry: running,
             _registration: registration,
+            _tracked: None,
         };
         let tx = self.tx.as_mut().and_then(|open| open.take());
         if info.updating {
@@ -1063,7 +1142,7 @@ impl Session {
             })
             .await
             .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
-            self.interrupt.forget(&buffer);
+            drop(tracked);
             if let Some(open) = self.tx.as_mut() {
                 open.registration.entry().put(tx);
             }
@@ -1075,6 +1154,27 @@ impl Session {
             }
             let rows = std::mem::replace(&mut outcome.rows, rhizome_engine::Rows::new(width));
             result.rows = Rows::Done(rows.into_blocks(), Some(Box::new(outcome)));
+        } else if let Some(source) = entry.source.clone() {
+            // Over a source: the statement's own view of it (read live,
+            // through the source's cache), which its entities render from.
+            // A transaction on a source holds no state of its own.
+            let statement = source.statement(&options);
+            result.graph = Some(statement.snapshot().clone());
+            let receiver = buffer.clone();
+            let task = tokio::task::spawn_blocking(move || {
+                let outcome = source.run_statement(
+                    &statement,
+                    &query,
+                    params,
+                    &options,
+                    Some(receiver.clone()),
+                );
+                receiver.finish(outcome);
+                tx
+            });
+            result.rows = Rows::Stream(buffer);
+            result.task = Some(task);
+            result._tracked = Some(tracked);
         } else {
             // One snapshot: the statement reads the one its entities are
             // rendered from (a transaction's state is its own until it runs
@@ -1110,6 +1210,7 @@ impl Session {
             });
             result.rows = Rows::Stream(buffer);
             result.task = Some(task);
+            result._tracked = Some(tracked);
         }
         Ok((result, info.columns))
     }
@@ -1138,7 +1239,6 @@ impl Session {
             // cancelled statement would fail the transaction).
             if let Rows::Stream(buffer) = &self.results[index].rows {
                 buffer.close();
-                self.interrupt.forget(buffer);
                 let summary = self.summary(index).await;
                 self.results.remove(index);
                 self.success(summary);
@@ -1238,10 +1338,8 @@ impl Session {
                 self.success(map([("has_more", true.into())]));
             }
             Taken::Done(summary) => {
+                // Dropping the result (its `Tracked`) unlists its buffer.
                 let mut result = self.results.remove(index);
-                if let Rows::Stream(buffer) = &result.rows {
-                    self.interrupt.forget(buffer);
-                }
                 if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
                     open.pending_task(task);
                     open.recover().await;
@@ -1294,7 +1392,11 @@ impl Session {
         }
         if let Some(outcome) = &outcome {
             // EXPLAIN / PROFILE: the plan tree (drivers' summary.plan / .profile).
-            metadata.extend(crate::plan::summary_entries(outcome, result.plan.as_ref()));
+            metadata.extend(crate::plan::summary_entries(
+                outcome,
+                result.plan.as_ref(),
+                result.over_source,
+            ));
         }
         PackValue::Map(metadata)
     }
@@ -1358,6 +1460,18 @@ fn timed_out() -> Failure {
     Failure::new(
         codes::TIMED_OUT,
         "the transaction ran longer than its timeout and was rolled back",
+    )
+}
+
+/// The failure of a write on the graph-source database `name`.
+fn read_only(name: &str, source: &rhizome_sources::SourceEngine) -> Failure {
+    Failure::new(
+        codes::READ_ONLY,
+        format!(
+            "database `{name}` is {}, which is read-only: statements that create, change or \
+             delete data or schema cannot run on it",
+            source.source().describe()
+        ),
     )
 }
 

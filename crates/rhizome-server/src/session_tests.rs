@@ -684,3 +684,43 @@ async fn the_schema_visualization_has_a_node_per_label_and_a_relationship_per_pa
     );
     assert_eq!(h.session.state(), State::Ready);
 }
+
+#[tokio::test]
+async fn ended_results_leave_nothing_listed_for_interrupts() {
+    // Every result ended by a full PULL, a DISCARD, a COMMIT or a RESET
+    // takes its buffer off the session's interrupt list; an open one is on
+    // it. (A fully pulled read used to stay listed for the life of the
+    // connection, so a long-lived driver connection grew without bound.)
+    let mut h = Harness::ready(V5_4).await;
+    let listed = |h: &Harness| h.session.interrupt.tracked();
+    for _ in 0..50 {
+        h.send(&run("MATCH (p:Person) RETURN p.name AS name")).await;
+        h.send(&pull(-1)).await;
+    }
+    assert_eq!(listed(&h), 0, "fully pulled autocommit reads");
+    h.send(&run("UNWIND range(1, 5) AS i RETURN i")).await;
+    h.send(&pull(2)).await;
+    assert_eq!(listed(&h), 1, "an open result is listed");
+    h.send(&pull(-1)).await;
+    assert_eq!(listed(&h), 0, "pulled in pieces");
+    h.send(&run("UNWIND range(1, 5) AS i RETURN i")).await;
+    h.send(&discard()).await;
+    assert_eq!(listed(&h), 0, "discarded");
+    for _ in 0..10 {
+        h.send(&BEGIN).await;
+        h.send(&run("MATCH (p:Person) RETURN count(p) AS c")).await;
+        h.send(&pull(-1)).await;
+        h.send(&run("CREATE (:T)")).await;
+        h.send(&pull(-1)).await;
+        h.send(&COMMIT).await;
+    }
+    assert_eq!(listed(&h), 0, "reads and writes in transactions");
+    h.send(&run("UNWIND range(1, 5) AS i RETURN i")).await;
+    h.send(&pull(1)).await;
+    h.raw(&RESET).await;
+    assert_eq!(listed(&h), 0, "reset");
+    h.send(&run("UNWIND [1, 0] AS i RETURN 1 / i")).await;
+    h.send(&pull(-1)).await;
+    h.raw(&RESET).await;
+    assert_eq!(listed(&h), 0, "a failed stream, then reset");
+}

@@ -65,6 +65,13 @@ pub mod codes {
     pub const UNAVAILABLE: &str = "Neo.TransientError.General.DatabaseUnavailable";
     /// The query needs more memory than it may use.
     pub const OUT_OF_MEMORY: &str = "Neo.TransientError.General.MemoryPoolOutOfMemoryError";
+    /// A write on a read-only database (a graph source). Not
+    /// `General.ForbiddenOnReadOnlyDatabase`, Neo4j's code for a database
+    /// switched to read-only: the drivers make that one a transient error
+    /// and `execute_write` would retry it for as long as it may, while a
+    /// source never becomes writable. `General.ReadOnly` is a client error
+    /// (Python's `neo4j.exceptions.Forbidden`), never retried.
+    pub const READ_ONLY: &str = "Neo.ClientError.General.ReadOnly";
     /// A server-side fault.
     pub const UNKNOWN: &str = "Neo.DatabaseError.General.UnknownError";
 }
@@ -76,6 +83,7 @@ pub fn code_of(error: &Error) -> &'static str {
         SyntaxError => "Neo.ClientError.Statement.SyntaxError",
         SemanticError => match error.code {
             Some("ProcedureNotFound") => "Neo.ClientError.Procedure.ProcedureNotFound",
+            Some("ReadOnlySource") => codes::READ_ONLY,
             Some("UnknownFunction") => "Neo.ClientError.Statement.SyntaxError",
             _ => "Neo.ClientError.Statement.SemanticError",
         },
@@ -105,6 +113,9 @@ pub fn code_of(error: &Error) -> &'static str {
         }
         TransientError => match error.code {
             Some("LockAcquisitionTimeout") => codes::LOCK_TIMEOUT,
+            // A graph source's backend is down or did not answer in time:
+            // the database is unavailable for now (drivers may retry).
+            Some("SourceUnavailable") => codes::UNAVAILABLE,
             _ => "Neo.TransientError.Transaction.Outdated",
         },
         InputError => "Neo.ClientError.Statement.ExternalResourceFailed",
@@ -138,6 +149,10 @@ mod tests {
                 "the query exceeded its timeout and was stopped"
             )),
             codes::TIMED_OUT
+        );
+        assert_eq!(
+            code_of(&e(ErrorKind::SemanticError, "read-only").with_code("ReadOnlySource")),
+            codes::READ_ONLY
         );
         assert_eq!(
             code_of(&e(ErrorKind::ConstraintValidationFailed, "dup")),

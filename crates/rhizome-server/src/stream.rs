@@ -135,11 +135,6 @@ impl ResultBuffer {
         self.space.notify_all();
     }
 
-    /// True once the query ended.
-    pub fn is_finished(&self) -> bool {
-        self.lock().finished.is_some()
-    }
-
     /// Waits for the next block of rows or the end of the query.
     pub async fn next(&self) -> Next {
         loop {

@@ -68,6 +68,91 @@ impl SourceEngine {
         &self.source
     }
 
+    /// The engine that plans and runs its statements (its native base is
+    /// empty: run statements through [`SourceEngine::execute`] or
+    /// [`SourceEngine::run_statement`], which read the source).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Adds a procedure (a server adds what drivers call on connect).
+    pub fn register_procedure(&mut self, procedure: Procedure) {
+        self.engine.register_procedure(procedure);
+    }
+
+    /// A fresh snapshot over the source, whose reads go to the source (or
+    /// its cache) as they happen; every round trip waits at most until
+    /// `deadline`. What the schema procedures and the planner read.
+    pub fn snapshot(&self, deadline: Option<Instant>) -> Snapshot {
+        self.source.snapshot(&self.empty, deadline).0
+    }
+
+    /// The columns of `query` and whether it writes, planned over the
+    /// source's catalog and statistics (see [`Engine::describe`]).
+    pub fn describe(
+        &self,
+        query: &str,
+        params: &BTreeMap<String, Value>,
+    ) -> Result<rhizome_engine::StatementInfo> {
+        self.engine.describe_on(&self.snapshot(None), query, params)
+    }
+
+    /// The structured plan of an `EXPLAIN` / `PROFILE` statement over the
+    /// source (see [`Engine::plan_description`]).
+    pub fn plan_description(
+        &self,
+        query: &str,
+        params: &BTreeMap<String, Value>,
+    ) -> Result<Option<rhizome_engine::PlanDescription>> {
+        self.engine
+            .plan_description_on(&self.snapshot(None), query, params)
+    }
+
+    /// Opens one statement's view of the source: its snapshot exists before
+    /// the statement runs, so a server can render the statement's rows
+    /// from it while they stream. Run it with [`SourceEngine::run_statement`].
+    pub fn statement(&self, options: &QueryOptions) -> SourceStatement {
+        let deadline = options.timeout.map(|t| Instant::now() + t);
+        let (snapshot, graph) = self.source.snapshot(&self.empty, deadline);
+        SourceStatement { snapshot, graph }
+    }
+
+    /// Runs one read-only statement in `statement`, handing rows to
+    /// `receiver` if given (else they are in the result). A statement that
+    /// writes fails before it starts (`ReadOnlySource`); a backend failure
+    /// fails it with the backend's error.
+    pub fn run_statement(
+        &self,
+        statement: &SourceStatement,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        receiver: Option<Arc<dyn RowReceiver>>,
+    ) -> Result<QueryResult> {
+        let before = self.source.counters();
+        let result = self.engine.execute_read_only_on(
+            statement.snapshot.clone(),
+            query,
+            params,
+            options,
+            receiver,
+            &self.source.describe(),
+        );
+        // A read that failed answered "absent": the statement fails with
+        // the backend's error, whatever the runtime made of the gap.
+        statement.graph.finish()?;
+        let mut result = result?;
+        let spent = self.source.counters().since(&before);
+        if let Some(plan) = &mut result.plan {
+            plan.push_str(&self.reads_line());
+        }
+        if let Some(profile) = &mut result.profile {
+            profile.text.push_str(&self.reads_line());
+            profile.text.push_str(&profile_lines(&self.source, &spent));
+        }
+        Ok(result)
+    }
+
     /// Runs one read-only statement; returns its result and the snapshot it
     /// read (render the rows' entities from it). A statement that writes
     /// fails before it starts (`ReadOnlySource`); a backend failure fails
@@ -100,44 +185,49 @@ impl SourceEngine {
         options: &QueryOptions,
         receiver: Option<Arc<dyn RowReceiver>>,
     ) -> Result<(QueryResult, Snapshot)> {
-        let deadline = options.timeout.map(|t| Instant::now() + t);
-        let (snapshot, graph) = self.source.snapshot(&self.empty, deadline);
-        let before = self.source.counters();
-        let result = self.engine.execute_read_only_on(
-            snapshot.clone(),
-            query,
-            params,
-            options,
-            receiver,
-            &self.source.describe(),
-        );
-        // A read that failed answered "absent": the statement fails with
-        // the backend's error, whatever the runtime made of the gap.
-        graph.finish()?;
-        let mut result = result?;
-        let spent = self.source.counters().since(&before);
-        if let Some(plan) = &mut result.plan {
-            plan.push_str(&self.reads_line());
-        }
-        if let Some(profile) = &mut result.profile {
-            profile.text.push_str(&self.reads_line());
-            profile.text.push_str(&profile_lines(&self.source, &spent));
-        }
-        Ok((result, snapshot))
+        let statement = self.statement(options);
+        let result = self.run_statement(&statement, query, params, options, receiver)?;
+        Ok((result, statement.snapshot))
     }
 
     fn reads_line(&self) -> String {
         format!(
-            "\nReads {}: key lookups, node rows and adjacency lists fetched in one round trip per chunk of rows, through its cache\n",
+            "\n{READS_PREFIX}{}: key lookups, node rows and adjacency lists fetched in one round trip per chunk of rows, through its cache\n",
             self.source.describe()
         )
     }
 }
 
+/// One statement's view of a source (see [`SourceEngine::statement`]).
+pub struct SourceStatement {
+    snapshot: Snapshot,
+    graph: Arc<crate::QueryGraph>,
+}
+
+impl SourceStatement {
+    /// The snapshot the statement reads: render its rows' entities from it.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+}
+
+/// How the line that names the source a plan reads begins (`EXPLAIN`).
+pub const READS_PREFIX: &str = "Reads ";
+
+/// How the PROFILE line of a statement's cost to its source begins.
+pub const COUNTERS_PREFIX: &str = "Source `";
+
+/// The lines a [`SourceEngine`] adds to a plan or profile text: where the
+/// plan reads the source, and (PROFILE) what the statement cost it.
+pub fn source_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines()
+        .filter(|l| l.starts_with(READS_PREFIX) || l.starts_with(COUNTERS_PREFIX))
+}
+
 /// The PROFILE lines of what a statement cost `source`.
 pub fn profile_lines(source: &Source, spent: &CounterSnapshot) -> String {
     format!(
-        "Source `{}`: {} round trips, {} rows, {} bytes, cache {} hits / {} misses, \
+        "{COUNTERS_PREFIX}{}`: {} round trips, {} rows, {} bytes, cache {} hits / {} misses, \
          prefetched {} used / {} wasted, {:.1} ms waiting on the backend\n",
         source.mapping().name,
         spent.round_trips,

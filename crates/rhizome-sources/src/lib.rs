@@ -29,7 +29,7 @@ pub mod redis_backend;
 pub mod source;
 
 pub use counters::CounterSnapshot;
-pub use cypher::SourceEngine;
+pub use cypher::{SourceEngine, SourceStatement};
 pub use mapping::{Backend, Mapping, Prefetch};
 pub use query_graph::QueryGraph;
 pub use source::{Source, SourceGraph};

@@ -26,7 +26,7 @@ use crate::fetch::{bad_data, ListRef, Round};
 use crate::source::Source;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_storage::catalog::{LabelId, PropertyKeyId, RelTypeId};
-use rhizome_storage::stats::{DegreeStats, RelTypeStats};
+use rhizome_storage::stats::{DegreeStats, RelTypeStats, TripleCount};
 use rhizome_storage::{Catalog, Direction, ExternalGraph, IndexDef, RelInfo, Statistics};
 use std::collections::HashMap;
 use std::ops::Range;
@@ -138,7 +138,20 @@ impl SourceSchema {
                 };
                 mapping.relationships.len()
             ],
-            triples: Vec::new(),
+            // The mapping says which labels each type joins (schema views
+            // read these; the counts are the same estimates as above).
+            triples: mapping
+                .relationships
+                .iter()
+                .filter_map(|r| {
+                    Some(TripleCount {
+                        source: space_of(&r.from) as LabelId,
+                        rel_type: catalog.rel_type_id(&r.rel_type)?,
+                        target: space_of(&r.to) as LabelId,
+                        count: 2 * ESTIMATED_NODES,
+                    })
+                })
+                .collect(),
             indexes: Vec::new(),
         };
         SourceSchema {

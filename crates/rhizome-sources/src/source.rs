@@ -30,11 +30,25 @@ enum Connection {
 pub struct Source {
     mapping: Mapping,
     connection: Connection,
-    runtime: tokio::runtime::Runtime,
+    /// Always `Some` until dropped (see the `Drop` impl).
+    runtime: Option<tokio::runtime::Runtime>,
     pub(crate) cache: Cache,
     pub(crate) counters: Counters,
     /// Names, indexes and statistics the planner sees (made on first use).
     schema: std::sync::OnceLock<Arc<crate::query_graph::SourceSchema>>,
+}
+
+impl Drop for Source {
+    /// A source dropped on a thread of another tokio runtime (a server's
+    /// registry going away as the server stops) must not wait for its own
+    /// runtime's threads there: they are told to stop and left to end.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            if tokio::runtime::Handle::try_current().is_ok() {
+                runtime.shutdown_background();
+            }
+        }
+    }
 }
 
 impl Source {
@@ -77,7 +91,7 @@ impl Source {
             cache: Cache::new(mapping.cache.max_entries, mapping.cache.ttl),
             mapping,
             connection,
-            runtime,
+            runtime: Some(runtime),
             counters: Counters::default(),
             schema: std::sync::OnceLock::new(),
         }))
@@ -182,9 +196,7 @@ impl Source {
             limit = limit.min(deadline.saturating_duration_since(Instant::now()));
         }
         let started = Instant::now();
-        let result = self
-            .runtime
-            .block_on(async { tokio::time::timeout(limit, request).await });
+        let result = self.block_on(async { tokio::time::timeout(limit, request).await });
         let waited = started.elapsed();
         match result {
             Ok(Ok(value)) => {
@@ -203,6 +215,37 @@ impl Source {
                 &self.mapping.name,
                 format!("no answer within {} ms", limit.as_millis()),
             )),
+        }
+    }
+
+    /// Runs `future` on the I/O runtime and waits for it, from any thread:
+    /// a plain thread (the engine's workers) waits directly; a thread of
+    /// another tokio runtime (a server rendering a result's entities on
+    /// its connection task) must not block it unannounced, so a worker of
+    /// a multi-threaded runtime hands its tasks on first
+    /// (`block_in_place`) and any other runtime thread waits on a scoped
+    /// thread of its own.
+    fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        let runtime = self
+            .runtime
+            .as_ref()
+            .expect("a source's runtime lives as long as the source");
+        match Handle::try_current().map(|h| h.runtime_flavor()) {
+            Err(_) => runtime.block_on(future),
+            Ok(RuntimeFlavor::MultiThread) => {
+                tokio::task::block_in_place(|| runtime.block_on(future))
+            }
+            Ok(_) => std::thread::scope(|scope| {
+                scope
+                    .spawn(|| runtime.block_on(future))
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            }),
         }
     }
 

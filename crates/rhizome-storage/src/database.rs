@@ -402,7 +402,9 @@ pub(crate) fn empty_delta(store: &Store) -> Delta {
 /// The log as this handle writes it; guarded by one mutex, which also
 /// orders publishing (commits, checkpoints, catching up with other processes).
 struct LogState {
-    /// The open log (only while this handle holds the writer lock).
+    /// The open log: opened under the writer lock, kept open after it is
+    /// given back and reused if nobody else wrote meanwhile (see
+    /// `unchanged_since_own_commits`).
     wal: Option<Wal>,
     /// Identity of the file `wal` is.
     wal_id: Option<FileId>,
@@ -465,7 +467,12 @@ type Retained = Vec<(u64, Arc<Catalog>, Arc<Statistics>)>;
 /// process, and the cross-process file lock.
 pub(crate) struct Gate {
     slot: Mutex<WriterSlot>,
+    /// Transactions waiting for the slot; a release wakes one of them (a
+    /// woken waiter takes the slot if it is free, so no wake-up is lost).
     cv: Condvar,
+    /// The transaction watchdog: woken when a deadline is set or the
+    /// handle closes.
+    watch_cv: Condvar,
     file: Mutex<WriterLock>,
     /// Number of commits appended but not yet synced (`LogState::pending`).
     unsynced: AtomicUsize,
@@ -479,7 +486,7 @@ impl Gate {
             slot.holder = None;
             slot.deadline = None;
             self.release_file_if_idle(&slot);
-            self.cv.notify_all();
+            self.cv.notify_one();
         }
     }
 
@@ -538,12 +545,12 @@ fn watch_transactions(gate: &Gate, log: &Mutex<LogState>) {
             }
             Some(deadline) => {
                 slot = gate
-                    .cv
+                    .watch_cv
                     .wait_timeout(slot, deadline - now)
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
             }
-            None => slot = gate.cv.wait(slot).unwrap_or_else(|e| e.into_inner()),
+            None => slot = gate.watch_cv.wait(slot).unwrap_or_else(|e| e.into_inner()),
         }
     }
 }
@@ -601,6 +608,9 @@ impl Shared {
             slot.next_ticket += 1;
             slot.holder = Some(slot.next_ticket);
             slot.deadline = self.options.transaction_timeout.map(|t| Instant::now() + t);
+            if slot.deadline.is_some() {
+                self.gate.watch_cv.notify_one();
+            }
             slot.next_ticket
         };
         // Still held (commits of this handle wait for their sync): no other
@@ -636,6 +646,9 @@ impl Shared {
     /// Under the writer lock: replays what other processes committed, cuts
     /// off a torn record a dead writer left, and collects old segments.
     fn catch_up(&self, w: &mut LogState) -> Result<()> {
+        if self.unchanged_since_own_commits(w) {
+            return Ok(());
+        }
         // Another process may have appended or replaced the log: reopen it.
         w.wal = None;
         w.wal_id = None;
@@ -648,6 +661,26 @@ impl Shared {
             w.collected = true;
         }
         Ok(())
+    }
+
+    /// True if the files are as this handle left them when it last gave up
+    /// the file lock: the published version is its own last commit, the
+    /// log at the path is the file it keeps open, as long as it wrote it,
+    /// and the manifest is the one it knows (two `stat` calls). Then the open
+    /// log stays open and nothing needs replaying. (The open file cannot have
+    /// been replaced by another with the same inode number: this handle holds it.)
+    fn unchanged_since_own_commits(&self, w: &LogState) -> bool {
+        let Some(wal) = &w.wal else {
+            return false;
+        };
+        if !w.pending.is_empty() || w.fresh || w.wal_id.is_none() {
+            return false;
+        }
+        let v = self.current.load();
+        v.pos.live
+            && v.pos.wal == w.wal_id
+            && v.pos.wal_len == wal.len()
+            && follow::news(&self.dir, &v.pos) == News::None
     }
 
     /// Publishes what changed in the files since the current version (see
@@ -791,7 +824,7 @@ impl Shared {
         // The next transaction may start now, from this one's version.
         slot.holder = None;
         slot.deadline = None;
-        self.gate.cv.notify_all();
+        self.gate.cv.notify_one();
         drop(slot);
         if background {
             self.auto.wake();
@@ -1098,6 +1131,7 @@ impl Drop for Shared {
         self.auto.close();
         lock(&self.gate.slot).closing = true;
         self.gate.cv.notify_all();
+        self.gate.watch_cv.notify_all();
         if self.options.checkpoint_on_close
             && !self.options.read_only
             && !self.current.load().delta.is_empty()
@@ -1191,6 +1225,7 @@ impl Database {
                 gate: Arc::new(Gate {
                     slot: Mutex::new(WriterSlot::default()),
                     cv: Condvar::new(),
+                    watch_cv: Condvar::new(),
                     file: Mutex::new(WriterLock::new(dir)),
                     unsynced: AtomicUsize::new(0),
                 }),

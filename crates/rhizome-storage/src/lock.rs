@@ -23,6 +23,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// File name of the writer lock inside a database directory.
@@ -76,8 +77,11 @@ pub(crate) fn remove_if_unused(path: &Path) -> bool {
 /// The database's writer lock, as one handle sees it.
 pub(crate) struct WriterLock {
     path: PathBuf,
-    /// The locked file while this handle holds the lock.
-    held: Option<File>,
+    /// The lock file, opened at the first acquisition and kept open so that
+    /// taking the lock again costs one `flock` (the file is permanent).
+    file: Option<File>,
+    /// This handle holds the lock now.
+    held: bool,
 }
 
 impl WriterLock {
@@ -85,7 +89,8 @@ impl WriterLock {
     pub(crate) fn new(dir: &Path) -> WriterLock {
         WriterLock {
             path: dir.join(LOCK_FILE),
-            held: None,
+            file: None,
+            held: false,
         }
     }
 
@@ -98,15 +103,22 @@ impl WriterLock {
                 format!("writer lock {}: {e}", self.path.display()),
             )
         };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&self.path)
-            .map_err(io_err)?;
+        if self.held {
+            return Ok(());
+        }
+        let file = match self.file.take() {
+            Some(file) => file,
+            None => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&self.path)
+                .map_err(io_err)?,
+        };
+        let file = self.file.insert(file);
         let mut pause = Duration::from_micros(500);
-        while !try_lock(&file, true).map_err(io_err)? {
+        while !try_lock(file, true).map_err(io_err)? {
             let now = Instant::now();
             if now >= deadline {
                 return Err(Error::new(
@@ -126,30 +138,60 @@ impl WriterLock {
             pause = (pause * 2).min(Duration::from_millis(5));
         }
         // Best effort: who holds the lock is only a hint for error messages.
-        let _ = file
-            .set_len(0)
-            .and_then(|_| file.rewind())
-            .and_then(|_| file.write_all(describe_self().as_bytes()));
-        self.held = Some(file);
+        // Rewritten only if another holder wrote its own (a read is cheaper
+        // than a metadata change the next log sync would journal).
+        let me = describe_self();
+        let mut text = Vec::with_capacity(me.len() + 1);
+        let current = file
+            .rewind()
+            .and_then(|_| (&*file).take(me.len() as u64 + 1).read_to_end(&mut text));
+        if current.is_err() || text != me.as_bytes() {
+            let _ = file
+                .set_len(0)
+                .and_then(|_| file.rewind())
+                .and_then(|_| file.write_all(me.as_bytes()));
+        }
+        self.held = true;
         Ok(())
     }
 
     /// True while this handle holds the lock.
     pub(crate) fn is_held(&self) -> bool {
-        self.held.is_some()
+        self.held
     }
 
-    /// Releases the lock if this handle holds it.
+    /// Releases the lock if this handle holds it (the file stays open).
     pub(crate) fn release(&mut self) {
-        // Closing the file drops the flock.
-        self.held = None;
+        if !self.held {
+            return;
+        }
+        self.held = false;
+        let unlocked = self
+            .file
+            .as_ref()
+            .is_some_and(|f| flock(f, FlockOperation::Unlock).is_ok());
+        if !unlocked {
+            // Closing the file drops the flock in any case.
+            self.file = None;
+        }
     }
 }
 
 /// `process <pid> (<command line>)` of this process, as written into the lock file.
-fn describe_self() -> String {
-    let args: Vec<String> = std::env::args().collect();
-    format!("{}\n{}\n", std::process::id(), args.join(" "))
+/// Computed once per process (again in a forked child, whose pid differs).
+fn describe_self() -> Arc<str> {
+    static SELF: Mutex<Option<(u32, Arc<str>)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut cached = SELF.lock().unwrap_or_else(|e| e.into_inner());
+    match &*cached {
+        Some((p, text)) if *p == pid => text.clone(),
+        _ => {
+            let args: Vec<String> = std::env::args().collect();
+            let text: Arc<str> = format!("{pid}\n{}\n", args.join(" ")).into();
+            *cached = Some((pid, text.clone()));
+            text
+        }
+    }
 }
 
 /// Who holds the lock at `path`, as its holder described itself.

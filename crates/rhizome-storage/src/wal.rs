@@ -364,13 +364,18 @@ pub fn header(generation: u64) -> Vec<u8> {
 
 /// A framed record (length, checksum, payload) for one commit.
 pub fn encode_record(commit: u64, ops: &[Op]) -> Vec<u8> {
-    let mut payload = commit.to_le_bytes().to_vec();
-    put_varint(&mut payload, ops.len() as u64);
-    ops.iter().for_each(|op| encode_op(&mut payload, op));
-    let mut out = Vec::with_capacity(payload.len() + 8);
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
+    // One buffer: the 8-byte header (length, checksum) is filled in last.
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&commit.to_le_bytes());
+    put_varint(&mut out, ops.len() as u64);
+    ops.iter().for_each(|op| encode_op(&mut out, op));
+    let payload = &out[8..];
+    // A payload over 4 GiB is refused by the caller (`Shared::commit`).
+    let len = (payload.len() as u32).to_le_bytes();
+    let crc = crc32c::crc32c(payload).to_le_bytes();
+    out[..4].copy_from_slice(&len);
+    out[4..8].copy_from_slice(&crc);
     out
 }
 

@@ -126,6 +126,46 @@ fn handles_see_each_others_commits_and_checkpoints() {
     assert_eq!(written(&Database::open(&dir).unwrap().snapshot()), both);
 }
 
+/// A handle keeps its log open between its own commits; whenever another
+/// handle wrote or checkpointed since, its next transaction must start from
+/// that state (it never snapshots in between here, so only the catch-up at
+/// the writer lock can tell it).
+#[test]
+fn a_writer_that_kept_its_log_open_still_sees_what_others_wrote() {
+    let (_tmp, dir) = setup();
+    let a = Database::open(&dir).unwrap();
+    let b = Database::open(&dir).unwrap();
+    let count_in_txn = |db: &Database| {
+        let txn = db.begin_write().unwrap();
+        let n = nodes(&txn, "Y").len();
+        txn.rollback();
+        n
+    };
+    create_y(&a, 1, 1);
+    create_y(&a, 1, 2);
+    // b appends to the log a holds open.
+    create_y(&b, 2, 1);
+    assert_eq!(count_in_txn(&a), 3);
+    create_y(&a, 1, 3);
+    // b replaces log and manifest (a checkpoint), then appends.
+    assert!(b.checkpoint().unwrap());
+    create_y(&b, 2, 2);
+    assert_eq!(count_in_txn(&a), 5);
+    create_y(&a, 1, 4);
+    // b checkpoints and writes nothing after: a's log was replaced.
+    assert!(b.checkpoint().unwrap());
+    create_y(&a, 1, 5);
+    // Nobody else wrote: a goes on with the log it holds.
+    create_y(&a, 1, 6);
+    let all: std::collections::HashSet<(i64, i64)> =
+        (1..=6).map(|i| (1, i)).chain([(2, 1), (2, 2)]).collect();
+    assert_eq!(written(&b.snapshot()), all);
+    assert_eq!(written(&a.snapshot()), all);
+    assert!(a.check().is_empty(), "{:?}", a.check());
+    drop((a, b));
+    assert_eq!(written(&Database::open(&dir).unwrap().snapshot()), all);
+}
+
 #[test]
 fn concurrent_commits_of_one_handle_share_syncs_and_all_land() {
     let (_tmp, dir) = setup();

@@ -45,7 +45,7 @@ pub enum Command {
     /// Run the openCypher TCK (Gherkin features) and report what passes.
     Tck(TckArgs),
     /// Serve a database over Bolt to the Neo4j drivers and tools.
-    Serve(crate::commands::serve::ServeArgs),
+    Serve(Box<crate::commands::serve::ServeArgs>),
     /// Verify a database's integrity (adjacency both ways, columns, indexes,
     /// constraints, the write-ahead log) and report problems.
     Check(CheckArgs),
@@ -445,6 +445,13 @@ pub struct BenchWritesArgs {
     /// Print each read query's PROFILE on both databases.
     #[arg(long)]
     pub profile: bool,
+    /// Run only these phases (comma-separated: commits, reads, checkpoint,
+    /// chain, processes; default: all).
+    #[arg(long, value_name = "PHASES", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Nodes of the chain graph of the chain phase (degree 50).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub chain_nodes: u64,
     /// Where generated databases are cached (default: $RHIZOME_BENCH_DATA or target/rhizome-bench-data).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,

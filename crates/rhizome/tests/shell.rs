@@ -516,8 +516,16 @@ fn explain_and_profile_print_the_same_plans_over_bolt() {
     let script = "\
 EXPLAIN MATCH (p:Person)-[:ACTED_IN]->(m:Movie) WHERE m.released > 1990 RETURN p.name, count(*) AS n ORDER BY n DESC LIMIT 3;
 PROFILE MATCH (p:Person)-[:ACTED_IN]->(m:Movie) WHERE m.released > 1990 RETURN p.name, count(*) AS n ORDER BY n DESC, p.name LIMIT 3;
+PROFILE MATCH (p:Person) SET p.k = COUNT { (p)-[:ACTED_IN]->(m) WHERE m.released > 1990 };
 ";
     let local = rhizome(tmp.path(), &["shell", path_str(&db)], script);
+    // A plan nested in an updating operator is listed with its own counters.
+    let nested = local
+        .stdout
+        .lines()
+        .find(|l| l.contains("[COUNT subquery]"))
+        .unwrap_or_else(|| panic!("{}", local.stdout));
+    assert!(!nested.contains(" rows=0 "), "{}", local.stdout);
     local.assert_code(0);
     assert!(local.stdout.contains("[est. "), "{}", local.stdout);
     assert!(

@@ -110,8 +110,10 @@ async function pan(label, { settle }) {
     });
   }
   // Press on the background, not on a node (which would drag the node):
-  // the free 8-pixel cell nearest the middle, found from the nodes' screen
-  // positions (asking sigma's picking layer would wait for the GPU).
+  // the free 8-pixel cells nearest the middle, found from the nodes' screen
+  // positions, then confirmed by the page's own test (sigma's picking
+  // layer, which the page asks on mousedown): a cell the estimate thinks
+  // free but the picking layer covers is skipped and counted.
   const start = await page.evaluate(() => {
     const g = window.rhizome.graphView;
     const box = document.querySelector("[data-testid=graph]").getBoundingClientRect();
@@ -125,14 +127,22 @@ async function pan(label, { settle }) {
       const cy = Math.floor(p.y / cell);
       for (let dx = -1; dx <= 1; dx++) for (let dy = -1; dy <= 1; dy++) taken.add(`${cx + dx},${cy + dy}`);
     });
-    let best = null;
+    const free = [];
     for (let y = 200; y < box.height - 40; y += cell)
       for (let x = 300; x < box.width - 40; x += cell) {
         if (taken.has(`${Math.floor(x / cell)},${Math.floor(y / cell)}`)) continue;
-        const far = Math.hypot(x - box.width / 2, y - box.height / 2);
-        if (!best || far < best.far) best = { far, x: box.left + x + cell / 2, y: box.top + y + cell / 2 };
+        free.push({ far: Math.hypot(x - box.width / 2, y - box.height / 2), x: x + cell / 2, y: y + cell / 2 });
       }
-    return best;
+    free.sort((p, q) => p.far - q.far);
+    let coveredByPicking = 0;
+    for (const c of free.slice(0, 64)) {
+      if (g.renderer.getNodeAtPosition({ x: c.x, y: c.y })) {
+        coveredByPicking++;
+        continue;
+      }
+      return { x: box.left + c.x, y: box.top + c.y, coveredByPicking };
+    }
+    return null;
   });
   assert.ok(start, "a spot of background to press on");
   const before = await page.evaluate((start) => {
@@ -194,6 +204,7 @@ async function pan(label, { settle }) {
     moves,
     dragMs,
     rendererFramesDuringDrag: dragged.renders - before.renders,
+    pressCellsCoveredByPicking: start.coveredByPicking,
   };
   console.log(`     ${label} ${JSON.stringify(metrics[label])}`);
   // On a big graph a slow machine can turn the pan into something else

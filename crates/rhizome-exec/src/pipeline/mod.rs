@@ -40,6 +40,13 @@ impl Pipeline {
     /// cell, or returned as the run's output.
     pub fn finish(&self, q: &QueryContext) -> Result<Vec<Chunk>> {
         let out = self.chain.sink.1.finish(q)?;
+        // A breaker's rows are its sink's output (nothing emits them); the
+        // result sink's were counted where they were produced.
+        if let (Some(profile), Some(id), false) =
+            (&q.profile, self.chain.sink.0, self.chain.result_sink)
+        {
+            profile.add_rows(id, out.iter().map(|c| c.len() as u64).sum());
+        }
         match &self.output {
             Some(cell) => {
                 cell.lock().unwrap_or_else(|p| p.into_inner()).extend(out);

@@ -29,6 +29,7 @@ use crate::compile::{CNode, Compiler};
 use crate::context::InlineLimit;
 use crate::context::{MemoryBudget, Profile, QueryContext};
 use crate::expr::{Evaluator, Row};
+use crate::memo::SubqueryMemo;
 use crate::pipeline::drive::{run_inline, InlineRunner};
 use crate::query::{profile_report, QueryOptions, QueryResult, StatementSettings};
 use crate::rows::Rows;
@@ -83,6 +84,7 @@ pub fn execute_update(
         current: None,
         pending_deletes: Vec::new(),
         argument: None,
+        nested_ids: Vec::new(),
     };
     let outcome = run
         .root_rows()
@@ -139,6 +141,10 @@ pub(crate) struct UpdateRun<'a> {
     /// The row `Argument` yields (the outer row inside an updating
     /// `CALL { }`); `None` at the top: one empty row.
     argument: Option<Values>,
+    /// Under PROFILE, while an updating operator applies: each of its
+    /// expressions (by address) with the id its nested plans start at
+    /// ([`crate::compile::COp::expr_ids`]).
+    nested_ids: Vec<(*const Expr, usize)>,
 }
 
 /// The worker index PROFILE shows for work run on the calling thread.
@@ -218,6 +224,7 @@ impl UpdateRun<'_> {
             statement_time: self.statement_time,
             materialized: Default::default(),
             runner: Arc::new(InlineRunner),
+            memo: SubqueryMemo::default(),
         });
         self.current = Some(q.clone());
         Ok(q)
@@ -250,7 +257,19 @@ impl UpdateRun<'_> {
     /// Evaluates `e` on `row` over the current state.
     pub(crate) fn eval(&mut self, e: &Expr, row: &[Value]) -> Result<Value> {
         let q = self.context()?;
-        let compiled = Compiler::new(&q.snapshot).expr(e);
+        let compiled = match &self.profile {
+            // Plans nested in `e` count into their own counters (an
+            // expression not found counts into none).
+            Some(profile) => {
+                let first = self
+                    .nested_ids
+                    .iter()
+                    .find(|(expr, _)| std::ptr::eq(*expr, e))
+                    .map_or(profile.operators.len(), |(_, id)| *id);
+                Compiler::numbering_from(&q.snapshot, first).expr(e)
+            }
+            None => Compiler::new(&q.snapshot).expr(e),
+        };
         let chunk = Chunk::single_row(row);
         Evaluator::new(&q).eval(&compiled, &Row::new(&chunk, 0))
     }
@@ -359,7 +378,12 @@ impl UpdateRun<'_> {
         };
         let inner_before = total_nanos(&profile);
         let start = Instant::now();
-        let out = self.apply(node, input)?;
+        let ids = node.kind.exprs().into_iter().map(|e| e as *const Expr);
+        let ids = ids.zip(node.c.expr_ids.iter().copied()).collect();
+        let outer_ids = std::mem::replace(&mut self.nested_ids, ids);
+        let out = self.apply(node, input);
+        self.nested_ids = outer_ids;
+        let out = out?;
         let inner = total_nanos(&profile).saturating_sub(inner_before);
         let own = (start.elapsed().as_nanos() as u64).saturating_sub(inner);
         self.record(node.id, out.len(), own);

@@ -46,7 +46,8 @@ mod tests {
     fn size_of_a_pattern_comprehension_is_a_count() {
         assert_eq!(
             plan_empty("MATCH (a) RETURN size([(a)-->(b) | b.name]) AS n", Some(Box::new(CountComprehension))),
-            "Projection COUNT {...} AS n [count_comprehension]\n└─ AllNodesScan (a)\n   └─ Argument"
+            "Projection COUNT {...} AS n [count_comprehension]\n├─ AllNodesScan (a)\n│  └─ Argument\n\
+             └─ [COUNT subquery] Expand (a)-[  anon_0]->(b)\n   └─ Argument"
         );
         // A list comprehension over a pattern comprehension stays a list.
         assert!(!plan_empty(

@@ -79,6 +79,18 @@ fn writes(args: BenchWritesArgs) -> Result<(), Failure> {
         single: args.single,
         threads: (args.threads > 0).then_some(args.threads),
         binary: std::env::current_exe().ok(),
+        phases: if args.only.is_empty() {
+            rhizome_bench::writes::WritePhase::ALL.to_vec()
+        } else {
+            args.only
+                .iter()
+                .map(|name| rhizome_bench::writes::WritePhase::parse(name))
+                .collect::<rhizome_common::Result<_>>()?
+        },
+        chain: rhizome_import::generate::ChainOptions {
+            nodes: args.chain_nodes,
+            ..defaults.chain.clone()
+        },
         ..defaults
     };
     if args.profile {

@@ -42,7 +42,7 @@ pub fn run(command: Command) -> Result<(), Failure> {
             );
             Ok(())
         }
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Admin(command) => admin::run(command),
         Command::Check(args) => {
             let db = crate::storage_view::open_database(&args.db_dir)?;

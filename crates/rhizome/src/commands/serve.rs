@@ -63,6 +63,11 @@ pub struct ServeArgs {
     /// size [default: 64MiB].
     #[arg(long, value_name = "SIZE", value_parser = rhizome_common::memory::parse_size)]
     pub checkpoint_wal_size: Option<usize>,
+    /// Serve a graph source as the read-only database NAME: the mapping
+    /// file MAPPING.json says where it lives (PostgreSQL or Redis; see
+    /// docs/sources.md). Repeatable; adds to the file's `[sources]`.
+    #[arg(long = "source", value_name = "NAME=MAPPING.json", value_parser = parse_source)]
+    pub sources: Vec<(String, PathBuf)>,
     /// Write the bound address to this file once the server accepts
     /// connections (for scripts that pick port 0).
     #[arg(long, value_name = "FILE")]
@@ -70,6 +75,39 @@ pub struct ServeArgs {
     /// Write the bound HTTP address to this file once it accepts connections.
     #[arg(long, value_name = "FILE")]
     pub http_address_file: Option<PathBuf>,
+}
+
+/// `NAME=MAPPING.json` of `--source`.
+fn parse_source(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(path)))
+        }
+        _ => Err(format!(
+            "`{text}`: expected NAME=MAPPING.json, e.g. roads=examples/sources/roads-postgres.json"
+        )),
+    }
+}
+
+/// Connects every configured source (the mapping loaded and checked
+/// against its backend); the first that fails stops the server from
+/// starting, with the source's name, its file and the problem.
+fn connect_sources(
+    config: &ServerConfig,
+) -> Result<Vec<(String, rhizome_sources::SourceEngine)>, Failure> {
+    let mut sources = Vec::new();
+    for (name, path) in &config.sources {
+        let engine = crate::engine::connect_source(path).map_err(|mut e| {
+            e.message = format!("graph source `{name}` ({}): {}", path.display(), e.message);
+            Failure::from(e)
+        })?;
+        eprintln!(
+            "Serving {} as the read-only database `{name}`",
+            engine.source().describe()
+        );
+        sources.push((name.clone(), engine));
+    }
+    Ok(sources)
 }
 
 fn usage(message: impl Into<String>) -> Failure {
@@ -120,6 +158,9 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
     config.memory_limit_total = args.memory_limit_total.or(config.memory_limit_total);
     config.checkpoint_delta_size = args.checkpoint_delta_size.or(config.checkpoint_delta_size);
     config.checkpoint_wal_size = args.checkpoint_wal_size.or(config.checkpoint_wal_size);
+    for (name, path) in &args.sources {
+        config.sources.insert(name.clone(), path.clone());
+    }
     config.validate().map_err(usage)?;
     Ok(config)
 }
@@ -141,10 +182,11 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         ..defaults
     };
     let engine = Engine::new(crate::storage_view::open_database_options(&dir, options)?);
+    let sources = connect_sources(&config)?;
     let address_file = args.address_file.clone();
     let http_address_file = args.http_address_file.clone();
     let mut written = Ok(());
-    rhizome_server::serve_until_signal(&config, engine, |addresses| {
+    rhizome_server::serve_until_signal(&config, engine, sources, |addresses| {
         let (bolt, http) = if addresses.tls {
             ("bolt+s", "https")
         } else {
@@ -174,4 +216,55 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     written?;
     eprintln!("Server stopped; database closed.");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_flag_is_name_equals_mapping() {
+        assert_eq!(
+            parse_source("roads=examples/sources/roads-postgres.json").unwrap(),
+            (
+                "roads".to_string(),
+                PathBuf::from("examples/sources/roads-postgres.json")
+            )
+        );
+        assert_eq!(
+            parse_source("a=b=c.json").unwrap().1,
+            PathBuf::from("b=c.json")
+        );
+        for bad in ["roads", "=x.json", "roads="] {
+            assert!(
+                parse_source(bad).unwrap_err().contains("NAME=MAPPING.json"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn sources_from_flags_add_to_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("serve.toml");
+        std::fs::write(&file, "[sources]\nroads = \"roads-postgres.json\"\n").unwrap();
+        let args = ServeArgs {
+            config: Some(file),
+            sources: vec![("kv".into(), PathBuf::from("roads-redis.json"))],
+            ..args()
+        };
+        let config = config(&args).unwrap();
+        let names: Vec<&String> = config.sources.keys().collect();
+        assert_eq!(names, ["kv", "roads"]);
+    }
+
+    fn args() -> ServeArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        Cli::parse_from(["serve"]).serve
+    }
 }

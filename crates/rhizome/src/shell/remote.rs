@@ -646,7 +646,11 @@ Top p.name LIMIT 3  [est. 3 rows] [limit_to_top]
 
     fn summary_of(result: &QueryResult) -> PackValue {
         let plan = plan_description();
-        PackValue::Map(rhizome_server::plan::summary_entries(result, Some(&plan)))
+        PackValue::Map(rhizome_server::plan::summary_entries(
+            result,
+            Some(&plan),
+            false,
+        ))
     }
 
     #[test]

@@ -180,12 +180,31 @@ impl<'a> BackLinks<'a> {
     /// `u64::MAX` if the stored data do not lead anywhere (a damaged file).
     #[inline(always)]
     pub fn position(&self, q: usize, source: NodeId) -> u64 {
-        match self
+        self.source_offset(source).saturating_add(self.ranks.get(q))
+    }
+
+    /// Where `source`'s outgoing list starts (its first outgoing position);
+    /// `u64::MAX` for a node without one (a damaged file). An entry's
+    /// outgoing position is this plus its rank: loops that read ranks at
+    /// one width ([`Ranks`]) add the two themselves.
+    #[inline(always)]
+    pub fn source_offset(&self, source: NodeId) -> u64 {
+        self.out_offsets
+            .get(source.wrapping_sub(self.out_lo) as usize)
+            .copied()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Asks the CPU to start loading `source`'s outgoing offset, for a loop
+    /// that will call [`BackLinks::source_offset`] on it a few iterations
+    /// later (only a hint).
+    #[inline(always)]
+    pub fn prefetch_source(&self, source: NodeId) {
+        if let Some(entry) = self
             .out_offsets
             .get(source.wrapping_sub(self.out_lo) as usize)
         {
-            Some(&o) => o.saturating_add(self.ranks.get(q)),
-            None => u64::MAX,
+            rhizome_common::prefetch(entry);
         }
     }
 

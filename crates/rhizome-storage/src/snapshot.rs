@@ -13,7 +13,7 @@
 
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::column::ColumnView;
-use crate::csr::{BackLinks, Csr};
+use crate::csr::{BackLinks, Csr, Ranks};
 use crate::database::{GroupView, RelView, Store};
 use crate::delta::{get_prop, Delta, IndexValue};
 use crate::external::ExternalGraph;
@@ -23,7 +23,7 @@ use crate::schema::{IndexDef, Schema};
 use crate::stats::Statistics;
 use rhizome_common::{NodeId, RelId, Value};
 use std::borrow::Cow;
-use std::ops::{Bound, Range};
+use std::ops::{Bound, ControlFlow, Range};
 use std::sync::Arc;
 
 /// Direction of a relationship relative to the node it is expanded from.
@@ -147,6 +147,50 @@ impl<'a> Adjacency<'a> {
         }
     }
 
+    /// Calls `f(i, neighbour, relationship id)` for the entries in order
+    /// until it breaks, and returns where it broke. One loop is compiled
+    /// per way a list is stored (32-bit ids with consecutive relationship
+    /// ids, with ranks of each width, or a delta list), so no entry
+    /// branches on it; an incoming entry's id reads its source's outgoing
+    /// offset, which the loop requests [`Adjacency::PREFETCH_AHEAD`]
+    /// entries early.
+    #[inline(always)]
+    pub fn try_for_each<B>(
+        &self,
+        mut f: impl FnMut(usize, NodeId, RelId) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        match (self.neighbours, self.ids) {
+            (NodeList::Narrow(ids), RelIds::Contiguous { first, .. }) => {
+                for (i, &n) in ids.iter().enumerate() {
+                    f(i, n as NodeId, first + i as u64)?;
+                }
+                ControlFlow::Continue(())
+            }
+            (NodeList::Narrow(ids), RelIds::Ranked { base, back }) => match back.ranks() {
+                Ranks::U8(ranks) => ranked_for_each(ids, ranks, base, &back, f),
+                Ranks::U16(ranks) => ranked_for_each(ids, ranks, base, &back, f),
+                Ranks::U32(ranks) => ranked_for_each(ids, ranks, base, &back, f),
+                Ranks::U64(ranks) => ranked_for_each(ids, ranks, base, &back, f),
+            },
+            (NodeList::Wide(ids), RelIds::Listed { rels, .. }) => {
+                for (i, (&n, &r)) in ids.iter().zip(rels).enumerate() {
+                    f(i, n, r)?;
+                }
+                ControlFlow::Continue(())
+            }
+            _ => {
+                for i in 0..self.len() {
+                    f(i, self.neighbour(i), self.rel_id(i))?;
+                }
+                ControlFlow::Continue(())
+            }
+        }
+    }
+
+    /// How many entries ahead [`Adjacency::try_for_each`] requests an
+    /// incoming entry's source offset.
+    pub const PREFETCH_AHEAD: usize = 8;
+
     /// For outgoing adjacency: the first property row, since rows are
     /// contiguous (`row..row + len`); `None` for incoming adjacency.
     #[inline]
@@ -156,6 +200,26 @@ impl<'a> Adjacency<'a> {
             RelIds::Ranked { .. } | RelIds::Listed { .. } => None,
         }
     }
+}
+
+/// [`Adjacency::try_for_each`] over an incoming base list whose ranks are
+/// stored as `R`.
+#[inline(always)]
+fn ranked_for_each<R: Copy + Into<u64>, B>(
+    ids: &[u32],
+    ranks: &[R],
+    base: RelId,
+    back: &BackLinks<'_>,
+    mut f: impl FnMut(usize, NodeId, RelId) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    for (i, (&n, &rank)) in ids.iter().zip(ranks).enumerate() {
+        if let Some(&ahead) = ids.get(i + Adjacency::PREFETCH_AHEAD) {
+            back.prefetch_source(ahead as NodeId);
+        }
+        let position = back.source_offset(n as NodeId).saturating_add(rank.into());
+        f(i, n as NodeId, base.wrapping_add(position))?;
+    }
+    ControlFlow::Continue(())
 }
 
 /// A relationship's type and endpoints.

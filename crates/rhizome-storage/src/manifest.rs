@@ -58,7 +58,7 @@ pub struct RelTypeMeta {
     pub count: u64,
     /// Outgoing adjacency.
     pub outgoing: CsrMeta,
-    /// Incoming adjacency (with permutation).
+    /// Incoming adjacency (with ranks into the outgoing lists).
     pub incoming: CsrMeta,
     /// Property columns in outgoing order.
     pub columns: Vec<(PropertyKeyId, ColumnMeta)>,

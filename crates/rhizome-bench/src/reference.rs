@@ -111,7 +111,7 @@ impl LikesReference {
             .snapshot
             .csr(self.likes, Direction::Incoming)
             .expect("LIKES exists");
-        let perm = inc.perm().expect("incoming CSR has a permutation");
+        let back = inc.back_links().expect("an incoming CSR links back");
         let weights: &[f64] = self
             .snapshot
             .rel_column(self.likes, self.weight)
@@ -134,34 +134,38 @@ impl LikesReference {
             if !passes(p1) {
                 continue;
             }
-            let i = out.all_neighbours()[p1];
+            let i = out.all_neighbours()[p1] as NodeId;
             let range = inc.positions(i);
             let others = &inc.all_neighbours()[range.clone()];
-            let ids = &perm[range.clone()];
-            for (k, &p2) in ids.iter().enumerate() {
+            let back = back.slice(range.clone());
+            for (k, &o) in others.iter().enumerate() {
+                let o = o as NodeId;
                 // The other ends and the weights are scattered: start loading
-                // what entry k + 8 reads now.
+                // what entry k + 8 reads now (the offsets and slot), and the
+                // weight of entry k + 4, whose position the offsets requested
+                // four entries before give.
                 if let Some(&ahead) = others.get(k + 8) {
-                    out.prefetch(ahead);
+                    out.prefetch(ahead as NodeId);
                     if WEIGHTED {
-                        rhizome_common::prefetch(&weights[ids[k + 8] as usize]);
                         rhizome_common::prefetch(&passing[ahead as usize]);
                     }
                 }
                 // The weights of a list still to be counted, four entries
                 // ahead (its offsets and slot were requested four before).
                 if let (true, Some(&near)) = (WEIGHTED, others.get(k + 4)) {
+                    if let Some(w) = weights.get(back.position(k + 4, near as NodeId) as usize) {
+                        rhizome_common::prefetch(w);
+                    }
                     if passing[near as usize] == u32::MAX {
-                        for pos in out.positions(near).step_by(8).take(16) {
+                        for pos in out.positions(near as NodeId).step_by(8).take(16) {
                             rhizome_common::prefetch(&weights[pos]);
                         }
                     }
                 }
-                let p2 = p2 as usize;
+                let p2 = back.position(k, o) as usize;
                 if p2 == p1 || !passes(p2) {
                     continue;
                 }
-                let o = others[k];
                 let range = out.positions(o);
                 let mut c = if WEIGHTED {
                     let slot = &mut passing[o as usize];

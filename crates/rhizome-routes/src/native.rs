@@ -98,7 +98,7 @@ impl RouteGraph for NativeGraph<'_> {
                 let adjacency = self
                     .snapshot
                     .adjacency(node, lists.rel_type, lists.direction);
-                for (i, &neighbour) in adjacency.neighbours.iter().enumerate() {
+                for (i, neighbour) in adjacency.neighbours().iter().enumerate() {
                     let rel = adjacency.rel_id(i);
                     let weight = lists
                         .weights

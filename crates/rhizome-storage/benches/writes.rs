@@ -15,10 +15,10 @@ fn traverse(s: &Snapshot) -> (u64, u64) {
     let (mut sum, mut edges) = (0u64, 0u64);
     for n in 0..s.node_bound() {
         let adj = s.adjacency(n, t, Direction::Outgoing);
-        for &m in adj.neighbours {
+        for m in adj.neighbours() {
             let adj2 = s.adjacency(m, t, Direction::Outgoing);
             edges += 1 + adj2.len() as u64;
-            for &k in adj2.neighbours {
+            for k in adj2.neighbours() {
                 sum = sum.wrapping_add(k);
             }
         }

@@ -11,7 +11,7 @@
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::column::view::write_column;
 use crate::column::{ColumnBuilder, ColumnData};
-use crate::csr::{CsrData, CsrMeta};
+use crate::csr::{CsrData, CsrMeta, RankData, RankMeta};
 use crate::index::{index_order, IndexMeta};
 use crate::labels::{LabelIndex, LabelRun};
 use crate::manifest::{
@@ -316,7 +316,7 @@ impl GraphBuilder {
         let mut triples: HashMap<(u32, RelTypeId, u32), u64> = HashMap::new();
         for (type_id, groups) in self.rels {
             let (sources, targets, columns) = merge_rel_groups(groups, &self.catalog);
-            let (out, order) = CsrData::build_outgoing(&sources, &targets);
+            let (out, order) = CsrData::build_outgoing(&sources, &targets)?;
             for (&s, &t) in sources.iter().zip(&targets) {
                 let key = (label_set_of(&labels, s), type_id, label_set_of(&labels, t));
                 *triples.entry(key).or_default() += 1;
@@ -470,13 +470,34 @@ fn merge_rel_groups(
     (sources, targets, columns)
 }
 
+fn write_ranks(w: &mut SegmentWriter, ranks: &RankData) -> Result<RankMeta> {
+    Ok(match ranks {
+        RankData::U8(r) => RankMeta {
+            array: w.write(r)?,
+            width: 1,
+        },
+        RankData::U16(r) => RankMeta {
+            array: w.write(r)?,
+            width: 2,
+        },
+        RankData::U32(r) => RankMeta {
+            array: w.write(r)?,
+            width: 4,
+        },
+        RankData::U64(r) => RankMeta {
+            array: w.write(r)?,
+            width: 8,
+        },
+    })
+}
+
 fn write_csr(w: &mut SegmentWriter, csr: &CsrData) -> Result<CsrMeta> {
     Ok(CsrMeta {
         lo: csr.lo,
         hi: csr.hi,
         offsets: w.write(&csr.offsets)?,
         neighbours: w.write(&csr.neighbours)?,
-        perm: csr.perm.as_ref().map(|p| w.write(p)).transpose()?,
+        ranks: csr.ranks.as_ref().map(|r| write_ranks(w, r)).transpose()?,
     })
 }
 

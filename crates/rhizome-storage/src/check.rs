@@ -1,7 +1,9 @@
 //! Integrity checks over a whole database (behind `rhizome check`).
 
 use crate::index::index_order;
+use crate::nodelist::NodeList;
 use crate::snapshot::{Direction, GraphRead, Snapshot};
+use rhizome_common::NodeId;
 use std::cmp::Ordering;
 use std::ops::Bound;
 
@@ -19,6 +21,10 @@ pub fn check(snap: &Snapshot) -> Vec<String> {
 /// Checks through the read interface (base + delta): both directions of
 /// every relationship agree with each other and with `relationship`, and
 /// every index lists exactly the nodes whose data it covers, in value order.
+fn is_sorted(list: NodeList<'_>) -> bool {
+    list.iter().zip(list.iter().skip(1)).all(|(a, b)| a <= b)
+}
+
 fn check_overlay(snap: &Snapshot) -> Vec<String> {
     let mut problems = Vec::new();
     let catalog = snap.catalog();
@@ -30,20 +36,20 @@ fn check_overlay(snap: &Snapshot) -> Vec<String> {
                 let name = catalog.rel_type_name(t);
                 let inc = snap.adjacency(node, t, Direction::Incoming);
                 ins += inc.len() as u64;
-                if inc.neighbours.windows(2).any(|w| w[0] > w[1]) {
+                if !is_sorted(inc.neighbours()) {
                     problems.push(format!(
                         "type {name}: incoming list of node {node} is not sorted"
                     ));
                 }
                 let out = snap.adjacency(node, t, Direction::Outgoing);
                 outs += out.len() as u64;
-                if out.neighbours.windows(2).any(|w| w[0] > w[1]) {
+                if !is_sorted(out.neighbours()) {
                     problems.push(format!(
                         "type {name}: outgoing list of node {node} is not sorted"
                     ));
                 }
                 for i in 0..out.len() {
-                    let (m, r) = (out.neighbours[i], out.rel_id(i));
+                    let (m, r) = (out.neighbour(i), out.rel_id(i));
                     let info = snap.relationship(r);
                     if info.is_none_or(|x| x.rel_type != t || x.start != node || x.end != m) {
                         problems.push(format!(
@@ -56,7 +62,7 @@ fn check_overlay(snap: &Snapshot) -> Vec<String> {
                         ));
                     }
                     let back = snap.adjacency(m, t, Direction::Incoming);
-                    if !(0..back.len()).any(|j| back.neighbours[j] == node && back.rel_id(j) == r) {
+                    if !(0..back.len()).any(|j| back.neighbour(j) == node && back.rel_id(j) == r) {
                         problems.push(format!(
                             "type {name}: relationship {r} has no incoming entry at node {m}"
                         ));
@@ -159,10 +165,10 @@ fn check_base(snap: &Snapshot) -> Vec<String> {
         let mut seen = vec![false; out.len()];
         'nodes: for target in inc.node_range() {
             for q in inc.positions(target) {
-                let p = inc.perm().expect("validated")[q] as usize;
+                let p = inc.out_position(q) as usize;
                 if seen[p]
-                    || out.all_neighbours()[p] != target
-                    || out.owner_of(p) != Some(inc.all_neighbours()[q])
+                    || out.all_neighbours()[p] as NodeId != target
+                    || out.owner_of(p) != Some(inc.all_neighbours()[q] as NodeId)
                 {
                     problems.push(format!(
                         "type {name}: incoming entry {q} does not match outgoing entry {p}"

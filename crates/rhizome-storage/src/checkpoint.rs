@@ -122,7 +122,7 @@ pub(crate) fn write(dir: &Path, snap: &Snapshot, generation: u64) -> Result<()> 
             let adj = snap.adjacency(node, t, Direction::Outgoing);
             for i in 0..adj.len() {
                 sources.push(map[node as usize]);
-                targets.push(map[adj.neighbours[i] as usize]);
+                targets.push(map[adj.neighbour(i) as usize]);
                 props.clear();
                 snap.rel_properties(adj.rel_id(i), &mut props);
                 columns.push_row(&props);

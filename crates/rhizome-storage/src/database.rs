@@ -26,7 +26,7 @@ use crate::autocheckpoint::{Step, Trigger};
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::column::view::SliceSource;
 use crate::column::ColumnView;
-use crate::csr::{Csr, CsrMeta};
+use crate::csr::{BackLinks, Csr, CsrMeta, Ranks};
 use crate::delta::Delta;
 use crate::follow::{self, Loaded, LogPosition, News};
 use crate::index::PropertyIndex;
@@ -114,10 +114,37 @@ fn resolve_columns(
     Ok(columns)
 }
 
-fn resolve_csr(src: &Detached<'_>, meta: &CsrMeta) -> Result<Csr<'static>> {
+/// Maps a CSR's arrays; an incoming CSR (`meta.ranks` set) needs the
+/// outgoing CSR `out` of its type.
+fn resolve_csr(
+    src: &Detached<'_>,
+    meta: &CsrMeta,
+    out: Option<&Csr<'static>>,
+) -> Result<Csr<'static>> {
     let offsets: &'static [u64] = src.get(meta.offsets)?;
-    let neighbours: &'static [NodeId] = src.get(meta.neighbours)?;
-    let perm = meta.perm.map(|p| src.get::<u64>(p)).transpose()?;
+    let neighbours: &'static [u32] = src.get(meta.neighbours)?;
+    let corrupt = |why: &str| Error::new(ErrorKind::CorruptDatabase, why.to_string());
+    let back = match (meta.ranks, out) {
+        (None, None) => None,
+        (Some(r), Some(out)) => {
+            let ranks = match r.width {
+                1 => Ranks::U8(src.get(r.array)?),
+                2 => Ranks::U16(src.get(r.array)?),
+                4 => Ranks::U32(src.get(r.array)?),
+                8 => Ranks::U64(src.get(r.array)?),
+                w => return Err(corrupt(&format!("adjacency ranks of width {w}"))),
+            };
+            if ranks.len() != neighbours.len() {
+                return Err(corrupt("adjacency ranks differ in number from the entries"));
+            }
+            Some(BackLinks::new(ranks, out.node_range().start, out.offsets()))
+        }
+        _ => {
+            return Err(corrupt(
+                "incoming adjacency without ranks, or outgoing with",
+            ))
+        }
+    };
     let expected = if meta.hi >= meta.lo {
         meta.hi - meta.lo + 1
     } else {
@@ -129,7 +156,7 @@ fn resolve_csr(src: &Detached<'_>, meta: &CsrMeta) -> Result<Csr<'static>> {
             "adjacency offsets do not match their node range",
         ));
     }
-    Ok(Csr::new(meta.lo, meta.hi, offsets, neighbours, perm))
+    Ok(Csr::new(meta.lo, meta.hi, offsets, neighbours, back))
 }
 
 impl Store {
@@ -193,12 +220,13 @@ impl Store {
             .map(|_| None)
             .collect();
         for r in &manifest.rel_types {
+            let outgoing = resolve_csr(&src, &r.outgoing, None)?;
             let view = RelView {
                 rel_type: r.rel_type,
                 base: r.base,
                 count: r.count,
-                outgoing: resolve_csr(&src, &r.outgoing)?,
-                incoming: resolve_csr(&src, &r.incoming)?,
+                incoming: resolve_csr(&src, &r.incoming, Some(&outgoing))?,
+                outgoing,
                 columns: resolve_columns(&src, &r.columns, key_count, r.count)?,
             };
             let slot = rels.get_mut(r.rel_type as usize).ok_or_else(|| {

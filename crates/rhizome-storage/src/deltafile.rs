@@ -75,7 +75,7 @@ fn base_list(
     };
     let adj = store.adjacency(node, t as u32, dir);
     let mut list: Vec<(NodeId, RelId)> = (0..adj.len())
-        .map(|i| (adj.neighbours[i], adj.rel_id(i)))
+        .map(|i| (adj.neighbour(i), adj.rel_id(i)))
         .collect();
     list.sort_unstable();
     list

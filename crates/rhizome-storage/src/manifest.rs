@@ -22,13 +22,17 @@ use std::path::Path;
 pub const MANIFEST_FILE: &str = "manifest.json";
 /// Value of [`Manifest::format`].
 pub const FORMAT_NAME: &str = "rhizome-database";
-/// Newest on-disk format version this binary reads and writes: version 2
-/// adds delta files (incremental checkpoints, [`Manifest::delta`]).
-pub const FORMAT_VERSION: u32 = 2;
+/// Newest on-disk format version this binary reads and writes. History:
+/// 1 — the first segment layout; 2 — 1 plus delta files (incremental
+/// checkpoints, [`Manifest::delta`]); 3 — the compact adjacency (incoming
+/// lists keep ranks instead of 8-byte outgoing positions, segment header
+/// version 2); 4 — 3 plus delta files.
+pub const FORMAT_VERSION: u32 = 4;
 /// Oldest on-disk format version this binary reads. A manifest without a
-/// delta file is written as this version, so older binaries keep reading
-/// databases that use nothing newer.
-pub const FORMAT_VERSION_MIN: u32 = 1;
+/// delta file is written as this version, so a binary that reads only it
+/// keeps reading databases that use nothing newer. Versions 1 and 2 are
+/// refused with a message saying how to move the data over.
+pub const FORMAT_VERSION_MIN: u32 = 3;
 
 /// A contiguous range of node ids imported together, with its property columns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,7 +58,7 @@ pub struct RelTypeMeta {
     pub count: u64,
     /// Outgoing adjacency.
     pub outgoing: CsrMeta,
-    /// Incoming adjacency (with permutation).
+    /// Incoming adjacency (with ranks into the outgoing lists).
     pub incoming: CsrMeta,
     /// Property columns in outgoing order.
     pub columns: Vec<(PropertyKeyId, ColumnMeta)>,
@@ -103,7 +107,7 @@ pub struct Manifest {
     pub statistics: Statistics,
     /// The delta file of an incremental checkpoint (changes since the
     /// segment was written, read over it; see `deltafile`); absent after a
-    /// full checkpoint. Present only in format version 2.
+    /// full checkpoint. Present only in format versions 2 and 4.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<DeltaFileMeta>,
 }
@@ -122,7 +126,7 @@ impl Manifest {
     /// [`Manifest::write`] records.
     pub fn needed_version(&self) -> u32 {
         if self.delta.is_some() {
-            2
+            FORMAT_VERSION
         } else {
             FORMAT_VERSION_MIN
         }
@@ -179,7 +183,10 @@ impl Manifest {
             let who = if header.version > FORMAT_VERSION {
                 "a newer Rhizome; upgrade this binary to open it"
             } else {
-                "an older Rhizome that this binary cannot read"
+                "an older Rhizome whose adjacency layout this binary no longer \
+                 reads; import the source data again with this binary, or export \
+                 the graph with the Rhizome that wrote it (`rhizome query --format \
+                 csv`) and import that"
             };
             return Err(Error::new(
                 ErrorKind::CorruptDatabase,

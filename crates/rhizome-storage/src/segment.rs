@@ -1,6 +1,6 @@
 //! Segment files: immutable files of aligned arrays, read by memory mapping.
 //!
-//! A segment starts with a 64-byte header (`RHZSEG` magic and format
+//! A segment starts with a 64-byte header (`RHZSEG` magic and layout
 //! version) followed by arrays, each starting at a 64-byte aligned offset. The
 //! manifest records every array as an [`ArrayRef`] (offset and element count);
 //! the element type is implied by what the array is for. Opening a segment maps
@@ -14,7 +14,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"RHZSEG\0\x01";
+/// The magic of a segment file: `RHZSEG`, a zero byte and the layout version
+/// (2 since the compact adjacency of manifest format 3).
+const MAGIC: &[u8; 8] = b"RHZSEG\0\x02";
 const ALIGN: u64 = 64;
 const HEADER_LEN: u64 = 64;
 
@@ -123,8 +125,14 @@ impl Segment {
         // SAFETY: segments are immutable once written: Rhizome never modifies
         // or truncates a segment file that a manifest refers to.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path.display(), e))?;
-        if map.len() < HEADER_LEN as usize || &map[..8] != MAGIC {
+        if map.len() < HEADER_LEN as usize || map[..7] != MAGIC[..7] {
             return Err(corrupt("not a Rhizome segment (bad magic)"));
+        }
+        if map[7] != MAGIC[7] {
+            return Err(corrupt(&format!(
+                "segment layout version {} (this binary reads version {})",
+                map[7], MAGIC[7]
+            )));
         }
         Ok(Segment {
             map,

@@ -13,16 +13,17 @@
 
 use crate::catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
 use crate::column::ColumnView;
-use crate::csr::Csr;
+use crate::csr::{BackLinks, Csr, Ranks};
 use crate::database::{GroupView, RelView, Store};
 use crate::delta::{get_prop, Delta, IndexValue};
 use crate::external::ExternalGraph;
 use crate::index::{index_order, PropertyIndex};
+use crate::nodelist::NodeList;
 use crate::schema::{IndexDef, Schema};
 use crate::stats::Statistics;
 use rhizome_common::{NodeId, RelId, Value};
 use std::borrow::Cow;
-use std::ops::{Bound, Range};
+use std::ops::{Bound, ControlFlow, Range};
 use std::sync::Arc;
 
 /// Direction of a relationship relative to the node it is expanded from.
@@ -48,7 +49,7 @@ impl Direction {
 #[derive(Debug, Clone, Copy)]
 pub struct Adjacency<'a> {
     /// Neighbour node ids, sorted.
-    pub neighbours: &'a [NodeId],
+    neighbours: NodeList<'a>,
     ids: RelIds<'a>,
 }
 
@@ -57,8 +58,8 @@ pub struct Adjacency<'a> {
 enum RelIds<'a> {
     /// Outgoing: ids are `first..first + len`, and property rows `row..row + len`.
     Contiguous { first: RelId, row: usize },
-    /// Incoming: outgoing positions through the permutation.
-    Permuted { base: RelId, perm: &'a [u64] },
+    /// Incoming: outgoing positions from each entry's rank in its source's list.
+    Ranked { base: RelId, back: BackLinks<'a> },
     /// A list from the delta layer: explicit ids; base relationships of the
     /// type (ids `base..base + count`) keep their property rows.
     Listed {
@@ -71,7 +72,7 @@ enum RelIds<'a> {
 impl<'a> Adjacency<'a> {
     /// No relationships.
     pub const EMPTY: Adjacency<'static> = Adjacency {
-        neighbours: &[],
+        neighbours: NodeList::EMPTY,
         ids: RelIds::Contiguous { first: 0, row: 0 },
     };
 
@@ -87,12 +88,41 @@ impl<'a> Adjacency<'a> {
         self.neighbours.is_empty()
     }
 
+    /// A list from the delta layer: neighbours and relationship ids of
+    /// equal length, sorted by (neighbour, id); base relationships of the
+    /// type have ids `base..base + count`.
+    pub(crate) fn listed(
+        neighbours: &'a [NodeId],
+        rels: &'a [RelId],
+        base: RelId,
+        count: u64,
+    ) -> Adjacency<'a> {
+        Adjacency {
+            neighbours: NodeList::Wide(neighbours),
+            ids: RelIds::Listed { rels, base, count },
+        }
+    }
+
+    /// The neighbour node ids, sorted.
+    #[inline(always)]
+    pub fn neighbours(&self) -> NodeList<'a> {
+        self.neighbours
+    }
+
+    /// The `i`-th neighbour. Panics if `i >= len()`, like indexing a slice.
+    #[inline(always)]
+    pub fn neighbour(&self, i: usize) -> NodeId {
+        self.neighbours.get(i)
+    }
+
     /// Id of the `i`-th relationship.
     #[inline]
     pub fn rel_id(&self, i: usize) -> RelId {
         match self.ids {
             RelIds::Contiguous { first, .. } => first + i as u64,
-            RelIds::Permuted { base, perm } => base + perm[i],
+            RelIds::Ranked { base, back } => {
+                base.wrapping_add(back.position(i, self.neighbours.get(i)))
+            }
             RelIds::Listed { rels, .. } => rels[i],
         }
     }
@@ -105,7 +135,7 @@ impl<'a> Adjacency<'a> {
     pub fn property_row(&self, i: usize) -> u64 {
         match self.ids {
             RelIds::Contiguous { row, .. } => (row + i) as u64,
-            RelIds::Permuted { perm, .. } => perm[i],
+            RelIds::Ranked { back, .. } => back.position(i, self.neighbours.get(i)),
             RelIds::Listed { rels, base, count } => {
                 let r = rels[i];
                 if r >= base && r < base + count {
@@ -117,15 +147,79 @@ impl<'a> Adjacency<'a> {
         }
     }
 
+    /// Calls `f(i, neighbour, relationship id)` for the entries in order
+    /// until it breaks, and returns where it broke. One loop is compiled
+    /// per way a list is stored (32-bit ids with consecutive relationship
+    /// ids, with ranks of each width, or a delta list), so no entry
+    /// branches on it; an incoming entry's id reads its source's outgoing
+    /// offset, which the loop requests [`Adjacency::PREFETCH_AHEAD`]
+    /// entries early.
+    #[inline(always)]
+    pub fn try_for_each<B>(
+        &self,
+        mut f: impl FnMut(usize, NodeId, RelId) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        match (self.neighbours, self.ids) {
+            (NodeList::Narrow(ids), RelIds::Contiguous { first, .. }) => {
+                for (i, &n) in ids.iter().enumerate() {
+                    f(i, n as NodeId, first + i as u64)?;
+                }
+                ControlFlow::Continue(())
+            }
+            (NodeList::Narrow(ids), RelIds::Ranked { base, back }) => match back.ranks() {
+                Ranks::U8(ranks) => ranked_for_each(ids, ranks, base, &back, f),
+                Ranks::U16(ranks) => ranked_for_each(ids, ranks, base, &back, f),
+                Ranks::U32(ranks) => ranked_for_each(ids, ranks, base, &back, f),
+                Ranks::U64(ranks) => ranked_for_each(ids, ranks, base, &back, f),
+            },
+            (NodeList::Wide(ids), RelIds::Listed { rels, .. }) => {
+                for (i, (&n, &r)) in ids.iter().zip(rels).enumerate() {
+                    f(i, n, r)?;
+                }
+                ControlFlow::Continue(())
+            }
+            _ => {
+                for i in 0..self.len() {
+                    f(i, self.neighbour(i), self.rel_id(i))?;
+                }
+                ControlFlow::Continue(())
+            }
+        }
+    }
+
+    /// How many entries ahead [`Adjacency::try_for_each`] requests an
+    /// incoming entry's source offset.
+    pub const PREFETCH_AHEAD: usize = 8;
+
     /// For outgoing adjacency: the first property row, since rows are
     /// contiguous (`row..row + len`); `None` for incoming adjacency.
     #[inline]
     pub fn contiguous_rows(&self) -> Option<Range<usize>> {
         match self.ids {
             RelIds::Contiguous { row, .. } => Some(row..row + self.neighbours.len()),
-            RelIds::Permuted { .. } | RelIds::Listed { .. } => None,
+            RelIds::Ranked { .. } | RelIds::Listed { .. } => None,
         }
     }
+}
+
+/// [`Adjacency::try_for_each`] over an incoming base list whose ranks are
+/// stored as `R`.
+#[inline(always)]
+fn ranked_for_each<R: Copy + Into<u64>, B>(
+    ids: &[u32],
+    ranks: &[R],
+    base: RelId,
+    back: &BackLinks<'_>,
+    mut f: impl FnMut(usize, NodeId, RelId) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    for (i, (&n, &rank)) in ids.iter().zip(ranks).enumerate() {
+        if let Some(&ahead) = ids.get(i + Adjacency::PREFETCH_AHEAD) {
+            back.prefetch_source(ahead as NodeId);
+        }
+        let position = back.source_offset(n as NodeId).saturating_add(rank.into());
+        f(i, n as NodeId, base.wrapping_add(position))?;
+    }
+    ControlFlow::Continue(())
 }
 
 /// A relationship's type and endpoints.
@@ -236,7 +330,9 @@ impl Store {
             Direction::Outgoing => {
                 let positions = view.outgoing.positions(node);
                 Adjacency {
-                    neighbours: &view.outgoing.all_neighbours()[positions.clone()],
+                    neighbours: NodeList::Narrow(
+                        &view.outgoing.all_neighbours()[positions.clone()],
+                    ),
                     ids: RelIds::Contiguous {
                         first: view.base + positions.start as u64,
                         row: positions.start,
@@ -245,13 +341,17 @@ impl Store {
             }
             Direction::Incoming => {
                 let positions = view.incoming.positions(node);
-                let perm = view.incoming.perm().unwrap_or(&[]);
-                Adjacency {
-                    neighbours: &view.incoming.all_neighbours()[positions.clone()],
-                    ids: RelIds::Permuted {
-                        base: view.base,
-                        perm: perm.get(positions).unwrap_or(&[]),
+                let neighbours =
+                    NodeList::Narrow(&view.incoming.all_neighbours()[positions.clone()]);
+                match view.incoming.back_links() {
+                    Some(back) => Adjacency {
+                        neighbours,
+                        ids: RelIds::Ranked {
+                            base: view.base,
+                            back: back.slice(positions),
+                        },
                     },
+                    None => Adjacency::EMPTY,
                 }
             }
         }
@@ -263,7 +363,7 @@ impl Store {
         Some(RelInfo {
             rel_type: view.rel_type,
             start: view.outgoing.owner_of(p)?,
-            end: *view.outgoing.all_neighbours().get(p)?,
+            end: *view.outgoing.all_neighbours().get(p)? as NodeId,
         })
     }
 
@@ -450,14 +550,7 @@ impl Snapshot {
         if !self.delta.is_empty() {
             if let Some(x) = &self.external {
                 let (neighbours, rels) = x.adjacency(node, rel_type, dir);
-                return Adjacency {
-                    neighbours,
-                    ids: RelIds::Listed {
-                        rels,
-                        base: 0,
-                        count: 0,
-                    },
-                };
+                return Adjacency::listed(neighbours, rels, 0, 0);
             }
             if let Some((neighbours, rels)) =
                 self.delta.adj(rel_type, dir == Direction::Outgoing, node)
@@ -466,10 +559,7 @@ impl Snapshot {
                     .store
                     .rel_view(rel_type)
                     .map_or((0, 0), |v| (v.base, v.count));
-                return Adjacency {
-                    neighbours,
-                    ids: RelIds::Listed { rels, base, count },
-                };
+                return Adjacency::listed(neighbours, rels, base, count);
             }
         }
         self.store.adjacency(node, rel_type, dir)
@@ -1071,7 +1161,7 @@ impl GraphRead for Snapshot {
         self.prefetch_adjacency(nodes, rel_type, dir);
         for &node in nodes {
             let adj = self.adjacency(node, rel_type, dir);
-            out.neighbours.extend_from_slice(adj.neighbours);
+            adj.neighbours.extend_into(&mut out.neighbours);
             out.rels.extend((0..adj.len()).map(|i| adj.rel_id(i)));
             out.offsets.push(out.neighbours.len());
         }

@@ -219,7 +219,9 @@ impl Snapshot {
         let p = (rel - view.base) as usize;
         match dir {
             Direction::Outgoing => view.outgoing.positions(node).contains(&p),
-            Direction::Incoming => view.outgoing.all_neighbours().get(p) == Some(&node),
+            Direction::Incoming => {
+                view.outgoing.all_neighbours().get(p).map(|&n| n as NodeId) == Some(node)
+            }
         }
     }
 }

@@ -268,7 +268,7 @@ impl TxnState {
         d.adj[rel_type as usize][usize::from(dir == Direction::Incoming)].entry(node, || {
             let base = store.adjacency(node, rel_type, dir);
             AdjList {
-                neighbours: base.neighbours.to_vec(),
+                neighbours: base.neighbours().to_vec(),
                 rels: (0..base.len()).map(|i| base.rel_id(i)).collect(),
             }
         })

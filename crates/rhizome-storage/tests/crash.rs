@@ -45,7 +45,7 @@ fn verify(db: &Database) -> Vec<i64> {
         let adj = s.adjacency(n, has, Direction::Outgoing);
         assert_eq!(adj.len(), MEMBERS, "group {g} is partial");
         for i in 0..adj.len() {
-            let m = adj.neighbours[i];
+            let m = adj.neighbour(i);
             assert!(s.has_label(m, m_label));
             assert_eq!(s.node_property(m, g_key), Value::Int(g));
             assert_eq!(s.rel_property(adj.rel_id(i), g_key), Value::Int(g));

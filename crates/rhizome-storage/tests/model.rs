@@ -83,7 +83,7 @@ fn observe(s: &Snapshot) -> Model {
                         (
                             c.rel_type_name(t).to_string(),
                             uid(s, true, n),
-                            uid(s, true, adj.neighbours[i]),
+                            uid(s, true, adj.neighbour(i)),
                             props,
                         ),
                     );

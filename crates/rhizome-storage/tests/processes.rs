@@ -343,7 +343,7 @@ fn a_newer_format_is_refused_clearly() {
     let (_tmp, dir) = setup();
     let path = dir.join("manifest.json");
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, text.replace("\"version\":1", "\"version\":7")).unwrap();
+    std::fs::write(&path, text.replace("\"version\":3", "\"version\":7")).unwrap();
     let err = Database::open(&dir).err().expect("refused");
     assert_eq!(err.kind, ErrorKind::CorruptDatabase);
     assert!(

@@ -144,7 +144,7 @@ fn everything_reads_back() {
 
     // Adjacency in both directions, relationship ids and merged columns.
     let out = snap.adjacency(people[0], knows, Direction::Outgoing);
-    let mut targets: Vec<u64> = out.neighbours.to_vec();
+    let mut targets: Vec<u64> = out.neighbours().to_vec();
     targets.sort();
     let mut expected = vec![people[1], people[3]];
     expected.sort();
@@ -152,8 +152,8 @@ fn everything_reads_back() {
     for i in 0..out.len() {
         let rel = out.rel_id(i);
         let info = snap.relationship(rel).unwrap();
-        assert_eq!((info.start, info.end), (people[0], out.neighbours[i]));
-        if out.neighbours[i] == people[1] {
+        assert_eq!((info.start, info.end), (people[0], out.neighbour(i)));
+        if out.neighbour(i) == people[1] {
             assert_eq!(snap.rel_property(rel, since), Value::Int(2001));
             assert_eq!(snap.rel_property(rel, weight), Value::Null);
         } else {
@@ -161,7 +161,7 @@ fn everything_reads_back() {
         }
     }
     let inc = snap.adjacency(people[2], knows, Direction::Incoming);
-    assert_eq!(inc.neighbours, &[people[1]]);
+    assert_eq!(inc.neighbours().to_vec(), vec![people[1]]);
     assert_eq!(snap.rel_property(inc.rel_id(0), since), Value::Int(2002));
     let column = snap.rel_column(knows, since).unwrap();
     assert_eq!(column.get(inc.property_row(0)), Value::Int(2002));

@@ -61,14 +61,14 @@ fn key(s: &impl GraphRead, k: &str) -> u32 {
 fn out(s: &Snapshot, node: u64, t: &str) -> Vec<u64> {
     let t = s.catalog().rel_type_id(t).unwrap();
     s.adjacency(node, t, Direction::Outgoing)
-        .neighbours
+        .neighbours()
         .to_vec()
 }
 
 fn inc(s: &Snapshot, node: u64, t: &str) -> Vec<u64> {
     let t = s.catalog().rel_type_id(t).unwrap();
     s.adjacency(node, t, Direction::Incoming)
-        .neighbours
+        .neighbours()
         .to_vec()
 }
 
@@ -526,7 +526,7 @@ fn dump(s: &Snapshot) -> (Vec<String>, Vec<String>) {
                         "{} {} {} {props:?}",
                         c.rel_type_name(t),
                         node_text(n),
-                        node_text(adj.neighbours[i])
+                        node_text(adj.neighbour(i))
                     ));
                 }
             }
@@ -850,11 +850,11 @@ fn incremental_checkpoints_write_a_delta_file_and_keep_ids() {
     assert!(db.checkpoint().unwrap());
     assert!(!db.checkpoint().unwrap(), "nothing new since");
     // The segment was not rewritten; the manifest names a delta file and
-    // says format 2; the log is empty.
+    // says format 4; the log is empty.
     assert_eq!(files_ending(&dir, ".rhz"), segment);
     assert_eq!(files_ending(&dir, ".rhd"), vec!["delta-000002.rhd"]);
     let m = manifest_json(&dir);
-    assert_eq!(m["version"], 2);
+    assert_eq!(m["version"], 4);
     assert_eq!(m["delta"]["file"], "delta-000002.rhd");
     assert_eq!(std::fs::metadata(wal_path(&dir)).unwrap().len(), 16);
     // Same ids, same graph, in this handle and after reopening.
@@ -891,10 +891,10 @@ fn incremental_checkpoints_write_a_delta_file_and_keep_ids() {
     let copy = dir.with_file_name("copy");
     db.backup(&copy).unwrap();
     assert_eq!(dump(&Database::open(&copy).unwrap().snapshot()), before);
-    // A full checkpoint merges it into a new segment (format 1 again).
+    // A full checkpoint merges it into a new segment (format 3 again).
     assert!(db.checkpoint_full().unwrap());
     assert!(files_ending(&dir, ".rhd").is_empty());
-    assert_eq!(manifest_json(&dir)["version"], 1);
+    assert_eq!(manifest_json(&dir)["version"], 3);
     assert!(manifest_json(&dir).get("delta").is_none());
     assert_eq!(dump(&db.snapshot()), before);
     drop(db);
@@ -965,20 +965,49 @@ fn a_damaged_delta_file_is_refused_with_its_name() {
 }
 
 #[test]
-fn format_versions_one_and_two_open_and_newer_ones_are_refused() {
+fn format_versions_three_and_four_open_older_and_newer_ones_are_refused() {
     let (_tmp, dir) = setup();
-    assert_eq!(manifest_json(&dir)["version"], 1);
+    assert_eq!(manifest_json(&dir)["version"], 3);
     let mut m = manifest_json(&dir);
-    m["version"] = 3.into();
+    m["version"] = 5.into();
     std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
     let err = Database::open(&dir).err().expect("refused");
     assert_eq!(err.kind, ErrorKind::CorruptDatabase);
     assert!(
-        err.message.contains("format version 3") && err.message.contains("newer Rhizome"),
+        err.message.contains("format version 5") && err.message.contains("newer Rhizome"),
         "{}",
         err.message
     );
-    m["version"] = 2.into();
+    // Versions 1 and 2 (8-byte adjacency) are refused, saying how to move on.
+    for old in [1, 2] {
+        m["version"] = old.into();
+        std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+        let err = Database::open(&dir).err().expect("refused");
+        assert_eq!(err.kind, ErrorKind::CorruptDatabase);
+        assert!(
+            err.message.contains(&format!("format version {old}"))
+                && err.message.contains("older Rhizome")
+                && err.message.contains("export"),
+            "{}",
+            err.message
+        );
+    }
+    // A segment of the old layout is refused by its header, too.
+    m["version"] = 3.into();
+    std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    let segment = dir.join(m["segment"].as_str().unwrap());
+    let mut bytes = std::fs::read(&segment).unwrap();
+    bytes[7] = 1;
+    std::fs::write(&segment, &bytes).unwrap();
+    let err = Database::open(&dir).err().expect("refused");
+    assert!(
+        err.message.contains("segment layout version 1"),
+        "{}",
+        err.message
+    );
+    bytes[7] = 2;
+    std::fs::write(&segment, &bytes).unwrap();
+    m["version"] = 4.into();
     std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
     assert_eq!(
         ids(&Database::open(&dir).unwrap().snapshot(), "Person").len(),

@@ -217,7 +217,7 @@ fn step(
         for &(t, d) in &walks {
             let adj = snap.adjacency(x, t, d);
             for i in 0..adj.len() {
-                let y = adj.neighbours[i];
+                let y = adj.neighbour(i);
                 if skip_entry(hop.direction, d, x, y) || y >= bound {
                     continue;
                 }

@@ -12,6 +12,7 @@ use crate::compile::CNode;
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, RelId, Result};
 use rhizome_plan::{OpKind, Slot};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 /// `(from)-[rel]->(to)` for each input row.
@@ -124,25 +125,31 @@ impl Operator for Expand {
                 excluded_rels(&input, row, distinct_from, &mut excluded);
                 for &(t, d) in &walks {
                     let adj = snap.adjacency(source, t, d);
-                    for i in 0..adj.len() {
-                        let neighbour = adj.neighbours[i];
-                        if skip_entry(*direction, d, source, neighbour) {
-                            continue;
-                        }
-                        if !labels.is_empty() && !has_labels(snap, neighbour, labels) {
-                            continue;
-                        }
-                        let r = adj.rel_id(i);
-                        if !excluded.is_empty() && excluded.contains(&r) {
-                            continue;
+                    let flow = adj.try_for_each(|_, neighbour, r| {
+                        if skip_entry(*direction, d, source, neighbour)
+                            || (!labels.is_empty() && !has_labels(snap, neighbour, labels))
+                            || (!excluded.is_empty() && excluded.contains(&r))
+                        {
+                            return ControlFlow::Continue(());
                         }
                         found = true;
                         out.rows.push(row as u32);
                         out.rels.push(r);
                         out.nodes.push(neighbour);
                         if out.rows.len() == CHUNK_SIZE {
-                            return_if_finished!(out.flush(&input, *rel, *to, ctx));
+                            match out.flush(&input, *rel, *to, ctx) {
+                                Ok(pushed) if !pushed.is_finished() => {}
+                                stop => {
+                                    return ControlFlow::Break(
+                                        stop.map(|_| OperatorResult::Finished),
+                                    )
+                                }
+                            }
                         }
+                        ControlFlow::Continue(())
+                    });
+                    if let ControlFlow::Break(stop) = flow {
+                        return stop;
                     }
                 }
             }

@@ -22,8 +22,10 @@ use crate::expr::{Evaluator, Row};
 use crate::operator::{Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::{BinaryOp, ExpandDirection, OpKind, Slot};
+use rhizome_storage::csr::{BackLinks, Ranks};
 use rhizome_storage::{Direction, GraphRead, LabelId, RelFloats, RelTypeId, Snapshot, TypeLists};
 use std::cell::Cell;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -65,7 +67,7 @@ impl<'a> ListMembership<'a> {
         let p = (r - self.base) as usize;
         match d {
             Direction::Outgoing => out.positions(node).contains(&p),
-            Direction::Incoming => out.all_neighbours().get(p) == Some(&node),
+            Direction::Incoming => out.all_neighbours().get(p).map(|&n| n as NodeId) == Some(node),
         }
     }
 }
@@ -105,6 +107,15 @@ impl Used {
     fn rel(&self) -> RelId {
         match *self {
             Used::Bound(rel) | Used::Walked { rel, .. } => rel,
+        }
+    }
+
+    /// True if it is a self-loop (both ends the same node).
+    #[inline]
+    fn is_loop(&self, snap: &Snapshot) -> bool {
+        match *self {
+            Used::Bound(rel) => snap.relationship(rel).is_some_and(|i| i.start == i.end),
+            Used::Walked { start, end, .. } => start == end,
         }
     }
 
@@ -475,7 +486,7 @@ impl<'a> PlainHop<'a> {
             return;
         };
         let csr = self.lists.csr();
-        if csr.perm().is_some() {
+        if csr.is_incoming() {
             return;
         }
         let first = self.lists.first();
@@ -514,16 +525,18 @@ impl<'a> PlainHop<'a> {
             return range.len() as u64;
         };
         let first = self.lists.first();
-        match csr.perm() {
-            None => match v.base_slice(range.clone()) {
-                Some(values) => values.iter().filter(|&&x| f.test(x)).count() as u64,
-                None => range
-                    .filter(|&p| v.get(first + p as u64).is_some_and(|x| f.test(x)))
-                    .count() as u64,
-            },
-            Some(perm) => perm[range]
-                .iter()
-                .filter(|&&p| v.get(first + p).is_some_and(|x| f.test(x)))
+        if csr.is_incoming() {
+            return range
+                .filter(|&q| {
+                    v.get(first.wrapping_add(csr.out_position(q)))
+                        .is_some_and(|x| f.test(x))
+                })
+                .count() as u64;
+        }
+        match v.base_slice(range.clone()) {
+            Some(values) => values.iter().filter(|&&x| f.test(x)).count() as u64,
+            None => range
+                .filter(|&p| v.get(first + p as u64).is_some_and(|x| f.test(x)))
                 .count() as u64,
         }
     }
@@ -536,7 +549,7 @@ impl<'a> PlainHop<'a> {
         if let Some((neighbours, rels)) = self.lists.changed_list(node) {
             last.note_walk(neighbours.len());
             if let Some(sums) = &sums {
-                return sums.sum(neighbours, |i| rels[i]);
+                return sums.sum(neighbours, Listed(rels));
             }
             return neighbours
                 .iter()
@@ -550,26 +563,32 @@ impl<'a> PlainHop<'a> {
         let first = self.lists.first();
         last.note_walk(neighbours.len());
         if let Some(sums) = &sums {
-            return match csr.perm() {
-                None => sums.sum(neighbours, |i| first + (range.start + i) as u64),
-                Some(perm) => {
-                    let perm = &perm[range];
-                    sums.sum(neighbours, |i| first + perm[i])
+            // One loop compiled per way of finding the ids (and per rank
+            // width), so no entry branches on how its list is stored.
+            return match csr.back_links() {
+                None => sums.sum(neighbours, Consecutive(first + range.start as u64)),
+                Some(back) => {
+                    let back = back.slice(range);
+                    match back.ranks() {
+                        Ranks::U8(ranks) => sums.sum(neighbours, Ranked { first, back, ranks }),
+                        Ranks::U16(ranks) => sums.sum(neighbours, Ranked { first, back, ranks }),
+                        Ranks::U32(ranks) => sums.sum(neighbours, Ranked { first, back, ranks }),
+                        Ranks::U64(ranks) => sums.sum(neighbours, Ranked { first, back, ranks }),
+                    }
                 }
             };
         }
-        match csr.perm() {
-            None => neighbours
-                .iter()
-                .zip(range)
-                .map(|(&other, p)| self.visit(last, first + p as u64, node, other, path))
-                .sum(),
-            Some(perm) => neighbours
-                .iter()
-                .zip(&perm[range])
-                .map(|(&other, &p)| self.visit(last, first + p, node, other, path))
-                .sum(),
-        }
+        neighbours
+            .iter()
+            .zip(range)
+            .map(|(&other, q)| {
+                let r = match csr.back_links() {
+                    None => first + q as u64,
+                    Some(_) => first.wrapping_add(csr.out_position(q)),
+                };
+                self.visit(last, r, node, other as NodeId, path)
+            })
+            .sum()
     }
 
     /// One entry of [`PlainHop::walk_then_count`]: relationship `r` from
@@ -618,6 +637,11 @@ struct CountSums<'h, 'w, 'l> {
 const MAX_PATH: usize = 4;
 
 impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
+    /// How many entries ahead what an entry's relationship id is read from
+    /// is prefetched (an incoming entry's id needs its source's outgoing
+    /// offset, and the filter value at that id is prefetched
+    /// `FAR - AHEAD` entries later).
+    const FAR: usize = 16;
     /// How many entries ahead the offsets are prefetched.
     const AHEAD: usize = 8;
     /// How many entries ahead what the offsets point at is prefetched (they
@@ -666,16 +690,18 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
     }
 
     /// The sum over the walked entries: `others[i]` reached by relationship
-    /// `rel_at(i)`; the loop is specialised for the unfiltered case and for
-    /// a memo.
-    fn sum(&self, others: &[NodeId], rel_at: impl Fn(usize) -> RelId) -> u64 {
+    /// `ids.at(i, others[i])`; the loop is specialised for the unfiltered
+    /// case and for a memo. `others` are 32-bit ids of a base list or 64-bit
+    /// ids of a delta list, and `ids` one of the ways a list gives its
+    /// relationship ids (one loop compiled per combination).
+    fn sum<T: Copy + Into<NodeId>>(&self, others: &[T], ids: impl WalkedIds) -> u64 {
         let (walked, last) = (self.walked, self.last);
         let counted = last.lists.csr();
         if walked.filter.is_none() && last.filter.is_none() && last.lists.all_base() {
             let all = |_| true;
             return self.sum_with(
                 others,
-                rel_at,
+                ids,
                 all,
                 all,
                 |o| counted.degree(o),
@@ -695,7 +721,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         match last.memo.get() {
             Some(memo) => self.sum_with(
                 others,
-                rel_at,
+                ids,
                 walked_passes,
                 last_passes,
                 |o| memo.get_or_count(o, || last.count_list(o)),
@@ -713,7 +739,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
             ),
             None => self.sum_with(
                 others,
-                rel_at,
+                ids,
                 walked_passes,
                 last_passes,
                 |o| last.count_list(o),
@@ -730,10 +756,10 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
     /// requests `prefetch` of what later entries will read besides the
     /// offsets.
     #[inline(always)]
-    fn sum_with(
+    fn sum_with<T: Copy + Into<NodeId>>(
         &self,
-        others: &[NodeId],
-        rel_at: impl Fn(usize) -> RelId,
+        others: &[T],
+        ids: impl WalkedIds,
         walked_passes: impl Fn(RelId) -> bool,
         last_passes: impl Fn(RelId) -> bool,
         passing: impl Fn(NodeId) -> u64,
@@ -745,14 +771,19 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         let (node, always, on_loop) = (self.node, self.walked_always, self.walked_on_loop);
         let mut total = 0u64;
         for (i, &other) in others.iter().enumerate() {
+            let other: NodeId = other.into();
+            if let Some(&far) = others.get(i + Self::FAR) {
+                ids.prefetch(far.into());
+            }
             if let Some(&ahead) = others.get(i + Self::AHEAD) {
+                let ahead: NodeId = ahead.into();
                 counted.prefetch(ahead);
-                (prefetch.far)(ahead, rel_at(i + Self::AHEAD));
+                (prefetch.far)(ahead, ids.at(i + Self::AHEAD, ahead));
             }
             if let Some(&near) = others.get(i + Self::NEAR) {
-                (prefetch.near)(near);
+                (prefetch.near)(near.into());
             }
-            let r = rel_at(i);
+            let r = ids.at(i, other);
             if path_rels.contains(&r) || !walked_passes(r) {
                 continue;
             }
@@ -772,6 +803,61 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
 struct Prefetch<F, N> {
     far: F,
     near: N,
+}
+
+/// How the entries of a walked list give their relationship ids, for
+/// [`CountSums::sum`]: compiled once per kind, so no entry asks how its
+/// list is stored.
+trait WalkedIds {
+    /// The id of entry `i`, whose other end is `other`.
+    fn at(&self, i: usize, other: NodeId) -> RelId;
+
+    /// Starts loading what [`WalkedIds::at`] will read for an entry whose
+    /// other end is `other` ([`CountSums::FAR`] entries before it does).
+    #[inline(always)]
+    fn prefetch(&self, _other: NodeId) {}
+}
+
+/// An outgoing base list: ids `first + i`.
+struct Consecutive(RelId);
+
+impl WalkedIds for Consecutive {
+    #[inline(always)]
+    fn at(&self, i: usize, _other: NodeId) -> RelId {
+        self.0 + i as u64
+    }
+}
+
+/// A list of the delta layer: explicit ids.
+struct Listed<'a>(&'a [RelId]);
+
+impl WalkedIds for Listed<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize, _other: NodeId) -> RelId {
+        self.0.get(i).copied().unwrap_or(NULL_ID)
+    }
+}
+
+/// An incoming base list: the id is the type's first id plus the source's
+/// outgoing offset plus the entry's rank, read at its stored width `R`.
+struct Ranked<'a, R> {
+    first: RelId,
+    back: BackLinks<'a>,
+    ranks: &'a [R],
+}
+
+impl<R: Copy + Into<u64>> WalkedIds for Ranked<'_, R> {
+    #[inline(always)]
+    fn at(&self, i: usize, other: NodeId) -> RelId {
+        let rank = self.ranks.get(i).map_or(u64::MAX, |&r| r.into());
+        self.first
+            .wrapping_add(self.back.source_offset(other).saturating_add(rank))
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, other: NodeId) {
+        self.back.prefetch_source(other);
+    }
 }
 
 struct CountCtx<'a, 'q> {
@@ -799,17 +885,27 @@ impl<'a> CountCtx<'a, '_> {
         for (w, &(t, d)) in step.walks.iter().enumerate() {
             let adj = snap.adjacency(source, t, d);
             let members = &step.members[w];
-            let plain_list = step.labels.is_empty() && step.direction != ExpandDirection::Both;
-            if plain_list && step.predicate.is_none() {
-                // Degree minus the excluded relationships that lie in this list.
+            if step.labels.is_empty() && step.predicate.is_none() {
+                // Degree minus the excluded relationships that lie in this
+                // list. An undirected hop sees a self-loop once, from its
+                // outgoing list: its incoming entries that point back at
+                // `source` (found by binary search) do not count, nor do
+                // excluded self-loops there.
                 count += adj.len() as u64;
+                let skips_loops = step.direction == ExpandDirection::Both
+                    && d == Direction::Incoming
+                    && !adj.is_empty();
+                if skips_loops {
+                    count -= adj.neighbours().equal_range(source).len() as u64;
+                }
                 for u in excluded {
-                    if u.in_list(source, t, d, members) {
+                    if u.in_list(source, t, d, members) && !(skips_loops && u.is_loop(snap)) {
                         count -= 1;
                     }
                 }
                 continue;
             }
+            let plain_list = step.labels.is_empty() && step.direction != ExpandDirection::Both;
             if let (true, Some(f)) = (plain_list, &step.numeric) {
                 let Some(values) = &step.floats[w] else {
                     continue; // no such property: nothing passes
@@ -830,11 +926,15 @@ impl<'a> CountCtx<'a, '_> {
                 }
                 continue;
             }
-            for i in 0..adj.len() {
-                let (neighbour, r) = (adj.neighbours[i], adj.rel_id(i));
-                if self.matches(step, w, d, source, neighbour, r, excluded)? {
-                    count += 1;
+            let flow = adj.try_for_each(|_, neighbour, r| {
+                match self.matches(step, w, d, source, neighbour, r, excluded) {
+                    Ok(matched) => count += u64::from(matched),
+                    Err(e) => return ControlFlow::Break(e),
                 }
+                ControlFlow::Continue(())
+            });
+            if let ControlFlow::Break(e) = flow {
+                return Err(e);
             }
         }
         Ok(count)
@@ -887,10 +987,11 @@ impl<'a> CountCtx<'a, '_> {
             if let Some(last) = inline_last {
                 last.note_walk(adj.len());
             }
-            for i in 0..adj.len() {
-                let (neighbour, r) = (adj.neighbours[i], adj.rel_id(i));
-                if !self.matches(step, w, d, node, neighbour, r, path)? {
-                    continue;
+            let flow = adj.try_for_each(|_, neighbour, r| {
+                match self.matches(step, w, d, node, neighbour, r, path) {
+                    Ok(true) => {}
+                    Ok(false) => return ControlFlow::Continue(()),
+                    Err(e) => return ControlFlow::Break(e),
                 }
                 let walked = Used::walked(r, t, d, node, neighbour);
                 total += match inline_last {
@@ -899,9 +1000,16 @@ impl<'a> CountCtx<'a, '_> {
                         path.push(walked);
                         let n = self.walk(level + 1, neighbour, path);
                         path.pop();
-                        n?
+                        match n {
+                            Ok(n) => n,
+                            Err(e) => return ControlFlow::Break(e),
+                        }
                     }
                 };
+                ControlFlow::Continue(())
+            });
+            if let ControlFlow::Break(e) = flow {
+                return Err(e);
             }
         }
         Ok(total)

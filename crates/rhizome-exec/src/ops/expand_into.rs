@@ -5,17 +5,9 @@ use super::expand::Output;
 use crate::chunk::{Chunk, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx};
-use rhizome_common::{NodeId, Result};
+use rhizome_common::Result;
 use rhizome_plan::OpKind;
 use std::sync::Arc;
-
-/// The positions of `target` in a sorted neighbour slice.
-#[inline]
-fn equal_range(neighbours: &[NodeId], target: NodeId) -> std::ops::Range<usize> {
-    let lo = neighbours.partition_point(|&n| n < target);
-    let hi = lo + neighbours[lo..].partition_point(|&n| n == target);
-    lo..hi
-}
 
 /// Relationships between two bound nodes.
 pub struct ExpandInto {
@@ -73,7 +65,7 @@ impl Operator for ExpandInto {
                         (snap.adjacency(b, t, d.reverse()), true)
                     };
                     let target = if flipped { a } else { b };
-                    for i in equal_range(adj.neighbours, target) {
+                    for i in adj.neighbours().equal_range(target) {
                         if skip_entry(*direction, d, a, b) {
                             continue;
                         }

@@ -101,7 +101,7 @@ impl Side {
             for &(t, d) in &self.walks {
                 let adj = snap.adjacency(n, t, d);
                 for i in 0..adj.len() {
-                    let m = adj.neighbours[i];
+                    let m = adj.neighbour(i);
                     if skip_entry(direction, d, n, m) {
                         continue;
                     }

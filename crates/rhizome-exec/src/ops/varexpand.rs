@@ -108,7 +108,7 @@ impl Operator for VarExpand {
                     for &(t, d) in &walks {
                         let adj = snap.adjacency(node, t, d);
                         for i in 0..adj.len() {
-                            let neighbour = adj.neighbours[i];
+                            let neighbour = adj.neighbour(i);
                             if skip_entry(*direction, d, node, neighbour) {
                                 continue;
                             }

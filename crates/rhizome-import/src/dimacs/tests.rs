@@ -235,7 +235,7 @@ fn a_network_imports_as_junctions_and_roads_with_an_id_index() {
         rhizome_common::Value::Float(49.63036)
     );
     let adj = s.adjacency(1, road, Direction::Outgoing);
-    assert_eq!(adj.neighbours, &[0, 2]);
+    assert_eq!(adj.neighbours().to_vec(), vec![0, 2]);
     let lengths: Vec<_> = (0..adj.len())
         .map(|i| s.rel_property(adj.rel_id(i), key("distance")))
         .collect();

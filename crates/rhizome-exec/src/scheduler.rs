@@ -64,9 +64,10 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_SPIN: Duration = Duration::from_millis(5);
 
 /// How long a caller that only waits polls for its query's end before it
-/// blocks ([`QueryScope::poll`]): about a small query's run, so that its
-/// end is seen without a wake-up (20–150 µs on a virtual machine), but far
-/// below a worker's spin, since the waiter does no work meanwhile.
+/// blocks ([`QueryScope::poll`]): a few small queries' runs, so that their
+/// end is seen without a wake-up (20–150 µs on a virtual machine, far more
+/// on a loaded one), but far below a worker's spin, since the waiter does
+/// no work meanwhile.
 pub const WAITER_SPIN: Duration = Duration::from_micros(200);
 
 /// A unit of work: runs on some worker with that worker's context.
@@ -358,31 +359,30 @@ impl QueryScope {
     /// polls `finished` for up to [`WAITER_SPIN`] (never longer than the
     /// pool's spin time) before the caller blocks, so the end of a short
     /// query is seen without a wake-up. It runs no task, and polls only
-    /// while fewer threads are awake than there are workers, counted as
-    /// awake meanwhile so that no worker polls in its place. Returns
+    /// while fewer threads work than there are workers (workers polling
+    /// for work do not count: they would give their core up to the query's
+    /// task, and the waiter's poll is short). It does not count as awake,
+    /// so workers polling for the query's next task keep polling. Returns
     /// whether `finished` held.
     pub fn poll(&self, finished: impl Fn() -> bool) -> bool {
         let spin = self.pool.idle_spin.min(WAITER_SPIN);
-        if spin.is_zero() || self.pool.active.load(Ordering::SeqCst) >= self.pool.threads {
+        if spin.is_zero() || self.pool.working() >= self.pool.threads {
             return finished();
         }
-        self.pool.active.fetch_add(1, Ordering::SeqCst);
         let until = Instant::now() + spin;
         let mut rounds = 0u32;
-        let done = loop {
+        loop {
             if finished() {
-                break true;
+                return true;
             }
             rounds = rounds.wrapping_add(1);
-            if rounds.is_multiple_of(64) && (Instant::now() >= until || self.pool.oversubscribed())
+            if rounds.is_multiple_of(64)
+                && (Instant::now() >= until || self.pool.working() >= self.pool.threads)
             {
-                break false;
+                return finished();
             }
             std::hint::spin_loop();
-        };
-        // Counted out again; work queued meanwhile may wake a worker now.
-        self.pool.fall_asleep();
-        done
+        }
     }
 
     /// Counts a thread of this query that is about to block (the caller
@@ -563,6 +563,14 @@ impl PoolInner {
             .load()
             .iter()
             .any(|s| s.pending.load(Ordering::SeqCst) > 0 && !s.is_held())
+    }
+
+    /// Threads awake that are not polling for work: those running tasks
+    /// (and helping callers between their tasks).
+    fn working(&self) -> usize {
+        self.active
+            .load(Ordering::SeqCst)
+            .saturating_sub(self.spinning.load(Ordering::SeqCst))
     }
 
     /// True if more threads are awake than there are workers (cores).

@@ -359,30 +359,34 @@ impl QueryScope {
     /// polls `finished` for up to [`WAITER_SPIN`] (never longer than the
     /// pool's spin time) before the caller blocks, so the end of a short
     /// query is seen without a wake-up. It runs no task, and polls only
-    /// while fewer threads work than there are workers (workers polling
-    /// for work do not count: they would give their core up to the query's
-    /// task, and the waiter's poll is short). It does not count as awake,
-    /// so workers polling for the query's next task keep polling. Returns
-    /// whether `finished` held.
+    /// while the threads running tasks and the waiters polling leave a core
+    /// free (workers polling for work do not count: they would give their
+    /// core up to the query's task, and the waiter's poll is short). It
+    /// does not count as awake, so workers polling for the query's next
+    /// task keep polling. Returns whether `finished` held.
     pub fn poll(&self, finished: impl Fn() -> bool) -> bool {
         let spin = self.pool.idle_spin.min(WAITER_SPIN);
-        if spin.is_zero() || self.pool.working() >= self.pool.threads {
+        if spin.is_zero() || !self.pool.start_waiter_poll() {
             return finished();
         }
         let until = Instant::now() + spin;
         let mut rounds = 0u32;
-        loop {
+        let done = loop {
             if finished() {
-                return true;
+                break true;
             }
             rounds = rounds.wrapping_add(1);
             if rounds.is_multiple_of(64)
-                && (Instant::now() >= until || self.pool.working() >= self.pool.threads)
+                && (Instant::now() >= until
+                    || self.pool.working() + self.pool.waiters_polling.load(Ordering::SeqCst)
+                        > self.pool.threads)
             {
-                return finished();
+                break finished();
             }
             std::hint::spin_loop();
-        }
+        };
+        self.pool.waiters_polling.fetch_sub(1, Ordering::SeqCst);
+        done
     }
 
     /// Counts a thread of this query that is about to block (the caller
@@ -517,6 +521,8 @@ struct PoolInner {
     idle_spin: Duration,
     sleep_lock: Mutex<u64>,
     sleep_signal: Condvar,
+    /// Waiting callers polling for their query's end ([`QueryScope::poll`]).
+    waiters_polling: AtomicUsize,
     /// Threads running a query task now (workers and helping callers).
     executing: AtomicUsize,
     /// The most threads seen running query tasks at once.
@@ -571,6 +577,28 @@ impl PoolInner {
         self.active
             .load(Ordering::SeqCst)
             .saturating_sub(self.spinning.load(Ordering::SeqCst))
+    }
+
+    /// Counts a waiting caller in as polling ([`QueryScope::poll`]) if the
+    /// threads running tasks and the waiters polling leave a core free;
+    /// true if it may poll. Many waiting callers must not all poll: they
+    /// would take the cores from the workers running their tasks.
+    fn start_waiter_poll(&self) -> bool {
+        let mut polling = self.waiters_polling.load(Ordering::SeqCst);
+        loop {
+            if self.working() + polling >= self.threads {
+                return false;
+            }
+            match self.waiters_polling.compare_exchange_weak(
+                polling,
+                polling + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return true,
+                Err(now) => polling = now,
+            }
+        }
     }
 
     /// True if more threads are awake than there are workers (cores).
@@ -709,6 +737,7 @@ impl WorkerPool {
             idle_spin: spin,
             sleep_lock: Mutex::new(0),
             sleep_signal: Condvar::new(),
+            waiters_polling: AtomicUsize::new(0),
             executing: AtomicUsize::new(0),
             peak_executing: AtomicUsize::new(0),
         });

@@ -261,14 +261,18 @@ impl<'a> TaskCtx<'a> {
         self.is_parallel() && self.q.scope.wants_split()
     }
 
-    /// True once this task has run on the pool for a [`QUANTUM`]: an
-    /// operator that can stop between chunks then hands the rest of its work
-    /// to a new task ([`TaskCtx::spawn`]) and returns, so the worker chooses
-    /// the next task again and no query holds a worker for long. Always
-    /// false inline and in ordered pipelines, where a spawn runs in place.
+    /// True once this task has run on the pool for a [`QUANTUM`], or its
+    /// query is held (its output has no room, see
+    /// [`crate::scheduler::QueryScope::hold`]): an operator that can stop
+    /// between chunks then hands the rest of its work to a new task
+    /// ([`TaskCtx::spawn`]) and returns, so the worker chooses the next task
+    /// again and no query holds a worker for long, nor while it waits for
+    /// room. Always false inline and in ordered pipelines, where a spawn
+    /// runs in place.
     #[inline]
     pub fn quantum_spent(&self) -> bool {
-        self.is_parallel() && self.started.is_some_and(|t| t.elapsed() >= QUANTUM)
+        self.is_parallel()
+            && (self.q.scope.is_held() || self.started.is_some_and(|t| t.elapsed() >= QUANTUM))
     }
 
     /// True if tasks run on the pool (so [`TaskCtx::spawn`] runs in parallel).
@@ -298,7 +302,10 @@ impl<'a> TaskCtx<'a> {
     /// the calling task keeps. `part` makes the new task's work for the half
     /// it takes over. Operators call it between pieces of work, so one big
     /// input (a start node's neighbours, a long unwound list) is cut in
-    /// halves for as long as workers are idle.
+    /// halves for as long as workers are idle. While the query is held (its
+    /// output has no room) it hands all of `next..end` to the new task and
+    /// returns `next`: the calling task stops there and its worker is free,
+    /// the rest waits in the query's queue until the query resumes.
     pub fn split_off<W>(
         &mut self,
         next: usize,
@@ -309,6 +316,10 @@ impl<'a> TaskCtx<'a> {
     where
         W: FnOnce(&mut TaskCtx<'_>) -> Result<()> + Send + 'static,
     {
+        if next < end && self.is_parallel() && self.q.scope.is_held() {
+            self.spawn(part(next..end))?;
+            return Ok(next);
+        }
         if end.saturating_sub(next) < min.max(1) || !self.can_split() {
             return Ok(end);
         }

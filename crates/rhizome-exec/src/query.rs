@@ -38,6 +38,12 @@ pub struct QueryOptions {
     pub cancel: Option<Arc<CancelToken>>,
     /// Run on this pool instead of the process-wide one (benchmarks, tests).
     pub pool: Option<WorkerPool>,
+    /// The calling thread only waits: every task of the query runs on the
+    /// pool's workers (a server, whose thread per running statement must
+    /// not compute). False (the default): the caller runs the query's first
+    /// task and helps with its queued ones while it waits, which spares a
+    /// small query a worker's wake-up (the command line, Python).
+    pub caller_waits: bool,
 }
 
 /// What the engine adds to a caller's [`QueryOptions`] for one planned
@@ -175,9 +181,13 @@ fn run(
         max_parallel: options.threads.unwrap_or(usize::MAX),
         deadline: options.timeout.map(|t| start + t),
         parent: options.cancel.clone(),
+        caller_helps: !options.caller_waits,
         ..ScopeOptions::default()
     });
     let closer = pool.close_on_drop(&scope);
+    if let Some(receiver) = &receiver {
+        receiver.attach(&scope);
+    }
     let q = Arc::new(QueryContext {
         snapshot,
         params: Arc::new(params),

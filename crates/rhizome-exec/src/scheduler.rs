@@ -16,12 +16,28 @@
 //! siblings, while cancelling a parent (timeout, `LIMIT` reached, user
 //! cancel) stops everything below it.
 //!
-//! The thread that waits for a query is not idle either: it runs the
-//! query's first task itself and, before it sleeps, watches the query's
-//! queue and runs its tasks ([`QueryScope::run_here`],
-//! [`QueryScope::watch`]), within the query's cap on workers. A small query
-//! then runs without waking a worker and without putting its caller to
-//! sleep; larger ones still fan out to the pool as their operators split.
+//! An embedded caller's thread (the command line, Python) is not idle
+//! while it waits for its query: it runs the query's first task itself and,
+//! before it sleeps, watches the query's queue and runs its tasks
+//! ([`QueryScope::run_here`], [`QueryScope::watch`]), within the query's cap
+//! on workers. A small query then runs without waking a worker and without
+//! putting its caller to sleep; larger ones still fan out to the pool as
+//! their operators split. A server's caller only waits
+//! ([`ScopeOptions::caller_helps`] false): one thread per running statement
+//! must not compute, so every task of its queries runs on the workers and
+//! no more threads than workers ever run query tasks at once.
+//!
+//! A query whose output has no room (a client that does not fetch its
+//! streamed rows) is *held* ([`QueryScope::hold`]): no worker takes its
+//! queued tasks, and its running tasks hand the rest of their work back to
+//! the queue at their next hand-back point
+//! ([`crate::operator::TaskCtx::quantum_spent`],
+//! [`crate::operator::TaskCtx::split_off`]) instead of going on, so the
+//! query keeps its state in its queued tasks and no worker waits for the
+//! client. [`QueryScope::resume`] (room again) queues them for the workers
+//! again; a held query that is cancelled, passes its deadline or stays held
+//! past its hold's deadline is resumed by the next worker that looks for
+//! work, so its tasks see that and end.
 //!
 //! Workers that ran out of work, and waiting callers, poll for up to the
 //! pool's spin time before they sleep, so a split or the end of a pipeline
@@ -46,6 +62,13 @@ use std::time::{Duration, Instant};
 /// polling only while fewer threads are awake than there are workers keeps
 /// it from taking a core from a thread with work.
 pub const DEFAULT_SPIN: Duration = Duration::from_millis(5);
+
+/// How long a caller that only waits polls for its query's end before it
+/// blocks ([`QueryScope::poll`]): a few small queries' runs, so that their
+/// end is seen without a wake-up (20–150 µs on a virtual machine, far more
+/// on a loaded one), but far below a worker's spin, since the waiter does
+/// no work meanwhile.
+pub const WAITER_SPIN: Duration = Duration::from_micros(200);
 
 /// A unit of work: runs on some worker with that worker's context.
 pub type Task = Box<dyn FnOnce(&WorkerContext) + Send>;
@@ -116,6 +139,12 @@ pub struct QueryScope {
     watchers: AtomicUsize,
     /// The thread that opened the scope counts as awake until it closes it.
     opener_awake: AtomicBool,
+    /// The thread that waits for the query runs its tasks too.
+    caller_helps: bool,
+    /// No worker takes the query's tasks ([`QueryScope::hold`]).
+    held: AtomicBool,
+    /// When a hold ends with the query failing, and that error.
+    hold_limit: Mutex<Option<(Instant, Error)>>,
     pool: Arc<PoolInner>,
 }
 
@@ -124,12 +153,79 @@ impl QueryScope {
     pub fn spawn(&self, task: Task) {
         self.queue.push(task);
         self.pending.fetch_add(1, Ordering::SeqCst);
-        // A worker is woken only if the query may use one more now, and
-        // no thread waiting for the query watches its queue (that one takes
-        // the task). A thread whose task ends looks for the next one itself.
-        if self.watchers.load(Ordering::SeqCst) == 0 && self.running() < self.max_parallel {
+        // A worker is woken only if the query may use one more now, it is
+        // not held, and no thread waiting for the query watches its queue
+        // (that one takes the task). A thread whose task ends looks for the
+        // next one itself.
+        if self.watchers.load(Ordering::SeqCst) == 0
+            && self.running() < self.max_parallel
+            && !self.is_held()
+        {
             self.pool.wake_one();
         }
+    }
+
+    /// Holds the query: no worker takes its queued tasks, and its running
+    /// tasks hand the rest of their work back to the queue at their next
+    /// hand-back point, until [`QueryScope::resume`]. Used by a consumer of
+    /// the query's output that has no room for more (a client that does not
+    /// fetch), so that no worker waits for it. If the hold lasts past
+    /// `until`, the query fails with `stalled` (the next worker that looks
+    /// for work resumes it, and its tasks end). A cancelled query, or one
+    /// past its deadline, is resumed the same way.
+    pub fn hold(&self, until: Instant, stalled: Error) {
+        *self.hold_limit.lock().unwrap_or_else(|p| p.into_inner()) = Some((until, stalled));
+        self.held.store(true, Ordering::SeqCst);
+    }
+
+    /// Ends a hold: the query's queued tasks go to the workers again.
+    pub fn resume(&self) {
+        if !self.held.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        let wanted = self
+            .pending
+            .load(Ordering::SeqCst)
+            .min(self.max_parallel.saturating_sub(self.running()));
+        for _ in 0..wanted {
+            self.pool.wake_one();
+        }
+    }
+
+    /// True while the query is held ([`QueryScope::hold`]): a running task
+    /// hands the rest of its work back to the queue and returns.
+    #[inline]
+    pub fn is_held(&self) -> bool {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// True if the waiting thread runs the query's tasks too
+    /// ([`ScopeOptions::caller_helps`]).
+    pub fn caller_helps(&self) -> bool {
+        self.caller_helps
+    }
+
+    /// For a held query (seen by a worker looking for work): ends the hold
+    /// if the query was cancelled or passed its deadline, or fails it and
+    /// ends the hold if the hold lasted too long. True if it is still held.
+    fn still_held(&self) -> bool {
+        if !self.is_held() {
+            return false;
+        }
+        if !self.is_cancelled() {
+            let limit = self.hold_limit.lock().unwrap_or_else(|p| p.into_inner());
+            match &*limit {
+                Some((until, _)) if Instant::now() < *until => return true,
+                Some((_, stalled)) => {
+                    let stalled = stalled.clone();
+                    drop(limit);
+                    self.fail(stalled);
+                }
+                None => return true,
+            }
+        }
+        self.resume();
+        false
     }
 
     /// When the query's timeout ends, if it has one.
@@ -191,8 +287,10 @@ impl QueryScope {
     /// Runs `task` on the calling thread (the thread that waits for the
     /// query) if the query may use one more worker now, else queues it.
     /// Starting a query's first task this way spares it a worker's wake-up.
+    /// A query whose caller only waits ([`ScopeOptions::caller_helps`]
+    /// false) queues it.
     pub fn run_here(&self, task: Task) {
-        if self.try_reserve() {
+        if self.caller_helps && !self.is_held() && self.try_reserve() {
             self.run_reserved(task, self.pool.threads);
         } else {
             self.spawn(task);
@@ -201,9 +299,13 @@ impl QueryScope {
 
     /// Runs this query's queued tasks on the calling thread for as long as
     /// there are some and the query may use one more worker; called by the
-    /// thread that would otherwise wait for them.
+    /// thread that would otherwise wait for them. Does nothing for a query
+    /// whose caller only waits, or while the query is held.
     pub fn help(&self) {
-        while self.pending.load(Ordering::SeqCst) > 0 && self.try_reserve() {
+        if !self.caller_helps {
+            return;
+        }
+        while self.pending.load(Ordering::SeqCst) > 0 && !self.is_held() && self.try_reserve() {
             match self.take() {
                 Some(task) => self.run_reserved(task, self.pool.threads),
                 None => {
@@ -222,7 +324,7 @@ impl QueryScope {
     /// tasks wake no worker. It does not watch while more threads are awake
     /// than there are workers (cores).
     pub fn watch(&self, finished: impl Fn() -> bool) -> bool {
-        if self.pool.idle_spin.is_zero() {
+        if self.pool.idle_spin.is_zero() || !self.caller_helps {
             self.help();
             return finished();
         }
@@ -233,7 +335,10 @@ impl QueryScope {
             if finished() {
                 break true;
             }
-            if self.pending.load(Ordering::SeqCst) > 0 && self.running() < self.max_parallel {
+            if self.pending.load(Ordering::SeqCst) > 0
+                && self.running() < self.max_parallel
+                && !self.is_held()
+            {
                 self.help();
                 continue;
             }
@@ -247,6 +352,40 @@ impl QueryScope {
         self.watchers.fetch_sub(1, Ordering::SeqCst);
         // Tasks queued while this thread still counted as watching woke nobody.
         self.help();
+        done
+    }
+
+    /// For a caller that only waits ([`ScopeOptions::caller_helps`] false):
+    /// polls `finished` for up to [`WAITER_SPIN`] (never longer than the
+    /// pool's spin time) before the caller blocks, so the end of a short
+    /// query is seen without a wake-up. It runs no task, and polls only
+    /// while the threads running tasks and the waiters polling leave a core
+    /// free (workers polling for work do not count: they would give their
+    /// core up to the query's task, and the waiter's poll is short). It
+    /// does not count as awake, so workers polling for the query's next
+    /// task keep polling. Returns whether `finished` held.
+    pub fn poll(&self, finished: impl Fn() -> bool) -> bool {
+        let spin = self.pool.idle_spin.min(WAITER_SPIN);
+        if spin.is_zero() || !self.pool.start_waiter_poll() {
+            return finished();
+        }
+        let until = Instant::now() + spin;
+        let mut rounds = 0u32;
+        let done = loop {
+            if finished() {
+                break true;
+            }
+            rounds = rounds.wrapping_add(1);
+            if rounds.is_multiple_of(64)
+                && (Instant::now() >= until
+                    || self.pool.working() + self.pool.waiters_polling.load(Ordering::SeqCst)
+                        > self.pool.threads)
+            {
+                break finished();
+            }
+            std::hint::spin_loop();
+        };
+        self.pool.waiters_polling.fetch_sub(1, Ordering::SeqCst);
         done
     }
 
@@ -292,9 +431,14 @@ impl QueryScope {
     /// Runs a task for which a running slot was reserved, as `worker`, and
     /// charges its time to the query.
     fn run_reserved(&self, task: Task, worker: usize) {
+        let executing = self.pool.executing.fetch_add(1, Ordering::SeqCst) + 1;
+        self.pool
+            .peak_executing
+            .fetch_max(executing, Ordering::Relaxed);
         let start = Instant::now();
         task(&WorkerContext { worker });
         let nanos = start.elapsed().as_nanos() as u64;
+        self.pool.executing.fetch_sub(1, Ordering::SeqCst);
         self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
         self.vtime.fetch_add(
             nanos.saturating_mul(100) / self.weight.max(1),
@@ -333,6 +477,12 @@ pub struct ScopeOptions {
     pub deadline: Option<Instant>,
     /// An outside token (API cancel, Ctrl-C) whose cancellation stops the query.
     pub parent: Option<Arc<CancelToken>>,
+    /// The thread that opens the scope runs the query's first task and
+    /// helps with its queued ones while it waits (default; an embedded
+    /// caller). False: it only waits and every task runs on the pool's
+    /// workers (a server, where a thread per running statement must not
+    /// compute).
+    pub caller_helps: bool,
 }
 
 impl Default for ScopeOptions {
@@ -342,6 +492,7 @@ impl Default for ScopeOptions {
             weight: 100,
             deadline: None,
             parent: None,
+            caller_helps: true,
         }
     }
 }
@@ -349,7 +500,8 @@ impl Default for ScopeOptions {
 /// What a task learns about the worker running it.
 pub struct WorkerContext {
     /// Index of the worker, `0..pool threads`; `threads` is the thread that
-    /// waits for the query ([`QueryScope::run_here`], [`QueryScope::help`]).
+    /// waits for the query ([`QueryScope::run_here`], [`QueryScope::help`]),
+    /// when it helps.
     pub worker: usize,
 }
 
@@ -369,6 +521,12 @@ struct PoolInner {
     idle_spin: Duration,
     sleep_lock: Mutex<u64>,
     sleep_signal: Condvar,
+    /// Waiting callers polling for their query's end ([`QueryScope::poll`]).
+    waiters_polling: AtomicUsize,
+    /// Threads running a query task now (workers and helping callers).
+    executing: AtomicUsize,
+    /// The most threads seen running query tasks at once.
+    peak_executing: AtomicUsize,
 }
 
 impl PoolInner {
@@ -390,7 +548,7 @@ impl PoolInner {
         let scopes = self.scopes.load();
         let mut candidates: Vec<&Arc<QueryScope>> = scopes
             .iter()
-            .filter(|s| s.pending.load(Ordering::SeqCst) > 0)
+            .filter(|s| s.pending.load(Ordering::SeqCst) > 0 && !s.still_held())
             .collect();
         candidates.sort_by_key(|s| s.vtime.load(Ordering::Relaxed));
         for scope in candidates {
@@ -410,7 +568,37 @@ impl PoolInner {
         self.scopes
             .load()
             .iter()
-            .any(|s| s.pending.load(Ordering::SeqCst) > 0)
+            .any(|s| s.pending.load(Ordering::SeqCst) > 0 && !s.is_held())
+    }
+
+    /// Threads awake that are not polling for work: those running tasks
+    /// (and helping callers between their tasks).
+    fn working(&self) -> usize {
+        self.active
+            .load(Ordering::SeqCst)
+            .saturating_sub(self.spinning.load(Ordering::SeqCst))
+    }
+
+    /// Counts a waiting caller in as polling ([`QueryScope::poll`]) if the
+    /// threads running tasks and the waiters polling leave a core free;
+    /// true if it may poll. Many waiting callers must not all poll: they
+    /// would take the cores from the workers running their tasks.
+    fn start_waiter_poll(&self) -> bool {
+        let mut polling = self.waiters_polling.load(Ordering::SeqCst);
+        loop {
+            if self.working() + polling >= self.threads {
+                return false;
+            }
+            match self.waiters_polling.compare_exchange_weak(
+                polling,
+                polling + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return true,
+                Err(now) => polling = now,
+            }
+        }
     }
 
     /// True if more threads are awake than there are workers (cores).
@@ -549,6 +737,9 @@ impl WorkerPool {
             idle_spin: spin,
             sleep_lock: Mutex::new(0),
             sleep_signal: Condvar::new(),
+            waiters_polling: AtomicUsize::new(0),
+            executing: AtomicUsize::new(0),
+            peak_executing: AtomicUsize::new(0),
         });
         for worker in 0..threads {
             let inner = inner.clone();
@@ -581,11 +772,40 @@ impl WorkerPool {
         self.inner.threads
     }
 
+    /// Threads running a query task at this moment: the workers busy with
+    /// one, and callers helping their queries. Never more than
+    /// [`WorkerPool::threads`] while only queries whose callers wait run.
+    pub fn executing(&self) -> usize {
+        self.inner.executing.load(Ordering::SeqCst)
+    }
+
+    /// The most threads that ran query tasks at once since the pool began
+    /// or [`WorkerPool::reset_peak_executing`] (tests of the thread bound).
+    pub fn peak_executing(&self) -> usize {
+        self.inner.peak_executing.load(Ordering::SeqCst)
+    }
+
+    /// Starts counting [`WorkerPool::peak_executing`] afresh.
+    pub fn reset_peak_executing(&self) {
+        self.inner
+            .peak_executing
+            .store(self.executing(), Ordering::SeqCst);
+    }
+
+    /// Queries registered now ([`WorkerPool::open_scope`] to
+    /// [`WorkerPool::close_scope`]).
+    pub fn open_queries(&self) -> usize {
+        self.inner.scopes.load().len()
+    }
+
     /// Registers a new query; its virtual time starts at the smallest of the
     /// running queries' so it neither starves them nor is starved.
-    /// The calling thread counts as awake until it closes the scope.
+    /// A calling thread that helps its query counts as awake until it
+    /// closes the scope.
     pub fn open_scope(&self, options: ScopeOptions) -> Arc<QueryScope> {
-        self.inner.active.fetch_add(1, Ordering::SeqCst);
+        if options.caller_helps {
+            self.inner.active.fetch_add(1, Ordering::SeqCst);
+        }
         let start_vtime = self
             .inner
             .scopes
@@ -609,7 +829,10 @@ impl WorkerPool {
             error: Mutex::new(None),
             busy_nanos: AtomicU64::new(0),
             watchers: AtomicUsize::new(0),
-            opener_awake: AtomicBool::new(true),
+            opener_awake: AtomicBool::new(options.caller_helps),
+            caller_helps: options.caller_helps,
+            held: AtomicBool::new(false),
+            hold_limit: Mutex::new(None),
             pool: self.inner.clone(),
         });
         self.inner.scopes.rcu(|scopes| {
@@ -724,6 +947,124 @@ mod tests {
         assert!(rx.try_recv().is_err());
         release.send(()).unwrap();
         rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        pool.close_scope(&scope);
+    }
+
+    /// Waits up to 5 s for `done`.
+    fn soon(done: impl Fn() -> bool) -> bool {
+        let until = Instant::now() + Duration::from_secs(5);
+        while !done() {
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+
+    fn waiting_caller() -> ScopeOptions {
+        ScopeOptions {
+            caller_helps: false,
+            ..ScopeOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_caller_that_only_waits_runs_no_task() {
+        let pool = WorkerPool::new(1);
+        let scope = pool.open_scope(waiting_caller());
+        let (tx, rx) = mpsc::channel();
+        let here = std::thread::current().id();
+        let sent = tx.clone();
+        scope.run_here(Box::new(move |w| {
+            sent.send((w.worker, std::thread::current().id())).unwrap()
+        }));
+        scope.spawn(Box::new(move |w| {
+            tx.send((w.worker, std::thread::current().id())).unwrap()
+        }));
+        scope.help();
+        assert!(!scope.watch(|| false));
+        for _ in 0..2 {
+            let (worker, thread) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+            assert_eq!(worker, 0);
+            assert_ne!(thread, here);
+        }
+        pool.close_scope(&scope);
+        // It never counted as awake.
+        assert_eq!(awake_once_workers_sleep(&pool), 0);
+    }
+
+    #[test]
+    fn a_held_query_keeps_its_tasks_queued_until_it_resumes() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let scope = pool.open_scope(waiting_caller());
+        let far = Instant::now() + Duration::from_secs(3600);
+        scope.hold(far, Error::new(ErrorKind::QueryAborted, "stalled"));
+        assert!(scope.is_held());
+        let ran = Arc::new(AtomicUsize::new(0));
+        for _ in 0..3 {
+            let ran = ran.clone();
+            scope.spawn(Box::new(move |_| {
+                ran.fetch_add(1, Ordering::SeqCst);
+            }));
+        }
+        // The worker's periodic looks (every 10 ms) pass it by.
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        assert_eq!(pool.executing(), 0);
+        scope.resume();
+        assert!(soon(|| ran.load(Ordering::SeqCst) == 3));
+        assert!(scope.take_error().is_none());
+        pool.close_scope(&scope);
+    }
+
+    #[test]
+    fn a_held_query_that_is_cancelled_or_stalls_is_resumed_by_a_worker() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        for stall in [false, true] {
+            let scope = pool.open_scope(waiting_caller());
+            let until = match stall {
+                true => Instant::now() + Duration::from_millis(30),
+                false => Instant::now() + Duration::from_secs(3600),
+            };
+            scope.hold(until, Error::new(ErrorKind::QueryAborted, "stalled"));
+            let (tx, rx) = mpsc::channel();
+            let inner = scope.clone();
+            scope.spawn(Box::new(move |_| tx.send(inner.is_cancelled()).unwrap()));
+            if !stall {
+                scope.cancel.cancel();
+            }
+            // The task runs (and sees the query stopped) without a resume.
+            assert!(rx.recv_timeout(Duration::from_secs(5)).unwrap());
+            assert!(!scope.is_held());
+            let error = scope.take_error();
+            assert_eq!(error.is_some(), stall, "{error:?}");
+            pool.close_scope(&scope);
+        }
+    }
+
+    #[test]
+    fn peak_executing_counts_threads_in_tasks() {
+        let pool = WorkerPool::new(2);
+        pool.reset_peak_executing();
+        let scope = pool.open_scope(ScopeOptions::default());
+        let (tx, rx) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let released = Arc::new(Mutex::new(released));
+        for _ in 0..2 {
+            let (tx, released) = (tx.clone(), released.clone());
+            scope.spawn(Box::new(move |_| {
+                tx.send(()).unwrap();
+                let _ = released.lock().unwrap().recv();
+            }));
+        }
+        rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        rx.recv_timeout(Duration::from_secs(5)).unwrap_or(());
+        assert!(pool.executing() >= 1);
+        release.send(()).unwrap();
+        release.send(()).unwrap();
+        assert!(soon(|| pool.executing() == 0));
+        assert!((1..=2).contains(&pool.peak_executing()));
         pool.close_scope(&scope);
     }
 

@@ -8,7 +8,9 @@
 
 use crate::chunk::clear_values;
 use crate::rows::Rows;
+use crate::scheduler::QueryScope;
 use rhizome_common::{Result, Value};
+use std::sync::Arc;
 
 /// Receives a query's result rows, block by block, on the workers that
 /// produce them.
@@ -29,6 +31,16 @@ pub trait RowReceiver: Send + Sync {
     /// rows do. False (the default) for a receiver that passes rows on.
     fn keeps_rows(&self) -> bool {
         false
+    }
+
+    /// Called once as the query starts, with the scope its tasks run in. A
+    /// receiver with bounded room may keep it (weakly: the query's tasks
+    /// hold the receiver) to hold the query while it is full and resume it
+    /// when there is room ([`QueryScope::hold`], [`QueryScope::resume`]),
+    /// rather than make a worker wait in [`RowReceiver::receive`]. The
+    /// default keeps nothing.
+    fn attach(&self, scope: &Arc<QueryScope>) {
+        let _ = scope;
     }
 }
 

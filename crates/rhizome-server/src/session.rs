@@ -1037,6 +1037,9 @@ impl Session {
             memory_limit: self.config.memory_limit,
             memory_pool: self.config.memory_pool.clone(),
             cancel: Some(cancel),
+            // This statement's thread only waits: every task runs on the
+            // engine's worker pool (docs/server.md, Threads).
+            caller_waits: true,
             ..QueryOptions::default()
         }
     }

@@ -4,17 +4,32 @@
 //! The engine's workers hand blocks of rows to [`ResultBuffer`] (a
 //! [`RowReceiver`]); the connection takes them out as the client PULLs.
 //!
-//! Back-pressure, and why it is safe for the shared worker pool: a worker
-//! whose block does not fit waits (on a condition variable) until the
-//! client pulls, so a 10-million-row result holds at most
-//! `capacity` blocks (plus one per worker) in server memory. The wait is
-//! never indefinite: it ends at once when the result is closed (RESET, a
-//! dropped connection, the server shutting down — each also cancels the
-//! query's token, so queued morsels are dropped), and after
-//! `stall_timeout` without a PULL the query fails with a clear error and
-//! frees its workers. Only streamed reads block; a statement that writes
-//! hands its rows over after its writes are done and is buffered whole
-//! (those rows are already materialised by the engine).
+//! Back-pressure, and why it is safe for the shared worker pool: when a
+//! block does not fit, the buffer takes it all the same and *holds* the
+//! query ([`QueryScope::hold`]): no worker takes its queued tasks, and its
+//! running tasks hand the rest of their work back to the query's queue at
+//! their next hand-back point (a scan's next morsel, an expansion's next
+//! input row, an unwound list's next chunk) and free their workers. The
+//! query's state waits in its queued tasks, not on a thread. When the
+//! client has pulled the buffer down to half its capacity the query is
+//! resumed and the workers take its tasks again. So a 10-million-row result
+//! holds about `capacity` blocks (plus what its running tasks made before
+//! their hand-back point) in server memory, and clients that stop pulling
+//! hold no worker: other queries run on.
+//!
+//! A hold never lasts indefinitely: it ends at once when the result is
+//! closed (RESET, a dropped connection, TERMINATE TRANSACTION, the server
+//! shutting down — each also cancels the query's token, so its tasks end
+//! as soon as they run), when the query's timeout passes, and after
+//! `stall_timeout` without room the query fails with a clear error (the
+//! next worker that looks for work sees each of these). Only if a single
+//! task makes more than [`OVERFLOW_FACTOR`] times the capacity before its
+//! next hand-back point (one node with millions of neighbours) does it wait
+//! on its thread, as a receiver without a query to hold does (the blocks
+//! [`rhizome_exec::stream::deliver`] hands over); that wait ends the same
+//! ways. Only streamed reads are held; a statement that writes hands its
+//! rows over after its writes are done and is buffered whole (those rows
+//! are already materialised by the engine).
 //!
 //! Order: an unordered result's blocks go out as they arrive. A result
 //! whose order is significant (`ORDER BY`) may reach the receiver slightly
@@ -26,18 +41,24 @@
 
 use rhizome_common::{Error, ErrorKind, Result, Value};
 use rhizome_engine::{QueryResult, RowBlock, RowReceiver};
-use rhizome_exec::scheduler::CancelToken;
+use rhizome_exec::scheduler::{CancelToken, QueryScope};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
+
+/// How many times its capacity a held result may take in before a
+/// producing task that has not reached a hand-back point waits on its
+/// thread instead (see the module documentation).
+pub const OVERFLOW_FACTOR: usize = 4;
 
 /// Sizes of the hand-off.
 #[derive(Debug, Clone, Copy)]
 pub struct StreamLimits {
-    /// Blocks buffered before workers wait.
+    /// Blocks buffered before the query is held.
     pub capacity: usize,
-    /// How long a worker waits for the client to pull before the query fails.
+    /// How long a query is held (or a task waits) for the client to pull
+    /// before the query fails.
     pub stall_timeout: Duration,
 }
 
@@ -66,6 +87,10 @@ struct Inner {
     bounded: bool,
     /// Kept whole and released in position order at the end.
     in_order: bool,
+    /// The query's scope, to hold and resume it (weak: its tasks hold us).
+    scope: Weak<QueryScope>,
+    /// The query is held by this buffer (it was full).
+    holding: bool,
 }
 
 /// A running query's rows on their way to the client.
@@ -93,6 +118,8 @@ impl ResultBuffer {
                 closed: false,
                 bounded: !in_order,
                 in_order,
+                scope: Weak::new(),
+                holding: false,
             }),
             space: Condvar::new(),
             ready: Notify::new(),
@@ -112,17 +139,23 @@ impl ResultBuffer {
 
     /// Records how the query ended (called once, by the thread that ran it).
     pub fn finish(&self, result: Result<QueryResult>) {
-        self.lock().finished = Some(result);
+        let mut inner = self.lock();
+        inner.finished = Some(result);
+        inner.holding = false;
+        inner.scope = Weak::new();
+        drop(inner);
         self.ready.notify_one();
     }
 
-    /// Stops the query at once and drops its buffered rows: waiting
-    /// workers return with an error, the token is cancelled.
+    /// Stops the query at once and drops its buffered rows: the token is
+    /// cancelled, a held query resumed (its tasks end as they run), waiting
+    /// tasks return with an error.
     pub fn close(&self) {
         self.cancel.cancel();
         let mut inner = self.lock();
         inner.closed = true;
         inner.blocks.clear();
+        Self::resume(&mut inner);
         drop(inner);
         self.space.notify_all();
         self.ready.notify_one();
@@ -131,8 +164,26 @@ impl ResultBuffer {
     /// Lifts the bound: the rest of the result is buffered whole (used when
     /// a transaction runs its next statement before this one is consumed).
     pub fn unbound(&self) {
-        self.lock().bounded = false;
+        let mut inner = self.lock();
+        inner.bounded = false;
+        Self::resume(&mut inner);
+        drop(inner);
         self.space.notify_all();
+    }
+
+    /// Ends this buffer's hold on its query, if it holds it (called with
+    /// the lock held, so a hold and its end are never reordered).
+    fn resume(inner: &mut Inner) {
+        if std::mem::take(&mut inner.holding) {
+            if let Some(scope) = inner.scope.upgrade() {
+                scope.resume();
+            }
+        }
+    }
+
+    /// True while the buffer holds its query (tests).
+    pub fn is_holding(&self) -> bool {
+        self.lock().holding
     }
 
     /// Waits for the next block of rows or the end of the query.
@@ -144,6 +195,9 @@ impl ResultBuffer {
                 let release = inner.finished.is_some() || inner.closed || !inner.in_order;
                 if release {
                     if let Some((_, rows)) = inner.blocks.pop_first() {
+                        if inner.blocks.len() <= self.limits.capacity / 2 {
+                            Self::resume(&mut inner);
+                        }
                         drop(inner);
                         self.space.notify_all();
                         return Next::Rows(rows);
@@ -162,7 +216,23 @@ fn cancelled() -> Error {
     Error::new(ErrorKind::QueryAborted, "the query was cancelled")
 }
 
+impl ResultBuffer {
+    fn stalled(&self) -> Error {
+        Error::new(
+            ErrorKind::QueryAborted,
+            format!(
+                "the client did not fetch more records for {} s; the query was stopped",
+                self.limits.stall_timeout.as_secs()
+            ),
+        )
+    }
+}
+
 impl RowReceiver for ResultBuffer {
+    fn attach(&self, scope: &Arc<QueryScope>) {
+        self.lock().scope = Arc::downgrade(scope);
+    }
+
     fn receive(&self, block: &mut RowBlock) -> Result<()> {
         if block.is_empty() {
             return Ok(());
@@ -174,25 +244,27 @@ impl RowReceiver for ResultBuffer {
             if inner.closed {
                 return Err(cancelled());
             }
-            let fits = !inner.bounded
-                || inner.blocks.len() < self.limits.capacity
-                || inner
-                    .blocks
-                    .keys()
-                    .next()
-                    .is_some_and(|&(p, _)| position <= p);
+            // (A bounded result is never an ordered one, so any block may
+            // wait: there is no position the client must see first.)
+            let held = inner.blocks.len();
+            let fits = !inner.bounded || held < self.limits.capacity;
             if fits {
                 break;
             }
+            // Full: take the block and hold the query, whose tasks hand
+            // their work back to its queue (see the module documentation).
+            if held < self.limits.capacity * OVERFLOW_FACTOR {
+                if let Some(scope) = inner.scope.upgrade() {
+                    if !inner.holding {
+                        inner.holding = true;
+                        scope.hold(deadline, self.stalled());
+                    }
+                    break;
+                }
+            }
             let now = Instant::now();
             if now >= deadline {
-                return Err(Error::new(
-                    ErrorKind::QueryAborted,
-                    format!(
-                        "the client did not fetch more records for {} s; the query was stopped",
-                        self.limits.stall_timeout.as_secs()
-                    ),
-                ));
+                return Err(self.stalled());
             }
             inner = self
                 .space

@@ -37,15 +37,23 @@ impl SharedRun {
     /// Waits until every task counted in `outstanding` is done (the caller's
     /// own count included), then rearms for the next wave of tasks.
     fn wait(&self) {
-        // Rather than sleep while tasks wait for a worker, run them here.
         self.task_done();
-        self.q
-            .scope
-            .watch(|| self.outstanding.load(Ordering::Acquire) == 0);
+        // Rather than sleep while tasks wait for a worker, a helping caller
+        // runs them here; one that only waits (a server's) polls briefly
+        // for the end, then sleeps, not counted as awake.
+        let helps = self.q.scope.caller_helps();
+        let finished = || self.outstanding.load(Ordering::Acquire) == 0;
+        if helps {
+            self.q.scope.watch(finished);
+        } else {
+            self.q.scope.poll(finished);
+        }
         let mut state = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
         if !state.done {
-            state.caller_asleep = true;
-            self.q.scope.fall_asleep();
+            if helps {
+                state.caller_asleep = true;
+                self.q.scope.fall_asleep();
+            }
             while !state.done {
                 state = self.done.1.wait(state).unwrap_or_else(|p| p.into_inner());
             }
@@ -194,8 +202,9 @@ pub fn run_parallel(
                 }
                 run.task_done();
             });
-            // The waiting thread starts the first source chunk itself (the
-            // others are queued first, for the workers).
+            // A helping caller starts the first source chunk itself (the
+            // others are queued first, for the workers); one that only
+            // waits queues it too.
             match first {
                 None => first = Some(task),
                 Some(_) => q.scope.spawn(task),

@@ -127,9 +127,8 @@ pub(crate) fn prefetch_levels(snap: &Snapshot, starts: Vec<NodeId>, hops: &[Leve
             for &(t, d) in walks {
                 let adj = snap.adjacency(x, t, d);
                 next.extend(
-                    adj.neighbours
+                    adj.neighbours()
                         .iter()
-                        .copied()
                         .filter(|&y| labels.is_empty() || has_labels(snap, y, labels)),
                 );
             }
@@ -168,7 +167,7 @@ pub(crate) fn prefetch_reachable(
         for &x in &level {
             for &(t, d) in walks {
                 let adj = snap.adjacency(x, t, d);
-                next.extend(adj.neighbours.iter().copied().filter(|&y| seen.insert(y)));
+                next.extend(adj.neighbours().iter().filter(|&y| seen.insert(y)));
             }
         }
         next.sort_unstable();

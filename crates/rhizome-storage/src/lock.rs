@@ -29,12 +29,17 @@ use std::time::{Duration, Instant};
 /// File name of the writer lock inside a database directory.
 pub const LOCK_FILE: &str = "lock";
 
-/// The identity of a file (device and inode): a file replaced by a rename
-/// has a new identity even if its name is the same.
+/// The identity of a file (device, inode and, where the file system
+/// records it, birth time): a file replaced by a rename has a new identity
+/// even if its name is the same. The birth time matters because the inode
+/// number of a file replaced and freed can be given to the next file
+/// created (ext4 does this readily): by device and inode alone a process
+/// could take a manifest or log two checkpoints newer for the one it knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileId {
     dev: u64,
     ino: u64,
+    born: Option<std::time::SystemTime>,
 }
 
 impl FileId {
@@ -43,6 +48,7 @@ impl FileId {
         FileId {
             dev: meta.dev(),
             ino: meta.ino(),
+            born: meta.created().ok(),
         }
     }
 }
@@ -210,6 +216,31 @@ fn holder_of(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file replaced twice by renames (as two checkpoints replace the
+    /// manifest) often gets its old inode number back on ext4; its identity
+    /// must still differ, or a process would take the files two checkpoints
+    /// on for the ones it knows.
+    #[test]
+    fn a_file_replaced_twice_is_another_file_even_with_its_old_inode_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest");
+        let tmp = dir.path().join("manifest.tmp");
+        let (mut reused, rounds) = (0, 20);
+        for round in 0..rounds {
+            std::fs::write(&path, format!("{round} a")).unwrap();
+            let meta = std::fs::metadata(&path).unwrap();
+            let before = FileId::of(&meta);
+            for step in ["b", "c"] {
+                std::fs::write(&tmp, format!("{round} {step}")).unwrap();
+                std::fs::rename(&tmp, &path).unwrap();
+            }
+            let after = std::fs::metadata(&path).unwrap();
+            reused += usize::from(after.ino() == meta.ino());
+            assert_ne!(FileId::of(&after), before, "round {round}");
+        }
+        eprintln!("inode number came back in {reused} of {rounds} rounds");
+    }
 
     #[test]
     fn second_handle_times_out_naming_the_holder() {

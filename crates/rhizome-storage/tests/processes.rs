@@ -409,14 +409,29 @@ fn mp_child() {
     let Ok(role) = std::env::var(ROLE) else {
         return; // not a child: nothing to do
     };
+    die_with_parent();
     let dir = PathBuf::from(std::env::var("RHIZOME_MP_DIR").unwrap());
     let me: i64 = std::env::var("RHIZOME_MP_ID").unwrap().parse().unwrap();
-    let out = PathBuf::from(std::env::var("RHIZOME_MP_OUT").unwrap());
+    let out_path = PathBuf::from(std::env::var("RHIZOME_MP_OUT").unwrap());
     let mut out = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(out)
+        .open(&out_path)
         .unwrap();
+    if role == "parent" {
+        // Spawns a writer and a reader, reports their pids, and waits to
+        // be killed (`children_die_with_their_parent`).
+        let mut children = Children::default();
+        for (k, role) in ["writer", "reader"].into_iter().enumerate() {
+            let child_out = out_path.with_extension(format!("child-{k}"));
+            children.spawn(&dir, role, me * 10 + k as i64, &child_out);
+        }
+        let pids: Vec<String> = children.0.iter().map(|(c, _)| c.id().to_string()).collect();
+        writeln!(out, "PIDS {}", pids.join(" ")).unwrap();
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
     let options = DatabaseOptions {
         lock_timeout: Duration::from_secs(20),
         checkpoint_wal_bytes: 4096,
@@ -515,17 +530,107 @@ fn mp_child() {
     }
 }
 
-fn spawn(dir: &Path, role: &str, id: i64, out: &Path) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["mp_child", "--exact", "--nocapture", "--test-threads=1"])
-        .env(ROLE, role)
-        .env("RHIZOME_MP_DIR", dir)
-        .env("RHIZOME_MP_ID", id.to_string())
-        .env("RHIZOME_MP_OUT", out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+/// Makes the kernel SIGKILL this child process when its parent dies (the
+/// parent's spawning thread, which in `kill_rounds` lives until the test
+/// ends), so a parent killed by a CI timeout or Ctrl-C leaves no writer
+/// looping on. A parent that died before this call is caught by its pid.
+fn die_with_parent() {
+    use rustix::process::{getppid, set_parent_process_death_signal, Signal};
+    set_parent_process_death_signal(Some(Signal::KILL)).unwrap();
+    let parent: i32 = std::env::var("RHIZOME_MP_PARENT").unwrap().parse().unwrap();
+    if getppid().map(|p| p.as_raw_nonzero().get()) != Some(parent) {
+        std::process::exit(4); // orphaned already
+    }
+}
+
+/// Child processes of one round with their output files; dropping them
+/// (also when the parent panics) kills and reaps every one.
+#[derive(Default)]
+struct Children(Vec<(Child, PathBuf)>);
+
+impl Children {
+    /// This test binary re-executed as child `id` in `role`.
+    fn spawn(&mut self, dir: &Path, role: &str, id: i64, out: &Path) {
+        let child = Command::new(std::env::current_exe().unwrap())
+            .args(["mp_child", "--exact", "--nocapture", "--test-threads=1"])
+            .env(ROLE, role)
+            .env("RHIZOME_MP_DIR", dir)
+            .env("RHIZOME_MP_ID", id.to_string())
+            .env("RHIZOME_MP_OUT", out)
+            .env("RHIZOME_MP_PARENT", std::process::id().to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.0.push((child, out.to_path_buf()));
+    }
+
+    /// Kills and reaps every child.
+    fn kill_all(&mut self) {
+        for (child, _) in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}
+
+/// Whether process `pid` (started at `start`, field 22 of its stat) still
+/// runs: a zombie or a new process under a reused pid does not count.
+fn running(pid: u32, start: &str) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // Fields after the command name in parentheses: state is the first,
+    // the start time the 20th.
+    let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    fields.first() != Some(&"Z") && fields.get(19) == Some(&start)
+}
+
+fn start_time(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split(' ').nth(19).map(str::to_string)
+}
+
+/// A parent process killed with SIGKILL (as a CI timeout would) takes its
+/// writer and reader children with it.
+#[test]
+fn children_die_with_their_parent() {
+    let (tmp, dir) = setup();
+    let out = tmp.path().join("out-parent");
+    let mut parent = Children::default();
+    parent.spawn(&dir, "parent", 1, &out);
+    let t0 = Instant::now();
+    let pids: Vec<u32> = loop {
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        if let Some(line) = text.lines().find(|l| l.starts_with("PIDS ")) {
+            break line[5..].split(' ').map(|p| p.parse().unwrap()).collect();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "no pids: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let starts: Vec<String> = pids.iter().map(|&p| start_time(p).unwrap()).collect();
+    assert_eq!(pids.len(), 2);
+    assert!(pids.iter().zip(&starts).all(|(&p, s)| running(p, s)));
+    parent.kill_all();
+    let t0 = Instant::now();
+    while pids.iter().zip(&starts).any(|(&p, s)| running(p, s)) {
+        if t0.elapsed() > Duration::from_secs(10) {
+            for &p in &pids {
+                let pid = rustix::process::Pid::from_raw(p as i32).unwrap();
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+            panic!("children {pids:?} outlived their killed parent by 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Several processes write (creations, and transfers that keep the total
@@ -564,31 +669,24 @@ fn kill_rounds(rounds: u64) {
     let mut reads = 0usize;
     for round in 0..rounds {
         let roles = ["writer", "group", "mover", "mover", "reader", "reader"];
-        let mut children: Vec<(Child, PathBuf)> = roles
-            .iter()
-            .enumerate()
-            .map(|(k, role)| {
-                let id = (round * 10 + k as u64) as i64;
-                let out = tmp.path().join(format!("out-{id}"));
-                (spawn(&dir, role, id, &out), out)
-            })
-            .collect();
+        let mut children = Children::default();
+        for (k, role) in roles.iter().enumerate() {
+            let id = (round * 10 + k as u64) as i64;
+            children.spawn(&dir, role, id, &tmp.path().join(format!("out-{id}")));
+        }
         // Kill two processes at random moments, then the rest.
         for _ in 0..2 {
             std::thread::sleep(Duration::from_millis(30 + next() % 150));
-            let k = (next() % children.len() as u64) as usize;
-            let _ = children[k].0.kill();
+            let k = (next() % children.0.len() as u64) as usize;
+            let _ = children.0[k].0.kill();
         }
         std::thread::sleep(Duration::from_millis(next() % 100));
-        for (child, _) in &mut children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        children.kill_all();
         let db = Database::open(&dir).unwrap();
         let s = db.snapshot();
         let present = written(&s);
         assert_eq!(total(&s), ACCOUNTS * BALANCE, "round {round}");
-        for (_, out) in &children {
+        for (_, out) in &children.0 {
             let text = std::fs::read_to_string(out).unwrap_or_default();
             // `writeln!` on a file is several writes: a kill can leave the
             // last line without its newline (and its last words).

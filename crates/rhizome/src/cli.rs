@@ -449,9 +449,15 @@ pub struct BenchWritesArgs {
     /// chain, processes; default: all).
     #[arg(long, value_name = "PHASES", value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Nodes of the chain graph of the chain phase (degree 50).
+    /// Nodes of the chain graph of the chain phase.
     #[arg(long, default_value_t = 1_000_000)]
     pub chain_nodes: u64,
+    /// Relationships per node of the chain graph of the chain phase.
+    #[arg(long, default_value_t = 50)]
+    pub chain_degree: u64,
+    /// Interleaved rounds of the one-statement process comparison.
+    #[arg(long, default_value_t = 11)]
+    pub process_runs: usize,
     /// Where generated databases are cached (default: $RHIZOME_BENCH_DATA or target/rhizome-bench-data).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,

@@ -573,23 +573,65 @@ fn bench_writes_prints_rates_and_delta_ratios() {
             "3",
             "--runs",
             "1",
+            "--chain-nodes",
+            "1000",
+            "--chain-degree",
+            "3",
+            "--process-runs",
+            "1",
             "--data-dir",
             path_str(&data),
         ],
         "",
     );
     run.assert_code(0);
-    assert!(run.stdout.contains("rows/s"), "{}", run.stdout);
-    assert!(run.stdout.contains("tx/s"), "{}", run.stdout);
-    for query in ["A1", "A2", "A3", "A4"] {
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    // Every figure of the issue, beside its reference from the same run.
+    let figure = |starts: &str, has: &[&str]| {
         assert!(
+            lines
+                .iter()
+                .any(|l| l.trim_start().starts_with(starts) && has.iter().all(|h| l.contains(h))),
+            "no line `{starts}` with {has:?}:\n{}",
             run.stdout
-                .lines()
-                .any(|l| l.starts_with(query) && l.contains('x')),
-            "{}",
+        );
+    };
+    figure("bulk UNWIND", &["rows/s"]);
+    figure("raw 64-byte append + fdatasync", &["/s"]);
+    figure(
+        "single-row autocommit",
+        &["tx/s", "of the raw sync rate", "target >= 80%"],
+    );
+    figure(
+        "16 concurrent single-row writers",
+        &["tx/s", "x the raw sync rate", "target >= 50%"],
+    );
+    figure("query  base+delta", &["target <= 1.50"]);
+    for query in ["A1", "A2", "A3", "A4"] {
+        let ratio = lines.iter().find(|l| l.starts_with(query)).map(|l| {
+            l.split_whitespace()
+                .find_map(|w| w.strip_suffix('x')?.parse::<f64>().ok())
+        });
+        assert!(
+            matches!(ratio, Some(Some(r)) if r > 0.0),
+            "{query}:\n{}",
             run.stdout
         );
     }
+    figure("checkpoint after", &["vs full rewrite", "target <= 0.10"]);
+    figure(
+        "chain graph 1000 nodes, 3000 relationships",
+        &["new REL_ONE"],
+    );
+    figure("checkpoint:", &["vs full rewrite", "target <= 0.10"]);
+    figure(
+        "SQ3 over the delta",
+        &["after the full checkpoint", "target <= 1.50"],
+    );
+    figure(
+        "one-row CREATE process",
+        &["RETURN 1 process", "target <= 2.00 or <= +20 ms"],
+    );
 }
 
 #[test]

@@ -89,8 +89,9 @@ fn writes(args: BenchWritesArgs) -> Result<(), Failure> {
         },
         chain: rhizome_import::generate::ChainOptions {
             nodes: args.chain_nodes,
-            ..defaults.chain.clone()
+            degree: args.chain_degree,
         },
+        process_runs: args.process_runs,
         ..defaults
     };
     if args.profile {

@@ -324,8 +324,9 @@ struct MemoSource<'a> {
 /// How many passing relationships each node's counted list holds, filled in
 /// as the walk reaches the nodes and shared by all tasks of one run of the
 /// operator. A counted hop with a filter reads a column slice per list, and
-/// a walk reaches the same node once per path through it (A4: five times on
-/// average), so each list is filtered once instead. Slots hold count + 1, 0
+/// one over a delta finds each list in the delta's map, while a walk
+/// reaches the same node once per path through it (A3/A4: five times on
+/// average), so each list is counted once instead. Slots hold count + 1, 0
 /// for not yet known; racing tasks store the same value, so relaxed atomics
 /// suffice. Dense by node id, and so only made for graphs of at most
 /// [`CountMemo::MAX_NODES`] nodes; untouched pages of it are never mapped.
@@ -394,8 +395,9 @@ struct PlainHop<'a> {
     lists: TypeLists<'a>,
     filter: Option<(NumericRelFilter, RelFloats<'a>)>,
     members: &'a ListMembership<'a>,
-    /// Filtered list counts already known, when the hop is filtered and
-    /// counted after a walk (from `memo_source`, once it pays).
+    /// List counts already known, when the hop is filtered or its type
+    /// changed since the last checkpoint, and it is counted after a walk
+    /// (from `memo_source`, once it pays).
     memo: Cell<Option<&'a CountMemo>>,
     memo_source: Option<MemoSource<'a>>,
 }
@@ -1063,7 +1065,11 @@ impl Operator for ExpandCount {
         );
         let mut last_plain = PlainHop::of(snap, &last);
         if let Some(hop) = &mut last_plain {
-            if hop.filter.is_some() && !hop_steps.is_empty() {
+            // A filtered list is counted entry by entry, and a list over a
+            // delta is found through the delta's map: both cost more than a
+            // degree, so reaching a node again reads its count from the memo.
+            let costly = hop.filter.is_some() || !hop.lists.all_base();
+            if costly && !hop_steps.is_empty() {
                 hop.memo_source = Some(MemoSource {
                     cell: &self.memo,
                     node_bound: snap.node_bound(),

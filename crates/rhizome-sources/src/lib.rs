@@ -31,6 +31,7 @@ pub mod postgres;
 pub mod query_graph;
 pub mod query_options;
 pub mod redis_backend;
+pub mod route_arena;
 pub mod source;
 pub mod source_graph;
 

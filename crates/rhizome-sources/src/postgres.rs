@@ -567,10 +567,27 @@ impl Postgres {
     /// How many keys the `keys` query `sql` lists (`SELECT count(*)` over
     /// it), for the planner's label counts.
     pub async fn count_keys(&self, sql: &str) -> Result<u64> {
+        self.count_keys_sql(&format!("SELECT count(*) FROM ({sql}) AS keys"))
+            .await
+    }
+
+    /// How many relationships the adjacency query `template` returns over
+    /// every key the `keys` query `keys` lists (`SELECT count(*)` over the
+    /// template with `$1` bound to `ARRAY(keys)`, in the server), for the
+    /// planner's relationship counts.
+    pub async fn count_relationships(&self, template: &str, keys: &str) -> Result<u64> {
+        let sql = format!(
+            "SELECT count(*) FROM ({}) AS rels",
+            bind_first(template, &format!("ARRAY({keys})"))
+        );
+        self.count_keys_sql(&sql).await
+    }
+
+    async fn count_keys_sql(&self, sql: &str) -> Result<u64> {
         let p = self.connection().await?;
         let row = p
             .client
-            .query_one(&format!("SELECT count(*) FROM ({sql}) AS keys"), &[])
+            .query_one(sql, &[])
             .await
             .map_err(|e| self.query_error(e))?;
         let n: i64 = row.try_get(0).map_err(|e| self.query_error(e))?;
@@ -727,5 +744,34 @@ mod tests {
             "WHERE a = ANY(X) AND b = $10 OR c = X"
         );
         assert_eq!(replace_param1("no parameter", "X"), "no parameter");
+    }
+}
+
+/// `sql` with every parameter `$1` (not `$10`...) replaced by `with`.
+fn bind_first(sql: &str, with: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + with.len());
+    let mut rest = sql;
+    while let Some(at) = rest.find("$1") {
+        let after = &rest[at + 2..];
+        out.push_str(&rest[..at]);
+        if after.starts_with(|c: char| c.is_ascii_digit()) {
+            out.push_str("$1");
+        } else {
+            out.push_str(with);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod bind_tests {
+    #[test]
+    fn only_the_first_parameter_is_bound() {
+        assert_eq!(
+            super::bind_first("SELECT a FROM t WHERE s = ANY($1) AND x <> $10", "ARRAY(k)"),
+            "SELECT a FROM t WHERE s = ANY(ARRAY(k)) AND x <> $10"
+        );
     }
 }

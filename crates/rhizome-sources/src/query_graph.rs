@@ -87,18 +87,26 @@ pub(crate) struct SourceSchema {
 }
 
 /// Planner estimates for a source: a node space whose keys were not
-/// counted (no `keys` in the mapping) counts as a large table, and every
-/// type as two relationships per node (the planner then prefers key
-/// lookups and expansions from bound nodes to scans).
+/// counted (no `keys` in the mapping) counts as a large table, and a
+/// relationship space that was not counted as two relationships per node
+/// of its start space (the planner then prefers key lookups and expansions
+/// from bound nodes to scans).
 const ESTIMATED_NODES: u64 = 1_000_000;
+
+/// Relationships per start node of an uncounted relationship space.
+const ESTIMATED_DEGREE: u64 = 2;
 
 impl SourceSchema {
     /// The schema of `mapping`; `node_counts` are the keys per node space
     /// counted at connect (`None`, or missing, for [`ESTIMATED_NODES`]),
-    /// the planner's label counts.
+    /// the planner's label counts; `rel_counts` the relationships per
+    /// relationship space counted at connect (`None`, or missing, for
+    /// [`ESTIMATED_DEGREE`] per node of the start space), the planner's
+    /// type and (label, type, label) counts and mean degrees.
     pub(crate) fn new(
         mapping: &crate::mapping::Mapping,
         node_counts: &[Option<u64>],
+        rel_counts: &[Option<u64>],
     ) -> SourceSchema {
         let space_count = |s: u16| -> u64 {
             node_counts
@@ -184,17 +192,36 @@ impl SourceSchema {
                 })
             })
             .collect();
-        let degree = DegreeStats {
-            nodes: ESTIMATED_NODES,
-            max: 16,
-            mean: 2.0,
-            p50: 2,
-            p90: 4,
-            p99: 8,
+        let rel_count = |r: usize| -> u64 {
+            rel_counts.get(r).copied().flatten().unwrap_or_else(|| {
+                ESTIMATED_DEGREE * space_count(space_of(&mapping.relationships[r].from))
+            })
+        };
+        // Mean degree of one side: the type's relationships over the nodes
+        // of the spaces they start (or end) at.
+        let degree = |count: u64, nodes: u64| {
+            let mean = count as f64 / nodes.max(1) as f64;
+            DegreeStats {
+                nodes,
+                max: (mean.ceil() as u64).max(1) * 8,
+                mean,
+                p50: mean.round() as u64,
+                p90: (mean.ceil() as u64) * 2,
+                p99: (mean.ceil() as u64) * 4,
+            }
+        };
+        let spaces_of = |spaces: &[u16], end: &dyn Fn(&crate::mapping::RelSpace) -> &str| {
+            let mut of: Vec<u16> = spaces
+                .iter()
+                .map(|&r| space_of(end(&mapping.relationships[r as usize])))
+                .collect();
+            of.sort_unstable();
+            of.dedup();
+            of.into_iter().map(space_count).sum::<u64>()
         };
         let statistics = Statistics {
             node_count: (0..mapping.nodes.len() as u16).map(space_count).sum(),
-            relationship_count: 2 * ESTIMATED_NODES * mapping.relationships.len() as u64,
+            relationship_count: (0..mapping.relationships.len()).map(rel_count).sum(),
             label_counts: label_spaces
                 .iter()
                 .map(|s| s.iter().map(|&x| space_count(x)).sum())
@@ -202,25 +229,26 @@ impl SourceSchema {
             rel_types: type_spaces
                 .iter()
                 .map(|s| {
-                    let count = 2 * ESTIMATED_NODES * s.len() as u64;
+                    let count = s.iter().map(|&r| rel_count(r as usize)).sum();
                     RelTypeStats {
                         count,
-                        outgoing: degree,
-                        incoming: degree,
+                        outgoing: degree(count, spaces_of(s, &|r| &r.from)),
+                        incoming: degree(count, spaces_of(s, &|r| &r.to)),
                     }
                 })
                 .collect(),
             // The mapping says which labels each type joins (schema views
-            // read these; the counts are the same estimates as above).
+            // read these; the counts are the relationship spaces' counts).
             triples: mapping
                 .relationships
                 .iter()
                 .zip(&rel_type_of)
-                .map(|(r, &rel_type)| TripleCount {
-                    source: label_of(&r.from),
+                .enumerate()
+                .map(|(r, (space, &rel_type))| TripleCount {
+                    source: label_of(&space.from),
                     rel_type,
-                    target: label_of(&r.to),
-                    count: 2 * ESTIMATED_NODES,
+                    target: label_of(&space.to),
+                    count: rel_count(r),
                 })
                 .collect(),
             indexes: Vec::new(),
@@ -902,7 +930,11 @@ mod tests {
             "/../../examples/sources/ldbc-postgres.json"
         ))
         .unwrap();
-        SourceSchema::new(&Mapping::parse_with_env(&text, &|_| None).unwrap(), &[])
+        SourceSchema::new(
+            &Mapping::parse_with_env(&text, &|_| None).unwrap(),
+            &[],
+            &[],
+        )
     }
 
     #[test]
@@ -916,7 +948,7 @@ mod tests {
         let counts: Vec<Option<u64>> = (0..mapping.nodes.len() as u64)
             .map(|i| (i != 0).then_some(100 + i))
             .collect();
-        let schema = SourceSchema::new(&mapping, &counts);
+        let schema = SourceSchema::new(&mapping, &counts, &[]);
         let count = |label: &str| {
             schema.statistics.label_counts[schema.catalog.label_id(label).unwrap() as usize]
         };
@@ -929,6 +961,53 @@ mod tests {
         assert_eq!(
             schema.statistics.node_count,
             (0..mapping.nodes.len() as u64).map(of).sum::<u64>()
+        );
+    }
+
+    #[test]
+    fn counted_relationship_spaces_give_type_triple_and_degree_counts() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/sources/ldbc-postgres.json"
+        ))
+        .unwrap();
+        let mapping = Mapping::parse_with_env(&text, &|_| None).unwrap();
+        let nodes: Vec<Option<u64>> = (0..mapping.nodes.len()).map(|_| Some(10)).collect();
+        // Every space counted but the first.
+        let rels: Vec<Option<u64>> = (0..mapping.relationships.len() as u64)
+            .map(|i| (i != 0).then_some(1_000 + i))
+            .collect();
+        let schema = SourceSchema::new(&mapping, &nodes, &rels);
+        let of = |r: usize| {
+            if r == 0 {
+                ESTIMATED_DEGREE * 10
+            } else {
+                1_000 + r as u64
+            }
+        };
+        assert_eq!(
+            schema.statistics.relationship_count,
+            (0..mapping.relationships.len()).map(of).sum::<u64>()
+        );
+        for (r, triple) in schema.statistics.triples.iter().enumerate() {
+            assert_eq!(triple.count, of(r), "{}", mapping.relationships[r].name);
+        }
+        // HAS_CREATOR over Comment and Post: the type sums its spaces, and
+        // its mean out-degree is over both start spaces' nodes.
+        let t = schema.catalog.rel_type_id("HAS_CREATOR").unwrap();
+        let spaces = &schema.type_spaces[t as usize];
+        assert_eq!(spaces.len(), 2);
+        let count: u64 = spaces.iter().map(|&r| of(r as usize)).sum();
+        let stats = &schema.statistics.rel_types[t as usize];
+        assert_eq!(stats.count, count);
+        assert!((stats.outgoing.mean - count as f64 / 20.0).abs() < 1e-9);
+        // Both end at Person: one space of 10 nodes.
+        assert!((stats.incoming.mean - count as f64 / 10.0).abs() < 1e-9);
+        // Uncounted, a type is two relationships per start node.
+        let guessed = SourceSchema::new(&mapping, &nodes, &[]);
+        assert_eq!(
+            guessed.statistics.relationship_count,
+            ESTIMATED_DEGREE * 10 * mapping.relationships.len() as u64
         );
     }
 

@@ -364,6 +364,31 @@ impl Redis {
             .map_err(|e| self.failed(e))
     }
 
+    /// How many relationships list `list` holds over every member of the
+    /// sorted set `set` (the `LLEN` of each member's list, pipelined
+    /// 10,000 at a time), for the planner's relationship counts.
+    pub async fn count_relationships(&self, list: ListRef, set: &str) -> Result<u64> {
+        let Some(layout) = self.lists.iter().find(|l| l.list == list) else {
+            return Ok(0);
+        };
+        let keys = self.keys(set).await?;
+        let mut conn = self.connection().await?;
+        let mut total = 0u64;
+        for chunk in keys.chunks(10_000) {
+            let mut pipe = redis::pipe();
+            for k in chunk {
+                pipe.cmd("LLEN")
+                    .arg(format!("{}{k}{}", layout.pattern.0, layout.pattern.1));
+            }
+            let lengths: Vec<u64> = pipe
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| self.failed(e))?;
+            total += lengths.iter().sum::<u64>();
+        }
+        Ok(total)
+    }
+
     /// Runs a round as one pipeline.
     pub async fn round(&self, round: &Round) -> Result<Fetched> {
         let mut pipe = redis::pipe();

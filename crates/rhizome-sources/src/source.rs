@@ -31,11 +31,17 @@ pub struct Source {
     runtime: Option<tokio::runtime::Runtime>,
     pub(crate) cache: Cache,
     pub(crate) counters: Counters,
+    /// Located lists of route searches, per view (see [`crate::route_arena`]).
+    pub(crate) routes: crate::route_arena::RouteArenas,
     /// Names, indexes and statistics the planner sees (made on first use).
     schema: std::sync::OnceLock<Arc<crate::query_graph::SourceSchema>>,
     /// Keys per node space, counted when the source connected (`None`
     /// without `keys`, or if the backend did not answer).
     node_counts: Vec<Option<u64>>,
+    /// Relationships per relationship space, counted when the source
+    /// connected over the keys of its start (else end) space (`None`
+    /// without such `keys`, or if the backend did not answer).
+    rel_counts: Vec<Option<u64>>,
 }
 
 impl Drop for Source {
@@ -109,9 +115,56 @@ impl Source {
             }
             counts
         });
+        let rel_counts = runtime.block_on(async {
+            let mut counts = Vec::with_capacity(mapping.relationships.len());
+            for (r, rel) in mapping.relationships.iter().enumerate() {
+                let keys_of = |label: &str| {
+                    mapping
+                        .nodes
+                        .iter()
+                        .find(|n| n.label == label)
+                        .and_then(|n| n.keys.as_deref())
+                };
+                // Outgoing lists over the start space's keys, else
+                // incoming ones over the end space's.
+                let side = match (&rel.outgoing, &rel.incoming) {
+                    (Some(out), _) if keys_of(&rel.from).is_some() => {
+                        keys_of(&rel.from).map(|k| (true, out, k))
+                    }
+                    (_, Some(inc)) => keys_of(&rel.to).map(|k| (false, inc, k)),
+                    _ => None,
+                };
+                let Some((outgoing, fetch, keys)) = side else {
+                    counts.push(None);
+                    continue;
+                };
+                let list = ListRef {
+                    rel: r as u16,
+                    outgoing,
+                };
+                let counting = async {
+                    match &connection {
+                        Connection::Postgres(pg) => {
+                            pg.count_relationships(&fetch.template, keys).await
+                        }
+                        Connection::Redis(redis) => redis.count_relationships(list, keys).await,
+                    }
+                };
+                counts.push(match tokio::time::timeout(timeout, counting).await {
+                    Ok(Ok(n)) => Some(n),
+                    _ => None,
+                });
+            }
+            counts
+        });
         Ok(Arc::new(Source {
             node_counts,
+            rel_counts,
             cache: Cache::new(mapping.cache.max_entries, mapping.cache.ttl),
+            routes: crate::route_arena::RouteArenas::new(
+                mapping.cache.max_entries,
+                mapping.cache.ttl,
+            ),
             mapping,
             connection,
             runtime: Some(runtime),
@@ -133,6 +186,7 @@ impl Source {
     /// Empties the cache (for cold measurements, or after the backend changed).
     pub fn clear_cache(&self) {
         self.cache.clear();
+        self.routes.clear();
     }
 
     /// "graph source `NAME` (PostgreSQL)": for `EXPLAIN` and errors.
@@ -161,6 +215,7 @@ impl Source {
                 Arc::new(crate::query_graph::SourceSchema::new(
                     &self.mapping,
                     &self.node_counts,
+                    &self.rel_counts,
                 ))
             })
             .clone();
@@ -203,9 +258,10 @@ impl Source {
         Ok(found)
     }
 
-    /// Entries in the cache.
+    /// Entries in the cache, counting each located list a route search
+    /// keeps in its arena as one.
     pub fn cached_entries(&self) -> usize {
-        self.cache.len()
+        self.cache.len() + self.routes.len()
     }
 
     /// Runs `request` (one round trip) on the I/O runtime, waiting at most

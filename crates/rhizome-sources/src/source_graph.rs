@@ -10,12 +10,17 @@
 //! finds, allocating nothing. The first search
 //! that expands a node reads its adjacency list and its neighbours' rows
 //! (fetching what is missing with the prefetcher) and derives the located
-//! list from them; it expires with the oldest of those entries.
+//! list from them; it expires with the oldest of those entries. Located
+//! lists live in the source's [`RouteArena`] for the search's view,
+//! indexed by node key (no lock, hash or reference count per lookup; see
+//! [`crate::route_arena`]), or in the cache where the arena cannot take
+//! them (keys out of its range, a full or expired arena).
 
 use crate::cache::{AdjacencyList, CacheKey, CacheValue, LocatedRel};
 use crate::fetch::{Fetched, ListRef, Round};
 use crate::mapping::Prefetch;
 use crate::query_graph::node_id;
+use crate::route_arena::{RouteArena, View};
 use crate::source::Source;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_routes::{ExpandSpec, RouteGraph, TypeDirection, WeightedBatch};
@@ -35,6 +40,11 @@ pub struct SourceGraph<'a> {
     prefetch: Prefetch,
     deadline: Option<Instant>,
     cancelled: Option<&'a (dyn Fn() -> Result<()> + 'a)>,
+    /// The located lists of this search's view (with coordinates only).
+    arena: Option<(View, Arc<RouteArena>)>,
+    /// When the statement started: the arena's lists are fresh if they
+    /// were fresh then.
+    started: Instant,
 }
 
 fn argument(message: String) -> Error {
@@ -120,6 +130,15 @@ impl<'a> SourceGraph<'a> {
                 node_space.property_index(lon)?,
             ))
         });
+        let arena = coordinates.map(|coordinates| {
+            let view = View {
+                lists: lists.clone(),
+                space,
+                coordinates,
+            };
+            let arena = source.routes.of(&view);
+            (view, arena)
+        });
         Ok(SourceGraph {
             source,
             lists,
@@ -128,6 +147,8 @@ impl<'a> SourceGraph<'a> {
             prefetch: mapping.prefetch,
             deadline: None,
             cancelled: None,
+            arena,
+            started: Instant::now(),
         })
     }
 
@@ -414,6 +435,25 @@ impl SourceGraph<'_> {
         let mut lookups = 0;
         for &node in nodes {
             let key = key_of(node);
+            if let Some((view, arena)) = &self.arena {
+                match arena.get(key, self.started) {
+                    Ok(Some(rels)) => {
+                        for r in rels {
+                            out.push(r.neighbour, r.rel, r.weight);
+                            places.push(r.place());
+                        }
+                        out.end_node();
+                        lookups += self.lists.len() as u64;
+                        continue;
+                    }
+                    Ok(None) => {}
+                    Err(()) => {
+                        // Expired: later statements start a new arena;
+                        // this one reads the cache.
+                        self.source.routes.renew(view, arena);
+                    }
+                }
+            }
             for &(list, weight) in &self.lists {
                 let k = located_key(list, weight, key);
                 let Some((CacheValue::Located(l), _)) =
@@ -442,8 +482,10 @@ impl SourceGraph<'_> {
             return;
         };
         let (cache, counters) = (&self.source.cache, &self.source.counters);
+        let mut per_list: Vec<(CacheKey, Vec<LocatedRel>, Instant)> = Vec::new();
         for &node in nodes {
             let key = key_of(node);
+            per_list.clear();
             for &(list, weight) in &self.lists {
                 let Some((CacheValue::Adjacency(a), mut oldest)) =
                     cache.peek(&Self::adjacency_key(list, key), counters)
@@ -482,13 +524,24 @@ impl SourceGraph<'_> {
                     });
                 }
                 if located.len() == a.neighbours.len() {
-                    cache.insert_derived(
-                        located_key(list, weight, key),
-                        CacheValue::Located(Arc::from(located)),
-                        oldest,
-                        counters,
-                    );
+                    per_list.push((located_key(list, weight, key), located, oldest));
                 }
+            }
+            // Every list derived: into the arena, as one slot per node.
+            if let (Some((_, arena)), true) = (&self.arena, per_list.len() == self.lists.len()) {
+                let oldest = per_list
+                    .iter()
+                    .map(|l| l.2)
+                    .min()
+                    .unwrap_or_else(Instant::now);
+                let all: Vec<LocatedRel> =
+                    per_list.iter().flat_map(|l| l.1.iter().copied()).collect();
+                if arena.insert(key, oldest, all) {
+                    continue;
+                }
+            }
+            for (k, located, oldest) in per_list.drain(..) {
+                cache.insert_derived(k, CacheValue::Located(Arc::from(located)), oldest, counters);
             }
         }
     }

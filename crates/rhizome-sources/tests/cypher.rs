@@ -406,6 +406,31 @@ fn label_scans_are_estimated_from_counted_keys() {
     }
 }
 
+/// Relationship counts come from the backend too: each relationship space
+/// is counted when the source connects (PostgreSQL `count(*)` over the
+/// `outgoing` query bound to every key, Redis the sum of the lists'
+/// `LLEN`), so an expansion from a label scan is estimated at the
+/// network's 239,332 roads, not at two per junction.
+#[test]
+fn expansions_are_estimated_from_counted_relationships() {
+    for source in [postgres(), redis()] {
+        let plan = source
+            .execute(
+                "EXPLAIN MATCH (j:Junction)-[r:ROAD]->(k) RETURN r.distance",
+                BTreeMap::new(),
+                &opts(),
+            )
+            .unwrap()
+            .0;
+        let text = plan.plan_text().unwrap().to_string();
+        let expand = text
+            .lines()
+            .find(|l| l.contains("Expand"))
+            .unwrap_or_else(|| panic!("no expansion: {text}"));
+        assert!(expand.contains("est. 239332 rows"), "{text}");
+    }
+}
+
 #[test]
 fn returned_nodes_are_fetched_a_block_at_a_time_not_one_by_one() {
     use rhizome_storage::GraphRead;

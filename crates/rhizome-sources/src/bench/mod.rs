@@ -9,6 +9,7 @@
 //! beside the paper's 326× / 6× / 1.3×. Every route's cost must be
 //! identical everywhere; a difference fails the benchmark.
 
+mod hot;
 mod plpgsql;
 mod six;
 mod twenty;
@@ -34,6 +35,8 @@ pub enum BenchParts {
     Twenty,
     /// Both.
     All,
+    /// Only the repeated routes' hot runs against native, in turn (see [`hot`]).
+    Hot,
 }
 
 /// What `rhizome bench roads` measures.
@@ -228,12 +231,12 @@ pub fn run_roads_bench(options: &RoadsBenchOptions, out: &mut dyn Write) -> Resu
             .transpose()
     };
     let baseline = match &options.postgres {
-        Some(pg) => {
+        Some(pg) if options.parts != BenchParts::Hot => {
             let mapping = Mapping::load(pg)?;
             let text = plpgsql::plpgsql_function(&options.schema);
             Some(PlpgsqlBaseline::new(&mapping.connection, &text)?)
         }
-        None => None,
+        _ => None,
     };
     let bench = Bench {
         options,
@@ -251,6 +254,9 @@ pub fn run_roads_bench(options: &RoadsBenchOptions, out: &mut dyn Write) -> Resu
         nodes
     )
     .map_err(io)?;
+    if options.parts == BenchParts::Hot {
+        return hot::run_hot(&bench, out);
+    }
     let mut best = None;
     if options.parts != BenchParts::Twenty {
         best = six::run_six(&bench, out)?;

@@ -28,8 +28,9 @@ pub struct BenchRoadsArgs {
     #[arg(long, default_value_t = 8_000)]
     pub plpgsql_max_settled: u64,
     /// Which part runs: `six` (six routes, every prefetcher tried cold),
-    /// `twenty` (twenty repeated routes, totals and ratios to native) or
-    /// `all`.
+    /// `twenty` (twenty repeated routes, totals and ratios to native),
+    /// `all`, or `hot` (only the repeated routes' hot runs against native,
+    /// in turn).
     #[arg(long, value_enum, default_value_t = Part::All)]
     pub part: Part,
     /// Routes of the repeated part.
@@ -49,6 +50,8 @@ pub enum Part {
     Twenty,
     /// Both.
     All,
+    /// Only hot runs of the repeated routes against native, in turn.
+    Hot,
 }
 
 /// Runs `rhizome bench roads`.
@@ -63,6 +66,7 @@ pub fn run(args: BenchRoadsArgs) -> Result<(), Failure> {
             Part::Six => BenchParts::Six,
             Part::Twenty => BenchParts::Twenty,
             Part::All => BenchParts::All,
+            Part::Hot => BenchParts::Hot,
         },
         twenty: args.routes,
         repeats: args.repeats,

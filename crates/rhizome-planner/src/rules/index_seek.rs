@@ -167,33 +167,17 @@ impl OptimizerRule for IndexSeek {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::test_util::plan_with;
-    use crate::PlannerContext;
+    use crate::rules::test_util::{plan_with, Indexed};
 
-    struct Indexed;
-    impl PlannerContext for Indexed {
-        fn label_count(&self, _: &str) -> Option<u64> {
-            Some(100)
-        }
-        fn node_count(&self) -> u64 {
-            100
-        }
-        fn rel_count(&self, _: Option<&str>) -> u64 {
-            0
-        }
-        fn triple_count(&self, _: Option<&str>, _: Option<&str>, _: Option<&str>) -> u64 {
-            0
-        }
-        fn has_index(&self, label: &str, key: &str) -> bool {
-            label == "A" && (key == "k" || key == "r")
-        }
-        fn distinct_values(&self, _: &str, _: &str) -> Option<u64> {
-            Some(10)
-        }
-    }
+    /// `A.k` and `A.r` are indexed, with ten values each.
+    const INDEXED: Indexed = Indexed {
+        indexes: &[("A", "k"), ("A", "r")],
+        distinct: &[],
+        default_distinct: 10,
+    };
 
     fn seek(q: &str) -> String {
-        plan_with(q, Some(Box::new(IndexSeek)), &Indexed)
+        plan_with(q, Some(Box::new(IndexSeek)), &INDEXED)
     }
 
     #[test]

@@ -271,6 +271,41 @@ pub(crate) mod test_util {
             .join("\n")
     }
 
+    /// A graph of 100 nodes, all carrying every label and no relationships,
+    /// with property indexes on the given `(label, key)` pairs: the context
+    /// the index rules' tests plan against.
+    pub struct Indexed {
+        /// The indexed `(label, key)` pairs.
+        pub indexes: &'static [(&'static str, &'static str)],
+        /// Distinct values of an indexed key: `(key, count)` pairs, and
+        /// `default_distinct` for any other key.
+        pub distinct: &'static [(&'static str, u64)],
+        /// Distinct values of an indexed key not named in `distinct`.
+        pub default_distinct: u64,
+    }
+
+    impl PlannerContext for Indexed {
+        fn label_count(&self, _: &str) -> Option<u64> {
+            Some(100)
+        }
+        fn node_count(&self) -> u64 {
+            100
+        }
+        fn rel_count(&self, _: Option<&str>) -> u64 {
+            0
+        }
+        fn triple_count(&self, _: Option<&str>, _: Option<&str>, _: Option<&str>) -> u64 {
+            0
+        }
+        fn has_index(&self, label: &str, key: &str) -> bool {
+            self.indexes.iter().any(|&(l, k)| l == label && k == key)
+        }
+        fn distinct_values(&self, _: &str, key: &str) -> Option<u64> {
+            let named = self.distinct.iter().find(|&&(k, _)| k == key);
+            Some(named.map_or(self.default_distinct, |&(_, n)| n))
+        }
+    }
+
     /// Like [`plan_with`] against the empty context.
     pub fn plan_empty(query: &str, rule: Option<Box<dyn OptimizerRule>>) -> String {
         plan_with(query, rule, &EmptyContext)

@@ -145,32 +145,17 @@ impl OptimizerRule for OrToUnion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::test_util::plan_with;
+    use crate::rules::test_util::{plan_with, Indexed};
 
-    struct Indexed;
-    impl PlannerContext for Indexed {
-        fn label_count(&self, _: &str) -> Option<u64> {
-            Some(100)
-        }
-        fn node_count(&self) -> u64 {
-            100
-        }
-        fn rel_count(&self, _: Option<&str>) -> u64 {
-            0
-        }
-        fn triple_count(&self, _: Option<&str>, _: Option<&str>, _: Option<&str>) -> u64 {
-            0
-        }
-        fn has_index(&self, label: &str, key: &str) -> bool {
-            label == "P" && key == "id"
-        }
-        fn distinct_values(&self, _: &str, _: &str) -> Option<u64> {
-            Some(100)
-        }
-    }
+    /// `P.id` is indexed and unique.
+    const INDEXED: Indexed = Indexed {
+        indexes: &[("P", "id")],
+        distinct: &[],
+        default_distinct: 100,
+    };
 
     fn plan(q: &str) -> String {
-        plan_with(q, Some(Box::new(OrToUnion)), &Indexed)
+        plan_with(q, Some(Box::new(OrToUnion)), &INDEXED)
     }
 
     #[test]

@@ -193,34 +193,17 @@ impl OptimizerRule for SeekExpandEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::test_util::plan_with;
-    use crate::PlannerContext;
+    use crate::rules::test_util::{plan_with, Indexed};
 
     /// `P.id` is indexed and unique, `P.age` indexed with few values.
-    struct Indexed;
-    impl PlannerContext for Indexed {
-        fn label_count(&self, _: &str) -> Option<u64> {
-            Some(100)
-        }
-        fn node_count(&self) -> u64 {
-            100
-        }
-        fn rel_count(&self, _: Option<&str>) -> u64 {
-            0
-        }
-        fn triple_count(&self, _: Option<&str>, _: Option<&str>, _: Option<&str>) -> u64 {
-            0
-        }
-        fn has_index(&self, label: &str, key: &str) -> bool {
-            label == "P" && (key == "id" || key == "age")
-        }
-        fn distinct_values(&self, _: &str, key: &str) -> Option<u64> {
-            Some(if key == "id" { 100 } else { 5 })
-        }
-    }
+    const INDEXED: Indexed = Indexed {
+        indexes: &[("P", "id"), ("P", "age")],
+        distinct: &[("id", 100)],
+        default_distinct: 5,
+    };
 
     fn plan(q: &str) -> String {
-        plan_with(q, Some(Box::new(SeekExpandEnd)), &Indexed)
+        plan_with(q, Some(Box::new(SeekExpandEnd)), &INDEXED)
     }
 
     #[test]

@@ -63,8 +63,7 @@ async fn start() -> Running {
 
 impl Running {
     async fn query(&self, statement: &str, parameters: Json) -> http_client::Reply {
-        Req::new("POST", "/db/neo4j/query/v2")
-            .basic("neo4j", PASSWORD)
+        as_admin("POST", "/db/neo4j/query/v2")
             .json(&json!({"statement": statement, "parameters": parameters}))
             .send(&self.target)
             .await
@@ -179,8 +178,7 @@ async fn typed_json_of_every_value_type() {
     server
         .query("CREATE (:A {k: 1})-[:R {w: 0.5}]->(:B)", json!({}))
         .await;
-    let reply = Req::new("POST", "/db/neo4j/query/v2")
-        .basic("neo4j", PASSWORD)
+    let reply = as_admin("POST", "/db/neo4j/query/v2")
         .header("Accept", "application/vnd.neo4j.query")
         .json(
             &json!({"statement": "MATCH p = (a:A)-[r:R]->(b:B) RETURN null, true, 42, 1.5, 'x', \
@@ -252,8 +250,7 @@ async fn typed_json_of_every_value_type() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_parameters_round_trip() {
     let server = start().await;
-    let reply = Req::new("POST", "/db/neo4j/query/v2")
-        .basic("neo4j", PASSWORD)
+    let reply = as_admin("POST", "/db/neo4j/query/v2")
         .header("Accept", "application/vnd.neo4j.query")
         .header("Content-Type", "application/vnd.neo4j.query")
         .raw(
@@ -286,8 +283,7 @@ async fn typed_parameters_round_trip() {
     assert_eq!(row[3], json!({"$type": "Duration", "_value": "PT1H30M"}));
     assert_eq!(row[4], json!({"$type": "String", "_value": "v"}));
     // A bad typed parameter is named.
-    let reply = Req::new("POST", "/db/neo4j/query/v2")
-        .basic("neo4j", PASSWORD)
+    let reply = as_admin("POST", "/db/neo4j/query/v2")
         .header("Content-Type", "application/vnd.neo4j.query")
         .raw(br#"{"statement": "RETURN $x", "parameters": {"x": {"$type": "Date", "_value": "nope"}}}"#)
         .send(&server.target)
@@ -381,13 +377,18 @@ async fn authentication_basic_bearer_lockout_and_roles() {
     server.stop().await;
 }
 
+/// A request to `path` as the admin user `neo4j`.
+fn as_admin<'a>(method: &'a str, path: &'a str) -> Req<'a> {
+    Req::new(method, path).basic("neo4j", PASSWORD)
+}
+
 async fn tx_request(
     server: &Running,
     method: &str,
     path: &str,
     statement: Option<&str>,
 ) -> http_client::Reply {
-    let req = Req::new(method, path).basic("neo4j", PASSWORD);
+    let req = as_admin(method, path);
     let req = match statement {
         Some(s) => req.json(&json!({"statement": s})),
         None => req,
@@ -612,14 +613,12 @@ async fn errors_have_codes_and_statuses() {
         "Neo.ClientError.Statement.ParameterMissing"
     );
     // `neo4j` is an alias of the configured name; other names are not found.
-    let by_name = Req::new("POST", "/db/movies/query/v2")
-        .basic("neo4j", PASSWORD)
+    let by_name = as_admin("POST", "/db/movies/query/v2")
         .json(&json!({"statement": "RETURN 1"}))
         .send(&server.target)
         .await;
     assert_eq!(by_name.status, 202);
-    let unknown = Req::new("POST", "/db/nope/query/v2")
-        .basic("neo4j", PASSWORD)
+    let unknown = as_admin("POST", "/db/nope/query/v2")
         .json(&json!({"statement": "RETURN 1"}))
         .send(&server.target)
         .await;
@@ -628,8 +627,7 @@ async fn errors_have_codes_and_statuses() {
         unknown.error_code(),
         "Neo.ClientError.Database.DatabaseNotFound"
     );
-    let malformed = Req::new("POST", "/db/neo4j/query/v2")
-        .basic("neo4j", PASSWORD)
+    let malformed = as_admin("POST", "/db/neo4j/query/v2")
         .header("Content-Type", "application/json")
         .raw(b"{\"statement\": \"RETURN 1\",")
         .send(&server.target)
@@ -647,21 +645,18 @@ async fn errors_have_codes_and_statuses() {
         message.contains("malformed JSON") && message.contains("column"),
         "{message}"
     );
-    let unknown_field = Req::new("POST", "/db/neo4j/query/v2")
-        .basic("neo4j", PASSWORD)
+    let unknown_field = as_admin("POST", "/db/neo4j/query/v2")
         .json(&json!({"query": "RETURN 1"}))
         .send(&server.target)
         .await;
     assert_eq!(unknown_field.status, 400);
     let big = format!("{{\"statement\": \"RETURN '{}'\"}}", "x".repeat(8000));
-    let oversize = Req::new("POST", "/db/neo4j/query/v2")
-        .basic("neo4j", PASSWORD)
+    let oversize = as_admin("POST", "/db/neo4j/query/v2")
         .raw(big.as_bytes())
         .send(&server.target)
         .await;
     assert_eq!(oversize.status, 413);
-    let text = Req::new("POST", "/db/neo4j/query/v2")
-        .basic("neo4j", PASSWORD)
+    let text = as_admin("POST", "/db/neo4j/query/v2")
         .header("Content-Type", "text/plain")
         .raw(b"RETURN 1")
         .send(&server.target)
@@ -672,8 +667,7 @@ async fn errors_have_codes_and_statuses() {
         .await;
     assert_eq!(small.status, 202);
     assert_eq!(small.json()["data"]["values"].as_array().unwrap().len(), 10);
-    let wrong_method = Req::new("GET", "/db/neo4j/query/v2")
-        .basic("neo4j", PASSWORD)
+    let wrong_method = as_admin("GET", "/db/neo4j/query/v2")
         .send(&server.target)
         .await;
     assert_eq!(wrong_method.status, 405);
@@ -683,8 +677,7 @@ async fn errors_have_codes_and_statuses() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counters_and_plans() {
     let server = start().await;
-    let reply = Req::new("POST", "/db/neo4j/query/v2")
-        .basic("neo4j", PASSWORD)
+    let reply = as_admin("POST", "/db/neo4j/query/v2")
         .json(&json!({"statement": "CREATE (:P {a: 1}), (:P)", "includeCounters": true}))
         .send(&server.target)
         .await;
@@ -893,8 +886,7 @@ async fn shutdown_cancels_a_running_request_and_open_transactions() {
     assert_eq!(open.status, 202);
     let target = server.target.clone();
     let slow = tokio::spawn(async move {
-        Req::new("POST", "/db/neo4j/query/v2")
-            .basic("neo4j", PASSWORD)
+        as_admin("POST", "/db/neo4j/query/v2")
             .json(&json!({"statement":
                 "UNWIND range(1, 100000) AS i UNWIND range(1, 100000) AS j RETURN sum(i + j)"}))
             .send(&target)

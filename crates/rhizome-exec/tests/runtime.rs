@@ -468,6 +468,82 @@ fn grouping_by_a_string_and_an_integer_matches_a_brute_force_count() {
     }
 }
 
+/// The nodes the walk of `hops` undirected `NEXT` hops from the nodes with
+/// `id < 3000` reaches, no relationship taken twice in a row: by brute
+/// force over the ring (a relationship is its pair of end ids).
+fn brute_force_endpoints(hops: usize) -> Vec<i64> {
+    let n = N as i64;
+    let neighbours = |x: i64| {
+        (1..=DEGREE as i64).flat_map(move |k| {
+            let out = (x + k) % n;
+            let back = (x - k).rem_euclid(n);
+            [
+                (out, (x.min(out), x.max(out))),
+                (back, (x.min(back), x.max(back))),
+            ]
+        })
+    };
+    // (node, relationship it arrived by)
+    let mut walks: std::collections::BTreeSet<(i64, (i64, i64))> =
+        (0..3000).map(|x| (x, (-1, -1))).collect();
+    for _ in 0..hops {
+        walks = walks
+            .iter()
+            .flat_map(|&(x, arrived)| neighbours(x).filter(move |&(_, r)| r != arrived))
+            .collect();
+    }
+    let ends: std::collections::BTreeSet<i64> = walks.iter().map(|&(x, _)| x).collect();
+    ends.into_iter().collect()
+}
+
+#[test]
+fn frontier_walk_gives_the_same_endpoints_at_one_and_two_threads() {
+    // The nodes reached from 3,000 start nodes (frontiers of thousands of
+    // nodes, so two workers split each hop) in 2 and 3 hops.
+    for hops in [2, 3] {
+        let scan = node(OpKind::AllNodesScan { out: 0 }, vec![arg()]);
+        let filter = node(
+            OpKind::Filter {
+                predicate: Expr::Binary(BinaryOp::Lt, Box::new(prop(0, "id")), Box::new(int(3000))),
+            },
+            vec![scan],
+        );
+        let walk = node(
+            OpKind::DistinctEndpoints {
+                from: 0,
+                hops: (0..hops)
+                    .map(|_| FrontierHop {
+                        types: vec!["NEXT".into()],
+                        direction: ExpandDirection::Both,
+                        to_labels: vec![],
+                    })
+                    .collect(),
+                to: 1,
+            },
+            vec![filter],
+        );
+        let project = node(
+            OpKind::Project {
+                items: vec![(2, prop(1, "id"))],
+            },
+            vec![walk],
+        );
+        let p = plan(project, 3, &[("id", 2)], false);
+        let want: Vec<Vec<Value>> = brute_force_endpoints(hops)
+            .into_iter()
+            .map(|x| vec![Value::Int(x)])
+            .collect();
+        assert!(want.len() > 3000, "{hops} hops reach {}", want.len());
+        for threads in [1, 2] {
+            assert_eq!(
+                sorted(run(&p, threads)),
+                sorted(want.clone()),
+                "{hops} hops, {threads} threads"
+            );
+        }
+    }
+}
+
 #[test]
 fn optional_unwind_and_subquery() {
     // UNWIND [1, 2, -1] AS i OPTIONAL MATCH (n:All {id: i})-[r]->(m) WHERE m.id = i + 1 RETURN i, m.id

@@ -16,33 +16,19 @@
 //! over `r` is allowed. Hops further apart never share a relationship (the
 //! planner only uses this operator when their types are disjoint), so
 //! these checks are the whole of the uniqueness condition.
-//!
-//! The hops run as the sink's finishing waves ([`Sink::finish_parts`]), one
-//! wave per hop: a frontier of at least [`PART_NODES`] nodes over a native
-//! graph is cut into as many parts (ranges of its bitmap's words) as there
-//! are workers, each part expands its nodes into its own next bitmap and
-//! witnesses, and between waves the parts' results are merged (bitmaps by
-//! `or`, witnesses as above: two different relationships make "several").
-//! The result is the same set whatever the number of workers.
 
 use super::adjacency::{has_labels, skip_entry, walks};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::{CNode, Types};
-use crate::context::{MemoryBudget, QueryContext};
+use crate::context::QueryContext;
 use crate::operator::{OperatorResult, Sink, TaskCtx, NEED_MORE};
-use crate::per_worker::lock;
 use crate::per_worker::PerWorker;
-use rhizome_common::{Error, NodeId, RelId, Result};
+use rhizome_common::{NodeId, RelId, Result};
 use rhizome_plan::{OpKind, Slot};
 use rhizome_storage::{GraphRead, Snapshot};
 use std::collections::{BTreeSet, HashMap};
-use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
-
-/// Frontier nodes per part of a hop's wave, at least: a smaller frontier
-/// is expanded by one task.
-pub const PART_NODES: usize = 1024;
+use std::sync::Arc;
 
 /// No walk reached the node.
 const NO_WITNESS: RelId = RelId::MAX;
@@ -71,12 +57,12 @@ impl NodeSet {
     }
 
     /// An empty set for the nodes of `snap`, charging a bitmap's memory.
-    fn for_graph(snap: &Snapshot, memory: &MemoryBudget) -> Result<NodeSet> {
+    fn for_graph(snap: &Snapshot, q: &QueryContext) -> Result<NodeSet> {
         if snap.external().is_some() {
             return Ok(NodeSet::Sparse(BTreeSet::new()));
         }
         let bound = snap.node_bound();
-        memory.charge((bound as usize).div_ceil(8))?;
+        q.memory.charge((bound as usize).div_ceil(8))?;
         Ok(NodeSet::with_bound(bound))
     }
 
@@ -138,50 +124,6 @@ impl NodeSet {
             NodeSet::Sparse(set) => Box::new(set.iter().copied()),
         }
     }
-
-    /// The members in the bitmap's words `words`, ascending (all members
-    /// of an ordered set).
-    fn iter_words(&self, words: Range<usize>) -> Box<dyn Iterator<Item = NodeId> + '_> {
-        match self {
-            NodeSet::Dense(all) => {
-                let start = words.start;
-                Box::new(all[words].iter().enumerate().flat_map(move |(i, &w)| {
-                    let mut w = w;
-                    std::iter::from_fn(move || {
-                        (w != 0).then(|| {
-                            let bit = w.trailing_zeros() as u64;
-                            w &= w - 1;
-                            (start + i) as u64 * 64 + bit
-                        })
-                    })
-                }))
-            }
-            NodeSet::Sparse(_) => self.iter(),
-        }
-    }
-
-    /// The word ranges of up to `parts` parts of about equal numbers of
-    /// members, each of at least [`PART_NODES`] (one part for an ordered
-    /// set, whose lists a source fetches together).
-    fn parts(&self, parts: usize) -> Vec<Range<usize>> {
-        let NodeSet::Dense(words) = self else {
-            return std::iter::once(0..0).collect();
-        };
-        let members = self.len();
-        let parts = (members / PART_NODES).clamp(1, parts.max(1));
-        let per_part = members.div_ceil(parts);
-        let mut ranges = Vec::with_capacity(parts);
-        let (mut start, mut count) = (0, 0);
-        for (i, w) in words.iter().enumerate() {
-            count += w.count_ones() as usize;
-            if count >= per_part && ranges.len() + 1 < parts {
-                ranges.push(start..i + 1);
-                (start, count) = (i + 1, 0);
-            }
-        }
-        ranges.push(start..words.len());
-        ranges
-    }
 }
 
 /// The witness of each node of a frontier: by id below the bound (native),
@@ -193,12 +135,12 @@ enum Witnesses {
 
 impl Witnesses {
     /// Empty witnesses for the nodes of `snap`, charging a dense array's memory.
-    fn for_graph(snap: &Snapshot, memory: &MemoryBudget) -> Result<Witnesses> {
+    fn for_graph(snap: &Snapshot, q: &QueryContext) -> Result<Witnesses> {
         if snap.external().is_some() {
             return Ok(Witnesses::Sparse(HashMap::new()));
         }
         let bound = snap.node_bound();
-        memory.charge(bound as usize * 8)?;
+        q.memory.charge(bound as usize * 8)?;
         Ok(Witnesses::Dense(vec![NO_WITNESS; bound as usize]))
     }
 
@@ -215,77 +157,13 @@ impl Witnesses {
             Witnesses::Sparse(m) => m.entry(n).or_insert(NO_WITNESS),
         }
     }
-
-    /// Takes in the witnesses another part of the same frontier saw.
-    fn merge(&mut self, other: &Witnesses) {
-        match (self, other) {
-            (Witnesses::Dense(a), Witnesses::Dense(b)) => {
-                for (x, &y) in a.iter_mut().zip(b) {
-                    *x = combine(*x, y);
-                }
-            }
-            (this, other) => {
-                let seen: Vec<(NodeId, RelId)> = match other {
-                    Witnesses::Dense(b) => b
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &r)| r != NO_WITNESS)
-                        .map(|(n, &r)| (n as NodeId, r))
-                        .collect(),
-                    Witnesses::Sparse(m) => m.iter().map(|(&n, &r)| (n, r)).collect(),
-                };
-                for (n, r) in seen {
-                    let slot = this.slot(n);
-                    *slot = combine(*slot, r);
-                }
-            }
-        }
-    }
 }
 
-/// The witness of a node reached with witness `a` and with witness `b`.
-#[inline]
-fn combine(a: RelId, b: RelId) -> RelId {
-    match (a, b) {
-        (NO_WITNESS, b) => b,
-        (a, NO_WITNESS) => a,
-        (a, b) if a == b => a,
-        _ => MANY_WITNESSES,
-    }
-}
-
-/// The walk between finishing waves.
-#[derive(Default)]
-struct Walk {
-    /// The start nodes were gathered into `frontier`.
-    started: bool,
-    /// The next hop to take (the number of hops once the walk is done).
-    hop: usize,
-    /// The nodes the walk reached so far (the start nodes at first).
-    frontier: NodeSet,
-    /// The frontier's witnesses (none for the start nodes).
-    witness: Option<Witnesses>,
-    /// The frontier's parts the current wave expands.
-    parts: Vec<Range<usize>>,
-    /// What failed between waves, returned by `finish`.
-    error: Option<Error>,
-}
-
-/// A part's next frontier and witnesses.
-type PartOutput = (NodeSet, Option<Witnesses>);
-
-/// Collects the walk's start nodes per worker; walks the hops when finished,
-/// one wave of parallel parts per hop.
+/// Collects the walk's start nodes per worker; walks the hops when finished.
 pub struct DistinctEndpointsSink {
     node: Arc<CNode>,
     starts: PerWorker<NodeSet>,
     width: AtomicUsize,
-    /// The snapshot and memory budget, kept from the first chunk for the
-    /// finishing waves.
-    graph: OnceLock<(Snapshot, Arc<MemoryBudget>)>,
-    walk: RwLock<Walk>,
-    /// Per part of the current wave, its output.
-    outputs: Mutex<Vec<Option<PartOutput>>>,
 }
 
 impl DistinctEndpointsSink {
@@ -295,70 +173,7 @@ impl DistinctEndpointsSink {
             node,
             starts: PerWorker::new(slots, |_| NodeSet::default()),
             width: AtomicUsize::new(0),
-            graph: OnceLock::new(),
-            walk: RwLock::default(),
-            outputs: Mutex::default(),
         }
-    }
-
-    /// The walk's hops, compiled.
-    fn hop(&self, i: usize) -> Hop<'_> {
-        let OpKind::DistinctEndpoints { hops, .. } = &self.node.kind else {
-            unreachable!("DistinctEndpointsSink built for a DistinctEndpoints node");
-        };
-        Hop {
-            types: &self.node.c.hops[i].types,
-            labels: &self.node.c.hops[i].to_labels,
-            direction: hops[i].direction,
-        }
-    }
-
-    fn hop_count(&self) -> usize {
-        match &self.node.kind {
-            OpKind::DistinctEndpoints { hops, .. } => hops.len(),
-            _ => 0,
-        }
-    }
-
-    /// Between waves: gathers the start nodes (first call) or merges the
-    /// last wave's parts into the next frontier, and cuts the frontier
-    /// into the next wave's parts; returns their number (0: walk done).
-    fn next_wave(&self, walk: &mut Walk) -> Result<usize> {
-        if !walk.started {
-            walk.started = true;
-            for part in self.starts.take_all() {
-                walk.frontier.union_with(&part);
-            }
-            if !walk.frontier.is_made() {
-                walk.hop = self.hop_count();
-            }
-        } else {
-            let mut next: Option<NodeSet> = None;
-            let mut witness: Option<Witnesses> = None;
-            for (set, w) in std::mem::take(&mut *lock(&self.outputs))
-                .into_iter()
-                .flatten()
-            {
-                match &mut next {
-                    Some(n) => n.union_with(&set),
-                    None => next = Some(set),
-                }
-                match (&mut witness, w) {
-                    (Some(a), Some(b)) => a.merge(&b),
-                    (None, w) => witness = w,
-                    _ => {}
-                }
-            }
-            walk.frontier = next.unwrap_or_default();
-            walk.witness = witness;
-            walk.hop += 1;
-        }
-        if walk.hop >= self.hop_count() {
-            return Ok(0);
-        }
-        walk.parts = walk.frontier.parts(self.starts.len());
-        *lock(&self.outputs) = (0..walk.parts.len()).map(|_| None).collect();
-        Ok(walk.parts.len())
     }
 
     fn slots(&self) -> (Slot, Slot) {
@@ -377,31 +192,27 @@ struct Hop<'a> {
 }
 
 /// The next frontier (with witnesses when `witness_out` is given) from
-/// the frontier nodes `nodes`, whose witnesses are `witness_in` (none for
-/// the start nodes).
+/// `frontier`, whose witnesses are `witness_in` (none for the start nodes).
 fn step(
     snap: &Snapshot,
-    memory: &MemoryBudget,
+    q: &QueryContext,
     hop: &Hop<'_>,
-    nodes: impl Iterator<Item = NodeId>,
+    frontier: &NodeSet,
     witness_in: Option<&Witnesses>,
     mut witness_out: Option<&mut Witnesses>,
 ) -> Result<NodeSet> {
     let bound = snap.node_bound();
-    let mut next = NodeSet::for_graph(snap, memory)?;
+    let mut next = NodeSet::for_graph(snap, q)?;
     let walks = walks(snap, hop.types, hop.direction);
-    let nodes: Box<dyn Iterator<Item = NodeId>> = if snap.external().is_some() {
+    if snap.external().is_some() {
         // A source fetches the whole frontier's lists in one round trip
         // per (type, direction), not one per node.
-        let nodes: Vec<NodeId> = nodes.collect();
+        let nodes: Vec<NodeId> = frontier.iter().collect();
         for &(t, d) in &walks {
             snap.prefetch_adjacency(&nodes, t, d);
         }
-        Box::new(nodes.into_iter())
-    } else {
-        Box::new(nodes)
-    };
-    for x in nodes {
+    }
+    for x in frontier.iter() {
         let arrived = witness_in.map_or(MANY_WITNESSES, |w| w.get(x));
         for &(t, d) in &walks {
             let adj = snap.adjacency(x, t, d);
@@ -420,14 +231,18 @@ fn step(
                 next.insert(y);
                 if let Some(w) = witness_out.as_deref_mut() {
                     let slot = w.slot(y);
-                    *slot = combine(*slot, r);
+                    *slot = match *slot {
+                        NO_WITNESS => r,
+                        seen if seen == r => r,
+                        _ => MANY_WITNESSES,
+                    };
                 }
             }
         }
     }
     if let NodeSet::Sparse(_) = next {
         // An ordered set's entry and a witness: about 48 bytes a node.
-        memory.charge(next.len() * 48)?;
+        q.memory.charge(next.len() * 48)?;
     }
     Ok(next)
 }
@@ -440,11 +255,9 @@ impl Sink for DistinctEndpointsSink {
             return NEED_MORE;
         };
         let bound = ctx.q.snapshot.node_bound();
-        self.graph
-            .get_or_init(|| (ctx.q.snapshot.clone(), ctx.q.memory.clone()));
         let mut starts = self.starts.lock(ctx.worker);
         if !starts.is_made() {
-            *starts = NodeSet::for_graph(&ctx.q.snapshot, &ctx.q.memory)?;
+            *starts = NodeSet::for_graph(&ctx.q.snapshot, ctx.q)?;
         }
         for row in 0..chunk.len() {
             match column.node(row) {
@@ -455,57 +268,46 @@ impl Sink for DistinctEndpointsSink {
         NEED_MORE
     }
 
-    /// One wave per hop (see the module documentation).
-    fn finish_parts(&self) -> usize {
-        let mut walk = self.walk.write().unwrap_or_else(|p| p.into_inner());
-        if walk.error.is_some() {
-            return 0;
-        }
-        match self.next_wave(&mut walk) {
-            Ok(parts) => parts,
-            Err(e) => {
-                walk.error = Some(e);
-                0
-            }
-        }
-    }
-
-    /// Expands part `part` of the current hop's frontier.
-    fn finish_part(&self, part: usize) -> Result<()> {
-        let walk = self.walk.read().unwrap_or_else(|p| p.into_inner());
-        let Some((snap, memory)) = self.graph.get() else {
-            return Ok(());
-        };
-        let last = walk.hop + 1 == self.hop_count();
-        let mut witness = match last {
-            true => None,
-            false => Some(Witnesses::for_graph(snap, memory)?),
-        };
-        let next = step(
-            snap,
-            memory,
-            &self.hop(walk.hop),
-            walk.frontier.iter_words(walk.parts[part].clone()),
-            walk.witness.as_ref(),
-            witness.as_mut(),
-        )?;
-        drop(walk);
-        lock(&self.outputs)[part] = Some((next, witness));
-        Ok(())
-    }
-
     fn finish(&self, q: &QueryContext) -> Result<Vec<Chunk>> {
         let (_, to) = self.slots();
-        let mut walk = self.walk.write().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = walk.error.take() {
-            return Err(e);
+        let OpKind::DistinctEndpoints { hops, .. } = &self.node.kind else {
+            unreachable!("DistinctEndpointsSink built for a DistinctEndpoints node");
+        };
+        let mut frontier = NodeSet::default();
+        for part in self.starts.take_all() {
+            frontier.union_with(&part);
         }
-        // Cancelled between hops, or no start node: no rows.
-        if q.scope.is_cancelled() || walk.hop < self.hop_count() || !walk.frontier.is_made() {
+        if !frontier.is_made() {
             return Ok(Vec::new());
         }
-        let frontier = std::mem::take(&mut walk.frontier);
-        drop(walk);
+        let snap = &q.snapshot;
+        let compiled = &self.node.c.hops;
+        let mut witness: Option<Witnesses> = None;
+        for (i, h) in hops.iter().enumerate() {
+            if q.scope.is_cancelled() {
+                return Ok(Vec::new());
+            }
+            let hop = Hop {
+                types: &compiled[i].types,
+                labels: &compiled[i].to_labels,
+                direction: h.direction,
+            };
+            let last = i + 1 == hops.len();
+            let mut out_witness = if last {
+                None
+            } else {
+                Some(Witnesses::for_graph(snap, q)?)
+            };
+            frontier = step(
+                snap,
+                q,
+                &hop,
+                &frontier,
+                witness.as_ref(),
+                out_witness.as_mut(),
+            )?;
+            witness = out_witness;
+        }
         let width = self.width.load(Ordering::Relaxed).max(to + 1);
         let mut chunks = Vec::new();
         let mut nodes: Vec<NodeId> = Vec::with_capacity(CHUNK_SIZE);
@@ -553,37 +355,6 @@ mod tests {
         assert_eq!(a.iter().collect::<Vec<_>>(), vec![0, 5, 63, 64, 130, 199]);
         assert_eq!(NodeSet::default().iter().count(), 0);
         assert!(!NodeSet::default().is_made());
-    }
-
-    #[test]
-    fn a_frontier_splits_into_parts_holding_every_member_once() {
-        let mut set = NodeSet::with_bound(100_000);
-        for n in (0..100_000).step_by(7) {
-            set.insert(n);
-        }
-        let all: Vec<_> = set.iter().collect();
-        for parts in [1, 2, 3, 8] {
-            let ranges = set.parts(parts);
-            assert_eq!(ranges.len(), parts, "{} members", all.len());
-            let joined: Vec<_> = ranges
-                .iter()
-                .flat_map(|r| set.iter_words(r.clone()))
-                .collect();
-            assert_eq!(joined, all, "{parts} parts");
-        }
-        // Too few members for two parts of PART_NODES: one part.
-        let mut small = NodeSet::with_bound(100_000);
-        for n in 0..PART_NODES as u64 + 5 {
-            small.insert(n * 3);
-        }
-        assert_eq!(small.parts(4).len(), 1);
-        // Witnesses of two parts: two relationships make "several".
-        let mut a = Witnesses::Dense(vec![NO_WITNESS, 4, 4, 9]);
-        a.merge(&Witnesses::Dense(vec![3, NO_WITNESS, 4, 8]));
-        let Witnesses::Dense(merged) = a else {
-            unreachable!()
-        };
-        assert_eq!(merged, vec![3, 4, 4, MANY_WITNESSES]);
     }
 
     #[test]

@@ -76,9 +76,10 @@ pub const COLLECT_QUERY: AggregateQuery = AggregateQuery {
 /// columns and float aggregates, on the property graph
 /// ([`generate_props`]): `(:P {id, grp: id % 100, name: 'n' + id, score:
 /// id / 7.0, opt: 'o' + id or null for every third, tag: 't' + id % 100})`,
-/// string ordering comparisons and grouping by a string column. Issue 21
+/// string ordering comparisons, grouping by a string column and by a
+/// string and an integer (`SGROUP2`, 300 groups). Issue 21
 /// gives no Kuzu figure for these.
-pub const PROPS_QUERIES: [AggregateQuery; 10] = [
+pub const PROPS_QUERIES: [AggregateQuery; 11] = [
     AggregateQuery {
         name: "SNULL",
         query: "MATCH (n:P) WHERE n.opt IS NULL RETURN count(n)",
@@ -124,6 +125,12 @@ pub const PROPS_QUERIES: [AggregateQuery; 10] = [
     AggregateQuery {
         name: "SGROUP",
         query: "MATCH (n:P) RETURN n.tag AS t, count(*) AS c, min(n.name) AS m",
+        kuzu_ms: None,
+        kuzu_peak_mb: None,
+    },
+    AggregateQuery {
+        name: "SGROUP2",
+        query: "MATCH (n:P) RETURN n.tag AS t, n.id % 3 AS r, count(*) AS c, min(n.name) AS m",
         kuzu_ms: None,
         kuzu_peak_mb: None,
     },

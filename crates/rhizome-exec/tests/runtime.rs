@@ -15,7 +15,8 @@ use std::time::Duration;
 const N: u64 = 5_000;
 const DEGREE: u64 = 4;
 
-/// N nodes :All (first 10% also :Ten), `id`, `mod7`; (n)-[:NEXT {w: k}]->((n+k) % N) for k in 1..=DEGREE.
+/// N nodes :All (first 10% also :Ten), `id`, `mod7`, `tag` ('t' + id % 13,
+/// null for every 11th); (n)-[:NEXT {w: k}]->((n+k) % N) for k in 1..=DEGREE.
 fn database() -> &'static (tempfile::TempDir, Database) {
     static DB: OnceLock<(tempfile::TempDir, Database)> = OnceLock::new();
     DB.get_or_init(|| {
@@ -23,9 +24,14 @@ fn database() -> &'static (tempfile::TempDir, Database) {
         let path = dir.path().join("db");
         let mut b = GraphBuilder::new();
         let (mut id, mut mod7) = (ColumnBuilder::new(), ColumnBuilder::new());
+        let mut tag = ColumnBuilder::new();
         for i in 0..N {
             id.push_i64(i as i64);
             mod7.push_i64((i % 7) as i64);
+            match i % 11 {
+                0 => tag.push_null(),
+                _ => tag.push_str(&format!("t{}", i % 13)),
+            }
         }
         let ids = b
             .add_nodes(NodeGroupInput {
@@ -35,7 +41,11 @@ fn database() -> &'static (tempfile::TempDir, Database) {
                     sets: vec![vec![], vec!["Ten".into()]],
                     row_set: (0..N).map(|i| u32::from(i < N / 10)).collect(),
                 }),
-                properties: vec![("id".into(), id.finish()), ("mod7".into(), mod7.finish())],
+                properties: vec![
+                    ("id".into(), id.finish()),
+                    ("mod7".into(), mod7.finish()),
+                    ("tag".into(), tag.finish()),
+                ],
             })
             .unwrap();
         let (mut sources, mut targets, mut w) = (Vec::new(), Vec::new(), ColumnBuilder::new());
@@ -397,6 +407,141 @@ fn grouping_and_distinct_agree_across_thread_counts() {
     );
     let distinct = node(OpKind::Distinct { slots: vec![1] }, vec![project]);
     assert_eq!(run(&plan(distinct, 2, &[("m", 1)], false), 2).len(), 7);
+}
+
+#[test]
+fn grouping_by_a_string_and_an_integer_matches_a_brute_force_count() {
+    // MATCH (n) RETURN n.tag AS t, n.mod7 AS m, count(*) AS c, min(n.id) AS lo
+    // (typed composite keys: string views and integers, with null tags),
+    // and the same with the node itself as a third key.
+    let aggregate = |with_node: bool| {
+        let scan = node(OpKind::AllNodesScan { out: 0 }, vec![arg()]);
+        let mut keys = vec![(1, prop(0, "tag")), (2, prop(0, "mod7"))];
+        if with_node {
+            keys.push((5, slot(0)));
+        }
+        let agg = node(
+            OpKind::Aggregate {
+                keys,
+                aggregates: vec![
+                    AggregateItem {
+                        slot: 3,
+                        function: AggregateKind::CountStar,
+                        args: vec![],
+                        distinct: false,
+                    },
+                    AggregateItem {
+                        slot: 4,
+                        function: AggregateKind::Min,
+                        args: vec![prop(0, "id")],
+                        distinct: false,
+                    },
+                ],
+            },
+            vec![scan],
+        );
+        plan(agg, 6, &[("t", 1), ("m", 2), ("c", 3), ("lo", 4)], false)
+    };
+    let mut expected: BTreeMap<(Option<u64>, u64), (i64, i64)> = BTreeMap::new();
+    for i in 0..N {
+        let tag = (i % 11 != 0).then_some(i % 13);
+        let e = expected.entry((tag, i % 7)).or_insert((0, i as i64));
+        e.0 += 1;
+    }
+    let expected: Vec<Vec<Value>> = expected
+        .into_iter()
+        .map(|((tag, m), (c, lo))| {
+            let tag = tag.map_or(Value::Null, |t| Value::String(format!("t{t}")));
+            vec![tag, Value::Int(m as i64), Value::Int(c), Value::Int(lo)]
+        })
+        .collect();
+    for threads in [1, 2] {
+        assert_eq!(
+            sorted(run(&aggregate(false), threads)),
+            sorted(expected.clone()),
+            "{threads} threads"
+        );
+        // One group per node: every count is 1 and the minimum is its id.
+        let per_node = run(&aggregate(true), threads);
+        assert_eq!(per_node.len(), N as usize, "{threads} threads");
+        assert!(per_node.iter().all(|r| r[2] == Value::Int(1)));
+    }
+}
+
+/// The nodes the walk of `hops` undirected `NEXT` hops from the nodes with
+/// `id < 3000` reaches, no relationship taken twice in a row: by brute
+/// force over the ring (a relationship is its pair of end ids).
+fn brute_force_endpoints(hops: usize) -> Vec<i64> {
+    let n = N as i64;
+    let neighbours = |x: i64| {
+        (1..=DEGREE as i64).flat_map(move |k| {
+            let out = (x + k) % n;
+            let back = (x - k).rem_euclid(n);
+            [
+                (out, (x.min(out), x.max(out))),
+                (back, (x.min(back), x.max(back))),
+            ]
+        })
+    };
+    // (node, relationship it arrived by)
+    let mut walks: std::collections::BTreeSet<(i64, (i64, i64))> =
+        (0..3000).map(|x| (x, (-1, -1))).collect();
+    for _ in 0..hops {
+        walks = walks
+            .iter()
+            .flat_map(|&(x, arrived)| neighbours(x).filter(move |&(_, r)| r != arrived))
+            .collect();
+    }
+    let ends: std::collections::BTreeSet<i64> = walks.iter().map(|&(x, _)| x).collect();
+    ends.into_iter().collect()
+}
+
+#[test]
+fn frontier_walk_gives_the_same_endpoints_at_one_and_two_threads() {
+    // The nodes reached from 3,000 start nodes (frontiers of thousands of
+    // nodes, so two workers split each hop) in 2 and 3 hops.
+    for hops in [2, 3] {
+        let scan = node(OpKind::AllNodesScan { out: 0 }, vec![arg()]);
+        let filter = node(
+            OpKind::Filter {
+                predicate: Expr::Binary(BinaryOp::Lt, Box::new(prop(0, "id")), Box::new(int(3000))),
+            },
+            vec![scan],
+        );
+        let walk = node(
+            OpKind::DistinctEndpoints {
+                from: 0,
+                hops: (0..hops)
+                    .map(|_| FrontierHop {
+                        types: vec!["NEXT".into()],
+                        direction: ExpandDirection::Both,
+                        to_labels: vec![],
+                    })
+                    .collect(),
+                to: 1,
+            },
+            vec![filter],
+        );
+        let project = node(
+            OpKind::Project {
+                items: vec![(2, prop(1, "id"))],
+            },
+            vec![walk],
+        );
+        let p = plan(project, 3, &[("id", 2)], false);
+        let want: Vec<Vec<Value>> = brute_force_endpoints(hops)
+            .into_iter()
+            .map(|x| vec![Value::Int(x)])
+            .collect();
+        assert!(want.len() > 3000, "{hops} hops reach {}", want.len());
+        for threads in [1, 2] {
+            assert_eq!(
+                sorted(run(&p, threads)),
+                sorted(want.clone()),
+                "{hops} hops, {threads} threads"
+            );
+        }
+    }
 }
 
 #[test]

@@ -10,11 +10,14 @@
 //! ([`Accumulator::update_strs`]). Grouped aggregation finds each row's
 //! group first (through a table keyed by the plain integer when the only
 //! key is an integer column, by the string view when it is a string
-//! column, else by [`GroupKey`]s) and then feeds every
+//! column, by the bytes of a composite key ([`super::typed_keys`]) when
+//! several keys are all typed columns (integers, booleans, strings, node
+//! ids), else by [`GroupKey`]s) and then feeds every
 //! aggregate its column for the rows' groups. Arguments the vector
 //! evaluator cannot compute, mixed-type columns and `DISTINCT` aggregates
 //! fall back to a value per row, with the same results.
 
+use super::typed_keys;
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::{CExpr, CNode};
 use crate::context::{QueryContext, VALUE_BYTES};
@@ -41,6 +44,9 @@ struct Groups {
     by_node: KeyMap<u64, u32>,
     /// Groups of a single string key found through a string-view column.
     by_str: KeyMap<Box<str>, u32>,
+    /// Groups of several keys found through typed columns, by the keys'
+    /// encoding ([`typed_keys`]).
+    by_bytes: KeyMap<Box<[u8]>, u32>,
 }
 
 /// Hash aggregation: per-worker group tables merged at the end. Groups keep
@@ -260,6 +266,55 @@ impl Groups {
         self.by_str.insert(x.into(), g);
         g
     }
+
+    /// The index of the group whose typed key encodes as `bytes`; `key`
+    /// builds its values, called only for bytes not seen before.
+    #[inline]
+    fn find_bytes(
+        &mut self,
+        bytes: &[u8],
+        key: impl FnOnce() -> Vec<GroupKey>,
+        fresh: impl FnOnce() -> Vec<Accumulator>,
+    ) -> u32 {
+        if let Some(&g) = self.by_bytes.get(bytes) {
+            return g;
+        }
+        // The group may exist under an equivalent key, or have been made
+        // by a chunk read as values.
+        let g = self.find(&key(), fresh);
+        self.by_bytes.insert(bytes.into(), g);
+        g
+    }
+
+    /// Appends to `group_of` the group of every row of a chunk of `rows`
+    /// rows whose keys are the typed `columns`: one reused buffer per
+    /// chunk, the previous row's group tried first (equal keys often come
+    /// in runs).
+    fn find_typed(
+        &mut self,
+        columns: &[typed_keys::KeyColumn<'_>],
+        rows: usize,
+        group_of: &mut Vec<u32>,
+        fresh: impl Fn() -> Vec<Accumulator>,
+    ) {
+        let mut key = Vec::with_capacity(64);
+        let mut last = Vec::with_capacity(64);
+        let mut last_group = None;
+        for row in 0..rows {
+            typed_keys::encode_row(columns, row, &mut key);
+            let g = match last_group {
+                Some(g) if last == key => g,
+                _ => self.find_bytes(
+                    &key,
+                    || columns.iter().map(|c| GroupKey(c.value(row))).collect(),
+                    &fresh,
+                ),
+            };
+            std::mem::swap(&mut key, &mut last);
+            last_group = Some(g);
+            group_of.push(g);
+        }
+    }
 }
 
 impl Sink for AggregateSink {
@@ -286,9 +341,23 @@ impl Sink for AggregateSink {
             [CExpr::Slot(s)] => chunk.column(*s).and_then(|c| c.node_ids()),
             _ => None,
         };
-        let keys = match node_key {
+        // Node-id slots among several keys are read from their columns.
+        let keys: Vec<Option<Vector>> = match node_key {
             Some(_) => Vec::new(),
-            None => vector::columns(ctx.q, &self.node.c.exprs, &chunk),
+            None => self
+                .node
+                .c
+                .exprs
+                .iter()
+                .map(|e| match typed_keys::is_node_slot(e, &chunk) {
+                    true => None,
+                    false => vector::column(ctx.q, e, &chunk),
+                })
+                .collect(),
+        };
+        let typed = match keys.len() {
+            0 | 1 => None,
+            _ => typed_keys::key_columns(&self.node.c.exprs, &keys, &chunk),
         };
         let mut guard = self.locals.lock(ctx.worker);
         let groups = &mut *guard;
@@ -331,6 +400,8 @@ impl Sink for AggregateSink {
                 };
                 group_of.push(g);
             }
+        } else if let Some(columns) = &typed {
+            groups.find_typed(columns, chunk.len(), &mut group_of, || self.fresh());
         } else {
             // One key buffer for the chunk: a row allocates only for a new group.
             let mut key: Vec<GroupKey> = Vec::with_capacity(keys.len());
@@ -557,6 +628,45 @@ mod tests {
             Value::List((0..37).map(Value::Int).collect())
         );
         assert_eq!(chunk.column(1).unwrap().list_len(4), Some(250_000));
+    }
+
+    #[test]
+    fn typed_composite_keys_find_the_groups_of_boxed_keys() {
+        use typed_keys::KeyColumn;
+        let fresh = || vec![Accumulator::new(AggregateKind::CountStar, false)];
+        let mut groups = Groups::default();
+        // A group made by a chunk read as values, under an equivalent key.
+        let boxed = [
+            GroupKey(Value::String("a".into())),
+            GroupKey(Value::Float(1.0)),
+        ];
+        assert_eq!(groups.find(&boxed, fresh), 0);
+        let strs = ["a", "a", "b", "a", "", "a"];
+        let ints = [1i64, 1, 1, 2, 0, 1];
+        let nulls = [false, false, false, false, true, false];
+        let columns = [
+            KeyColumn::Strs(&strs, None),
+            KeyColumn::Ints(&ints, Some(&nulls)),
+        ];
+        let mut group_of = Vec::new();
+        groups.find_typed(&columns, strs.len(), &mut group_of, fresh);
+        assert_eq!(group_of, vec![0, 0, 1, 2, 3, 0]);
+        // Found by bytes, one entry per group; keys kept as values.
+        assert_eq!(groups.by_bytes.len(), 4);
+        let keys: Vec<_> = groups.groups.iter().map(|(k, _)| k.clone()).collect();
+        assert_eq!(
+            keys[1],
+            [GroupKey(Value::String("b".into())), GroupKey(Value::Int(1))]
+        );
+        assert_eq!(
+            keys[3],
+            [GroupKey(Value::String("".into())), GroupKey(Value::Null)]
+        );
+        // A second chunk finds the same groups without new keys.
+        group_of.clear();
+        groups.find_typed(&columns, strs.len(), &mut group_of, fresh);
+        assert_eq!(group_of, vec![0, 0, 1, 2, 3, 0]);
+        assert_eq!(groups.groups.len(), 4);
     }
 
     #[test]

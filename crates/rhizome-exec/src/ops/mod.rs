@@ -27,7 +27,8 @@
 //! | [`result`] | `RowsSink`: a query's result rows | sink |
 //!
 //! [`adjacency`] and [`materialized`] hold what several operators share;
-//! [`in_list_filter`] is `Filter`'s path for `x IN list` over a list slot.
+//! [`in_list_filter`] is `Filter`'s path for `x IN list` over a list slot;
+//! [`typed_keys`] encodes composite group keys read from typed columns.
 
 pub mod adjacency;
 pub mod aggregate;
@@ -51,5 +52,6 @@ pub mod scan;
 pub mod shortest;
 pub mod skip;
 pub mod sort;
+pub mod typed_keys;
 pub mod unwind;
 pub mod varexpand;

@@ -58,6 +58,10 @@ struct Local {
     chunks: Vec<Chunk>,
     /// Some row's keys are not held inline (they are compared in the chunks).
     keys_in_chunks: bool,
+    /// Top-k, after a prune: the inline keys of the last of the `limit`
+    /// rows kept, if they are inline. A later row whose inline keys are not
+    /// below them cannot be output and is not kept.
+    threshold: Option<[u64; 2]>,
 }
 
 /// One part of a parallel merge: its range of each sorted run, then its
@@ -216,12 +220,81 @@ impl SortSink {
         }
     }
 
+    /// Pushes an entry for each row of `chunk` (the worker's next chunk)
+    /// into `local`, except, in a top-k, the rows whose inline keys are not
+    /// before the worker's threshold ([`Local::threshold`]): those sort
+    /// after `limit` rows the worker already holds (ties included, as they
+    /// arrived later), so they can never be output. Returns how many rows
+    /// were pushed and whether all of them hold their keys inline.
+    fn push_rows(&self, local: &mut Local, chunk: &Chunk, worker: u32) -> (usize, bool) {
+        let index = local.chunks.len() as u32;
+        let int_keys = self.keys.len() <= 2;
+        let columns: Vec<_> = self
+            .keys
+            .iter()
+            .take(2)
+            .map(|k| (chunk.column(k.slot), k.descending))
+            .collect();
+        let threshold = local.threshold;
+        if threshold.is_none() {
+            local.rows.reserve(chunk.len());
+        }
+        let (mut pushed, mut all_inline) = (0, int_keys);
+        for row in 0..chunk.len() {
+            let mut ints = [0u64; 2];
+            let mut ints_valid = int_keys;
+            for (i, (column, descending)) in columns.iter().enumerate() {
+                match column.map(|c| c.value_ref(row)).as_deref() {
+                    Some(Value::Int(x)) => ints[i] = ordered_int(*x, *descending),
+                    _ => ints_valid = false,
+                }
+            }
+            if ints_valid && threshold.is_some_and(|t| ints >= t) {
+                continue;
+            }
+            local.rows.push(SortRow {
+                ints,
+                worker,
+                chunk: index,
+                row: row as u32,
+                ints_valid,
+            });
+            pushed += 1;
+            all_inline &= ints_valid;
+        }
+        (pushed, all_inline)
+    }
+
+    /// Top-k: true once `local` holds enough rows beyond `limit` to be
+    /// worth a prune, or keeps many chunks for few rows (each holds on to
+    /// its whole chunk until a prune).
+    fn needs_prune(&self, local: &Local, limit: u64) -> bool {
+        let rows = local.rows.len() as u64;
+        rows > 2 * limit + CHUNK_SIZE as u64 || (local.chunks.len() >= 16 && rows > limit)
+    }
+
     /// Top-k: keeps the first `limit` of a worker's rows, and only the
-    /// chunk data they use, gathered into one chunk.
+    /// chunk data they use, gathered into one chunk. The rows are selected
+    /// (linear time) before the kept ones are sorted; the last kept row's
+    /// inline keys become the worker's threshold.
     fn prune(&self, local: &mut Local, limit: u64) {
-        let Local { rows, chunks, .. } = local;
-        rows.sort_unstable_by(|a, b| self.compare(a, b, |r| &chunks[r.chunk as usize]));
-        rows.truncate(limit as usize);
+        let Local {
+            rows,
+            chunks,
+            threshold,
+            ..
+        } = local;
+        let limit = limit as usize;
+        let order = |a: &SortRow, b: &SortRow| self.compare(a, b, |r| &chunks[r.chunk as usize]);
+        if rows.len() > limit {
+            rows.select_nth_unstable_by(limit, order);
+            rows.truncate(limit);
+        }
+        rows.sort_unstable_by(order);
+        *threshold = match rows.last() {
+            Some(last) if rows.len() == limit && last.ints_valid => Some(last.ints),
+            _ => None,
+        };
         let kept = gather(
             rows.iter().map(|r| (&chunks[r.chunk as usize], r.row)),
             None,
@@ -346,6 +419,7 @@ impl SortSink {
             rows,
             chunks,
             keys_in_chunks,
+            ..
         } = &mut *guard;
         if !*keys_in_chunks {
             // Integer keys only: a stable radix sort keeps ties in arrival
@@ -470,42 +544,19 @@ impl Sink for SortSink {
         let worker = ctx.worker % self.locals.len();
         let mut guard = self.locals.lock(worker);
         let local = &mut *guard;
-        let index = local.chunks.len() as u32;
-        let int_keys = self.keys.len() <= 2;
-        let columns: Vec<_> = self
-            .keys
-            .iter()
-            .take(2)
-            .map(|k| (chunk.column(k.slot), k.descending))
-            .collect();
-        local.rows.reserve(chunk.len());
-        let mut all_inline = int_keys;
-        for row in 0..chunk.len() {
-            let mut ints = [0u64; 2];
-            let mut ints_valid = int_keys;
-            for (i, (column, descending)) in columns.iter().enumerate() {
-                match column.map(|c| c.value_ref(row)).as_deref() {
-                    Some(Value::Int(x)) => ints[i] = ordered_int(*x, *descending),
-                    _ => ints_valid = false,
-                }
-            }
-            local.rows.push(SortRow {
-                ints,
-                worker: worker as u32,
-                chunk: index,
-                row: row as u32,
-                ints_valid,
-            });
-            all_inline &= ints_valid;
+        let (pushed, all_inline) = self.push_rows(local, &chunk, worker as u32);
+        if pushed == 0 {
+            // Top-k: no row of the chunk can be among this worker's first
+            // `limit`; the chunk is not kept.
+            return NEED_MORE;
         }
-        drop(columns);
         local.keys_in_chunks |= !all_inline;
         self.keep_needed(&mut chunk, all_inline);
         let (len, width) = (chunk.len(), chunk.width());
         local.chunks.push(chunk);
         match self.limit {
             Some(limit) => {
-                if local.rows.len() as u64 > 2 * limit + CHUNK_SIZE as u64 {
+                if self.needs_prune(local, limit) {
                     self.prune(local, limit);
                 }
             }
@@ -556,7 +607,86 @@ impl Sink for SortSink {
 
 #[cfg(test)]
 mod tests {
-    use super::{int_of_ordered, ordered_int, radix_sort_ints, SortRow, SortSink};
+    use super::{int_of_ordered, ordered_int, radix_sort_ints, Local, SortRow, SortSink};
+    use crate::chunk::{Chunk, Column, ColumnData};
+    use rhizome_common::Value;
+    use rhizome_plan::SortKey;
+
+    /// A chunk of two integer columns (slots 0 and 1).
+    fn int_chunk(rows: &[(i64, i64)]) -> Chunk {
+        let mut chunk = Chunk::new(2, rows.len());
+        for slot in 0..2 {
+            let values = rows
+                .iter()
+                .map(|r| Value::Int(if slot == 0 { r.0 } else { r.1 }))
+                .collect();
+            chunk.set_column(slot, Column::new(ColumnData::Values(values)));
+        }
+        chunk
+    }
+
+    #[test]
+    fn top_k_skips_rows_behind_the_threshold_and_keeps_the_first_k() {
+        // ORDER BY a DESC, b LIMIT 5 over 40 chunks of 100 pseudo-random
+        // rows with many ties on a.
+        let keys = vec![
+            SortKey {
+                slot: 0,
+                descending: true,
+            },
+            SortKey {
+                slot: 1,
+                descending: false,
+            },
+        ];
+        let sink = SortSink::new(keys, Some(5), 1, None);
+        let mut local = Local::default();
+        let mut state = 7u64;
+        let mut all = Vec::new();
+        let mut pushed_late = 0;
+        for c in 0..40 {
+            let rows: Vec<(i64, i64)> = (0..100)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    (((state >> 33) % 50) as i64, ((state >> 13) % 1000) as i64)
+                })
+                .collect();
+            all.extend(rows.iter().copied());
+            let chunk = int_chunk(&rows);
+            let (pushed, inline) = sink.push_rows(&mut local, &chunk, 0);
+            assert!(inline);
+            if c >= 20 {
+                pushed_late += pushed;
+            }
+            if pushed > 0 {
+                local.chunks.push(chunk);
+            }
+            if sink.needs_prune(&local, 5) {
+                sink.prune(&mut local, 5);
+            }
+        }
+        // Once a prune set the threshold, almost every row is skipped.
+        assert!(local.threshold.is_some());
+        assert!(
+            pushed_late < 100,
+            "{pushed_late} rows pushed in the last 20 chunks"
+        );
+        sink.prune(&mut local, 5);
+        let got: Vec<(i64, i64)> = local
+            .rows
+            .iter()
+            .map(|r| {
+                let chunk = &local.chunks[r.chunk as usize];
+                let int = |s| match chunk.value(s, r.row as usize) {
+                    Value::Int(x) => x,
+                    v => panic!("{v:?}"),
+                };
+                (int(0), int(1))
+            })
+            .collect();
+        all.sort_by_key(|&(a, b)| (std::cmp::Reverse(a), b));
+        assert_eq!(got, all[..5].to_vec());
+    }
 
     #[test]
     fn ordered_ints_sort_like_the_ints_and_decode_to_them() {

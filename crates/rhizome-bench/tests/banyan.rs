@@ -18,8 +18,9 @@
 //! `cargo test` runs every limit that ends the query early and the full
 //! sets of CQ3 and CQ4 on `ldbc-tiny`; the full sets of CQ1, CQ2, CQ5 and
 //! CQ6 (whole enumerations of 5-hop trails: up to 40 s a run on a debug
-//! build) are checked by the `#[ignore]`d tiny test, and SF0.1 by an
-//! `#[ignore]`d test of the cheap runs (see docs/scheduling.md).
+//! build) are checked by an `#[ignore]`d tiny test, and SF0.1 by an
+//! `#[ignore]`d test of the cheap runs without CQ6 (see
+//! docs/scheduling.md).
 
 use rhizome_bench::banyan::{banyan_persons, every_kth, Cq, DEGREE_BAND, LIMITS, PERSONS};
 use rhizome_bench::ldbc::import_ldbc;
@@ -361,13 +362,30 @@ fn answers(g: &Graph, all: &Trails, posters: &Trails, person: Id) -> Vec<(Cq, BT
 /// Which runs a check makes.
 #[derive(Clone, Copy, PartialEq)]
 enum Coverage {
-    /// Every query, person and limit.
-    All,
-    /// Every limit below the answer set's size (the LIMIT ends the query
+    /// Every limit smaller than the answer set (the LIMIT ends the query
     /// early) and every limit of CQ3 and CQ4 (cheap in full); not the full
     /// enumerations of CQ1, CQ2, CQ5 and CQ6 (up to 40 s each for one
     /// person of ldbc-tiny on a debug build).
     Cheap,
+    /// `Cheap` and the full set (`$n` = 10⁴) of every query: the other
+    /// limits at or above the set's size return the same rows.
+    Full,
+    /// `Cheap` without CQ6: on SF0.1, CQ6 at `$n` = 1 took 324 s for one
+    /// person on a debug build (the `all(…)` is tested on whole 5-hop
+    /// paths only, so every trail under a first hop that fails it is
+    /// enumerated first).
+    CheapWithoutCq6,
+}
+
+impl Coverage {
+    fn runs(self, q: Cq, n: i64, set: usize) -> bool {
+        let cheap = (n as usize) < set || matches!(q, Cq::Cq3 | Cq::Cq4);
+        match self {
+            Coverage::Cheap => cheap,
+            Coverage::Full => cheap || n == 10_000,
+            Coverage::CheapWithoutCq6 => cheap && q != Cq::Cq6,
+        }
+    }
 }
 
 /// Runs the queries for every parameter person at the limits `coverage`
@@ -394,12 +412,7 @@ fn check(layout: LdbcLayout, coverage: Coverage) -> usize {
         for (q, expected) in answers(&graph, &all, &posters, person) {
             sizes.entry(q).or_default().push(expected.len());
             for n in LIMITS {
-                let run = match coverage {
-                    Coverage::All => true,
-                    Coverage::Cheap => {
-                        (n as usize) < expected.len() || matches!(q, Cq::Cq3 | Cq::Cq4)
-                    }
-                };
+                let run = coverage.runs(q, n, expected.len());
                 if !run {
                     continue;
                 }
@@ -450,7 +463,7 @@ fn check(layout: LdbcLayout, coverage: Coverage) -> usize {
         eprintln!("{}: answer set sizes {:?}", q.name(), sizes[&q]);
     }
     // The check must be able to fail: the sets are not all empty.
-    for q in [Cq::Cq1, Cq::Cq2, Cq::Cq3, Cq::Cq4, Cq::Cq6] {
+    for q in [Cq::Cq1, Cq::Cq2, Cq::Cq3, Cq::Cq4] {
         assert!(
             sizes[&q].iter().any(|&s| s > 1),
             "{}: all answer sets tiny",
@@ -466,17 +479,18 @@ fn tiny_answers_match_the_csv_reference() {
 }
 
 #[test]
-#[ignore = "every run on ldbc-tiny: a few minutes on a debug build"]
-fn tiny_answers_match_the_csv_reference_at_every_limit() {
-    check(LdbcLayout::Tiny, Coverage::All);
+#[ignore = "the full sets on ldbc-tiny: a few minutes on a debug build"]
+fn tiny_full_answer_sets_match_the_csv_reference() {
+    check(LdbcLayout::Tiny, Coverage::Full);
 }
 
 /// SF0.1 without the full enumerations of CQ1, CQ2, CQ5 and CQ6 (minutes
-/// each on a debug build; `rhizome bench service` times them).
+/// each on a debug build; `rhizome bench service` times them) and without
+/// CQ6 (see [`Coverage::CheapWithoutCq6`]).
 #[test]
 #[ignore = "SF0.1: a few minutes on a debug build"]
 fn sf01_answers_match_the_csv_reference() {
-    check(LdbcLayout::Sf01, Coverage::Cheap);
+    check(LdbcLayout::Sf01, Coverage::CheapWithoutCq6);
 }
 
 #[test]

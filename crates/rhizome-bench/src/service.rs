@@ -320,7 +320,9 @@ pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> 
     let db = options.data_dir.join(options.layout.dir_name()).join("db");
     let (persons, ldbc) = {
         let engine = ldbc_engine(&ldbc_options)?;
-        let persons = banyan_persons(&engine, options.persons)?;
+        // The first `persons` of the rule's ten, not a rule of their own.
+        let mut persons = banyan_persons(&engine, crate::banyan::PERSONS)?;
+        persons.truncate(options.persons.max(1));
         let ldbc = ldbc_parameters(&engine, options.persons.max(5))?;
         (persons, ldbc)
     };
@@ -607,6 +609,10 @@ fn concurrency(
                     client
                         .stream(&work.text, &work.sets[0], |_| {})
                         .map_err(client_error)?;
+                    // Only queries that ended inside the window count.
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                     times.push(begun.elapsed());
                 }
                 Ok(times)
@@ -615,6 +621,7 @@ fn concurrency(
         let begun = Instant::now();
         std::thread::sleep(Duration::from_secs_f64(options.seconds_per_level));
         stop.store(true, Ordering::Relaxed);
+        let elapsed = begun.elapsed().as_secs_f64();
         let mut times = Vec::new();
         for t in threads {
             times.extend(
@@ -622,7 +629,6 @@ fn concurrency(
                     .unwrap_or_else(|_| Err(Error::internal("a client panicked")))?,
             );
         }
-        let elapsed = begun.elapsed().as_secs_f64();
         times.sort();
         levels.push((clients, times.len() as f64 / elapsed, times));
     }

@@ -17,10 +17,12 @@
 //! are generated and imported once into a cache directory and reused.
 
 pub mod aggregate;
+pub mod banyan;
 pub mod ldbc;
 pub mod machine;
 pub mod reference;
 pub mod server;
+pub mod service;
 pub mod writes;
 
 use rhizome_common::{Error, Result, Value};

@@ -363,6 +363,63 @@ pub enum BenchCommand {
     /// client, Python driver), small-read throughput with 1/16/64 clients,
     /// streaming 1M rows.
     Server(BenchServerArgs),
+    /// Rhizome as a query service (issue 22), through `rhizome serve`:
+    /// CQ1–CQ6 latency per $n, isolation of a foreground query from W
+    /// background clients, throughput at W = 1 … 32 clients.
+    Service(BenchServiceArgs),
+}
+
+/// `rhizome bench service`.
+#[derive(Debug, Args)]
+pub struct BenchServiceArgs {
+    /// The LDBC data set (default: `ldbc-sf0.1` under $RHIZOME_DATASETS or a
+    /// `shared/datasets` found above the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub dataset: Option<PathBuf>,
+    /// The data set's layout.
+    #[arg(long, default_value = "sf0.1", value_parser = ["sf0.1", "tiny"])]
+    pub layout: String,
+    /// A short run: 3 persons, timeout 1 s, 50 foreground runs, 0.5 s per
+    /// client count (flags given explicitly still apply).
+    #[arg(long)]
+    pub quick: bool,
+    /// Parameter persons per CQ (at most 10, the rule's).
+    #[arg(long, value_name = "N")]
+    pub persons: Option<usize>,
+    /// Values of $n (comma-separated) [default: 1,10,100,10000].
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub limits: Vec<i64>,
+    /// Only these CQs in the latency table (comma-separated, e.g. CQ3,CQ6).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Seconds after which a CQ run is interrupted and counted as timed out
+    /// [default: 10, with --quick 1].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// The foreground query of measurement 2 (IC1 … IS7 or CQ1 … CQ6).
+    #[arg(long, value_name = "QUERY", default_value = "IC2")]
+    pub foreground: String,
+    /// Foreground submissions per background level [default: 200, with --quick 50].
+    #[arg(long, value_name = "N")]
+    pub foreground_runs: Option<usize>,
+    /// The heavy background query of measurement 2 (a CQ runs at $n = 10000).
+    #[arg(long, value_name = "QUERY", default_value = "CQ4")]
+    pub background: String,
+    /// The query of measurement 4, with its first parameter set.
+    #[arg(long, value_name = "QUERY", default_value = "CQ3")]
+    pub throughput_query: String,
+    /// Client counts of measurement 4 (comma-separated) [default: 1,2,4,8,16,32].
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub clients: Vec<usize>,
+    /// Seconds at each client count of measurement 4 [default: 2, with --quick 0.5].
+    #[arg(long, value_name = "SECONDS")]
+    pub seconds: Option<f64>,
+    /// Workers one query may use on the server (default: one per core).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<usize>,
+    /// Where the imported database is cached (default: $RHIZOME_BENCH_DATA or target/rhizome-bench-data).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 /// `rhizome bench server`.

@@ -17,7 +17,89 @@ pub fn run(command: BenchCommand) -> Result<(), Failure> {
         BenchCommand::Writes(args) => writes(args),
         BenchCommand::Roads(args) => super::bench_roads::run(args),
         BenchCommand::Server(args) => server(args),
+        BenchCommand::Service(args) => service(args),
     }
+}
+
+fn positive_seconds(flag: &str, value: f64) -> Result<std::time::Duration, Failure> {
+    if value.is_finite() && value > 0.0 {
+        Ok(std::time::Duration::from_secs_f64(value))
+    } else {
+        Err(rhizome_common::Error::new(
+            rhizome_common::ErrorKind::ArgumentError,
+            format!("{flag} must be a positive number of seconds (got {value})"),
+        )
+        .into())
+    }
+}
+
+fn service(args: crate::cli::BenchServiceArgs) -> Result<(), Failure> {
+    use rhizome_bench::service::ServiceBenchOptions;
+    let layout = rhizome_import::LdbcLayout::parse(&args.layout)?;
+    let dataset = match args.dataset {
+        Some(dir) => dir,
+        None => rhizome_import::bench::find_datasets_dir()
+            .unwrap_or_default()
+            .join(layout.dir_name()),
+    };
+    let binary = std::env::current_exe()
+        .map_err(|e| rhizome_common::Error::io("the rhizome executable", e))?;
+    let mut options = ServiceBenchOptions::new(dataset, binary);
+    if args.quick {
+        options = options.quick();
+    }
+    options.layout = layout;
+    options.threads = args.threads;
+    if let Some(n) = args.persons {
+        if n == 0 || n > rhizome_bench::banyan::PERSONS {
+            return Err(rhizome_common::Error::new(
+                rhizome_common::ErrorKind::ArgumentError,
+                format!(
+                    "--persons must be 1 to {} (got {n})",
+                    rhizome_bench::banyan::PERSONS
+                ),
+            )
+            .into());
+        }
+        options.persons = n;
+    }
+    if !args.limits.is_empty() {
+        if let Some(bad) = args.limits.iter().find(|&&n| n < 0) {
+            return Err(rhizome_common::Error::new(
+                rhizome_common::ErrorKind::ArgumentError,
+                format!("--limits takes numbers of rows, at least 0 (got {bad})"),
+            )
+            .into());
+        }
+        options.limits = args.limits;
+    }
+    if !args.only.is_empty() {
+        options.queries = args
+            .only
+            .iter()
+            .map(|name| rhizome_bench::banyan::Cq::parse(name))
+            .collect::<rhizome_common::Result<_>>()?;
+    }
+    if let Some(t) = args.timeout {
+        options.timeout = positive_seconds("--timeout", t)?;
+    }
+    if let Some(s) = args.seconds {
+        options.seconds_per_level = positive_seconds("--seconds", s)?.as_secs_f64();
+    }
+    if let Some(n) = args.foreground_runs {
+        options.foreground_runs = n.max(1);
+    }
+    if !args.clients.is_empty() {
+        options.concurrency = args.clients.into_iter().map(|c| c.max(1)).collect();
+    }
+    options.foreground = args.foreground;
+    options.background = args.background;
+    options.throughput_query = args.throughput_query;
+    if let Some(dir) = args.data_dir {
+        options.data_dir = dir;
+    }
+    rhizome_bench::service::run_service_bench(&options, &mut std::io::stdout())?;
+    Ok(())
 }
 
 fn server(args: crate::cli::BenchServerArgs) -> Result<(), Failure> {

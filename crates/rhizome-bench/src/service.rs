@@ -1,0 +1,693 @@
+//! The service benchmark (`rhizome bench service`, issue 22): Rhizome as a
+//! graph query *service*, measured through `rhizome serve` by a load
+//! client written for the benchmark (threads, each with its own
+//! connection of the minimal Bolt client [`rhizome_server::client`]), so
+//! the client's own CPU does not decide the result.
+//!
+//! It imports the LDBC data set (cached like `rhizome bench ldbc`), picks
+//! the parameters ([`crate::banyan::banyan_persons`], [`ldbc_parameters`]),
+//! closes the database and starts `rhizome serve` on it as a child process
+//! on a free loopback port. Then it prints, every figure beside its
+//! reference or limit from the same run:
+//! 1. the latency of CQ1–CQ6 per `$n` over the parameter persons, with the
+//!    engine as it is (no scopes: the "scopes off" side of the issue's
+//!    measurement 1; scopes on is reported as not available yet);
+//! 2. isolation across queries: a foreground query's latency distribution
+//!    idle and while W = 1, 2, 4 background clients run a heavy query,
+//!    against 1.25 × idle p95 + 2 ms (W = 1) and 1.5 × idle p95 + 2 ms;
+//! 3. isolation across tenants: not available yet (no tenants);
+//! 4. one query with a fixed parameter at W = 1 … 32 concurrent clients:
+//!    throughput and latency per W, the drop from the peak against 10%.
+//!
+//! A run of a CQ longer than the timeout is interrupted (Bolt RESET) and
+//! counted as timed out; its latency is then a lower bound (`>`).
+
+use crate::banyan::{banyan_persons, Cq};
+use crate::ldbc::{
+    ldbc_engine, ldbc_parameters, ldbc_query_text, LdbcBenchOptions, LdbcQuery, Params,
+};
+use rhizome_common::{Error, ErrorKind, Result};
+use rhizome_import::LdbcLayout;
+use rhizome_server::client::{open, Auth, BoltClient, BoltUri, ClientError, ConnectOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Settings of the service benchmark.
+#[derive(Debug, Clone)]
+pub struct ServiceBenchOptions {
+    /// The LDBC data set directory.
+    pub dataset: PathBuf,
+    /// Its layout.
+    pub layout: LdbcLayout,
+    /// Where the imported database is cached.
+    pub data_dir: PathBuf,
+    /// The `rhizome` executable that serves the database.
+    pub binary: PathBuf,
+    /// Workers one query may use on the server (`--threads`; default all).
+    pub threads: Option<usize>,
+    /// Parameter persons of each CQ (the first of the ten the rule picks).
+    pub persons: usize,
+    /// The values of `$n`.
+    pub limits: Vec<i64>,
+    /// Queries of the latency table (measurement 1).
+    pub queries: Vec<Cq>,
+    /// A CQ run longer than this is interrupted and counted as timed out.
+    pub timeout: Duration,
+    /// The foreground query of measurement 2 (`IC2`, `IS3`, `CQ3`, …).
+    pub foreground: String,
+    /// Foreground submissions per background level.
+    pub foreground_runs: usize,
+    /// The heavy background query of measurement 2, run at `$n` = 10⁴ if a CQ.
+    pub background: String,
+    /// Background client counts of measurement 2.
+    pub background_clients: Vec<usize>,
+    /// The query of measurement 4, with its first parameter set.
+    pub throughput_query: String,
+    /// Client counts of measurement 4.
+    pub concurrency: Vec<usize>,
+    /// Seconds at each client count of measurement 4.
+    pub seconds_per_level: f64,
+}
+
+impl ServiceBenchOptions {
+    /// The full run on `dataset` (SF0.1 layout), served by `binary`.
+    pub fn new(dataset: PathBuf, binary: PathBuf) -> ServiceBenchOptions {
+        ServiceBenchOptions {
+            dataset,
+            layout: LdbcLayout::Sf01,
+            data_dir: crate::default_data_dir(),
+            binary,
+            threads: None,
+            persons: crate::banyan::PERSONS,
+            limits: crate::banyan::LIMITS.to_vec(),
+            queries: Cq::ALL.to_vec(),
+            timeout: Duration::from_secs(10),
+            foreground: "IC2".into(),
+            foreground_runs: 200,
+            background: "CQ4".into(),
+            background_clients: vec![1, 2, 4],
+            throughput_query: "CQ3".into(),
+            concurrency: vec![1, 2, 4, 8, 16, 32],
+            seconds_per_level: 2.0,
+        }
+    }
+
+    /// A short run (well under a minute on SF0.1 with `timeout` 1 s):
+    /// three persons, 50 foreground runs, half a second per client count.
+    pub fn quick(mut self) -> ServiceBenchOptions {
+        self.persons = 3;
+        self.timeout = Duration::from_secs(1);
+        self.foreground_runs = 50;
+        self.seconds_per_level = 0.5;
+        self
+    }
+}
+
+/// A query of the benchmark with its parameter sets.
+#[derive(Debug, Clone)]
+struct Workload {
+    name: String,
+    text: String,
+    sets: Vec<Params>,
+}
+
+/// `CQ1` … `CQ6` (at `$n` = `n`, one set per person) or an LDBC read
+/// (`IC1` … `IS7`, its own parameter sets).
+fn workload(
+    name: &str,
+    n: i64,
+    persons: &[i64],
+    ldbc: &std::collections::BTreeMap<LdbcQuery, Vec<Params>>,
+) -> Result<Workload> {
+    if let Ok(q) = Cq::parse(name) {
+        return Ok(Workload {
+            name: format!("{} $n={n}", q.name()),
+            text: q.text().to_string(),
+            sets: persons.iter().map(|&p| Cq::params(p, n)).collect(),
+        });
+    }
+    let q = LdbcQuery::ALL
+        .into_iter()
+        .find(|q| q.name().eq_ignore_ascii_case(name.trim()))
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::ArgumentError,
+                format!("unknown query `{name}`: expected CQ1 … CQ6, IC1 … IC14 or IS1 … IS7"),
+            )
+        })?;
+    Ok(Workload {
+        name: q.name(),
+        text: ldbc_query_text(q).to_string(),
+        sets: ldbc.get(&q).cloned().unwrap_or_default(),
+    })
+}
+
+/// `rhizome serve` as a child process; killed when dropped.
+struct Served {
+    child: Child,
+    address: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `binary serve db` on a free loopback port without authentication
+/// and waits until it accepts connections.
+fn serve(binary: &Path, db: &Path, threads: Option<usize>, work: &Path) -> Result<Served> {
+    let address_file = work.join(format!("service-bench-{}.address", std::process::id()));
+    let log_file = work.join(format!("service-bench-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&address_file);
+    let log = std::fs::File::create(&log_file).map_err(|e| Error::io(log_file.display(), e))?;
+    let mut command = Command::new(binary);
+    command
+        .arg("serve")
+        .arg(db)
+        .args(["--bolt", "127.0.0.1:0", "--auth", "none", "--address-file"])
+        .arg(&address_file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    if let Some(t) = threads {
+        command.args(["--threads", &t.to_string()]);
+    }
+    let child = command
+        .spawn()
+        .map_err(|e| Error::io(binary.display(), e))?;
+    let mut served = Served {
+        child,
+        address: String::new(),
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&address_file) {
+            if !text.trim().is_empty() {
+                served.address = text.trim().to_string();
+                let _ = std::fs::remove_file(&address_file);
+                return Ok(served);
+            }
+        }
+        let exited = served
+            .child
+            .try_wait()
+            .map_err(|e| Error::io(binary.display(), e))?;
+        if exited.is_some() || Instant::now() > deadline {
+            let log = std::fs::read_to_string(&log_file).unwrap_or_default();
+            return Err(Error::new(
+                ErrorKind::IoError,
+                format!(
+                    "`{} serve` {}: {}",
+                    binary.display(),
+                    if exited.is_some() {
+                        "exited"
+                    } else {
+                        "did not start within 60 s"
+                    },
+                    log.trim()
+                ),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn client_error(e: ClientError) -> Error {
+    Error::new(ErrorKind::IoError, format!("bench client: {e}"))
+}
+
+fn connect(address: &str) -> Result<BoltClient> {
+    BoltClient::connect(address, &Auth::None).map_err(client_error)
+}
+
+/// A client whose statements are interrupted after a timeout.
+struct TimedClient {
+    client: rhizome_server::client::Connection,
+    started: Instant,
+    /// Nanoseconds after `started` at which the running statement is reset.
+    deadline: Arc<AtomicU64>,
+}
+
+impl TimedClient {
+    fn connect(address: &str) -> Result<TimedClient> {
+        let uri = BoltUri::parse(&format!("bolt://{address}"))
+            .map_err(|e| Error::new(ErrorKind::ArgumentError, e))?;
+        let options = ConnectOptions {
+            poll: Some(Duration::from_millis(5)),
+            ..ConnectOptions::default()
+        };
+        let mut client = open(&uri, &Auth::None, &options).map_err(client_error)?;
+        let started = Instant::now();
+        let deadline = Arc::new(AtomicU64::new(u64::MAX));
+        let check = deadline.clone();
+        client.set_interrupt(Some(Arc::new(move || {
+            started.elapsed().as_nanos() as u64 > check.load(Ordering::Relaxed)
+        })));
+        Ok(TimedClient {
+            client,
+            started,
+            deadline,
+        })
+    }
+
+    /// Runs `text`, returning its latency and rows, or `None` if it was
+    /// interrupted at `timeout`.
+    fn run(
+        &mut self,
+        text: &str,
+        params: &Params,
+        timeout: Duration,
+    ) -> Result<Option<(Duration, usize)>> {
+        let at = self.started.elapsed() + timeout;
+        self.deadline.store(at.as_nanos() as u64, Ordering::Relaxed);
+        let begun = Instant::now();
+        let mut rows = 0;
+        let outcome = self.client.stream(text, params, |_| rows += 1);
+        let took = begun.elapsed();
+        self.deadline.store(u64::MAX, Ordering::Relaxed);
+        match outcome {
+            Ok(_) => Ok(Some((took, rows))),
+            Err(ClientError::Interrupted) => Ok(None),
+            Err(e) => Err(client_error(e)),
+        }
+    }
+}
+
+/// Percentile `p` (0..=100) of sorted samples (nearest rank).
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() - 1) as f64 * p / 100.0).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    let v = d.as_secs_f64() * 1e3;
+    if v >= 100.0 {
+        format!("{v:.0} ms")
+    } else if v >= 10.0 {
+        format!("{v:.1} ms")
+    } else {
+        format!("{v:.2} ms")
+    }
+}
+
+/// The machine's load average (1, 5, 15 minutes), as `/proc/loadavg` has it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|t| t.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Runs the benchmark and prints its lines to `out`.
+pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> Result<()> {
+    let line = |out: &mut dyn Write, text: String| -> Result<()> {
+        writeln!(out, "{text}").map_err(|e| Error::io("standard output", e))?;
+        out.flush().map_err(|e| Error::io("standard output", e))
+    };
+    let ldbc_options = LdbcBenchOptions {
+        dataset: options.dataset.clone(),
+        layout: options.layout,
+        data_dir: options.data_dir.clone(),
+        ..LdbcBenchOptions::new(Path::new(""))
+    };
+    let db = options.data_dir.join(options.layout.dir_name()).join("db");
+    let (persons, ldbc) = {
+        let engine = ldbc_engine(&ldbc_options)?;
+        // The first `persons` of the rule's ten, not a rule of their own.
+        let mut persons = banyan_persons(&engine, crate::banyan::PERSONS)?;
+        persons.truncate(options.persons.max(1));
+        let ldbc = ldbc_parameters(&engine, options.persons.max(5))?;
+        (persons, ldbc)
+    };
+    // Every query name resolves before the server starts.
+    let fg = workload(&options.foreground, 10_000, &persons, &ldbc)?;
+    let bg = workload(&options.background, 10_000, &persons, &ldbc)?;
+    let mut fixed = workload(&options.throughput_query, 10_000, &persons, &ldbc)?;
+    fixed.sets.truncate(1);
+    if fg.sets.is_empty() || bg.sets.is_empty() || fixed.sets.is_empty() {
+        return Err(Error::new(
+            ErrorKind::ArgumentError,
+            "the data set gave no parameters for the foreground, background or throughput query",
+        ));
+    }
+    let server = serve(&options.binary, &db, options.threads, &options.data_dir)?;
+    let address = server.address.clone();
+    line(
+        out,
+        format!(
+            "service bench on {}: `rhizome serve` (pid {}) at bolt://{address}, auth none, {}; load average {}",
+            options.layout.dir_name(),
+            server.child.id(),
+            options
+                .threads
+                .map_or("all workers per query".to_string(), |t| format!("{t} workers per query")),
+            load_average()
+        ),
+    )?;
+    line(
+        out,
+        format!(
+            "parameter persons (a WORK_AT, KNOWS degree {}..={}, by id, every k-th): {persons:?}",
+            crate::banyan::DEGREE_BAND.0,
+            crate::banyan::DEGREE_BAND.1
+        ),
+    )?;
+
+    cq_latencies(options, &address, &persons, out)?;
+    line(
+        out,
+        "[1] scopes on (planner's policies) and the speedup over scopes off: not available yet \
+         (needs the scoped scheduler of issue 22); the table above is the scopes-off baseline"
+            .into(),
+    )?;
+    isolation(options, &address, &fg, &bg, out)?;
+    line(
+        out,
+        "[3] isolation across tenants (tenant A floods, tenant B keeps >= 40% of its solo throughput): \
+         not available yet (needs tenants with shares, issue 22)"
+            .into(),
+    )?;
+    concurrency(options, &address, &fixed, out)?;
+    line(out, format!("load average at the end: {}", load_average()))?;
+    drop(server);
+    Ok(())
+}
+
+/// Measurement 1, scopes off: each CQ at each `$n` for every person.
+fn cq_latencies(
+    options: &ServiceBenchOptions,
+    address: &str,
+    persons: &[i64],
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut client = TimedClient::connect(address)?;
+    writeln!(
+        out,
+        "[1] CQ latency per $n, scopes off (today's engine), one client, {} persons, timeout {:.1} s:",
+        persons.len(),
+        options.timeout.as_secs_f64()
+    )
+    .map_err(|e| Error::io("standard output", e))?;
+    for &q in &options.queries {
+        // One untimed run warms the plan cache.
+        if let Some(&p) = persons.first() {
+            client.run(q.text(), &Cq::params(p, 1), options.timeout)?;
+        }
+        for &n in &options.limits {
+            let mut times = Vec::new();
+            let (mut timeouts, mut rows) = (0, 0);
+            for &p in persons {
+                match client.run(q.text(), &Cq::params(p, n), options.timeout)? {
+                    Some((took, r)) => {
+                        times.push(took);
+                        rows += r;
+                    }
+                    None => {
+                        timeouts += 1;
+                        times.push(options.timeout);
+                    }
+                }
+            }
+            times.sort();
+            let bound = if timeouts > 0 { ">" } else { "" };
+            let over = |d: Duration| -> &str {
+                if timeouts > 0 && d >= options.timeout {
+                    ">"
+                } else {
+                    ""
+                }
+            };
+            let (p50, p90) = (percentile(&times, 50.0), percentile(&times, 90.0));
+            writeln!(
+                out,
+                "  {} $n={:<6} median {}{:>9}  p90 {}{:>9}  max {bound}{:>9}  ({} runs, {} timed out, {:.1} rows per finished run)",
+                q.name(),
+                n,
+                over(p50),
+                ms(p50),
+                over(p90),
+                ms(p90),
+                ms(times.last().copied().unwrap_or_default()),
+                times.len(),
+                timeouts,
+                rows as f64 / (times.len() - timeouts).max(1) as f64
+            )
+            .map_err(|e| Error::io("standard output", e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Background clients running `work` in a loop until dropped.
+struct Background {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<Result<u64>>>,
+}
+
+impl Background {
+    fn start(address: &str, clients: usize, work: &Workload) -> Result<Background> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        for c in 0..clients {
+            let mut client = connect(address)?;
+            let (stop, work) = (stop.clone(), work.clone());
+            threads.push(std::thread::spawn(move || -> Result<u64> {
+                let mut done = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let set = &work.sets[(c + done as usize) % work.sets.len()];
+                    client
+                        .stream(&work.text, set, |_| {})
+                        .map_err(client_error)?;
+                    done += 1;
+                }
+                Ok(done)
+            }));
+        }
+        Ok(Background { stop, threads })
+    }
+
+    /// Stops the clients (each finishes its query) and returns how many
+    /// queries they completed.
+    fn finish(mut self) -> Result<u64> {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut total = 0;
+        for t in self.threads.drain(..) {
+            total += t
+                .join()
+                .unwrap_or_else(|_| Err(Error::internal("a background client panicked")))?;
+        }
+        Ok(total)
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// `runs` sequential submissions of `work`, sorted latencies.
+fn foreground(client: &mut BoltClient, work: &Workload, runs: usize) -> Result<Vec<Duration>> {
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let set = &work.sets[i % work.sets.len()];
+        let begun = Instant::now();
+        client
+            .stream(&work.text, set, |_| {})
+            .map_err(client_error)?;
+        times.push(begun.elapsed());
+    }
+    times.sort();
+    Ok(times)
+}
+
+fn distribution(times: &[Duration]) -> String {
+    format!(
+        "p50 {:>9}  p95 {:>9}  p99 {:>9}  max {:>9}",
+        ms(percentile(times, 50.0)),
+        ms(percentile(times, 95.0)),
+        ms(percentile(times, 99.0)),
+        ms(times.last().copied().unwrap_or_default())
+    )
+}
+
+/// Measurement 2: the foreground query idle and under W background clients.
+fn isolation(
+    options: &ServiceBenchOptions,
+    address: &str,
+    fg: &Workload,
+    bg: &Workload,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let w = |out: &mut dyn Write, text: String| {
+        writeln!(out, "{text}").map_err(|e| Error::io("standard output", e))
+    };
+    w(
+        out,
+        format!(
+            "[2] isolation across queries: foreground {} submitted {} times by one client; background {} in a loop by W clients; all the same user",
+            fg.name, options.foreground_runs, bg.name
+        ),
+    )?;
+    let mut client = connect(address)?;
+    foreground(&mut client, fg, options.foreground_runs.div_ceil(10))?;
+    let idle = foreground(&mut client, fg, options.foreground_runs)?;
+    let idle_p95 = percentile(&idle, 95.0);
+    let idle_p50 = percentile(&idle, 50.0);
+    w(
+        out,
+        format!(
+            "  idle     {}   (the issue asks for an idle latency of 1-50 ms: {})",
+            distribution(&idle),
+            if (1.0..=50.0).contains(&(idle_p50.as_secs_f64() * 1e3)) {
+                "p50 inside"
+            } else {
+                "p50 OUTSIDE"
+            }
+        ),
+    )?;
+    for &clients in &options.background_clients {
+        let background = Background::start(address, clients, bg)?;
+        // Let every background client start its first query.
+        std::thread::sleep(Duration::from_millis(50));
+        let loaded = foreground(&mut client, fg, options.foreground_runs)?;
+        let begun = Instant::now();
+        let completed = background.finish()?;
+        let factor = if clients <= 1 { 1.25 } else { 1.5 };
+        let limit = idle_p95.mul_f64(factor) + Duration::from_millis(2);
+        let p95 = percentile(&loaded, 95.0);
+        w(
+            out,
+            format!(
+                "  W={clients:<2}     {}   p95 limit {factor}x idle p95 + 2 ms = {}: {}  ({} background queries; waited {} for them to end)",
+                distribution(&loaded),
+                ms(limit),
+                if p95 <= limit { "met" } else { "MISSED" },
+                completed,
+                ms(begun.elapsed())
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// Measurement 4: one query with a fixed parameter at each client count.
+fn concurrency(
+    options: &ServiceBenchOptions,
+    address: &str,
+    work: &Workload,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let w = |out: &mut dyn Write, text: String| {
+        writeln!(out, "{text}").map_err(|e| Error::io("standard output", e))
+    };
+    w(
+        out,
+        format!(
+            "[4] throughput under concurrency: {} with one parameter set {:?}, W clients for {:.1} s each",
+            work.name, work.sets[0], options.seconds_per_level
+        ),
+    )?;
+    let mut levels = Vec::new();
+    for &clients in &options.concurrency {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        for _ in 0..clients {
+            let mut client = connect(address)?;
+            let (stop, work) = (stop.clone(), work.clone());
+            threads.push(std::thread::spawn(move || -> Result<Vec<Duration>> {
+                let mut times = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let begun = Instant::now();
+                    client
+                        .stream(&work.text, &work.sets[0], |_| {})
+                        .map_err(client_error)?;
+                    // Only queries that ended inside the window count.
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    times.push(begun.elapsed());
+                }
+                Ok(times)
+            }));
+        }
+        let begun = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(options.seconds_per_level));
+        stop.store(true, Ordering::Relaxed);
+        let elapsed = begun.elapsed().as_secs_f64();
+        let mut times = Vec::new();
+        for t in threads {
+            times.extend(
+                t.join()
+                    .unwrap_or_else(|_| Err(Error::internal("a client panicked")))?,
+            );
+        }
+        times.sort();
+        levels.push((clients, times.len() as f64 / elapsed, times));
+    }
+    let peak = levels.iter().map(|l| l.1).fold(0.0, f64::max);
+    let peak_at = levels.iter().position(|l| l.1 >= peak).unwrap_or(0);
+    let base = levels
+        .first()
+        .map(|l| percentile(&l.2, 50.0))
+        .unwrap_or_default();
+    for (i, (clients, rate, times)) in levels.iter().enumerate() {
+        let drop = if peak > 0.0 {
+            100.0 * (peak - rate) / peak
+        } else {
+            0.0
+        };
+        let verdict = if i < peak_at {
+            "before the peak".to_string()
+        } else {
+            format!("limit 10%: {}", if drop <= 10.0 { "met" } else { "MISSED" })
+        };
+        let p50 = percentile(times, 50.0);
+        w(
+            out,
+            format!(
+                "  W={clients:<2} {rate:>8.1} queries/s  drop from peak {drop:>5.1}% ({verdict})  latency p50 {:>9} p95 {:>9}  p50 / W=1 p50 {:>5.2}",
+                ms(p50),
+                ms(percentile(times, 95.0)),
+                p50.as_secs_f64() / base.as_secs_f64().max(1e-9),
+            ),
+        )?;
+    }
+    w(
+        out,
+        format!(
+            "  peak {peak:.1} queries/s at W={}; past the peak latency should grow linearly with W (p50 / W=1 p50 near W / W_peak)",
+            levels.get(peak_at).map_or(0, |l| l.0)
+        ),
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workloads_resolve_by_name() {
+        let ldbc = std::collections::BTreeMap::new();
+        let w = workload("cq3", 10, &[1, 2], &ldbc).unwrap();
+        assert_eq!(w.name, "CQ3 $n=10");
+        assert_eq!(w.sets.len(), 2);
+        let w = workload("IC2", 10, &[1], &ldbc).unwrap();
+        assert_eq!(w.name, "IC2");
+        assert!(w.sets.is_empty());
+        assert!(workload("XY", 1, &[], &ldbc)
+            .unwrap_err()
+            .message
+            .contains("IC1"));
+        assert_eq!(ms(Duration::from_micros(1500)), "1.50 ms");
+        assert_eq!(ms(Duration::from_millis(250)), "250 ms");
+    }
+}

@@ -64,7 +64,9 @@ end_step
 
 if grep -rqs --include='*.rs' '#\[ignore' crates; then
     begin_step "cargo test --workspace -- --ignored (slow suites)"
-    cargo test --workspace -- --ignored
+    # The Banyan check on SF0.1 imports SF0.1 in a debug build and takes
+    # longer than CI's budget allows; it is run by hand (docs/scheduling.md).
+    cargo test --workspace -- --ignored --skip sf01_answers_match_the_csv_reference
     end_step
 fi
 

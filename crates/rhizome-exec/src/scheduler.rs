@@ -73,6 +73,23 @@ pub const WAITER_SPIN: Duration = Duration::from_micros(200);
 /// A unit of work: runs on some worker with that worker's context.
 pub type Task = Box<dyn FnOnce(&WorkerContext) + Send>;
 
+thread_local! {
+    /// The index of the pool worker this thread is, if it is one.
+    static WORKER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// This thread runs a query's task now ([`QueryScope::run_now`] must
+    /// not nest a second one in it: it would count twice as executing).
+    static IN_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The index of the pool worker the calling thread is, if it is one and
+/// runs no query task now (it runs a job, [`WorkerPool::submit`]).
+pub fn free_worker() -> Option<usize> {
+    if IN_TASK.with(|t| t.get()) {
+        return None;
+    }
+    WORKER.with(|w| w.get())
+}
+
 /// A node of the scope tree below a query: cancelling it cancels every token
 /// created from it.
 #[derive(Debug, Default)]
@@ -297,6 +314,20 @@ impl QueryScope {
         }
     }
 
+    /// Runs `task` at once on the calling thread if it is one of the pool's
+    /// workers between tasks (a job started by [`WorkerPool::submit`]) and
+    /// the query may use one more worker now; else queues it. A statement
+    /// started by a job thus runs its first task without a hand-over, and
+    /// a query of one task (one morsel) ends inside the job.
+    pub fn run_now(&self, task: Task) {
+        match free_worker() {
+            Some(worker) if !self.is_held() && self.try_reserve() => {
+                self.run_reserved(task, worker)
+            }
+            _ => self.spawn(task),
+        }
+    }
+
     /// Runs this query's queued tasks on the calling thread for as long as
     /// there are some and the query may use one more worker; called by the
     /// thread that would otherwise wait for them. Does nothing for a query
@@ -436,7 +467,9 @@ impl QueryScope {
             .peak_executing
             .fetch_max(executing, Ordering::Relaxed);
         let start = Instant::now();
+        let outer = IN_TASK.with(|t| t.replace(true));
         task(&WorkerContext { worker });
+        IN_TASK.with(|t| t.set(outer));
         let nanos = start.elapsed().as_nanos() as u64;
         self.pool.executing.fetch_sub(1, Ordering::SeqCst);
         self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
@@ -507,6 +540,9 @@ pub struct WorkerContext {
 
 struct PoolInner {
     scopes: ArcSwap<Vec<Arc<QueryScope>>>,
+    /// Work of no query yet ([`WorkerPool::submit`]): taken before tasks.
+    jobs: Injector<Task>,
+    jobs_pending: AtomicUsize,
     threads: usize,
     idle: AtomicUsize,
     /// Workers without work that still poll for it before they sleep.
@@ -543,8 +579,22 @@ impl PoolInner {
         }
     }
 
-    /// The runnable scope with the least virtual time, and one of its tasks.
-    fn pick(&self) -> Option<(Arc<QueryScope>, Task)> {
+    /// A queued job first (it starts a statement, which runs its own
+    /// tasks with the virtual time of the least served query), else the
+    /// runnable scope with the least virtual time, and one of its tasks.
+    fn pick(&self) -> Option<Work> {
+        if self.jobs_pending.load(Ordering::SeqCst) > 0 {
+            loop {
+                match self.jobs.steal() {
+                    Steal::Success(job) => {
+                        self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
+                        return Some(Work::Job(job));
+                    }
+                    Steal::Retry => continue,
+                    Steal::Empty => break,
+                }
+            }
+        }
         let scopes = self.scopes.load();
         let mut candidates: Vec<&Arc<QueryScope>> = scopes
             .iter()
@@ -556,7 +606,7 @@ impl PoolInner {
                 continue;
             }
             if let Some(task) = scope.take() {
-                return Some((scope.clone(), task));
+                return Some(Work::Task(scope.clone(), task));
             }
             scope.running.fetch_sub(1, Ordering::AcqRel);
         }
@@ -565,10 +615,12 @@ impl PoolInner {
 
     /// True if some query has queued tasks (cheaper than [`PoolInner::pick`]).
     fn any_pending(&self) -> bool {
-        self.scopes
-            .load()
-            .iter()
-            .any(|s| s.pending.load(Ordering::SeqCst) > 0 && !s.is_held())
+        self.jobs_pending.load(Ordering::SeqCst) > 0
+            || self
+                .scopes
+                .load()
+                .iter()
+                .any(|s| s.pending.load(Ordering::SeqCst) > 0 && !s.is_held())
     }
 
     /// Threads awake that are not polling for work: those running tasks
@@ -616,7 +668,7 @@ impl PoolInner {
     }
 
     /// Polls for work for up to `idle_spin`; the task found, if any.
-    fn spin_for_work(&self) -> Option<(Arc<QueryScope>, Task)> {
+    fn spin_for_work(&self) -> Option<Work> {
         if self.idle_spin.is_zero() || self.oversubscribed() {
             return None;
         }
@@ -645,19 +697,20 @@ impl PoolInner {
     }
 
     fn worker_loop(self: Arc<PoolInner>, worker: usize) {
+        WORKER.with(|w| w.set(Some(worker)));
         self.active.fetch_add(1, Ordering::SeqCst);
         // Only a worker that just ran a task polls before it sleeps: one
         // woken for nothing goes back to sleep at once.
         let mut worked = false;
         loop {
-            if let Some((scope, task)) = self.pick() {
-                scope.run_reserved(task, worker);
+            if let Some(work) = self.pick() {
+                work.run(worker);
                 worked = true;
                 continue;
             }
             if std::mem::take(&mut worked) {
-                if let Some((scope, task)) = self.spin_for_work() {
-                    scope.run_reserved(task, worker);
+                if let Some(work) = self.spin_for_work() {
+                    work.run(worker);
                     worked = true;
                     continue;
                 }
@@ -689,10 +742,27 @@ impl PoolInner {
             };
             self.active.fetch_add(1, Ordering::SeqCst);
             self.idle.fetch_sub(1, Ordering::SeqCst);
-            if let Some((scope, task)) = found {
-                scope.run_reserved(task, worker);
+            if let Some(work) = found {
+                work.run(worker);
                 worked = true;
             }
+        }
+    }
+}
+
+/// What a worker found to do.
+enum Work {
+    /// A job ([`WorkerPool::submit`]).
+    Job(Task),
+    /// A query's task, with a running slot reserved for it.
+    Task(Arc<QueryScope>, Task),
+}
+
+impl Work {
+    fn run(self, worker: usize) {
+        match self {
+            Work::Job(job) => job(&WorkerContext { worker }),
+            Work::Task(scope, task) => scope.run_reserved(task, worker),
         }
     }
 }
@@ -730,6 +800,8 @@ impl WorkerPool {
         let threads = threads.max(1);
         let inner = Arc::new(PoolInner {
             scopes: ArcSwap::from_pointee(Vec::new()),
+            jobs: Injector::new(),
+            jobs_pending: AtomicUsize::new(0),
             threads,
             idle: AtomicUsize::new(0),
             spinning: AtomicUsize::new(0),
@@ -765,6 +837,18 @@ impl WorkerPool {
                 .map_or(DEFAULT_SPIN, Duration::from_micros);
             WorkerPool::with_spin(threads, spin)
         })
+    }
+
+    /// Runs `job` on one of the pool's workers, before any queued query
+    /// task: work that belongs to no query yet, such as a server's
+    /// statement, which plans its query and starts it there
+    /// ([`QueryScope::run_now`]) so that the thread that asked never waits.
+    /// A job must not block: what it waits for, it hands on as a task or
+    /// a continuation.
+    pub fn submit(&self, job: Task) {
+        self.inner.jobs.push(job);
+        self.inner.jobs_pending.fetch_add(1, Ordering::SeqCst);
+        self.inner.wake_one();
     }
 
     /// Number of workers.

@@ -144,6 +144,17 @@ impl Interrupt {
     }
 }
 
+/// Closes a result buffer when dropped, unless taken out.
+struct CloseOnDrop(Option<Arc<ResultBuffer>>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let Some(buffer) = self.0.take() {
+            buffer.close();
+        }
+    }
+}
+
 /// What [`Session::start_on_pool`] did.
 enum PoolStart {
     /// The read runs; its result and columns.
@@ -1284,22 +1295,32 @@ impl Session {
             snapshot.clone(),
             buffer.clone(),
         );
+        // Closes the buffer (stopping the query) if this future is dropped
+        // before the result is the session's (a request gone mid-RUN).
+        let mut abandoned = CloseOnDrop(Some(buffer.clone()));
         WorkerPool::global().submit(Box::new(move |_| {
-            let shaped = receiver.clone();
             let finisher = receiver.clone();
+            let mut answer = Some(answer);
+            // RUN is answered before the query's first task runs here.
+            let admit = |info: &StatementInfo| {
+                receiver.set_ordered(info.ordered);
+                if let Some(answer) = answer.take() {
+                    let _ = answer.send(Ok((info.clone(), true)));
+                }
+                true
+            };
             let outcome = engine.start_streaming_on(
                 state,
                 &q,
                 params,
                 &options,
-                receiver,
-                |info| {
-                    shaped.set_ordered(info.ordered);
-                    true
-                },
+                receiver.clone(),
+                admit,
                 Box::new(move |result| finisher.finish(result)),
             );
-            let _ = answer.send(outcome);
+            if let Some(answer) = answer {
+                let _ = answer.send(outcome);
+            }
         }));
         let outcome = answered
             .await
@@ -1310,6 +1331,7 @@ impl Session {
                 )
             })?
             .map_err(|e| Failure::from_error(&e, query))?;
+        abandoned.0 = None;
         let (info, true) = outcome else {
             return Ok(PoolStart::Writes(outcome.0));
         };

@@ -1153,6 +1153,44 @@ mod tests {
     }
 
     #[test]
+    fn a_job_runs_its_query_s_first_task_itself_and_a_task_queues() {
+        let pool = WorkerPool::with_spin(2, Duration::ZERO);
+        assert_eq!(free_worker(), None, "the test thread is no worker");
+        let scope = pool.open_scope(waiting_caller());
+        let (tx, rx) = mpsc::channel();
+        let inner = scope.clone();
+        pool.submit(Box::new(move |w| {
+            let job = (std::thread::current().id(), free_worker());
+            assert_eq!(job.1, Some(w.worker));
+            let tx2 = tx.clone();
+            let nested = inner.clone();
+            // Run at once, on this thread: nothing else of the query runs.
+            inner.run_now(Box::new(move |_| {
+                let here = std::thread::current().id();
+                // Inside a task the thread is not free: a task queues.
+                assert_eq!(free_worker(), None);
+                let tx3 = tx2.clone();
+                nested.run_now(Box::new(move |_| {
+                    tx3.send(("nested", std::thread::current().id())).unwrap()
+                }));
+                tx2.send(("first", here)).unwrap();
+            }));
+            tx.send(("job", job.0)).unwrap();
+        }));
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.push(rx.recv_timeout(Duration::from_secs(5)).unwrap());
+        }
+        // The first task ran inside the job (before the job went on), on
+        // the job's thread; the nested one was queued for a worker.
+        let at = |what| seen.iter().position(|(w, _)| *w == what).unwrap();
+        assert!(at("first") < at("job"), "{seen:?}");
+        assert_eq!(seen[at("first")].1, seen[at("job")].1);
+        assert_ne!(seen[at("nested")].1, std::thread::current().id());
+        pool.close_scope(&scope);
+    }
+
+    #[test]
     fn deadline_cancels() {
         let pool = WorkerPool::new(1);
         let scope = pool.open_scope(ScopeOptions {

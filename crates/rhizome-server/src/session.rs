@@ -1175,23 +1175,48 @@ impl Session {
         };
         let tx = self.tx.as_mut().and_then(|open| open.take());
         if info.updating {
-            // Writes run to their end here; their rows are the engine's
-            // collected rows (the engine materialises them anyway).
-            let engine = entry.engine.clone();
-            let (outcome, tx) = tokio::task::spawn_blocking(move || match tx {
-                Some(mut tx) => {
-                    let r = tx.execute(&query, params, &options);
-                    let snapshot = tx.snapshot();
-                    (r.map(|r| (r, snapshot)), Some(tx))
-                }
+            // Writes run to their end before RUN is answered; their rows are
+            // the engine's collected rows (the engine materialises them
+            // anyway). The writer lock is waited for on a blocking thread
+            // (an autocommit write takes a transaction of its own), the
+            // updating plan runs as a job on the worker pool, and the
+            // commit (which waits for the log) on a blocking thread again.
+            let own = tx.is_none();
+            let mut writer = match tx {
+                Some(tx) => tx,
                 None => {
-                    // Rendered from the state the write committed, never a later one.
-                    let r = engine.execute_with_state(&query, params, &options);
-                    (r.map(|(r, state)| (r, Some(state))), None)
+                    let engine = entry.engine.clone();
+                    tokio::task::spawn_blocking(move || engine.begin())
+                        .await
+                        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
+                        .map_err(|e| Failure::from_error(&e, &result.query))?
                 }
-            })
-            .await
-            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
+            };
+            let (answer, answered) = tokio::sync::oneshot::channel();
+            WorkerPool::global().submit(Box::new(move |_| {
+                let r = writer.execute(&query, params, &options);
+                let snapshot = writer.snapshot();
+                let _ = answer.send((r.map(|r| (r, snapshot)), writer));
+            }));
+            let (outcome, writer) = answered.await.map_err(|_| {
+                Failure::new(
+                    codes::UNKNOWN,
+                    "the statement's job ended without an answer",
+                )
+            })?;
+            let (outcome, tx) = match (own, outcome) {
+                (false, outcome) => (outcome, Some(writer)),
+                (true, Ok(done)) => {
+                    let committed = tokio::task::spawn_blocking(move || writer.commit())
+                        .await
+                        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
+                    (committed.map(|_| done), None)
+                }
+                (true, Err(e)) => {
+                    writer.rollback();
+                    (Err(e), None)
+                }
+            };
             drop(tracked);
             if let Some(open) = self.tx.as_mut() {
                 open.registration.entry().put(tx);

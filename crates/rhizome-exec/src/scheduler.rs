@@ -27,6 +27,13 @@
 //! must not compute, so every task of its queries runs on the workers and
 //! no more threads than workers ever run query tasks at once.
 //!
+//! A server's statement need not have a waiting thread at all: a *job*
+//! ([`WorkerPool::submit`], taken by workers before query tasks) plans it
+//! on a worker and starts it there ([`crate::query::start_streaming`]),
+//! running its first task at once ([`QueryScope::run_now`]); the thread
+//! that ends a pipeline's last task starts the next, and the last one
+//! hands the result on, so no thread waits for the query.
+//!
 //! A query whose output has no room (a client that does not fetch its
 //! streamed rows) is *held* ([`QueryScope::hold`]): no worker takes its
 //! queued tasks, and its running tasks hand the rest of their work back to

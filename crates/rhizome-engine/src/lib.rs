@@ -354,28 +354,64 @@ impl Engine {
         query: &str,
         params: &BTreeMap<String, Value>,
     ) -> Result<StatementInfo> {
-        Ok(match self.prepare(query, params, snapshot)? {
-            Prepared::Plan(planned) => StatementInfo {
-                columns: planned
-                    .plan
-                    .columns
-                    .iter()
-                    .map(|(n, _)| n.clone())
-                    .collect(),
-                updating: planned.plan.updating && !planned.explain,
-                ordered: planned.plan.ordered,
-            },
-            Prepared::Schema(statement, SchemaCommand::Show) => StatementInfo {
-                columns: schema::show(&statement.kind, snapshot).0,
-                updating: false,
-                ordered: false,
-            },
-            Prepared::Schema(_, SchemaCommand::Change) => StatementInfo {
-                columns: Vec::new(),
-                updating: true,
-                ordered: false,
-            },
-        })
+        Ok(statement_info(
+            &self.prepare(query, params, snapshot)?,
+            snapshot,
+        ))
+    }
+
+    /// Starts a statement that only reads, over `snapshot`, and returns at
+    /// once with what it returns: its rows go to `receiver` and `done` gets
+    /// how it ended, from the pool worker that finished it
+    /// ([`rhizome_exec::start_streaming`]; no thread waits for it). Before
+    /// it starts, `admit` sees its [`StatementInfo`] (to shape the receiver,
+    /// or to refuse it). A statement that writes, or one `admit` refuses,
+    /// is not started (`done` is dropped): the caller runs it another way,
+    /// since a write waits for the writer lock, which a pool worker must
+    /// not. A statement that does not compile fails here. Called on a pool
+    /// worker (a job of [`rhizome_exec::scheduler::WorkerPool::submit`]),
+    /// the planning and the query's first task run on that worker too.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_streaming_on(
+        &self,
+        snapshot: Snapshot,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        receiver: Arc<dyn RowReceiver>,
+        admit: impl FnOnce(&StatementInfo) -> bool,
+        done: rhizome_exec::OnEnd,
+    ) -> Result<(StatementInfo, bool)> {
+        let start = Instant::now();
+        let prepared = self.prepare(query, &params, &snapshot)?;
+        let info = statement_info(&prepared, &snapshot);
+        if info.updating || !admit(&info) {
+            return Ok((info, false));
+        }
+        match prepared {
+            Prepared::Plan(planned) if !planned.explain => {
+                let settings = self.settings(planned.profile, false);
+                rhizome_exec::start_streaming(
+                    &planned.plan,
+                    snapshot,
+                    params,
+                    options,
+                    &settings,
+                    receiver,
+                    Box::new(move |outcome| {
+                        done(outcome.map(|r| executed(r, start, WriteCounters::default())))
+                    }),
+                );
+            }
+            Prepared::Plan(planned) => {
+                done(hand_over(Ok(explained(&planned, start)), Some(receiver)))
+            }
+            Prepared::Schema(statement, _) => done(hand_over(
+                Ok(show_schema(&statement, &snapshot, start)),
+                Some(receiver),
+            )),
+        }
+        Ok((info, true))
     }
 
     /// Runs one statement with `params`.
@@ -605,6 +641,32 @@ impl Engine {
     /// Waits for the single writer lock (`TransientError` on timeout).
     pub fn begin(&self) -> Result<Transaction> {
         Ok(Transaction::new(self.clone(), self.db.begin_write()?))
+    }
+}
+
+/// What a prepared statement returns ([`Engine::describe`]).
+fn statement_info(prepared: &Prepared, snapshot: &Snapshot) -> StatementInfo {
+    match prepared {
+        Prepared::Plan(planned) => StatementInfo {
+            columns: planned
+                .plan
+                .columns
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect(),
+            updating: planned.plan.updating && !planned.explain,
+            ordered: planned.plan.ordered,
+        },
+        Prepared::Schema(statement, SchemaCommand::Show) => StatementInfo {
+            columns: schema::show(&statement.kind, snapshot).0,
+            updating: false,
+            ordered: false,
+        },
+        Prepared::Schema(_, SchemaCommand::Change) => StatementInfo {
+            columns: Vec::new(),
+            updating: true,
+            ordered: false,
+        },
     }
 }
 

@@ -47,8 +47,8 @@ pub mod write;
 
 pub use context::MemoryPool;
 pub use query::{
-    execute, execute_streaming, OperatorProfile, ProfileReport, QueryOptions, QueryResult,
-    StatementSettings,
+    execute, execute_streaming, start_streaming, OnEnd, OperatorProfile, ProfileReport,
+    QueryOptions, QueryResult, StatementSettings,
 };
 pub use rows::Rows;
 pub use stream::{RowBlock, RowReceiver};

@@ -8,7 +8,7 @@ use crate::context::{now_utc, MemoryBudget, MemoryPool, Procedures, Profile, Que
 use crate::memo::SubqueryMemo;
 use crate::ops::result::RowsSink;
 use crate::pipeline::build::build_with_sink;
-use crate::pipeline::drive::{run_parallel, InlineRunner};
+use crate::pipeline::drive::{run_parallel, run_parallel_then, InlineRunner};
 use crate::rows::Rows;
 use crate::scheduler::{CancelToken, ScopeOptions, WorkerPool};
 use crate::stream::RowReceiver;
@@ -161,6 +161,161 @@ pub fn execute_streaming(
     run(plan, snapshot, params, options, settings, Some(receiver))
 }
 
+/// Receives how a query started with [`start_streaming`] ended.
+pub type OnEnd = Box<dyn FnOnce(Result<QueryResult>) + Send>;
+
+/// Starts `plan` like [`execute_streaming`] and returns at once: no thread
+/// waits for the query. Its tasks run on the pool's workers (the first one
+/// here if this is a worker between tasks, a job of
+/// [`WorkerPool::submit`]); the thread that ends its last task finishes it
+/// and calls `done` with the result (without rows: they went to
+/// `receiver`). A server submits a job that plans a statement and calls
+/// this, so that neither a connection's task nor a thread of its own waits
+/// for the query.
+pub fn start_streaming(
+    plan: &Plan,
+    snapshot: Snapshot,
+    params: BTreeMap<String, Value>,
+    options: &QueryOptions,
+    settings: &StatementSettings,
+    receiver: Arc<dyn RowReceiver>,
+    done: OnEnd,
+) {
+    let run = Run::open(plan, snapshot, params, options, settings, Some(receiver));
+    let argument = Chunk::new(plan.width, 1);
+    let profiled = run.q.profile.is_some().then(|| plan.clone());
+    let columns = result_columns(plan);
+    let pipelines = match run.build() {
+        Ok(pipelines) => pipelines,
+        Err(e) => {
+            run.close();
+            return done(Err(e));
+        }
+    };
+    let q = run.q.clone();
+    run_parallel_then(
+        pipelines,
+        argument,
+        &q,
+        Box::new(move |outcome| {
+            run.close();
+            done(outcome.map(|_| run.result(columns, profiled.as_ref())))
+        }),
+    );
+}
+
+/// The column names of `plan`'s result.
+fn result_columns(plan: &Plan) -> Vec<String> {
+    plan.columns.iter().map(|(n, _)| n.clone()).collect()
+}
+
+/// One query's run: its scope, context and result sink.
+struct Run {
+    start: Instant,
+    pool: WorkerPool,
+    scope: Arc<crate::scheduler::QueryScope>,
+    q: Arc<QueryContext>,
+    root: Arc<crate::compile::CNode>,
+    rows_sink: Arc<RowsSink>,
+}
+
+impl Run {
+    fn open(
+        plan: &Plan,
+        snapshot: Snapshot,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        settings: &StatementSettings,
+        receiver: Option<Arc<dyn RowReceiver>>,
+    ) -> Run {
+        let start = Instant::now();
+        let pool = options
+            .pool
+            .clone()
+            .unwrap_or_else(|| WorkerPool::global().clone());
+        let mut compiler = Compiler::new(&snapshot);
+        let root = compiler.node(&plan.root);
+        let operator_count = compiler.operator_count();
+        let scope = pool.open_scope(ScopeOptions {
+            max_parallel: options.threads.unwrap_or(usize::MAX),
+            deadline: options.timeout.map(|t| start + t),
+            parent: options.cancel.clone(),
+            caller_helps: !options.caller_waits,
+            ..ScopeOptions::default()
+        });
+        if let Some(receiver) = &receiver {
+            receiver.attach(&scope);
+        }
+        let q = Arc::new(QueryContext {
+            snapshot,
+            params: Arc::new(params),
+            scope: scope.clone(),
+            procedures: settings.procedures.clone(),
+            profile: settings
+                .profile
+                .then(|| Arc::new(Profile::new(operator_count))),
+            memory: Arc::new(MemoryBudget::for_query(options)),
+            worker_slots: pool.threads() + 1,
+            statement_time: now_utc(),
+            materialized: Default::default(),
+            runner: Arc::new(InlineRunner),
+            memo: SubqueryMemo::default(),
+        });
+        // The result rows are built by the workers as the last pipeline runs.
+        // A statement without result columns (a standalone call of a void
+        // procedure) returns no rows, whatever rows it processed.
+        let rows_sink = Arc::new(RowsSink::new(
+            q.worker_slots,
+            plan.columns.iter().map(|(_, slot)| *slot).collect(),
+            receiver,
+        ));
+        Run {
+            start,
+            pool,
+            scope,
+            q,
+            root,
+            rows_sink,
+        }
+    }
+
+    /// The run's pipelines; the sink's time is charged to the plan's root
+    /// operator.
+    fn build(&self) -> Result<Vec<crate::pipeline::Pipeline>> {
+        build_with_sink(
+            &self.root,
+            &self.q,
+            &self.scope.cancel,
+            (Some(self.root.id), self.rows_sink.clone()),
+        )
+    }
+
+    /// Removes the query from the scheduler.
+    fn close(&self) {
+        self.pool.close_scope(&self.scope);
+    }
+
+    /// The result of the finished run; `plan` only if it was profiled.
+    fn result(&self, columns: Vec<String>, plan: Option<&Plan>) -> QueryResult {
+        let rows = self.rows_sink.take_rows();
+        let elapsed = self.start.elapsed();
+        let profile = self
+            .q
+            .profile
+            .as_ref()
+            .zip(plan)
+            .map(|(p, plan)| profile_report(plan, p, elapsed, self.scope.busy_time()));
+        QueryResult {
+            columns,
+            rows,
+            elapsed,
+            plan: None,
+            profile,
+            counters: WriteCounters::default(),
+        }
+    }
+}
+
 fn run(
     plan: &Plan,
     snapshot: Snapshot,
@@ -169,67 +324,14 @@ fn run(
     settings: &StatementSettings,
     receiver: Option<Arc<dyn RowReceiver>>,
 ) -> Result<QueryResult> {
-    let start = Instant::now();
-    let pool = options
-        .pool
-        .clone()
-        .unwrap_or_else(|| WorkerPool::global().clone());
-    let mut compiler = Compiler::new(&snapshot);
-    let root = compiler.node(&plan.root);
-    let operator_count = compiler.operator_count();
-    let scope = pool.open_scope(ScopeOptions {
-        max_parallel: options.threads.unwrap_or(usize::MAX),
-        deadline: options.timeout.map(|t| start + t),
-        parent: options.cancel.clone(),
-        caller_helps: !options.caller_waits,
-        ..ScopeOptions::default()
-    });
-    let closer = pool.close_on_drop(&scope);
-    if let Some(receiver) = &receiver {
-        receiver.attach(&scope);
-    }
-    let q = Arc::new(QueryContext {
-        snapshot,
-        params: Arc::new(params),
-        scope: scope.clone(),
-        procedures: settings.procedures.clone(),
-        profile: settings
-            .profile
-            .then(|| Arc::new(Profile::new(operator_count))),
-        memory: Arc::new(MemoryBudget::for_query(options)),
-        worker_slots: pool.threads() + 1,
-        statement_time: now_utc(),
-        materialized: Default::default(),
-        runner: Arc::new(InlineRunner),
-        memo: SubqueryMemo::default(),
-    });
-    // The result rows are built by the workers as the last pipeline runs.
-    // A statement without result columns (a standalone call of a void
-    // procedure) returns no rows, whatever rows it processed.
-    let rows_sink = Arc::new(RowsSink::new(
-        q.worker_slots,
-        plan.columns.iter().map(|(_, slot)| *slot).collect(),
-        receiver,
-    ));
-    // Its time is charged to the plan's root operator.
-    let outcome = build_with_sink(&root, &q, &scope.cancel, (Some(root.id), rows_sink.clone()))
-        .and_then(|pipelines| run_parallel(pipelines, Chunk::new(plan.width, 1), &q));
+    let run = Run::open(plan, snapshot, params, options, settings, receiver);
+    let closer = run.pool.close_on_drop(&run.scope);
+    let outcome = run
+        .build()
+        .and_then(|pipelines| run_parallel(pipelines, Chunk::new(plan.width, 1), &run.q));
     drop(closer);
     outcome?;
-    let rows = rows_sink.take_rows();
-    let elapsed = start.elapsed();
-    let profile = q
-        .profile
-        .as_ref()
-        .map(|p| profile_report(plan, p, elapsed, scope.busy_time()));
-    Ok(QueryResult {
-        columns: plan.columns.iter().map(|(n, _)| n.clone()).collect(),
-        rows,
-        elapsed,
-        plan: None,
-        profile,
-        counters: WriteCounters::default(),
-    })
+    Ok(run.result(result_columns(plan), Some(plan)))
 }
 
 /// The PROFILE report of `plan` from its counters.

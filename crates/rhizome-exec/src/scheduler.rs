@@ -27,6 +27,13 @@
 //! must not compute, so every task of its queries runs on the workers and
 //! no more threads than workers ever run query tasks at once.
 //!
+//! A server's statement need not have a waiting thread at all: a *job*
+//! ([`WorkerPool::submit`], taken by workers before query tasks) plans it
+//! on a worker and starts it there ([`crate::query::start_streaming`]),
+//! running its first task at once ([`QueryScope::run_now`]); the thread
+//! that ends a pipeline's last task starts the next, and the last one
+//! hands the result on, so no thread waits for the query.
+//!
 //! A query whose output has no room (a client that does not fetch its
 //! streamed rows) is *held* ([`QueryScope::hold`]): no worker takes its
 //! queued tasks, and its running tasks hand the rest of their work back to
@@ -72,6 +79,23 @@ pub const WAITER_SPIN: Duration = Duration::from_micros(200);
 
 /// A unit of work: runs on some worker with that worker's context.
 pub type Task = Box<dyn FnOnce(&WorkerContext) + Send>;
+
+thread_local! {
+    /// The index of the pool worker this thread is, if it is one.
+    static WORKER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// This thread runs a query's task now ([`QueryScope::run_now`] must
+    /// not nest a second one in it: it would count twice as executing).
+    static IN_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The index of the pool worker the calling thread is, if it is one and
+/// runs no query task now (it runs a job, [`WorkerPool::submit`]).
+pub fn free_worker() -> Option<usize> {
+    if IN_TASK.with(|t| t.get()) {
+        return None;
+    }
+    WORKER.with(|w| w.get())
+}
 
 /// A node of the scope tree below a query: cancelling it cancels every token
 /// created from it.
@@ -297,6 +321,20 @@ impl QueryScope {
         }
     }
 
+    /// Runs `task` at once on the calling thread if it is one of the pool's
+    /// workers between tasks (a job started by [`WorkerPool::submit`]) and
+    /// the query may use one more worker now; else queues it. A statement
+    /// started by a job thus runs its first task without a hand-over, and
+    /// a query of one task (one morsel) ends inside the job.
+    pub fn run_now(&self, task: Task) {
+        match free_worker() {
+            Some(worker) if !self.is_held() && self.try_reserve() => {
+                self.run_reserved(task, worker)
+            }
+            _ => self.spawn(task),
+        }
+    }
+
     /// Runs this query's queued tasks on the calling thread for as long as
     /// there are some and the query may use one more worker; called by the
     /// thread that would otherwise wait for them. Does nothing for a query
@@ -436,7 +474,9 @@ impl QueryScope {
             .peak_executing
             .fetch_max(executing, Ordering::Relaxed);
         let start = Instant::now();
+        let outer = IN_TASK.with(|t| t.replace(true));
         task(&WorkerContext { worker });
+        IN_TASK.with(|t| t.set(outer));
         let nanos = start.elapsed().as_nanos() as u64;
         self.pool.executing.fetch_sub(1, Ordering::SeqCst);
         self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
@@ -507,6 +547,9 @@ pub struct WorkerContext {
 
 struct PoolInner {
     scopes: ArcSwap<Vec<Arc<QueryScope>>>,
+    /// Work of no query yet ([`WorkerPool::submit`]): taken before tasks.
+    jobs: Injector<Task>,
+    jobs_pending: AtomicUsize,
     threads: usize,
     idle: AtomicUsize,
     /// Workers without work that still poll for it before they sleep.
@@ -543,8 +586,22 @@ impl PoolInner {
         }
     }
 
-    /// The runnable scope with the least virtual time, and one of its tasks.
-    fn pick(&self) -> Option<(Arc<QueryScope>, Task)> {
+    /// A queued job first (it starts a statement, which runs its own
+    /// tasks with the virtual time of the least served query), else the
+    /// runnable scope with the least virtual time, and one of its tasks.
+    fn pick(&self) -> Option<Work> {
+        if self.jobs_pending.load(Ordering::SeqCst) > 0 {
+            loop {
+                match self.jobs.steal() {
+                    Steal::Success(job) => {
+                        self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
+                        return Some(Work::Job(job));
+                    }
+                    Steal::Retry => continue,
+                    Steal::Empty => break,
+                }
+            }
+        }
         let scopes = self.scopes.load();
         let mut candidates: Vec<&Arc<QueryScope>> = scopes
             .iter()
@@ -556,7 +613,7 @@ impl PoolInner {
                 continue;
             }
             if let Some(task) = scope.take() {
-                return Some((scope.clone(), task));
+                return Some(Work::Task(scope.clone(), task));
             }
             scope.running.fetch_sub(1, Ordering::AcqRel);
         }
@@ -565,10 +622,12 @@ impl PoolInner {
 
     /// True if some query has queued tasks (cheaper than [`PoolInner::pick`]).
     fn any_pending(&self) -> bool {
-        self.scopes
-            .load()
-            .iter()
-            .any(|s| s.pending.load(Ordering::SeqCst) > 0 && !s.is_held())
+        self.jobs_pending.load(Ordering::SeqCst) > 0
+            || self
+                .scopes
+                .load()
+                .iter()
+                .any(|s| s.pending.load(Ordering::SeqCst) > 0 && !s.is_held())
     }
 
     /// Threads awake that are not polling for work: those running tasks
@@ -616,7 +675,7 @@ impl PoolInner {
     }
 
     /// Polls for work for up to `idle_spin`; the task found, if any.
-    fn spin_for_work(&self) -> Option<(Arc<QueryScope>, Task)> {
+    fn spin_for_work(&self) -> Option<Work> {
         if self.idle_spin.is_zero() || self.oversubscribed() {
             return None;
         }
@@ -645,19 +704,20 @@ impl PoolInner {
     }
 
     fn worker_loop(self: Arc<PoolInner>, worker: usize) {
+        WORKER.with(|w| w.set(Some(worker)));
         self.active.fetch_add(1, Ordering::SeqCst);
         // Only a worker that just ran a task polls before it sleeps: one
         // woken for nothing goes back to sleep at once.
         let mut worked = false;
         loop {
-            if let Some((scope, task)) = self.pick() {
-                scope.run_reserved(task, worker);
+            if let Some(work) = self.pick() {
+                work.run(worker);
                 worked = true;
                 continue;
             }
             if std::mem::take(&mut worked) {
-                if let Some((scope, task)) = self.spin_for_work() {
-                    scope.run_reserved(task, worker);
+                if let Some(work) = self.spin_for_work() {
+                    work.run(worker);
                     worked = true;
                     continue;
                 }
@@ -689,10 +749,27 @@ impl PoolInner {
             };
             self.active.fetch_add(1, Ordering::SeqCst);
             self.idle.fetch_sub(1, Ordering::SeqCst);
-            if let Some((scope, task)) = found {
-                scope.run_reserved(task, worker);
+            if let Some(work) = found {
+                work.run(worker);
                 worked = true;
             }
+        }
+    }
+}
+
+/// What a worker found to do.
+enum Work {
+    /// A job ([`WorkerPool::submit`]).
+    Job(Task),
+    /// A query's task, with a running slot reserved for it.
+    Task(Arc<QueryScope>, Task),
+}
+
+impl Work {
+    fn run(self, worker: usize) {
+        match self {
+            Work::Job(job) => job(&WorkerContext { worker }),
+            Work::Task(scope, task) => scope.run_reserved(task, worker),
         }
     }
 }
@@ -730,6 +807,8 @@ impl WorkerPool {
         let threads = threads.max(1);
         let inner = Arc::new(PoolInner {
             scopes: ArcSwap::from_pointee(Vec::new()),
+            jobs: Injector::new(),
+            jobs_pending: AtomicUsize::new(0),
             threads,
             idle: AtomicUsize::new(0),
             spinning: AtomicUsize::new(0),
@@ -765,6 +844,18 @@ impl WorkerPool {
                 .map_or(DEFAULT_SPIN, Duration::from_micros);
             WorkerPool::with_spin(threads, spin)
         })
+    }
+
+    /// Runs `job` on one of the pool's workers, before any queued query
+    /// task: work that belongs to no query yet, such as a server's
+    /// statement, which plans its query and starts it there
+    /// ([`QueryScope::run_now`]) so that the thread that asked never waits.
+    /// A job must not block: what it waits for, it hands on as a task or
+    /// a continuation.
+    pub fn submit(&self, job: Task) {
+        self.inner.jobs.push(job);
+        self.inner.jobs_pending.fetch_add(1, Ordering::SeqCst);
+        self.inner.wake_one();
     }
 
     /// Number of workers.
@@ -1065,6 +1156,44 @@ mod tests {
         release.send(()).unwrap();
         assert!(soon(|| pool.executing() == 0));
         assert!((1..=2).contains(&pool.peak_executing()));
+        pool.close_scope(&scope);
+    }
+
+    #[test]
+    fn a_job_runs_its_query_s_first_task_itself_and_a_task_queues() {
+        let pool = WorkerPool::with_spin(2, Duration::ZERO);
+        assert_eq!(free_worker(), None, "the test thread is no worker");
+        let scope = pool.open_scope(waiting_caller());
+        let (tx, rx) = mpsc::channel();
+        let inner = scope.clone();
+        pool.submit(Box::new(move |w| {
+            let job = (std::thread::current().id(), free_worker());
+            assert_eq!(job.1, Some(w.worker));
+            let tx2 = tx.clone();
+            let nested = inner.clone();
+            // Run at once, on this thread: nothing else of the query runs.
+            inner.run_now(Box::new(move |_| {
+                let here = std::thread::current().id();
+                // Inside a task the thread is not free: a task queues.
+                assert_eq!(free_worker(), None);
+                let tx3 = tx2.clone();
+                nested.run_now(Box::new(move |_| {
+                    tx3.send(("nested", std::thread::current().id())).unwrap()
+                }));
+                tx2.send(("first", here)).unwrap();
+            }));
+            tx.send(("job", job.0)).unwrap();
+        }));
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.push(rx.recv_timeout(Duration::from_secs(5)).unwrap());
+        }
+        // The first task ran inside the job (before the job went on), on
+        // the job's thread; the nested one was queued for a worker.
+        let at = |what| seen.iter().position(|(w, _)| *w == what).unwrap();
+        assert!(at("first") < at("job"), "{seen:?}");
+        assert_eq!(seen[at("first")].1, seen[at("job")].1);
+        assert_ne!(seen[at("nested")].1, std::thread::current().id());
         pool.close_scope(&scope);
     }
 

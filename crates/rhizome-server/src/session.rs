@@ -25,8 +25,10 @@ use crate::transactions::{self, Owner, Registration, Running, Transactions, View
 use crate::user_commands::{self, UserCommand};
 use crate::values::{self, ValueWriter};
 use rhizome_common::Value;
-use rhizome_engine::{PlanDescription, QueryOptions, QueryResult, Transaction, WriteCounters};
-use rhizome_exec::scheduler::CancelToken;
+use rhizome_engine::{
+    PlanDescription, QueryOptions, QueryResult, StatementInfo, Transaction, WriteCounters,
+};
+use rhizome_exec::scheduler::{CancelToken, WorkerPool};
 use rhizome_storage::Snapshot;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -140,6 +142,25 @@ impl Interrupt {
     pub(crate) fn tracked(&self) -> usize {
         self.running.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
+}
+
+/// Closes a result buffer when dropped, unless taken out.
+struct CloseOnDrop(Option<Arc<ResultBuffer>>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let Some(buffer) = self.0.take() {
+            buffer.close();
+        }
+    }
+}
+
+/// What [`Session::start_on_pool`] did.
+enum PoolStart {
+    /// The read runs; its result and columns.
+    Started(Box<OpenResult>, Vec<String>),
+    /// The statement writes and was not started: its description.
+    Writes(StatementInfo),
 }
 
 /// A result buffer listed in its session's [`Interrupt`]; dropping it takes
@@ -1064,19 +1085,45 @@ impl Session {
             .as_bytes()
             .windows(7)
             .any(|w| w.eq_ignore_ascii_case(b"EXPLAIN") || w.eq_ignore_ascii_case(b"PROFILE"));
-        let described = tokio::task::spawn_blocking(move || {
-            // A source's statements are planned over the source's catalog.
-            let info = match &source {
-                Some(source) => source.describe(&q, &p)?,
-                None => engine.describe(&q, &p)?,
-            };
-            let plan = match (may_have_plan, &source) {
-                (false, _) => None,
-                (true, Some(source)) => source.plan_description(&q, &p)?,
-                (true, None) => engine.plan_description(&q, &p)?,
-            };
-            Ok::<_, rhizome_common::Error>((info, plan))
-        })
+        // A read outside a transaction, by a user who may read, is planned
+        // and run on the pool by one job: no thread waits for it.
+        let mut known = None;
+        if source.is_none()
+            && !may_have_plan
+            && self.tx.is_none()
+            && self.check(Need::Read, "").is_ok()
+        {
+            match self
+                .start_on_pool(&entry, &query, params.clone(), (qid, started), &running)
+                .await?
+            {
+                PoolStart::Started(mut result, columns) => {
+                    result.entry = running;
+                    result._registration = registration;
+                    return Ok((*result, columns));
+                }
+                PoolStart::Writes(info) => known = Some(info),
+            }
+        }
+        let described = async move {
+            if let Some(info) = known {
+                return Ok(Ok((info, None)));
+            }
+            tokio::task::spawn_blocking(move || {
+                // A source's statements are planned over the source's catalog.
+                let info = match &source {
+                    Some(source) => source.describe(&q, &p)?,
+                    None => engine.describe(&q, &p)?,
+                };
+                let plan = match (may_have_plan, &source) {
+                    (false, _) => None,
+                    (true, Some(source)) => source.plan_description(&q, &p)?,
+                    (true, None) => engine.plan_description(&q, &p)?,
+                };
+                Ok::<_, rhizome_common::Error>((info, plan))
+            })
+            .await
+        }
         .await
         .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
         .map_err(|e| Failure::from_error(&e, &query))?;
@@ -1128,23 +1175,48 @@ impl Session {
         };
         let tx = self.tx.as_mut().and_then(|open| open.take());
         if info.updating {
-            // Writes run to their end here; their rows are the engine's
-            // collected rows (the engine materialises them anyway).
-            let engine = entry.engine.clone();
-            let (outcome, tx) = tokio::task::spawn_blocking(move || match tx {
-                Some(mut tx) => {
-                    let r = tx.execute(&query, params, &options);
-                    let snapshot = tx.snapshot();
-                    (r.map(|r| (r, snapshot)), Some(tx))
-                }
+            // Writes run to their end before RUN is answered; their rows are
+            // the engine's collected rows (the engine materialises them
+            // anyway). The writer lock is waited for on a blocking thread
+            // (an autocommit write takes a transaction of its own), the
+            // updating plan runs as a job on the worker pool, and the
+            // commit (which waits for the log) on a blocking thread again.
+            let own = tx.is_none();
+            let mut writer = match tx {
+                Some(tx) => tx,
                 None => {
-                    // Rendered from the state the write committed, never a later one.
-                    let r = engine.execute_with_state(&query, params, &options);
-                    (r.map(|(r, state)| (r, Some(state))), None)
+                    let engine = entry.engine.clone();
+                    tokio::task::spawn_blocking(move || engine.begin())
+                        .await
+                        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
+                        .map_err(|e| Failure::from_error(&e, &result.query))?
                 }
-            })
-            .await
-            .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
+            };
+            let (answer, answered) = tokio::sync::oneshot::channel();
+            WorkerPool::global().submit(Box::new(move |_| {
+                let r = writer.execute(&query, params, &options);
+                let snapshot = writer.snapshot();
+                let _ = answer.send((r.map(|r| (r, snapshot)), writer));
+            }));
+            let (outcome, writer) = answered.await.map_err(|_| {
+                Failure::new(
+                    codes::UNKNOWN,
+                    "the statement's job ended without an answer",
+                )
+            })?;
+            let (outcome, tx) = match (own, outcome) {
+                (false, outcome) => (outcome, Some(writer)),
+                (true, Ok(done)) => {
+                    let committed = tokio::task::spawn_blocking(move || writer.commit())
+                        .await
+                        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?;
+                    (committed.map(|_| done), None)
+                }
+                (true, Err(e)) => {
+                    writer.rollback();
+                    (Err(e), None)
+                }
+            };
             drop(tracked);
             if let Some(open) = self.tx.as_mut() {
                 open.registration.entry().put(tx);
@@ -1216,6 +1288,97 @@ impl Session {
             result._tracked = Some(tracked);
         }
         Ok((result, info.columns))
+    }
+
+    /// Starts a read outside a transaction with one job on the engine's
+    /// worker pool, which plans the statement and starts its query there
+    /// (its first task on that worker: a query of one morsel ends inside
+    /// the job). The connection's task only awaits the job's answer and
+    /// then the result's blocks: no thread of its own waits for the query,
+    /// and a short read costs one hand-over each way. A statement that
+    /// turns out to write is not started: its description comes back for
+    /// the usual path.
+    async fn start_on_pool(
+        &mut self,
+        entry: &DatabaseEntry,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        (qid, started): (i64, Instant),
+        running: &Arc<Running>,
+    ) -> Result<PoolStart, Failure> {
+        let deadline = self.config.transaction_timeout.map(|t| Instant::now() + t);
+        let cancel = CancelToken::root();
+        let options = self.query_options(cancel.clone(), deadline);
+        let buffer = ResultBuffer::new(cancel, self.config.stream, false);
+        let tracked = self.interrupt.track(&buffer);
+        running.set_buffer(&buffer);
+        let snapshot = entry.engine.database().snapshot();
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let (engine, q, state, receiver) = (
+            entry.engine.clone(),
+            query.to_string(),
+            snapshot.clone(),
+            buffer.clone(),
+        );
+        // Closes the buffer (stopping the query) if this future is dropped
+        // before the result is the session's (a request gone mid-RUN).
+        let mut abandoned = CloseOnDrop(Some(buffer.clone()));
+        WorkerPool::global().submit(Box::new(move |_| {
+            let finisher = receiver.clone();
+            let mut answer = Some(answer);
+            // RUN is answered before the query's first task runs here.
+            let admit = |info: &StatementInfo| {
+                receiver.set_ordered(info.ordered);
+                if let Some(answer) = answer.take() {
+                    let _ = answer.send(Ok((info.clone(), true)));
+                }
+                true
+            };
+            let outcome = engine.start_streaming_on(
+                state,
+                &q,
+                params,
+                &options,
+                receiver.clone(),
+                admit,
+                Box::new(move |result| finisher.finish(result)),
+            );
+            if let Some(answer) = answer {
+                let _ = answer.send(outcome);
+            }
+        }));
+        let outcome = answered
+            .await
+            .map_err(|_| {
+                Failure::new(
+                    codes::UNKNOWN,
+                    "the statement's job ended without an answer",
+                )
+            })?
+            .map_err(|e| Failure::from_error(&e, query))?;
+        abandoned.0 = None;
+        let (info, true) = outcome else {
+            return Ok(PoolStart::Writes(outcome.0));
+        };
+        let result = OpenResult {
+            qid,
+            width: info.columns.len(),
+            rows: Rows::Stream(buffer),
+            task: None,
+            pending: VecDeque::new(),
+            graph: Some(snapshot),
+            query: query.to_string(),
+            db: entry.name.clone(),
+            started,
+            updating: false,
+            bookmark: None,
+            plan: None,
+            over_source: false,
+            entry: running.clone(),
+            _registration: None,
+            _tracked: Some(tracked),
+        };
+        Ok(PoolStart::Started(Box::new(result), info.columns))
     }
 
     async fn pull<W: AsyncWrite + Unpin>(

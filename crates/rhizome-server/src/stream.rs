@@ -128,6 +128,15 @@ impl ResultBuffer {
         })
     }
 
+    /// Says whether the result's order is significant, once the statement
+    /// is planned (as `in_order` of [`ResultBuffer::new`]); called before
+    /// the query hands over its first block.
+    pub fn set_ordered(&self, in_order: bool) {
+        let mut inner = self.lock();
+        inner.in_order = in_order;
+        inner.bounded = !in_order;
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -25,15 +25,88 @@ struct Done {
     caller_asleep: bool,
 }
 
+/// What runs when a wave of a pipeline's tasks is done, instead of waking
+/// a waiting caller ([`run_parallel_then`]).
+type Continuation = Box<dyn FnOnce() + Send>;
+
+/// What receives a run's output once its last pipeline is finished
+/// ([`run_parallel_then`]).
+pub type Then = Box<dyn FnOnce(Result<Vec<Chunk>>) + Send>;
+
 /// Shared by all tasks of one pipeline when it runs on the pool.
 struct SharedRun {
     pipeline: Pipeline,
     q: Arc<QueryContext>,
     outstanding: AtomicUsize,
     done: (Mutex<Done>, Condvar),
+    /// Set by a driver that does not wait: run by whoever ends the wave.
+    next: Mutex<Option<Continuation>>,
 }
 
 impl SharedRun {
+    fn new(pipeline: Pipeline, q: &Arc<QueryContext>) -> Arc<SharedRun> {
+        Arc::new(SharedRun {
+            pipeline,
+            q: q.clone(),
+            outstanding: AtomicUsize::new(1),
+            done: (Mutex::default(), Condvar::new()),
+            next: Mutex::new(None),
+        })
+    }
+
+    /// The pipeline's source tasks (one per source chunk, or one for all
+    /// of an ordered pipeline's), each counted in `outstanding`.
+    fn source_tasks(self: &Arc<SharedRun>, argument: &Chunk) -> Vec<Task> {
+        let chunks = self.pipeline.source.chunks(argument);
+        let one_task = self.pipeline.chain.ordered && !self.pipeline.sequenced;
+        let batches: Vec<Vec<Chunk>> = if one_task {
+            vec![chunks]
+        } else {
+            chunks.into_iter().map(|c| vec![c]).collect()
+        };
+        batches
+            .into_iter()
+            .enumerate()
+            .map(|(source, batch)| {
+                let run = self.clone();
+                run.outstanding.fetch_add(1, Ordering::AcqRel);
+                let task: Task = Box::new(move |worker| {
+                    let spawner: &dyn Spawner = &run;
+                    let mut ctx = TaskCtx::new(
+                        &run.q,
+                        &run.pipeline.chain,
+                        Some(spawner),
+                        0,
+                        worker.worker,
+                        source,
+                    );
+                    for chunk in batch {
+                        if run.stopped() {
+                            break;
+                        }
+                        match ctx.push_at(0, chunk) {
+                            Ok(result) if result.is_finished() => break,
+                            Ok(_) => {}
+                            Err(e) => {
+                                run.q.scope.fail(e);
+                                break;
+                            }
+                        }
+                    }
+                    run.task_done();
+                });
+                task
+            })
+            .collect()
+    }
+
+    /// Ends the driver's own count of the wave: `next` runs once every
+    /// task of the wave is done (here, if they all are already).
+    fn then(&self, next: Continuation) {
+        *self.next.lock().unwrap_or_else(|p| p.into_inner()) = Some(next);
+        self.task_done();
+    }
+
     /// Waits until every task counted in `outstanding` is done (the caller's
     /// own count included), then rearms for the next wave of tasks.
     fn wait(&self) {
@@ -74,6 +147,12 @@ impl SharedRun {
     }
 
     fn finish_wave(self: &Arc<SharedRun>, parts: usize) {
+        self.spawn_finish_parts(parts);
+        self.wait();
+    }
+
+    /// Queues one task per finishing piece of the sink.
+    fn spawn_finish_parts(self: &Arc<SharedRun>, parts: usize) {
         for part in 0..parts {
             let run = self.clone();
             run.outstanding.fetch_add(1, Ordering::AcqRel);
@@ -90,11 +169,17 @@ impl SharedRun {
                 run.task_done();
             }));
         }
-        self.wait();
     }
 
     fn task_done(&self) {
         if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let next = self.next.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(next) = next {
+                // The next wave counts the driver in again.
+                self.outstanding.store(1, Ordering::Release);
+                next();
+                return;
+            }
             let mut state = self.done.0.lock().unwrap_or_else(|p| p.into_inner());
             state.done = true;
             if std::mem::take(&mut state.caller_asleep) {
@@ -160,48 +245,9 @@ pub fn run_parallel(
     for pipeline in pipelines {
         q.check_cancelled()
             .map_err(|e| q.scope.take_error().unwrap_or(e))?;
-        let chunks = pipeline.source.chunks(&argument);
-        let one_task = pipeline.chain.ordered && !pipeline.sequenced;
-        let shared = Arc::new(SharedRun {
-            pipeline,
-            q: q.clone(),
-            outstanding: AtomicUsize::new(1),
-            done: (Mutex::default(), Condvar::new()),
-        });
-        let tasks: Vec<Vec<Chunk>> = if one_task {
-            vec![chunks]
-        } else {
-            chunks.into_iter().map(|c| vec![c]).collect()
-        };
+        let shared = SharedRun::new(pipeline, q);
         let mut first = None;
-        for (source, batch) in tasks.into_iter().enumerate() {
-            let run = shared.clone();
-            run.outstanding.fetch_add(1, Ordering::AcqRel);
-            let task: Task = Box::new(move |worker| {
-                let spawner: &dyn Spawner = &run;
-                let mut ctx = TaskCtx::new(
-                    &run.q,
-                    &run.pipeline.chain,
-                    Some(spawner),
-                    0,
-                    worker.worker,
-                    source,
-                );
-                for chunk in batch {
-                    if run.stopped() {
-                        break;
-                    }
-                    match ctx.push_at(0, chunk) {
-                        Ok(result) if result.is_finished() => break,
-                        Ok(_) => {}
-                        Err(e) => {
-                            run.q.scope.fail(e);
-                            break;
-                        }
-                    }
-                }
-                run.task_done();
-            });
+        for task in shared.source_tasks(&argument) {
             // A helping caller starts the first source chunk itself (the
             // others are queued first, for the workers); one that only
             // waits queues it too.
@@ -225,6 +271,92 @@ pub fn run_parallel(
         result = shared.pipeline.finish(q)?;
     }
     Ok(result)
+}
+
+/// Runs a run's pipelines on the worker pool like [`run_parallel`], but
+/// no thread waits for them: each wave of tasks, when its last task ends,
+/// starts the next (on the thread that ended it), and `then` gets the final
+/// pipeline's output. Called on a pool worker between tasks (a job), the
+/// first source task runs here at once ([`crate::scheduler::QueryScope::run_now`]).
+pub fn run_parallel_then(
+    pipelines: Vec<Pipeline>,
+    argument: Chunk,
+    q: &Arc<QueryContext>,
+    then: Then,
+) {
+    Drive {
+        pipelines: pipelines.into_iter(),
+        argument,
+        q: q.clone(),
+        result: Vec::new(),
+        then,
+    }
+    .next_pipeline();
+}
+
+/// A run driven by continuations ([`run_parallel_then`]).
+struct Drive {
+    pipelines: std::vec::IntoIter<Pipeline>,
+    argument: Chunk,
+    q: Arc<QueryContext>,
+    result: Vec<Chunk>,
+    then: Then,
+}
+
+impl Drive {
+    /// Starts the next pipeline, or hands the output on after the last.
+    fn next_pipeline(mut self) {
+        let Some(pipeline) = self.pipelines.next() else {
+            let result = std::mem::take(&mut self.result);
+            return (self.then)(Ok(result));
+        };
+        if let Err(e) = self.q.check_cancelled() {
+            let error = self.q.scope.take_error().unwrap_or(e);
+            return (self.then)(Err(error));
+        }
+        let shared = SharedRun::new(pipeline, &self.q);
+        let mut tasks = shared.source_tasks(&self.argument).into_iter();
+        let first = tasks.next();
+        for task in tasks {
+            self.q.scope.spawn(task);
+        }
+        let scope = self.q.scope.clone();
+        if let Some(task) = first {
+            scope.run_now(task);
+        }
+        let run = shared.clone();
+        shared.then(Box::new(move || self.finish_parts(run)));
+    }
+
+    /// After a wave: the sink's next wave of finishing pieces, or the end
+    /// of the pipeline.
+    fn finish_parts(self, run: Arc<SharedRun>) {
+        if !self.q.scope.is_cancelled() {
+            let parts = run.pipeline.chain.sink.1.finish_parts();
+            if parts > 0 && !self.q.scope.is_cancelled() {
+                run.spawn_finish_parts(parts);
+                let next = run.clone();
+                return run.then(Box::new(move || self.finish_parts(next)));
+            }
+        }
+        self.finish_pipeline(&run);
+    }
+
+    fn finish_pipeline(mut self, run: &SharedRun) {
+        if let Some(error) = self.q.scope.take_error() {
+            return (self.then)(Err(error));
+        }
+        if let Err(e) = self.q.check_cancelled() {
+            return (self.then)(Err(e));
+        }
+        match run.pipeline.finish(&self.q) {
+            Ok(result) => {
+                self.result = result;
+                self.next_pipeline();
+            }
+            Err(e) => (self.then)(Err(e)),
+        }
+    }
 }
 
 /// Runs a plan on the current thread, starting from `argument` (the outer

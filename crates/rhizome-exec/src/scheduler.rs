@@ -586,10 +586,21 @@ impl PoolInner {
         }
     }
 
-    /// A queued job first (it starts a statement, which runs its own
-    /// tasks with the virtual time of the least served query), else the
-    /// runnable scope with the least virtual time, and one of its tasks.
-    fn pick(&self) -> Option<Work> {
+    /// The next work for a worker. Jobs start statements and queries run
+    /// tasks; neither may starve the other, so a worker that just ran a job
+    /// looks at the queries first (`tasks_first`), and otherwise at the
+    /// jobs first. A query's task is that of the runnable scope with the
+    /// least virtual time.
+    fn pick(&self, tasks_first: bool) -> Option<Work> {
+        if tasks_first {
+            self.pick_task().or_else(|| self.pick_job())
+        } else {
+            self.pick_job().or_else(|| self.pick_task())
+        }
+    }
+
+    /// A queued job ([`WorkerPool::submit`]), if any.
+    fn pick_job(&self) -> Option<Work> {
         if self.jobs_pending.load(Ordering::SeqCst) > 0 {
             loop {
                 match self.jobs.steal() {
@@ -602,6 +613,11 @@ impl PoolInner {
                 }
             }
         }
+        None
+    }
+
+    /// A task of the runnable scope with the least virtual time, if any.
+    fn pick_task(&self) -> Option<Work> {
         let scopes = self.scopes.load();
         let mut candidates: Vec<&Arc<QueryScope>> = scopes
             .iter()
@@ -675,7 +691,7 @@ impl PoolInner {
     }
 
     /// Polls for work for up to `idle_spin`; the task found, if any.
-    fn spin_for_work(&self) -> Option<Work> {
+    fn spin_for_work(&self, tasks_first: bool) -> Option<Work> {
         if self.idle_spin.is_zero() || self.oversubscribed() {
             return None;
         }
@@ -690,7 +706,7 @@ impl PoolInner {
         let mut capped = false;
         while found.is_none() {
             if (!capped || rounds.is_multiple_of(256)) && self.any_pending() {
-                found = self.pick();
+                found = self.pick(tasks_first);
                 capped = found.is_none();
             }
             rounds = rounds.wrapping_add(1);
@@ -709,14 +725,18 @@ impl PoolInner {
         // Only a worker that just ran a task polls before it sleeps: one
         // woken for nothing goes back to sleep at once.
         let mut worked = false;
+        // Whether the last work was a job: then queries' tasks come first.
+        let mut after_job = false;
         loop {
-            if let Some(work) = self.pick() {
+            if let Some(work) = self.pick(after_job) {
+                after_job = work.is_job();
                 work.run(worker);
                 worked = true;
                 continue;
             }
             if std::mem::take(&mut worked) {
-                if let Some(work) = self.spin_for_work() {
+                if let Some(work) = self.spin_for_work(after_job) {
+                    after_job = work.is_job();
                     work.run(worker);
                     worked = true;
                     continue;
@@ -732,7 +752,7 @@ impl PoolInner {
             // not chase it off.
             let found = loop {
                 let seen = *self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(found) = self.pick() {
+                if let Some(found) = self.pick(after_job) {
                     break Some(found);
                 }
                 let guard = self.sleep_lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -750,6 +770,7 @@ impl PoolInner {
             self.active.fetch_add(1, Ordering::SeqCst);
             self.idle.fetch_sub(1, Ordering::SeqCst);
             if let Some(work) = found {
+                after_job = work.is_job();
                 work.run(worker);
                 worked = true;
             }
@@ -766,6 +787,10 @@ enum Work {
 }
 
 impl Work {
+    fn is_job(&self) -> bool {
+        matches!(self, Work::Job(_))
+    }
+
     fn run(self, worker: usize) {
         match self {
             Work::Job(job) => job(&WorkerContext { worker }),
@@ -1194,6 +1219,34 @@ mod tests {
         assert!(at("first") < at("job"), "{seen:?}");
         assert_eq!(seen[at("first")].1, seen[at("job")].1);
         assert_ne!(seen[at("nested")].1, std::thread::current().id());
+        pool.close_scope(&scope);
+    }
+
+    /// Clients that submit a new statement as soon as theirs ends keep the
+    /// job queue full; a query's queued task must still run.
+    #[test]
+    fn a_stream_of_jobs_does_not_starve_a_queued_task() {
+        let pool = Arc::new(WorkerPool::with_spin(2, Duration::ZERO));
+        let stop = Arc::new(AtomicBool::new(false));
+        fn resubmit(pool: &Arc<WorkerPool>, stop: &Arc<AtomicBool>) {
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let (next_pool, next_stop) = (pool.clone(), stop.clone());
+            pool.submit(Box::new(move |_| {
+                std::thread::sleep(Duration::from_micros(200));
+                resubmit(&next_pool, &next_stop);
+            }));
+        }
+        for _ in 0..4 {
+            resubmit(&pool, &stop);
+        }
+        let scope = pool.open_scope(waiting_caller());
+        let (tx, rx) = mpsc::channel();
+        scope.spawn(Box::new(move |_| tx.send(()).unwrap()));
+        let ran = rx.recv_timeout(Duration::from_secs(5));
+        stop.store(true, Ordering::SeqCst);
+        assert!(ran.is_ok(), "the task waited behind jobs for 5 s");
         pool.close_scope(&scope);
     }
 

@@ -28,7 +28,8 @@
 //! no more threads than workers ever run query tasks at once.
 //!
 //! A server's statement need not have a waiting thread at all: a *job*
-//! ([`WorkerPool::submit`], taken by workers before query tasks) plans it
+//! ([`WorkerPool::submit`]; a worker alternates between jobs and query
+//! tasks when both wait, so neither starves) plans it
 //! on a worker and starts it there ([`crate::query::start_streaming`]),
 //! running its first task at once ([`QueryScope::run_now`]); the thread
 //! that ends a pipeline's last task starts the next, and the last one
@@ -547,7 +548,7 @@ pub struct WorkerContext {
 
 struct PoolInner {
     scopes: ArcSwap<Vec<Arc<QueryScope>>>,
-    /// Work of no query yet ([`WorkerPool::submit`]): taken before tasks.
+    /// Work of no query yet ([`WorkerPool::submit`]); see `pick`.
     jobs: Injector<Task>,
     jobs_pending: AtomicUsize,
     threads: usize,

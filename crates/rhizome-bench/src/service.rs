@@ -305,12 +305,14 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// Prints `text` as one line of the benchmark's output, at once.
+fn line(out: &mut dyn Write, text: String) -> Result<()> {
+    writeln!(out, "{text}").map_err(|e| Error::io("standard output", e))?;
+    out.flush().map_err(|e| Error::io("standard output", e))
+}
+
 /// Runs the benchmark and prints its lines to `out`.
 pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> Result<()> {
-    let line = |out: &mut dyn Write, text: String| -> Result<()> {
-        writeln!(out, "{text}").map_err(|e| Error::io("standard output", e))?;
-        out.flush().map_err(|e| Error::io("standard output", e))
-    };
     let ldbc_options = LdbcBenchOptions {
         dataset: options.dataset.clone(),
         layout: options.layout,
@@ -526,10 +528,7 @@ fn isolation(
     bg: &Workload,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let w = |out: &mut dyn Write, text: String| {
-        writeln!(out, "{text}").map_err(|e| Error::io("standard output", e))
-    };
-    w(
+    line(
         out,
         format!(
             "[2] isolation across queries: foreground {} submitted {} times by one client; background {} in a loop by W clients; all the same user",
@@ -541,7 +540,7 @@ fn isolation(
     let idle = foreground(&mut client, fg, options.foreground_runs)?;
     let idle_p95 = percentile(&idle, 95.0);
     let idle_p50 = percentile(&idle, 50.0);
-    w(
+    line(
         out,
         format!(
             "  idle     {}   (the issue asks for an idle latency of 1-50 ms: {})",
@@ -563,7 +562,7 @@ fn isolation(
         let factor = if clients <= 1 { 1.25 } else { 1.5 };
         let limit = idle_p95.mul_f64(factor) + Duration::from_millis(2);
         let p95 = percentile(&loaded, 95.0);
-        w(
+        line(
             out,
             format!(
                 "  W={clients:<2}     {}   p95 limit {factor}x idle p95 + 2 ms = {}: {}  ({} background queries; waited {} for them to end)",
@@ -585,10 +584,7 @@ fn concurrency(
     work: &Workload,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let w = |out: &mut dyn Write, text: String| {
-        writeln!(out, "{text}").map_err(|e| Error::io("standard output", e))
-    };
-    w(
+    line(
         out,
         format!(
             "[4] throughput under concurrency: {} with one parameter set {:?}, W clients for {:.1} s each",
@@ -650,7 +646,7 @@ fn concurrency(
             format!("limit 10%: {}", if drop <= 10.0 { "met" } else { "MISSED" })
         };
         let p50 = percentile(times, 50.0);
-        w(
+        line(
             out,
             format!(
                 "  W={clients:<2} {rate:>8.1} queries/s  drop from peak {drop:>5.1}% ({verdict})  latency p50 {:>9} p95 {:>9}  p50 / W=1 p50 {:>5.2}",
@@ -660,7 +656,7 @@ fn concurrency(
             ),
         )?;
     }
-    w(
+    line(
         out,
         format!(
             "  peak {peak:.1} queries/s at W={}; past the peak latency should grow linearly with W (p50 / W=1 p50 near W / W_peak)",

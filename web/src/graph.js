@@ -71,6 +71,7 @@ export class GraphView {
     this.layout = null;
     this.layoutTimer = null;
     this.metrics = { shownAt: 0, firstFrameMs: null, frames: 0, lastRenderAt: 0 };
+    this.picturePanning = () => false;
     this.el.layoutButton.addEventListener("click", () => (this.layoutRunning() ? this.stopLayout() : this.startLayout(4000)));
   }
 
@@ -267,6 +268,9 @@ export class GraphView {
       // The click that ends a pan is no click on the stage (nor half of a double-click).
       if (swallowClick) e.stopPropagation();
     };
+    // Whether a press on the background is moving the picture now (for
+    // tests that must know a press did not land on a node).
+    this.picturePanning = () => pan !== null;
     container.addEventListener("mousedown", onDown, { capture: true });
     container.addEventListener("click", onClick, { capture: true });
     window.addEventListener("mousemove", onMove, { capture: true });
@@ -277,6 +281,7 @@ export class GraphView {
       window.removeEventListener("mousemove", onMove, { capture: true });
       window.removeEventListener("mouseup", onUp, { capture: true });
       shift(0, 0);
+      this.picturePanning = () => false;
     };
   }
 

@@ -779,17 +779,24 @@ impl Postgres {
         lists: &[ListRef],
         query: &RegionQuery,
     ) -> Result<Option<RegionRows>> {
-        let p = self.connection().await?;
-        let Some(Some(statements)) = p.regions.get(space as usize) else {
+        // One connection per statement (distinct ones while the pool has
+        // them), so the backend runs them side by side.
+        let mut connections = Vec::with_capacity(1 + lists.len());
+        for _ in 0..=lists.len() {
+            connections.push(self.connection().await?);
+        }
+        let statements_of =
+            |p: &Arc<Prepared>| -> Option<(Statement, Vec<(ListRef, Statement, Vec<usize>)>)> {
+                let statements = p.regions.get(space as usize)?.as_ref()?;
+                let chosen = lists
+                    .iter()
+                    .map(|l| statements.lists.iter().find(|(m, _, _)| m == l).cloned())
+                    .collect::<Option<Vec<_>>>()?;
+                Some((statements.rows.clone(), chosen))
+            };
+        let Some((rows_statement, chosen)) = statements_of(&connections[0]) else {
             return Ok(None);
         };
-        let chosen: Vec<&(ListRef, Statement, Vec<usize>)> = lists
-            .iter()
-            .filter_map(|l| statements.lists.iter().find(|(m, _, _)| m == l))
-            .collect();
-        if chosen.len() != lists.len() {
-            return Ok(None);
-        }
         let params = |band: &Band| {
             let f = &query.foci;
             [
@@ -805,13 +812,19 @@ impl Postgres {
                 .collect()
         }
         let (row_refs, list_refs) = (refs(&row_params), refs(&list_params));
-        let client = &p.client;
-        let list_queries = chosen.iter().map(|(_, statement, _)| {
+        let mut list_statements = Vec::with_capacity(lists.len());
+        for (i, p) in connections[1..].iter().enumerate() {
+            let Some((_, theirs)) = statements_of(p) else {
+                return Ok(None);
+            };
+            list_statements.push((p, theirs[i].1.clone()));
+        }
+        let list_queries = list_statements.iter().map(|(p, statement)| {
             let list_refs = &list_refs;
-            Box::pin(async move { client.query_one(statement, list_refs).await })
+            Box::pin(async move { p.client.query_one(statement, list_refs).await })
         });
         let (rows, list_rows) = futures_util::future::try_join(
-            client.query_one(&statements.rows, &row_refs),
+            connections[0].client.query_one(&rows_statement, &row_refs),
             try_join_all(list_queries),
         )
         .await

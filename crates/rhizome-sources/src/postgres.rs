@@ -62,8 +62,11 @@ struct RegionStatements {
     rows: Statement,
     /// Per list starting at the space: nodes, neighbours, relationship
     /// keys and the numeric properties (their indexes) of the nodes in a band.
-    lists: Vec<(ListRef, Statement, Vec<usize>)>,
+    lists: Vec<ListRegionStatement>,
 }
+
+/// A list's region statement and the numeric properties it returns.
+type ListRegionStatement = (ListRef, Statement, Vec<usize>);
 
 /// A PostgreSQL source's connections.
 pub struct Postgres {
@@ -785,15 +788,14 @@ impl Postgres {
         for _ in 0..=lists.len() {
             connections.push(self.connection().await?);
         }
-        let statements_of =
-            |p: &Arc<Prepared>| -> Option<(Statement, Vec<(ListRef, Statement, Vec<usize>)>)> {
-                let statements = p.regions.get(space as usize)?.as_ref()?;
-                let chosen = lists
-                    .iter()
-                    .map(|l| statements.lists.iter().find(|(m, _, _)| m == l).cloned())
-                    .collect::<Option<Vec<_>>>()?;
-                Some((statements.rows.clone(), chosen))
-            };
+        let statements_of = |p: &Arc<Prepared>| -> Option<(Statement, Vec<ListRegionStatement>)> {
+            let statements = p.regions.get(space as usize)?.as_ref()?;
+            let chosen = lists
+                .iter()
+                .map(|l| statements.lists.iter().find(|(m, _, _)| m == l).cloned())
+                .collect::<Option<Vec<_>>>()?;
+            Some((statements.rows.clone(), chosen))
+        };
         let Some((rows_statement, chosen)) = statements_of(&connections[0]) else {
             return Ok(None);
         };

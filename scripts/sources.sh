@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PostgreSQL and Redis with the road networks loaded, for graph sources.
 #
-# Usage: scripts/sources.sh start|load|load-ldbc|stop|status
+# Usage: scripts/sources.sh start|load|load-ldbc|load-places|stop|status
 #
 #   start   installs PostgreSQL and Redis (Debian packages) when missing and
 #           starts both on 127.0.0.1 with throw-away data directories
@@ -11,6 +11,9 @@
 #   load-ldbc  loads the small LDBC SNB set (ldbc-tiny) into both:
 #           PostgreSQL schema ldbc with a table per CSV, Redis keys ldbc:...
 #           (docs/sources.md, examples/sources/ldbc-*.json)
+#   load-places  loads five places whose labels come from a column into
+#           both: PostgreSQL schema places, Redis keys places:...
+#           (docs/sources.md, examples/sources/places-*.json)
 #   stop    stops both by pid and deletes their data directories
 #   status  says what runs where
 #
@@ -255,6 +258,42 @@ load_ldbc() {
     load_ldbc_redis
 }
 
+# Five places whose extra labels come from a column (`kind`: a text[] in
+# PostgreSQL, a `;`-separated field in Redis) and the roads between them.
+load_places() {
+    pg_running || die "PostgreSQL does not run: scripts/sources.sh start first"
+    redis_running || die "Redis does not run: scripts/sources.sh start first"
+    psql_roads <<SQL
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS places CASCADE;
+CREATE SCHEMA places;
+CREATE TABLE places.place (id integer PRIMARY KEY, name text NOT NULL, kind text[]);
+CREATE TABLE places.road (id integer PRIMARY KEY, source integer NOT NULL, target integer NOT NULL, km integer NOT NULL);
+INSERT INTO places.place VALUES
+  (1, 'Luxembourg', '{City,Capital}'), (2, 'Esch-sur-Alzette', '{City}'),
+  (3, 'Vianden', '{Village}'), (4, 'Clervaux', '{}'), (5, 'Ettelbruck', NULL);
+INSERT INTO places.road VALUES (1, 1, 2, 20), (2, 1, 3, 45), (3, 2, 3, 60), (4, 3, 4, 30), (5, 1, 5, 28);
+CREATE INDEX ON places.road (source);
+CREATE INDEX ON places.road (target);
+SQL
+    local r=(redis-cli -h 127.0.0.1 -p "$redis_port")
+    "${r[@]}" --scan --pattern "places:*" | xargs -r "${r[@]}" del >/dev/null
+    "${r[@]}" hset places:place:1 id 1 name Luxembourg kind "City;Capital" >/dev/null
+    "${r[@]}" hset places:place:2 id 2 name Esch-sur-Alzette kind City >/dev/null
+    "${r[@]}" hset places:place:3 id 3 name Vianden kind Village >/dev/null
+    "${r[@]}" hset places:place:4 id 4 name Clervaux kind "" >/dev/null
+    "${r[@]}" hset places:place:5 id 5 name Ettelbruck >/dev/null
+    "${r[@]}" zadd places:places 0 1 0 2 0 3 0 4 0 5 >/dev/null
+    "${r[@]}" rpush places:road:out:1 2:1:20 3:2:45 5:5:28 >/dev/null
+    "${r[@]}" rpush places:road:out:2 3:3:60 >/dev/null
+    "${r[@]}" rpush places:road:out:3 4:4:30 >/dev/null
+    "${r[@]}" rpush places:road:in:2 1:1:20 >/dev/null
+    "${r[@]}" rpush places:road:in:3 1:2:45 2:3:60 >/dev/null
+    "${r[@]}" rpush places:road:in:4 3:4:30 >/dev/null
+    "${r[@]}" rpush places:road:in:5 1:5:28 >/dev/null
+    echo "PostgreSQL: places.place $(psql_roads -At -c "SELECT count(*) FROM places.place") rows; Redis: $("${r[@]}" zcard places:places) places"
+}
+
 load() {
     pg_running || die "PostgreSQL does not run: scripts/sources.sh start first"
     redis_running || die "Redis does not run: scripts/sources.sh start first"
@@ -298,7 +337,8 @@ case "${1:-}" in
     start) start ;;
     load) load ;;
     load-ldbc) load_ldbc ;;
+    load-places) load_places ;;
     stop) stop ;;
     status) status ;;
-    *) echo "usage: $0 start|load|load-ldbc|stop|status" >&2; exit 2 ;;
+    *) echo "usage: $0 start|load|load-ldbc|load-places|stop|status" >&2; exit 2 ;;
 esac

@@ -90,6 +90,16 @@ pub trait RouteGraph {
         self.coordinates(&out.neighbours, places)
     }
 
+    /// Called once before a search from `start` to `end` (Dijkstra, A*, or
+    /// the first of Yen's searches) reads anything else: a graph that
+    /// fetches from elsewhere may fetch ahead the part of the graph such a
+    /// route is likely to cross (a source's `ellipse` prefetcher). The
+    /// default does nothing; answers must not depend on it.
+    fn prepare_route(&self, start: NodeId, end: NodeId) -> Result<()> {
+        let _ = (start, end);
+        Ok(())
+    }
+
     /// Called every few hundred settled nodes; an error (timeout,
     /// cancellation) stops the search.
     fn check_cancelled(&self) -> Result<()> {

@@ -119,6 +119,7 @@ pub fn shortest_path(
     options: &SearchOptions,
     stats: &mut SearchStats,
 ) -> Result<Option<Route>> {
+    graph.prepare_route(start, end)?;
     Search::new(graph, end, options)?.run(start, &Banned::default(), stats)
 }
 
@@ -132,6 +133,7 @@ pub fn k_shortest_paths(
     options: &SearchOptions,
     stats: &mut SearchStats,
 ) -> Result<Vec<Route>> {
+    graph.prepare_route(start, end)?;
     let search = Search::new(graph, end, options)?;
     let mut found: Vec<Route> = Vec::new();
     if k == 0 {

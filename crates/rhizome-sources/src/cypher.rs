@@ -211,8 +211,23 @@ impl SourceEngine {
     }
 
     fn reads_line(&self) -> String {
+        let columns: String = self
+            .source
+            .mapping()
+            .nodes
+            .iter()
+            .filter_map(|space| {
+                let c = space.label_column.as_ref()?;
+                Some(format!(
+                    "; labels {} of :{} read from its column `{}`",
+                    c.labels.join(", "),
+                    space.label,
+                    c.column
+                ))
+            })
+            .collect();
         format!(
-            "\n{READS_PREFIX}{}: key lookups, node rows and adjacency lists fetched in one round trip per chunk of rows, through its cache\n",
+            "\n{READS_PREFIX}{}: key lookups, node rows and adjacency lists fetched in one round trip per chunk of rows, through its cache{columns}\n",
             self.source.describe()
         )
     }

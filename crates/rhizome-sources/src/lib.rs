@@ -5,7 +5,8 @@
 //!
 //! Modules: [`bench`](mod@bench) (`rhizome bench roads`), [`mapping`] (the mapping file and its checks), [`fetch`] (what
 //! one round trip asks for), [`postgres`] and [`redis_backend`] (the
-//! backends), [`cache`] (the shared cache and its freshness rule),
+//! backends), [`cache`] (the shared cache and its freshness rule), [`region`]
+//! (the `ellipse` prefetcher's geometry),
 //! [`counters`] (round trips, rows, bytes, hits, prefetch use, waiting),
 //! [`source`] (a connected [`Source`]), [`source_graph`] ([`SourceGraph`],
 //! the route searches' view of it, and its allocation-free hot path),
@@ -31,6 +32,7 @@ pub mod postgres;
 pub mod query_graph;
 pub mod query_options;
 pub mod redis_backend;
+pub mod region;
 pub mod route_arena;
 pub mod source;
 pub mod source_graph;

@@ -97,7 +97,28 @@ pub struct NodeSpace {
     /// set whose members are the keys. Without it, scans of the label are
     /// refused.
     pub keys: Option<String>,
+    /// Labels read per node from one of its properties (`label_column`),
+    /// so one table or key pattern can hold nodes of several labels.
+    pub label_column: Option<LabelColumn>,
 }
+
+/// A node space's `label_column`: the property (a PostgreSQL column, a
+/// Redis field) whose value gives each node further labels, and the
+/// labels it may hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelColumn {
+    /// The property: a `string` (one label; empty or null for none) or a
+    /// `string_list` (any number of them).
+    pub column: String,
+    /// Index of the property in the space's properties.
+    pub index: usize,
+    /// The labels the column may hold, in the mapping's order (at most
+    /// [`MAX_COLUMN_LABELS`]); a value outside them is a `SourceDataError`.
+    pub labels: Vec<String>,
+}
+
+/// Most labels a `label_column` may declare.
+pub const MAX_COLUMN_LABELS: usize = 16;
 
 impl NodeSpace {
     /// Position of property `name` in [`NodeSpace::properties`].
@@ -171,6 +192,14 @@ pub enum Prefetch {
     /// Every node within a latitude/longitude box of this half-size in
     /// degrees around the missing node (needs `in_box` and coordinates).
     BoxBlock(f64),
+    /// Route searches (PostgreSQL): before the search, the region a route
+    /// between its two ends is likely to cross — the nodes whose distances
+    /// to the two ends sum to at most this stretch times the distance
+    /// between the ends, an ellipse (needs `in_box` and coordinates) —
+    /// with every adjacency list in it, in one round trip; a search that
+    /// leaves it fetches the next ring (see `crate::region`). Other
+    /// expansions fetch plainly.
+    Ellipse(f64),
 }
 
 /// A parsed and checked mapping.
@@ -522,13 +551,18 @@ impl Mapping {
             relationships.push(space);
         }
         check_labels(&nodes)?;
-        if let Prefetch::BoxBlock(_) = prefetch {
+        let spatial = match prefetch {
+            Prefetch::BoxBlock(_) => Some("box_degrees"),
+            Prefetch::Ellipse(_) => Some("ellipse"),
+            _ => None,
+        };
+        if let Some(name) = spatial {
             if !nodes
                 .iter()
                 .any(|n| n.in_box.is_some() && n.coordinates.is_some())
             {
                 return Err(invalid(
-                    "prefetch.box_degrees",
+                    &format!("prefetch.{name}"),
                     "needs a node space with `coordinates` and an `in_box` template",
                 ));
             }
@@ -558,9 +592,21 @@ impl Mapping {
 }
 
 /// Extra labels must not name a node space (a space's label is its own),
-/// and must not repeat.
+/// and must not repeat; neither may a label column's labels name a node
+/// space.
 fn check_labels(nodes: &[NodeSpace]) -> Result<()> {
     for space in nodes {
+        for label in space.label_column.iter().flat_map(|c| &c.labels) {
+            if nodes.iter().any(|n| &n.label == label) {
+                return Err(invalid(
+                    &format!("nodes.{}.label_column.labels", space.label),
+                    format!(
+                        "`{label}` is the label of node space `nodes.{label}`; \
+                         a label column gives labels no space has as its own"
+                    ),
+                ));
+            }
+        }
         for (i, label) in space.labels.iter().enumerate() {
             let at = format!("nodes.{}.labels", space.label);
             if nodes.iter().any(|n| &n.label == label) {
@@ -580,17 +626,22 @@ fn check_labels(nodes: &[NodeSpace]) -> Result<()> {
     Ok(())
 }
 
-/// `{"lookahead": k}`, `{"key_block": n}`, `{"box_degrees": d}` or `"none"`.
+/// `{"lookahead": k}`, `{"key_block": n}`, `{"box_degrees": d}`,
+/// `{"ellipse": s}` or `"none"`.
 pub fn parse_prefetch(value: &Json, at: &str) -> Result<Prefetch> {
     if value.as_str() == Some("none") {
         return Ok(Prefetch::None);
     }
-    let o = Object::new(value, at, &["lookahead", "key_block", "box_degrees"])?;
+    let o = Object::new(
+        value,
+        at,
+        &["lookahead", "key_block", "box_degrees", "ellipse"],
+    )?;
     let set: Vec<&String> = o.map.keys().collect();
     if set.len() != 1 {
         return Err(invalid(
             at,
-            "must name exactly one of lookahead, key_block, box_degrees (or be \"none\")",
+            "must name exactly one of lookahead, key_block, box_degrees, ellipse (or be \"none\")",
         ));
     }
     let v = o.number(set[0])?.unwrap_or(f64::NAN);
@@ -605,6 +656,14 @@ pub fn parse_prefetch(value: &Json, at: &str) -> Result<Prefetch> {
             return Err(invalid(
                 &at,
                 "must be an integer block size from 1 to 1,000,000",
+            ))
+        }
+        "ellipse" if (1.0..=10.0).contains(&v) => Prefetch::Ellipse(v),
+        "ellipse" => {
+            return Err(invalid(
+                &at,
+                "must be a stretch from 1 to 10 (the longest detour prefetched at once, \
+                 as a multiple of the distance between the route's ends)",
             ))
         }
         _ if v > 0.0 && v <= 10.0 => Prefetch::BoxBlock(v),
@@ -630,6 +689,7 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
             "in_box",
             "keys",
             "labels",
+            "label_column",
         ],
     )?;
     let properties = o.properties("properties")?;
@@ -674,6 +734,16 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
             Some((lat, lon))
         }
     };
+    let label_column = match o.map.get("label_column") {
+        None | Some(Json::Null) => None,
+        Some(value) => Some(parse_label_column(
+            value,
+            &o.path("label_column"),
+            &properties,
+            &labels,
+            label,
+        )?),
+    };
     let fetch = o.required("fetch")?;
     let in_box = o.string("in_box")?;
     let keys = o.string("keys")?;
@@ -716,6 +786,72 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
         fetch,
         in_box,
         keys,
+        label_column,
+    })
+}
+
+/// `{"column": "kind", "labels": ["City", "Village"]}`.
+fn parse_label_column(
+    value: &Json,
+    at: &str,
+    properties: &[(String, PropertyType)],
+    extra: &[String],
+    own: &str,
+) -> Result<LabelColumn> {
+    let o = Object::new(value, at, &["column", "labels"])?;
+    let column = o.required("column")?;
+    let index = properties
+        .iter()
+        .position(|(n, _)| *n == column)
+        .ok_or_else(|| {
+            invalid(
+                &o.path("column"),
+                format!("`{column}` is not one of the node's properties (declare it in `properties` as a string or string_list)"),
+            )
+        })?;
+    if !matches!(
+        properties[index].1,
+        PropertyType::String | PropertyType::StringList
+    ) {
+        return Err(invalid(
+            &o.path("column"),
+            format!(
+                "`{column}` is declared {:?}; a label column must be a string or string_list property",
+                properties[index].1
+            ),
+        ));
+    }
+    let labels = o.strings("labels")?.ok_or_else(|| {
+        invalid(
+            &o.path("labels"),
+            "is missing: the labels the column may hold",
+        )
+    })?;
+    let at = o.path("labels");
+    if labels.is_empty() || labels.len() > MAX_COLUMN_LABELS {
+        return Err(invalid(
+            &at,
+            format!("must list from 1 to {MAX_COLUMN_LABELS} labels"),
+        ));
+    }
+    for (i, label) in labels.iter().enumerate() {
+        if label.trim().is_empty() {
+            return Err(invalid(&at, "must be a list of non-empty label names"));
+        }
+        if labels[..i].contains(label) {
+            return Err(invalid(&at, format!("`{label}` is listed twice")));
+        }
+        if label == own || extra.contains(label) {
+            return Err(invalid(
+                &at,
+                format!("`{label}` is a label every node of the space has already"),
+            ));
+        }
+    }
+    Ok(LabelColumn {
+        column,
+        index,
+        labels,
     })
 }
 

@@ -7,6 +7,7 @@
 use crate::cache::AdjacencyList;
 use crate::fetch::{bad_data, unavailable, value_bytes, Fetched, ListRef, Round};
 use crate::mapping::{Mapping, PropertyType};
+use crate::region::{Band, RegionList, RegionQuery, RegionRows};
 use futures_util::future::try_join_all;
 use rhizome_common::{Error, ErrorKind, Result, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -49,7 +50,23 @@ struct Prepared {
     lists: Vec<(ListRef, Statement)>,
     /// Lookahead per list: (edges of depth < k, node rows of depth <= k).
     lookahead: Vec<(ListRef, Statement, Statement)>,
+    /// Region statements per node space (see [`crate::region`]).
+    regions: Vec<Option<RegionStatements>>,
 }
+
+/// The `ellipse` prefetcher's statements of one node space: each returns
+/// one row of arrays (`array_agg` per column), so a region of any size
+/// decodes with a few allocations and none per row.
+struct RegionStatements {
+    /// Keys, latitudes and longitudes of the nodes in a band.
+    rows: Statement,
+    /// Per list starting at the space: nodes, neighbours, relationship
+    /// keys and the numeric properties (their indexes) of the nodes in a band.
+    lists: Vec<ListRegionStatement>,
+}
+
+/// A list's region statement and the numeric properties it returns.
+type ListRegionStatement = (ListRef, Statement, Vec<usize>);
 
 /// A PostgreSQL source's connections.
 pub struct Postgres {
@@ -60,6 +77,8 @@ pub struct Postgres {
     list_columns: Vec<(ListRef, Columns)>,
     pool: Vec<Mutex<Option<Arc<Prepared>>>>,
     next: AtomicUsize,
+    /// The mapping, for statements derived from it on new connections.
+    mapping: Option<Mapping>,
 }
 
 fn mapping_error(at: &str, message: impl std::fmt::Display) -> Error {
@@ -70,22 +89,9 @@ fn mapping_error(at: &str, message: impl std::fmt::Display) -> Error {
     .with_code("InvalidMapping")
 }
 
-/// Replaces the parameter `$1` (not `$10`...) by `with`.
-fn replace_param1(template: &str, with: &str) -> String {
-    let mut out = String::new();
-    let mut rest = template;
-    while let Some(at) = rest.find("$1") {
-        let after = &rest[at + 2..];
-        out.push_str(&rest[..at]);
-        if after.starts_with(|c: char| c.is_ascii_digit()) {
-            out.push_str("$1");
-        } else {
-            out.push_str(with);
-        }
-        rest = after;
-    }
-    out.push_str(rest);
-    out
+/// `name` as a quoted SQL identifier.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 fn supported(ty: &Type) -> bool {
@@ -268,6 +274,7 @@ impl Postgres {
             list_columns: Vec::new(),
             pool: (0..mapping.pool_size).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
+            mapping: None,
         };
         let mut first = pg.prepare_basic().await?;
         for (s, space) in mapping.nodes.iter().enumerate() {
@@ -324,6 +331,8 @@ impl Postgres {
             ));
         }
         first.lookahead = pg.prepare_lookahead(&first).await?;
+        first.regions = pg.prepare_regions(&first, mapping).await?;
+        pg.mapping = Some(mapping.clone());
         *pg.pool[0].lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(first));
         Ok(pg)
     }
@@ -332,6 +341,9 @@ impl Postgres {
     async fn prepare(&self) -> Result<Arc<Prepared>> {
         let mut prepared = self.prepare_basic().await?;
         prepared.lookahead = self.prepare_lookahead(&prepared).await?;
+        if let Some(mapping) = &self.mapping {
+            prepared.regions = self.prepare_regions(&prepared, mapping).await?;
+        }
         Ok(Arc::new(prepared))
     }
 
@@ -387,7 +399,92 @@ impl Postgres {
             boxes,
             lists,
             lookahead: Vec::new(),
+            regions: Vec::new(),
         })
+    }
+
+    /// The region statements of every node space with coordinates and an
+    /// `in_box` template whose four parameters are floats, derived from
+    /// the templates (see [`RegionStatements`]).
+    async fn prepare_regions(
+        &self,
+        p: &Prepared,
+        mapping: &Mapping,
+    ) -> Result<Vec<Option<RegionStatements>>> {
+        let numeric = |t: PropertyType| matches!(t, PropertyType::Integer | PropertyType::Float);
+        let mut out = Vec::new();
+        for (s, space) in mapping.nodes.iter().enumerate() {
+            let (Some(in_box), Some((lat, lon)), Some(boxed)) =
+                (&space.in_box, &space.coordinates, &p.boxes[s])
+            else {
+                out.push(None);
+                continue;
+            };
+            let type_of = |name: &str| {
+                space
+                    .properties
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, t)| *t)
+            };
+            let floats =
+                boxed.params().len() == 4 && boxed.params().iter().all(|t| *t == Type::FLOAT8);
+            if !floats || !type_of(lat).is_some_and(numeric) || !type_of(lon).is_some_and(numeric) {
+                out.push(None);
+                continue;
+            }
+            let (key, lat, lon) = (ident(&space.key), ident(lat), ident(lon));
+            let sum = format!(
+                "sqrt(power((b.{lon}::float8 - $6::float8) * $9::float8, 2) \
+                 + power((b.{lat}::float8 - $5::float8) * $10::float8, 2)) \
+                 + sqrt(power((b.{lon}::float8 - $8::float8) * $9::float8, 2) \
+                 + power((b.{lat}::float8 - $7::float8) * $10::float8, 2))"
+            );
+            let band = format!(
+                "FROM ({in_box}) AS b CROSS JOIN LATERAL (SELECT {sum} AS s) AS e \
+                 WHERE e.s > $11::float8 AND e.s <= $12::float8"
+            );
+            let at = format!("nodes.{}.in_box (its ellipse query)", space.label);
+            let rows = format!(
+                "SELECT array_agg(b.{key}::int8), array_agg(b.{lat}::float8), \
+                 array_agg(b.{lon}::float8) {band}"
+            );
+            let rows = self.prepare_one(&p.client, &rows, &at).await?;
+            let mut lists = Vec::new();
+            for (i, (list, template)) in self.sql.lists.iter().enumerate() {
+                let rel = &mapping.relationships[list.rel as usize];
+                let start = if list.outgoing { &rel.from } else { &rel.to };
+                let Some(rel_key) = rel.key.as_deref().filter(|_| start == &space.label) else {
+                    continue;
+                };
+                let mut columns = vec![
+                    "array_agg(x.\"node\"::int8)".to_string(),
+                    "array_agg(x.\"neighbour\"::int8)".to_string(),
+                    format!("array_agg(x.{}::int8)", ident(rel_key)),
+                ];
+                let mut properties = Vec::new();
+                for (j, (name, ty)) in rel.properties.iter().enumerate() {
+                    if numeric(*ty) {
+                        columns.push(format!("array_agg(x.{}::float8)", ident(name)));
+                        properties.push(j);
+                    }
+                }
+                let keys = format!("ARRAY(SELECT b.{key} {band})");
+                let sql = format!(
+                    "SELECT {} FROM ({}) AS x",
+                    columns.join(", "),
+                    bind_first(template, &keys)
+                );
+                let at = format!("{} (its ellipse query)", self.sql.list_keys[i]);
+                lists.push((
+                    *list,
+                    self.prepare_one(&p.client, &sql, &at).await?,
+                    properties,
+                ));
+            }
+            out.push(Some(RegionStatements { rows, lists }));
+        }
+        Ok(out)
     }
 
     /// The lookahead statements, derived from the templates: keys reached
@@ -414,18 +511,18 @@ impl Postgres {
                    UNION \
                    SELECT e.neighbour::bigint, r.depth + 1 FROM reach r, \
                      LATERAL ({}) e WHERE r.depth < $2 )",
-                replace_param1(sql, &format!("ARRAY[r.n]::{array}"))
+                bind_first(sql, &format!("ARRAY[r.n]::{array}"))
             );
             let edges = format!(
                 "{reach} SELECT * FROM ({}) e",
-                replace_param1(
+                bind_first(
                     sql,
                     &format!("(SELECT array_agg(DISTINCT n) FROM reach WHERE depth < $2)::{array}")
                 )
             );
             let node_rows = format!(
                 "{reach} SELECT * FROM ({}) f",
-                replace_param1(
+                bind_first(
                     &self.sql.nodes[0],
                     &format!(
                         "(SELECT array_agg(DISTINCT n) FROM reach)::{}",
@@ -675,6 +772,112 @@ impl Postgres {
         Ok(out)
     }
 
+    /// The `ellipse` prefetcher's region of node space `space` (rows of
+    /// the nodes in `query.rows`, the lists `lists` of those in
+    /// `query.lists`), every statement sent at once: one round trip.
+    /// `None` if the space has no region statements.
+    pub async fn region(
+        &self,
+        space: u16,
+        lists: &[ListRef],
+        query: &RegionQuery,
+    ) -> Result<Option<RegionRows>> {
+        // One connection per statement (distinct ones while the pool has
+        // them), so the backend runs them side by side.
+        let mut connections = Vec::with_capacity(1 + lists.len());
+        for _ in 0..=lists.len() {
+            connections.push(self.connection().await?);
+        }
+        let statements_of = |p: &Arc<Prepared>| -> Option<(Statement, Vec<ListRegionStatement>)> {
+            let statements = p.regions.get(space as usize)?.as_ref()?;
+            let chosen = lists
+                .iter()
+                .map(|l| statements.lists.iter().find(|(m, _, _)| m == l).cloned())
+                .collect::<Option<Vec<_>>>()?;
+            Some((statements.rows.clone(), chosen))
+        };
+        let Some((rows_statement, chosen)) = statements_of(&connections[0]) else {
+            return Ok(None);
+        };
+        let params = |band: &Band| {
+            let f = &query.foci;
+            [
+                band.lat.0, band.lat.1, band.lon.0, band.lon.1, f.a.0, f.a.1, f.b.0, f.b.1, f.kx,
+                f.ky, band.inner, band.outer,
+            ]
+        };
+        let row_params = params(&query.rows);
+        let list_params = params(&query.lists);
+        fn refs(v: &[f64; 12]) -> Vec<&(dyn tokio_postgres::types::ToSql + Sync)> {
+            v.iter()
+                .map(|x| x as &(dyn tokio_postgres::types::ToSql + Sync))
+                .collect()
+        }
+        let (row_refs, list_refs) = (refs(&row_params), refs(&list_params));
+        let mut list_statements = Vec::with_capacity(lists.len());
+        for (i, p) in connections[1..].iter().enumerate() {
+            let Some((_, theirs)) = statements_of(p) else {
+                return Ok(None);
+            };
+            list_statements.push((p, theirs[i].1.clone()));
+        }
+        let list_queries = list_statements.iter().map(|(p, statement)| {
+            let list_refs = &list_refs;
+            Box::pin(async move { p.client.query_one(statement, list_refs).await })
+        });
+        let (rows, list_rows) = futures_util::future::try_join(
+            connections[0].client.query_one(&rows_statement, &row_refs),
+            try_join_all(list_queries),
+        )
+        .await
+        .map_err(|e| self.query_error(e))?;
+        let ints = |row: &Row, i: usize| -> Result<Vec<Option<i64>>> {
+            Ok(row
+                .try_get::<_, Option<Vec<Option<i64>>>>(i)
+                .map_err(|e| self.query_error(e))?
+                .unwrap_or_default())
+        };
+        let floats = |row: &Row, i: usize| -> Result<Vec<Option<f64>>> {
+            Ok(row
+                .try_get::<_, Option<Vec<Option<f64>>>>(i)
+                .map_err(|e| self.query_error(e))?
+                .unwrap_or_default())
+        };
+        let mut out = RegionRows {
+            keys: ints(&rows, 0)?,
+            lats: floats(&rows, 1)?,
+            lons: floats(&rows, 2)?,
+            lists: Vec::with_capacity(chosen.len()),
+        };
+        for ((list, _, properties), row) in chosen.iter().zip(&list_rows) {
+            let mut fetched = RegionList {
+                list: *list,
+                nodes: ints(row, 0)?,
+                neighbours: ints(row, 1)?,
+                rels: ints(row, 2)?,
+                properties: Vec::with_capacity(properties.len()),
+            };
+            for (c, &index) in properties.iter().enumerate() {
+                fetched.properties.push((index, floats(row, 3 + c)?));
+            }
+            out.lists.push(fetched);
+        }
+        let lengths_agree = out.lats.len() == out.keys.len()
+            && out.lons.len() == out.keys.len()
+            && out.lists.iter().all(|l| {
+                l.neighbours.len() == l.nodes.len()
+                    && l.rels.len() == l.nodes.len()
+                    && l.properties.iter().all(|(_, v)| v.len() == l.nodes.len())
+            });
+        if !lengths_agree {
+            return Err(bad_data(
+                &self.name,
+                "a region query returned columns of different lengths",
+            ));
+        }
+        Ok(Some(out))
+    }
+
     /// Rows of the nodes of space `space` in a latitude/longitude box.
     pub async fn in_box(&self, space: u16, lat: (f64, f64), lon: (f64, f64)) -> Result<Fetched> {
         let p = self.connection().await?;
@@ -733,20 +936,6 @@ impl tokio_postgres::types::ToSql for KeyArray {
     tokio_postgres::types::to_sql_checked!();
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_first_parameter_is_replaced() {
-        assert_eq!(
-            replace_param1("WHERE a = ANY($1) AND b = $10 OR c = $1", "X"),
-            "WHERE a = ANY(X) AND b = $10 OR c = X"
-        );
-        assert_eq!(replace_param1("no parameter", "X"), "no parameter");
-    }
-}
-
 /// `sql` with every parameter `$1` (not `$10`...) replaced by `with`.
 fn bind_first(sql: &str, with: &str) -> String {
     let mut out = String::with_capacity(sql.len() + with.len());
@@ -768,7 +957,18 @@ fn bind_first(sql: &str, with: &str) -> String {
 #[cfg(test)]
 mod bind_tests {
     #[test]
+    fn identifiers_are_quoted() {
+        assert_eq!(super::ident("lat"), "\"lat\"");
+        assert_eq!(super::ident("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
     fn only_the_first_parameter_is_bound() {
+        assert_eq!(
+            super::bind_first("WHERE a = ANY($1) AND b = $10 OR c = $1", "X"),
+            "WHERE a = ANY(X) AND b = $10 OR c = X"
+        );
+        assert_eq!(super::bind_first("no parameter", "X"), "no parameter");
         assert_eq!(
             super::bind_first("SELECT a FROM t WHERE s = ANY($1) AND x <> $10", "ARRAY(k)"),
             "SELECT a FROM t WHERE s = ANY(ARRAY(k)) AND x <> $10"

@@ -82,8 +82,79 @@ pub(crate) struct SourceSchema {
     type_spaces: Vec<Vec<u16>>,
     /// Per node space: its labels (its own first, then the extra ones).
     labels: Vec<Vec<LabelId>>,
-    /// Per label: the node spaces whose nodes have it, ascending.
+    /// Per label: the node spaces whose nodes have it (or may have it,
+    /// from a label column), ascending.
     label_spaces: Vec<Vec<u16>>,
+    /// Per node space: its label column, if it has one.
+    column_labels: Vec<Option<ColumnLabels>>,
+}
+
+/// The labels a node space reads from a column: each node's labels are
+/// the space's own and extra ones plus a subset of these, interned once
+/// per subset so that `node_labels` can lend them.
+struct ColumnLabels {
+    /// Index of the column's property.
+    property: usize,
+    /// The declared labels, in the mapping's order, with their ids.
+    declared: Vec<(String, LabelId)>,
+    /// Per subset of `declared` (a bit mask): the node's sorted labels.
+    subsets: Box<[OnceLock<Box<[LabelId]>>]>,
+}
+
+impl ColumnLabels {
+    /// The labels of a node of `base` labels whose column holds the
+    /// labels of `mask`.
+    fn labels(&self, base: &[LabelId], mask: usize) -> &[LabelId] {
+        self.subsets[mask].get_or_init(|| {
+            let mut all: Vec<LabelId> = base.to_vec();
+            for (i, (_, id)) in self.declared.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    all.push(*id);
+                }
+            }
+            all.sort_unstable();
+            all.dedup();
+            all.into_boxed_slice()
+        })
+    }
+
+    /// The mask of the labels `value` names; `Err(name)` for a value that
+    /// names a label not declared.
+    fn mask(&self, value: &Value) -> std::result::Result<usize, String> {
+        let mut mask = 0;
+        let mut add = |name: &str| -> std::result::Result<(), String> {
+            if name.is_empty() {
+                return Ok(());
+            }
+            match self.declared.iter().position(|(n, _)| n == name) {
+                Some(i) => {
+                    mask |= 1 << i;
+                    Ok(())
+                }
+                None => Err(name.to_string()),
+            }
+        };
+        match value {
+            Value::String(s) => add(s)?,
+            Value::List(items) => {
+                for item in items {
+                    match item {
+                        Value::String(s) => add(s)?,
+                        Value::Null => {}
+                        other => return Err(format!("{other:?}")),
+                    }
+                }
+            }
+            Value::Null => {}
+            other => return Err(format!("{other:?}")),
+        }
+        Ok(mask)
+    }
+
+    /// True if the label `label` is one this column gives.
+    fn gives(&self, label: LabelId) -> bool {
+        self.declared.iter().any(|(_, id)| *id == label)
+    }
 }
 
 /// Planner estimates for a source: a node space whose keys were not
@@ -138,9 +209,29 @@ impl SourceSchema {
             .iter()
             .map(|space| catalog.labels.intern(&space.label))
             .collect();
+        let column_labels: Vec<Option<ColumnLabels>> = mapping
+            .nodes
+            .iter()
+            .map(|space| {
+                space.label_column.as_ref().map(|c| ColumnLabels {
+                    property: c.index,
+                    declared: c
+                        .labels
+                        .iter()
+                        .map(|l| (l.clone(), catalog.labels.intern(l)))
+                        .collect(),
+                    subsets: (0..1usize << c.labels.len())
+                        .map(|_| OnceLock::new())
+                        .collect(),
+                })
+            })
+            .collect();
         let mut label_spaces = vec![Vec::new(); catalog.labels.len()];
         for (space, ls) in labels.iter().enumerate() {
-            for &l in ls {
+            let column = column_labels[space]
+                .iter()
+                .flat_map(|c| c.declared.iter().map(|d| &d.1));
+            for &l in ls.iter().chain(column) {
                 label_spaces[l as usize].push(space as u16);
             }
         }
@@ -222,9 +313,21 @@ impl SourceSchema {
         let statistics = Statistics {
             node_count: (0..mapping.nodes.len() as u16).map(space_count).sum(),
             relationship_count: (0..mapping.relationships.len()).map(rel_count).sum(),
+            // A label from a column counts a space's nodes shared out
+            // evenly among the column's labels (an estimate).
             label_counts: label_spaces
                 .iter()
-                .map(|s| s.iter().map(|&x| space_count(x)).sum())
+                .enumerate()
+                .map(|(label, s)| {
+                    s.iter()
+                        .map(|&x| match &column_labels[x as usize] {
+                            Some(c) if c.gives(label as LabelId) => {
+                                (space_count(x) / c.declared.len() as u64).max(1)
+                            }
+                            _ => space_count(x),
+                        })
+                        .sum()
+                })
                 .collect(),
             rel_types: type_spaces
                 .iter()
@@ -278,6 +381,7 @@ impl SourceSchema {
             type_spaces,
             labels,
             label_spaces,
+            column_labels,
             catalog,
             indexes,
             statistics,
@@ -673,11 +777,14 @@ impl QueryGraph {
         }
     }
 
-    /// The node ids of a label: the keys of each of its node spaces.
+    /// The node ids of a label: the keys of each of its node spaces (of
+    /// a space that reads the label from a column, the keys of the nodes
+    /// whose column names it: their rows are read a chunk at a time).
     fn scan(&self, label: LabelId) -> Result<Vec<Range<NodeId>>> {
         let mut out: Vec<Range<NodeId>> = Vec::new();
         for &space in &self.schema.label_spaces[label as usize] {
             let keys = self.source.keys(space, self.deadline)?;
+            let mut ids = Vec::with_capacity(keys.len());
             for key in keys {
                 let Some(id) = node_id(space, key) else {
                     return Err(bad_data(
@@ -685,6 +792,21 @@ impl QueryGraph {
                         format!("node key {key} is negative or above 2^48"),
                     ));
                 };
+                ids.push(id);
+            }
+            let from_column = self.schema.column_labels[space as usize]
+                .as_ref()
+                .is_some_and(|c| c.gives(label));
+            if from_column {
+                for chunk in ids.chunks(SCAN_CHUNK) {
+                    self.prefetch_nodes(chunk);
+                    if self.failed() {
+                        return Ok(Vec::new());
+                    }
+                }
+                ids.retain(|&id| self.node_labels(id).contains(&label));
+            }
+            for id in ids {
                 match out.last_mut() {
                     Some(last) if last.end == id => last.end += 1,
                     _ => out.push(id..id + 1),
@@ -693,6 +815,17 @@ impl QueryGraph {
         }
         Ok(out)
     }
+}
+
+/// Node ids a label scan reads the rows of per round trip, for labels
+/// read from a column.
+const SCAN_CHUNK: usize = 4096;
+
+fn column_name(space: &crate::mapping::NodeSpace) -> &str {
+    space
+        .label_column
+        .as_ref()
+        .map_or("", |c| c.column.as_str())
 }
 
 impl ExternalGraph for QueryGraph {
@@ -727,9 +860,34 @@ impl ExternalGraph for QueryGraph {
     }
 
     fn node_labels(&self, node: NodeId) -> &[LabelId] {
-        match self.schema.labels.get(split_id(node).0 as usize) {
-            Some(l) => l.as_slice(),
-            None => &[],
+        let space = split_id(node).0 as usize;
+        let Some(base) = self.schema.labels.get(space) else {
+            return &[];
+        };
+        let Some(column) = &self.schema.column_labels[space] else {
+            return base.as_slice();
+        };
+        let value = self
+            .row(node)
+            .and_then(|r| r.get(column.property).cloned())
+            .unwrap_or(Value::Null);
+        match column.mask(&value) {
+            Ok(mask) => column.labels(base, mask),
+            Err(name) => {
+                let node_space = &self.source.mapping().nodes[space];
+                self.fail(bad_data(
+                    &self.source.mapping().name,
+                    format!(
+                        "node :{} {{{}: {}}}: its label column `{}` holds `{name}`, which `nodes.{}.label_column.labels` does not declare",
+                        node_space.label,
+                        node_space.key,
+                        split_id(node).1,
+                        column_name(node_space),
+                        node_space.label
+                    ),
+                ));
+                base.as_slice()
+            }
         }
     }
 
@@ -822,7 +980,18 @@ impl ExternalGraph for QueryGraph {
         let spaces = self.schema.label_spaces.get(label as usize)?;
         let ids: Vec<NodeId> = spaces.iter().filter_map(|&s| node_id(s, k)).collect();
         self.prefetch_nodes(&ids);
-        Some(ids.into_iter().filter(|&n| self.row(n).is_some()).collect())
+        // A node of a space that reads the label from a column has it
+        // only if its column names it.
+        Some(
+            ids.into_iter()
+                .filter(|&n| self.row(n).is_some())
+                .filter(|&n| {
+                    let column = &self.schema.column_labels[split_id(n).0 as usize];
+                    !column.as_ref().is_some_and(|c| c.gives(label))
+                        || self.node_labels(n).contains(&label)
+                })
+                .collect(),
+        )
     }
 
     fn prefetch_nodes(&self, nodes: &[NodeId]) {

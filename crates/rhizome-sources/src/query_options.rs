@@ -19,8 +19,9 @@ fn option_error(what: impl std::fmt::Display) -> Error {
 }
 
 /// The prefetcher of `prefetch=VALUE`: `none`, `lookahead:K` (1-16),
-/// `key_block:N` (1-1,000,000) or `box_degrees:D` (above 0, at most 10).
-fn parse_prefetch_option(value: &str) -> Result<Prefetch> {
+/// `key_block:N` (1-1,000,000), `box_degrees:D` (above 0, at most 10) or
+/// `ellipse:S` (1-10).
+pub fn parse_prefetch_option(value: &str) -> Result<Prefetch> {
     let json = match value.split_once(':') {
         None if value.eq_ignore_ascii_case("none") => serde_json::Value::String("none".into()),
         Some((name, n)) if !name.is_empty() => {
@@ -34,7 +35,7 @@ fn parse_prefetch_option(value: &str) -> Result<Prefetch> {
         }
         _ => {
             return Err(option_error(format_args!(
-                "`prefetch={value}`: expected none, lookahead:K, key_block:N or box_degrees:D"
+                "`prefetch={value}`: expected none, lookahead:K, key_block:N, box_degrees:D or ellipse:S"
             )))
         }
     };
@@ -114,6 +115,8 @@ mod tests {
         let (o, q) = split("CYPHER prefetch=box_degrees:0.01 RETURN 1").unwrap();
         assert_eq!(o.prefetch, Some(Prefetch::BoxBlock(0.01)));
         assert_eq!(q, "RETURN 1");
+        let (o, _) = split("CYPHER prefetch=ellipse:1.25 RETURN 1").unwrap();
+        assert_eq!(o.prefetch, Some(Prefetch::Ellipse(1.25)));
         // Without options the statement is untouched.
         let (o, q) = split("PROFILE MATCH (cypher) RETURN cypher").unwrap();
         assert_eq!(o.prefetch, None);
@@ -133,6 +136,10 @@ mod tests {
             ("CYPHER runtime=slotted RETURN 1", "`runtime` is not known"),
             ("CYPHER prefetch=none prefetch=none RETURN 1", "twice"),
             ("CYPHER prefetch=key_block:0 RETURN 1", "block size"),
+            (
+                "CYPHER prefetch=ellipse:0.9 RETURN 1",
+                "stretch from 1 to 10",
+            ),
         ] {
             let e = split(query).unwrap_err();
             assert_eq!(e.kind, ErrorKind::SyntaxError, "{query}: {e}");
@@ -145,7 +152,7 @@ mod tests {
     fn arbitrary_text_never_panics() {
         // A stable-Rust smoke test over pseudo-random option text.
         let alphabet: Vec<char> =
-            "CYPHERprefetch=lookahead:key_block box_degrees 0.5-1e309\u{e9}\n\t"
+            "CYPHERprefetch=lookahead:key_block box_degrees ellipse 0.5-1e309\u{e9}\n\t"
                 .chars()
                 .collect();
         let mut state = 0x2545_f491_4f6c_dd1du64;

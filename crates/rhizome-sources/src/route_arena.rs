@@ -21,8 +21,9 @@
 //! view (searches holding the old one finish on it).
 
 use crate::cache::LocatedRel;
+use crate::counters::Counters;
 use crate::fetch::ListRef;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,8 @@ pub struct View {
 struct Slot {
     at: Instant,
     rels: Box<[LocatedRel]>,
+    /// Stored by a prefetcher and not read yet (counted on first read).
+    prefetched: AtomicBool,
 }
 
 /// `PAGE` slots, each set at most once.
@@ -86,20 +89,34 @@ impl RouteArena {
     /// stored but expired.
     #[inline]
     #[allow(clippy::result_unit_err)]
-    pub fn get(&self, key: i64, now: Instant) -> Result<Option<&[LocatedRel]>, ()> {
+    pub fn get(
+        &self,
+        key: i64,
+        now: Instant,
+        counters: &Counters,
+    ) -> Result<Option<&[LocatedRel]>, ()> {
         let Some(slot) = self.slot(key).and_then(OnceLock::get) else {
             return Ok(None);
         };
         match self.ttl {
             Some(ttl) if now.saturating_duration_since(slot.at) >= ttl => Err(()),
-            _ => Ok(Some(&slot.rels)),
+            _ => {
+                if slot.prefetched.load(Ordering::Relaxed)
+                    && slot.prefetched.swap(false, Ordering::Relaxed)
+                {
+                    counters.prefetch_used();
+                }
+                Ok(Some(&slot.rels))
+            }
         }
     }
 
     /// Stores the located relationships of node `key`, derived from
-    /// entries the oldest of which was made at `at`. False if the key is
-    /// out of range, the arena is full or the key already has a list.
-    pub fn insert(&self, key: i64, at: Instant, rels: Vec<LocatedRel>) -> bool {
+    /// entries the oldest of which was made at `at` (`prefetched`: by a
+    /// prefetcher, not for a lookup; its first read is counted). False if
+    /// the key is out of range, the arena is full or the key already has
+    /// a list.
+    pub fn insert(&self, key: i64, at: Instant, rels: Vec<LocatedRel>, prefetched: bool) -> bool {
         if !(0..MAX_KEYS).contains(&key) || self.stored.load(Ordering::Relaxed) >= self.limit {
             return false;
         }
@@ -110,6 +127,7 @@ impl RouteArena {
             .set(Slot {
                 at,
                 rels: rels.into_boxed_slice(),
+                prefetched: AtomicBool::new(prefetched),
             })
             .is_ok();
         if stored {
@@ -215,20 +233,31 @@ mod tests {
     fn lists_by_key_within_range_limit_and_time_to_live() {
         let arena = RouteArena::new(3, Some(Duration::from_secs(60)));
         let now = Instant::now();
-        assert_eq!(arena.get(7, now), Ok(None));
-        assert!(arena.insert(7, now, vec![rel(1), rel(2)]));
-        assert!(!arena.insert(7, now, vec![rel(3)]), "a key is stored once");
-        assert_eq!(arena.get(7, now).unwrap().unwrap().len(), 2);
-        assert!(!arena.insert(-1, now, vec![]));
-        assert!(!arena.insert(MAX_KEYS, now, vec![]));
-        assert_eq!(arena.get(-1, now), Ok(None));
-        assert!(arena.insert(MAX_KEYS - 1, now, vec![]));
-        assert!(arena.insert(0, now, vec![rel(9)]));
-        assert!(!arena.insert(1, now, vec![]), "full at 3 lists");
+        let c = Counters::default();
+        assert_eq!(arena.get(7, now, &c), Ok(None));
+        assert!(arena.insert(7, now, vec![rel(1), rel(2)], false));
+        assert!(
+            !arena.insert(7, now, vec![rel(3)], false),
+            "a key is stored once"
+        );
+        assert_eq!(arena.get(7, now, &c).unwrap().unwrap().len(), 2);
+        assert!(!arena.insert(-1, now, vec![], false));
+        assert!(!arena.insert(MAX_KEYS, now, vec![], false));
+        assert_eq!(arena.get(-1, now, &c), Ok(None));
+        assert!(arena.insert(MAX_KEYS - 1, now, vec![], false));
+        assert!(arena.insert(0, now, vec![rel(9)], true));
+        assert!(!arena.insert(1, now, vec![], false), "full at 3 lists");
         assert_eq!(arena.len(), 3);
         // Fresh at the statement's start, expired a minute after.
-        assert!(arena.get(0, now + Duration::from_secs(59)).is_ok());
-        assert_eq!(arena.get(0, now + Duration::from_secs(60)), Err(()));
+        assert_eq!(c.snapshot().prefetch_used, 0);
+        assert!(arena.get(0, now + Duration::from_secs(59), &c).is_ok());
+        assert!(arena.get(0, now + Duration::from_secs(59), &c).is_ok());
+        assert_eq!(
+            c.snapshot().prefetch_used,
+            1,
+            "the first read of a prefetched list"
+        );
+        assert_eq!(arena.get(0, now + Duration::from_secs(60), &c), Err(()));
     }
 
     #[test]

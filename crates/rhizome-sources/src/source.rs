@@ -373,6 +373,27 @@ impl Source {
         Ok(fetched)
     }
 
+    /// The `ellipse` prefetcher's region (see [`crate::region`]) in one
+    /// round trip; `None` (no round trip) if the backend or the node
+    /// space cannot answer it (Redis; no `in_box` or coordinates).
+    pub(crate) fn fetch_region(
+        &self,
+        space: u16,
+        lists: &[ListRef],
+        query: &crate::region::RegionQuery,
+        deadline: Option<Instant>,
+    ) -> Result<Option<crate::region::RegionRows>> {
+        let Connection::Postgres(pg) = &self.connection else {
+            return Ok(None);
+        };
+        let requests = 1 + lists.len() as u64;
+        let fetched = self.wait(deadline, requests, pg.region(space, lists, query))?;
+        if let Some(region) = &fetched {
+            self.counters.received(region.rows(), region.bytes());
+        }
+        Ok(fetched)
+    }
+
     /// Puts fetched entries into the cache; `requested` entries are not
     /// counted as prefetched.
     pub(crate) fn remember(&self, fetched: &Fetched, requested: &dyn Fn(&CacheKey) -> bool) {

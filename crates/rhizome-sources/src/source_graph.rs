@@ -25,8 +25,10 @@ use crate::source::Source;
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Result, Value};
 use rhizome_routes::{ExpandSpec, RouteGraph, TypeDirection, WeightedBatch};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+mod ellipse;
 
 /// Which relationships a route search follows over a source, and how.
 pub struct SourceGraph<'a> {
@@ -45,6 +47,8 @@ pub struct SourceGraph<'a> {
     /// When the statement started: the arena's lists are fresh if they
     /// were fresh then.
     started: Instant,
+    /// The `ellipse` prefetcher's region of the current route.
+    region: Mutex<Option<ellipse::RouteRegion>>,
 }
 
 fn argument(message: String) -> Error {
@@ -149,6 +153,7 @@ impl<'a> SourceGraph<'a> {
             cancelled: None,
             arena,
             started: Instant::now(),
+            region: Mutex::new(None),
         })
     }
 
@@ -421,6 +426,32 @@ impl SourceGraph<'_> {
         Ok(true)
     }
 
+    /// The expansion of `nodes` from the route arena alone (what a region
+    /// prefetched, or earlier searches derived), counting its hits;
+    /// `false` (nothing counted, `out` partly filled) if a node has no
+    /// fresh list there.
+    fn expand_from_arena(&self, nodes: &[NodeId], out: &mut WeightedBatch) -> bool {
+        let Some((_, arena)) = &self.arena else {
+            return false;
+        };
+        out.clear();
+        for &node in nodes {
+            match arena.get(key_of(node), self.started, &self.source.counters) {
+                Ok(Some(rels)) => {
+                    for r in rels {
+                        out.push(r.neighbour, r.rel, r.weight);
+                    }
+                    out.end_node();
+                }
+                _ => return false,
+            }
+        }
+        self.source
+            .counters
+            .lookups(nodes.len() as u64 * self.lists.len() as u64, 0);
+        true
+    }
+
     /// The located expansion of `nodes` from the cache alone, counting its
     /// hits; `false` (nothing counted, the outputs partly filled) if a
     /// located list is missing.
@@ -436,7 +467,7 @@ impl SourceGraph<'_> {
         for &node in nodes {
             let key = key_of(node);
             if let Some((view, arena)) = &self.arena {
-                match arena.get(key, self.started) {
+                match arena.get(key, self.started, &self.source.counters) {
                     Ok(Some(rels)) => {
                         for r in rels {
                             out.push(r.neighbour, r.rel, r.weight);
@@ -536,7 +567,7 @@ impl SourceGraph<'_> {
                     .unwrap_or_else(Instant::now);
                 let all: Vec<LocatedRel> =
                     per_list.iter().flat_map(|l| l.1.iter().copied()).collect();
-                if arena.insert(key, oldest, all) {
+                if arena.insert(key, oldest, all, false) {
                     continue;
                 }
             }
@@ -558,7 +589,10 @@ fn located_key(list: ListRef, weight: Option<usize>, key: i64) -> CacheKey {
 
 impl RouteGraph for SourceGraph<'_> {
     fn expand(&self, nodes: &[NodeId], out: &mut WeightedBatch) -> Result<()> {
-        if self.expand_cached(nodes, out)? {
+        if self.expand_from_arena(nodes, out) || self.expand_cached(nodes, out)? {
+            return Ok(());
+        }
+        if self.extend_region(nodes)? && self.expand_from_arena(nodes, out) {
             return Ok(());
         }
         out.clear();
@@ -582,6 +616,9 @@ impl RouteGraph for SourceGraph<'_> {
         places: &mut Vec<Option<(f64, f64)>>,
     ) -> Result<()> {
         if self.coordinates.is_some() && self.expand_located_cached(nodes, out, places) {
+            return Ok(());
+        }
+        if self.extend_region(nodes)? && self.expand_located_cached(nodes, out, places) {
             return Ok(());
         }
         self.expand(nodes, out)?;
@@ -621,6 +658,13 @@ impl RouteGraph for SourceGraph<'_> {
             out.push(place(row));
         }
         Ok(())
+    }
+
+    fn prepare_route(&self, start: NodeId, end: NodeId) -> Result<()> {
+        match self.prefetch {
+            Prefetch::Ellipse(stretch) => self.prepare_region(start, end, stretch),
+            _ => Ok(()),
+        }
     }
 
     fn check_cancelled(&self) -> Result<()> {

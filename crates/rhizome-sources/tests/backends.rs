@@ -167,6 +167,7 @@ fn route_costs_are_equal_over_native_postgres_and_redis() {
         Prefetch::Lookahead(4),
         Prefetch::KeyBlock(64),
         Prefetch::BoxBlock(0.005),
+        Prefetch::Ellipse(1.2),
     ];
     for (i, (from, to, reference)) in routes().into_iter().enumerate() {
         for goal in [Goal::AStar, Goal::Dijkstra] {
@@ -210,6 +211,61 @@ fn route_costs_are_equal_over_native_postgres_and_redis() {
             }
         }
     }
+}
+
+#[test]
+fn the_ellipse_fetches_a_route_in_a_few_round_trips() {
+    let pg = Source::connect(mapping("roads-postgres.json")).unwrap();
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    // Stretches below a route's detour make the search fetch rings.
+    for stretch in [1.0, 1.2, 2.0] {
+        for (from, to, reference) in routes() {
+            for goal in [Goal::AStar, Goal::Dijkstra] {
+                pg.clear_cache();
+                let graph = SourceGraph::new(&pg, &specs, "distance")
+                    .unwrap()
+                    .with_prefetch(Prefetch::Ellipse(stretch));
+                let before = pg.counters();
+                let got = source_cost(&graph, from, to, goal).unwrap();
+                let cold = pg.counters().since(&before);
+                eprintln!("ellipse {stretch} {goal:?} {from}->{to}: {}", cold.render());
+                assert_eq!(
+                    got,
+                    Some(reference),
+                    "{goal:?} {from}->{to}: {}",
+                    cold.render()
+                );
+                // The ends' rows, the region, maybe a few rings.
+                let most = if goal == Goal::AStar { 6 } else { 12 };
+                assert!(
+                    (2..=most).contains(&cold.round_trips),
+                    "{stretch} {goal:?} {from}->{to}: {}",
+                    cold.render()
+                );
+                assert!(cold.prefetch_used > 0 && cold.prefetched >= cold.prefetch_used);
+                let before = pg.counters();
+                let again = source_cost(&graph, from, to, goal).unwrap();
+                let hot = pg.counters().since(&before);
+                assert_eq!(again, got);
+                assert_eq!(
+                    (hot.round_trips, hot.misses),
+                    (0, 0),
+                    "hot: {}",
+                    hot.render()
+                );
+            }
+        }
+    }
+    // Redis has no region query: the ellipse fetches plainly, same costs.
+    let redis = Source::connect(mapping("roads-redis.json")).unwrap();
+    let (from, to, reference) = routes()[0];
+    let graph = SourceGraph::new(&redis, &specs, "distance")
+        .unwrap()
+        .with_prefetch(Prefetch::Ellipse(1.2));
+    assert_eq!(
+        source_cost(&graph, from, to, Goal::AStar).unwrap(),
+        Some(reference)
+    );
 }
 
 #[test]

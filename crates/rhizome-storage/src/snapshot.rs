@@ -868,7 +868,15 @@ impl Snapshot {
                 .flat_map(|l| x.label_ranges(l).iter().cloned())
                 .collect();
             all.sort_by_key(|r| r.start);
-            return Cow::Owned(all);
+            // A node of several labels is in several labels' ranges: once here.
+            let mut merged: Vec<Range<NodeId>> = Vec::with_capacity(all.len());
+            for r in all {
+                match merged.last_mut() {
+                    Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                    _ => merged.push(r),
+                }
+            }
+            return Cow::Owned(merged);
         }
         if self.delta.is_empty() || self.delta.deleted_nodes.is_empty() {
             return Cow::Owned(if bound > 0 {

@@ -291,3 +291,58 @@ proptest! {
         prop_assert_eq!(routes.iter().map(|r| r.cost).collect::<Vec<_>>(), want);
     }
 }
+
+/// A graph that records the routes it was told about before anything else.
+struct Preparing {
+    inner: Mem,
+    calls: std::cell::RefCell<Vec<String>>,
+}
+
+impl RouteGraph for Preparing {
+    fn expand(&self, nodes: &[NodeId], out: &mut WeightedBatch) -> Result<()> {
+        self.calls.borrow_mut().push("expand".into());
+        self.inner.expand(nodes, out)
+    }
+    fn coordinates(&self, nodes: &[NodeId], out: &mut Vec<Option<(f64, f64)>>) -> Result<()> {
+        self.calls.borrow_mut().push("coordinates".into());
+        self.inner.coordinates(nodes, out)
+    }
+    fn prepare_route(&self, start: NodeId, end: NodeId) -> Result<()> {
+        self.calls
+            .borrow_mut()
+            .push(format!("prepare {start}->{end}"));
+        Ok(())
+    }
+}
+
+#[test]
+fn a_graph_is_told_the_route_once_before_the_search_reads_it() {
+    let g = Preparing {
+        inner: Mem {
+            arcs: vec![(0, 1, 1.0), (1, 2, 1.0), (0, 2, 3.0)],
+            places: vec![Some((0.0, 0.0)), Some((0.0, 0.0)), Some((0.0, 0.0))],
+        },
+        calls: Default::default(),
+    };
+    let a_star = SearchOptions {
+        goal: Goal::AStar,
+        ..dijkstra()
+    };
+    run_prepared(&g, &a_star, 1);
+    g.calls.borrow_mut().clear();
+    let paths = k_shortest_paths(&g, 0, 2, 2, &dijkstra(), &mut SearchStats::default()).unwrap();
+    assert_eq!(paths.len(), 2);
+    let calls = g.calls.borrow();
+    assert_eq!(calls[0], "prepare 0->2");
+    assert_eq!(calls.iter().filter(|c| c.starts_with("prepare")).count(), 1);
+}
+
+fn run_prepared(g: &Preparing, o: &SearchOptions, cost: u32) {
+    let r = shortest_path(g, 0, 2, o, &mut SearchStats::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.cost, 2.0 * cost as f64);
+    let calls = g.calls.borrow();
+    assert_eq!(calls[0], "prepare 0->2", "{calls:?}");
+    assert_eq!(calls.iter().filter(|c| c.starts_with("prepare")).count(), 1);
+}

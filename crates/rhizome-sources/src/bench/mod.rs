@@ -14,6 +14,7 @@ mod plpgsql;
 mod six;
 mod twenty;
 
+use crate::counters::CounterSnapshot;
 use crate::mapping::{Mapping, Prefetch};
 use crate::source::{Source, SourceGraph};
 use plpgsql::PlpgsqlBaseline;
@@ -61,6 +62,9 @@ pub struct RoadsBenchOptions {
     /// Runs per route and system in the repeated part (medians are
     /// reported; cold runs are repeated `(repeats + 1) / 2` times).
     pub repeats: usize,
+    /// The prefetchers the six routes try cold on PostgreSQL (`None`:
+    /// every one of [`six`]'s list); no prefetch is always measured too.
+    pub prefetchers: Option<Vec<Prefetch>>,
 }
 
 impl Default for RoadsBenchOptions {
@@ -75,6 +79,7 @@ impl Default for RoadsBenchOptions {
             parts: BenchParts::All,
             twenty: 20,
             repeats: 5,
+            prefetchers: None,
         }
     }
 }
@@ -152,19 +157,20 @@ impl Bench<'_> {
     }
 
     /// One cold run over `source` with `prefetch` (the cache emptied
-    /// first): ms and round trips. `from`, `to` are native ids.
+    /// first): ms and what it cost the source (round trips, rows, bytes,
+    /// time waiting). `from`, `to` are native ids.
     fn cold(
         &self,
         source: &Source,
         prefetch: Prefetch,
         (from, to, cost): (NodeId, NodeId, f64),
-    ) -> Result<(f64, u64)> {
+    ) -> Result<(f64, CounterSnapshot)> {
         source.clear_cache();
         let graph = SourceGraph::new(source, &self.specs, "distance")?.with_prefetch(prefetch);
         let before = source.counters();
         let (c, _, took) = run(&graph, from + 1, to + 1)?;
         check(c, cost, &format!("{} {prefetch:?}", source.describe()))?;
-        Ok((ms(took), source.counters().since(&before).round_trips))
+        Ok((ms(took), source.counters().since(&before)))
     }
 
     /// Median ms of `times` hot runs over `source` (after one run that

@@ -3,6 +3,7 @@
 //! hot runs; Redis cold with lookahead 4 and hot; the PL/pgSQL A*.
 
 use super::{io, Bench};
+use crate::counters::CounterSnapshot;
 use crate::mapping::Prefetch;
 use rhizome_common::{NodeId, Result};
 use std::io::Write;
@@ -16,12 +17,39 @@ struct Ratios {
     plpgsql: Option<f64>,
 }
 
-/// The prefetchers tried cold on PostgreSQL.
-fn strategies() -> impl Iterator<Item = Prefetch> {
+/// The prefetchers tried cold on PostgreSQL by default.
+fn strategies() -> Vec<Prefetch> {
     (1..=8)
         .map(Prefetch::Lookahead)
         .chain([64, 256, 1024].map(Prefetch::KeyBlock))
         .chain([0.002, 0.005, 0.01].map(Prefetch::BoxBlock))
+        .chain([1.1, 1.25, 1.5].map(Prefetch::Ellipse))
+        .collect()
+}
+
+/// Where one cold run's time went.
+struct ColdCost {
+    prefetch: Prefetch,
+    ms: f64,
+    used: CounterSnapshot,
+}
+
+impl ColdCost {
+    fn line(&self, route: usize, plpgsql: Option<f64>) -> String {
+        let waiting = self.used.waiting.as_secs_f64() * 1e3;
+        format!(
+            "  route {route}: {:<16} {:>8.1} ms = {:>7.1} waiting + {:>6.1} computing; {:>4} trips ({:.2} ms a trip), {:>6} rows, {:>7.1} KB{}",
+            format!("{:?}", self.prefetch),
+            self.ms,
+            waiting,
+            (self.ms - waiting).max(0.0),
+            self.used.round_trips,
+            waiting / self.used.round_trips.max(1) as f64,
+            self.used.rows,
+            self.used.bytes as f64 / 1024.0,
+            plpgsql.map_or(String::new(), |p| format!("; PL/pgSQL / this = {:.1}x", p / self.ms)),
+        )
+    }
 }
 
 /// Runs the six routes; returns the prefetcher that was fastest cold on
@@ -41,8 +69,9 @@ pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<P
         .collect();
     writeln!(out, "\nsix routes (native and hot: median of 5; PostgreSQL cold: every prefetcher, the fastest shown)").map_err(io)?;
     writeln!(out, "route  from->to         settled    native  pg-none  (trips)  best-pg-cold (trips)     pg-hot  redis-cold (trips)  redis-hot   plpgsql").map_err(io)?;
-    let mut ratios = Vec::new();
+    let mut ratios: Vec<Ratios> = Vec::new();
     let mut winners: Vec<Prefetch> = Vec::new();
+    let mut costs: Vec<(usize, ColdCost)> = Vec::new();
     for &(from, to, _) in &routes {
         let (cost, settled, _) = super::run(&bench.native, from, to)?;
         let native_ms = bench.native_ms(from, to, cost, 5)?;
@@ -60,12 +89,22 @@ pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<P
             ..Ratios::default()
         };
         if let Some(pg) = &bench.pg {
-            let (none_ms, none_trips) = bench.cold(pg, Prefetch::None, route)?;
+            let (none_ms, none_used) = bench.cold(pg, Prefetch::None, route)?;
+            let none_trips = none_used.round_trips;
             let mut best = (f64::MAX, 0, Prefetch::None);
-            for prefetch in strategies() {
-                let (t, trips) = bench.cold(pg, prefetch, route)?;
+            let tried = bench.options.prefetchers.clone().unwrap_or_else(strategies);
+            for prefetch in tried {
+                let (t, used) = bench.cold(pg, prefetch, route)?;
+                costs.push((
+                    ratios.len() + 1,
+                    ColdCost {
+                        prefetch,
+                        ms: t,
+                        used,
+                    },
+                ));
                 if t < best.0 {
-                    best = (t, trips, prefetch);
+                    best = (t, used.round_trips, prefetch);
                 }
             }
             // Hot: the cache holds what the best strategy fetched.
@@ -88,7 +127,8 @@ pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<P
             line += &format!("{:>56}", "-");
         }
         if let Some(redis) = &bench.redis {
-            let (cold_ms, trips) = bench.cold(redis, Prefetch::Lookahead(4), route)?;
+            let (cold_ms, used) = bench.cold(redis, Prefetch::Lookahead(4), route)?;
+            let trips = used.round_trips;
             let hot = bench.hot(redis, Prefetch::Lookahead(4), route, 5)?;
             line += &format!(" {:>10.1} ({:>4}) {:>9.2}", cold_ms, trips, hot);
         } else {
@@ -120,6 +160,17 @@ pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<P
                 r.hot / r.native
             )
             .map_err(io)?;
+        }
+    }
+    if !costs.is_empty() {
+        writeln!(
+            out,
+            "\nwhere PostgreSQL's cold time goes (waiting: on the backend, counted by the source; computing: the rest)"
+        )
+        .map_err(io)?;
+        for (route, cost) in &costs {
+            let plpgsql = ratios[route - 1].plpgsql;
+            writeln!(out, "{}", cost.line(*route, plpgsql)).map_err(io)?;
         }
     }
     // The prefetcher that won most often (ties: the one that won first).

@@ -66,6 +66,8 @@ fn invalid_mappings_name_the_key() {
         (pg, "\"lat\": \"lat\", \"lon\": \"lon\"", "\"lat\": \"latitude\", \"lon\": \"lon\"", "mapping key `nodes.Junction.coordinates.lat`: `latitude` is not one of"),
         (pg, "\"from\": \"Junction\"", "\"from\": \"Crossing\"", "mapping key `relationships.ROAD.from`: `Crossing` is not a node space of `nodes`"),
         (pg, "\"lookahead\": 4", "\"lookahead\": 40", "mapping key `prefetch.lookahead`: must be an integer depth from 1 to 16"),
+        (pg, "\"lookahead\": 4", "\"ellipse\": 0.5", "mapping key `prefetch.ellipse`: must be a stretch from 1 to 10"),
+        (redis, "\"lookahead\": 4", "\"ellipse\": 1.2", "mapping key `prefetch.ellipse`: needs a node space with `coordinates` and an `in_box` template"),
         (pg, "\"ttl_seconds\": 600", "\"ttl_seconds\": -1", "mapping key `cache.ttl_seconds`: must be a positive number"),
         (pg, "\"pool_size\": 4", "\"pool_size\": 0", "mapping key `pool_size`: must be an integer from 1 to 64"),
         (pg, "\"fetch\"", "\"fecth\"", "mapping key `nodes.Junction.fecth`: unknown key"),
@@ -186,6 +188,81 @@ fn spaces_types_labels_and_keys_are_checked() {
 }
 
 #[test]
+fn label_columns_are_checked() {
+    let base = example("places-postgres.json");
+    let m = Mapping::parse_with_env(&base, &no_env).unwrap();
+    let column = m.nodes[0].label_column.as_ref().unwrap();
+    assert_eq!(m.nodes[0].properties[column.index].0, "kind");
+    assert_eq!(column.labels, ["City", "Capital", "Village"]);
+    let redis = Mapping::parse_with_env(&example("places-redis.json"), &no_env).unwrap();
+    assert_eq!(redis.nodes[0].label_column, m.nodes[0].label_column);
+    let from = "\"label_column\": { \"column\": \"kind\", \"labels\": [\"City\", \"Capital\", \"Village\"] }";
+    assert!(base.contains(from));
+    let many: Vec<String> = (0..17).map(|i| format!("\"L{i}\"")).collect();
+    let many = format!(
+        "\"label_column\": {{ \"column\": \"kind\", \"labels\": [{}] }}",
+        many.join(", ")
+    );
+    let cases: &[(&str, &str)] = &[
+        (
+            "\"label_column\": { \"column\": \"kynd\", \"labels\": [\"City\"] }",
+            "mapping key `nodes.Place.label_column.column`: `kynd` is not one of the node's properties",
+        ),
+        (
+            "\"label_column\": { \"column\": \"id\", \"labels\": [\"City\"] }",
+            "mapping key `nodes.Place.label_column.column`: `id` is declared Integer; a label column must be a string or string_list property",
+        ),
+        (
+            "\"label_column\": { \"column\": \"kind\" }",
+            "mapping key `nodes.Place.label_column.labels`: is missing",
+        ),
+        (
+            "\"label_column\": { \"column\": \"kind\", \"labels\": [] }",
+            "mapping key `nodes.Place.label_column.labels`: must list from 1 to 16 labels",
+        ),
+        (&many, "must list from 1 to 16 labels"),
+        (
+            "\"label_column\": { \"column\": \"kind\", \"labels\": [\"City\", \"City\"] }",
+            "`City` is listed twice",
+        ),
+        (
+            "\"label_column\": { \"column\": \"kind\", \"labels\": [\"Place\"] }",
+            "`Place` is a label every node of the space has already",
+        ),
+        (
+            "\"label_column\": { \"column\": \"kind\", \"labels\": [\"\"] }",
+            "must be a list of non-empty label names",
+        ),
+        (
+            "\"label_column\": { \"column\": \"kind\", \"labels\": [\"City\"], \"default\": 1 }",
+            "mapping key `nodes.Place.label_column.default`: unknown key",
+        ),
+        (
+            "\"label_column\": \"kind\"",
+            "mapping key `nodes.Place.label_column`: must be an object",
+        ),
+    ];
+    for &(to, message) in cases {
+        let e = Mapping::parse_with_env(&base.replacen(from, to, 1), &no_env).unwrap_err();
+        assert_eq!(e.code, Some("InvalidMapping"), "{e}");
+        assert!(e.message.contains(message), "{to}: {e}");
+    }
+    // A column label may not be another space's own label.
+    let mut two: serde_json::Value = serde_json::from_str(&base).unwrap();
+    two["nodes"]["Town"] = serde_json::json!({
+        "key": "id", "properties": {"id": "integer"},
+        "fetch": "SELECT id FROM t WHERE id = ANY($1)"
+    });
+    two["nodes"]["Place"]["label_column"]["labels"] = serde_json::json!(["City", "Town"]);
+    let two = two.to_string();
+    let e = Mapping::parse_with_env(&two, &no_env).unwrap_err();
+    assert!(
+        e.message.contains("mapping key `nodes.Place.label_column.labels`: `Town` is the label of node space `nodes.Town`"),
+        "{e}"
+    );
+}
+
+#[test]
 fn environment_substitution() {
     let env = |name: &str| match name {
         "A" => Some("x".to_string()),
@@ -202,7 +279,11 @@ fn environment_substitution() {
 
 #[test]
 fn garbage_never_panics() {
-    for file in ["roads-postgres.json", "ldbc-redis.json"] {
+    for file in [
+        "roads-postgres.json",
+        "ldbc-redis.json",
+        "places-postgres.json",
+    ] {
         mutate(&example(file));
     }
 }

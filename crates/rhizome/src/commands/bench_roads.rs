@@ -39,6 +39,13 @@ pub struct BenchRoadsArgs {
     /// Runs per route and system in the repeated part (medians reported).
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
+    /// The prefetchers the six routes try cold on PostgreSQL, as in
+    /// `CYPHER prefetch=...`, comma-separated (e.g.
+    /// `box_degrees:0.01,ellipse:1.25`); by default every lookahead, key
+    /// block, box and ellipse of the benchmark's list. No prefetch is
+    /// always measured too.
+    #[arg(long, value_delimiter = ',', value_name = "PREFETCH")]
+    pub prefetchers: Option<Vec<String>>,
 }
 
 /// `--part`.
@@ -70,6 +77,14 @@ pub fn run(args: BenchRoadsArgs) -> Result<(), Failure> {
         },
         twenty: args.routes,
         repeats: args.repeats,
+        prefetchers: args
+            .prefetchers
+            .map(|list| {
+                list.iter()
+                    .map(|p| rhizome_sources::query_options::parse_prefetch_option(p))
+                    .collect::<rhizome_common::Result<Vec<_>>>()
+            })
+            .transpose()?,
         ..RoadsBenchOptions::default()
     };
     run_roads_bench(&options, &mut std::io::stdout())?;

@@ -1,0 +1,267 @@
+//! The `ellipse` prefetcher's geometry and what one region fetch returns.
+//!
+//! A* from `a` to `b` with the great-circle heuristic settles only nodes
+//! `n` with `g(n) + h(n) <= C*`; since a road is never shorter than the
+//! straight line, `d(a, n) + d(n, b) <= C*` for each of them: they lie in
+//! the ellipse with foci `a` and `b` whose distance sum is the route's
+//! cost. The cost is unknown before the search, so the prefetcher fetches
+//! the ellipse of a guessed *stretch* (sum = stretch × `d(a, b)`) in one
+//! round trip — the rows of its nodes and every followed adjacency list of
+//! them — and a search that expands a node outside it fetches the next
+//! *ring* (the nodes between the old sum and a larger one), again in one
+//! round trip. What is fetched only decides speed, never answers: a node
+//! the region lacks is fetched as without a prefetcher.
+//!
+//! Distances here are planar (an equirectangular projection at the mean
+//! latitude of the two ends), the same formula in Rust and in the SQL the
+//! PostgreSQL backend sends, so both agree on which nodes a region holds.
+//! Rows are fetched a `margin` beyond the lists, so the neighbours of the
+//! region's nodes (one road away) mostly come in the same round trip.
+
+use crate::fetch::ListRef;
+
+/// Metres per degree of latitude (earth radius 6,371,008.8 m, as the
+/// route searches' great-circle heuristic).
+pub const METRES_PER_DEGREE: f64 = 6_371_008.8 * std::f64::consts::PI / 180.0;
+
+/// Rows are fetched this far (metres of distance sum, on each side)
+/// beyond the lists, so that neighbours across a region's edge are known.
+pub const MARGIN_M: f64 = 1_000.0;
+
+/// An ellipse's two foci in a local planar projection.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Foci {
+    /// The first end (latitude, longitude) in degrees.
+    pub a: (f64, f64),
+    /// The second end.
+    pub b: (f64, f64),
+    /// Metres per degree of longitude at the mean latitude.
+    pub kx: f64,
+    /// Metres per degree of latitude.
+    pub ky: f64,
+}
+
+impl Foci {
+    /// The foci `a` and `b` (latitude, longitude in degrees).
+    pub fn new(a: (f64, f64), b: (f64, f64)) -> Foci {
+        let mean = ((a.0 + b.0) / 2.0).to_radians();
+        Foci {
+            a,
+            b,
+            kx: METRES_PER_DEGREE * mean.cos().abs().max(1e-6),
+            ky: METRES_PER_DEGREE,
+        }
+    }
+
+    /// The distance in metres from `at` to `a` plus that to `b` (the SQL
+    /// of the PostgreSQL backend computes the same expression).
+    #[inline]
+    pub fn sum(&self, at: (f64, f64)) -> f64 {
+        let to = |f: (f64, f64)| {
+            let dx = (at.1 - f.1) * self.kx;
+            let dy = (at.0 - f.0) * self.ky;
+            (dx * dx + dy * dy).sqrt()
+        };
+        to(self.a) + to(self.b)
+    }
+
+    /// The distance between the foci in metres.
+    pub fn span(&self) -> f64 {
+        self.sum(self.a)
+    }
+
+    /// The latitude and longitude ranges of the box around every point
+    /// whose sum is at most `limit` (slightly widened).
+    pub fn bounding_box(&self, limit: f64) -> ((f64, f64), (f64, f64)) {
+        let span = self.span();
+        let major = (limit.max(span) / 2.0) + 1.0;
+        let minor = (major * major - (span / 2.0) * (span / 2.0))
+            .max(0.0)
+            .sqrt();
+        let dx = (self.b.1 - self.a.1) * self.kx;
+        let dy = (self.b.0 - self.a.0) * self.ky;
+        let (cos, sin) = if span > 0.0 {
+            (dx / span, dy / span)
+        } else {
+            (1.0, 0.0)
+        };
+        let half_x = (major * major * cos * cos + minor * minor * sin * sin).sqrt();
+        let half_y = (major * major * sin * sin + minor * minor * cos * cos).sqrt();
+        let centre = ((self.a.0 + self.b.0) / 2.0, (self.a.1 + self.b.1) / 2.0);
+        let (dlat, dlon) = (half_y / self.ky, half_x / self.kx);
+        (
+            (centre.0 - dlat, centre.0 + dlat),
+            (centre.1 - dlon, centre.1 + dlon),
+        )
+    }
+}
+
+/// The nodes whose sum lies in `(inner, outer]`, and their box.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Band {
+    /// Sums at most this are not in the band (negative: none excluded).
+    pub inner: f64,
+    /// Sums above this are not in the band.
+    pub outer: f64,
+    /// Latitude range of a box holding the band.
+    pub lat: (f64, f64),
+    /// Longitude range of a box holding the band.
+    pub lon: (f64, f64),
+}
+
+impl Band {
+    /// The band `(inner, outer]` around `foci`.
+    pub fn new(foci: &Foci, inner: f64, outer: f64) -> Band {
+        let (lat, lon) = foci.bounding_box(outer);
+        Band {
+            inner,
+            outer,
+            lat,
+            lon,
+        }
+    }
+}
+
+/// One region fetch: rows of the nodes in `rows`, followed lists of the
+/// nodes in `lists` (a band inside `rows`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RegionQuery {
+    /// The ellipse's foci.
+    pub foci: Foci,
+    /// Whose rows are fetched.
+    pub rows: Band,
+    /// Whose adjacency lists are fetched.
+    pub lists: Band,
+}
+
+impl RegionQuery {
+    /// The region from sum `inner` (exclusive; negative for none) to
+    /// `outer`, rows with [`MARGIN_M`] more on both sides.
+    pub fn ring(foci: Foci, inner: f64, outer: f64) -> RegionQuery {
+        let rows_inner = if inner < 0.0 {
+            inner
+        } else {
+            inner + 2.0 * MARGIN_M
+        };
+        RegionQuery {
+            foci,
+            rows: Band::new(&foci, rows_inner, outer + 2.0 * MARGIN_M),
+            lists: Band::new(&foci, inner, outer),
+        }
+    }
+}
+
+/// One followed list's relationships in a region, column by column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegionList {
+    /// The list.
+    pub list: ListRef,
+    /// Start node keys (`None`: NULL in the backend).
+    pub nodes: Vec<Option<i64>>,
+    /// Neighbour keys.
+    pub neighbours: Vec<Option<i64>>,
+    /// Relationship keys.
+    pub rels: Vec<Option<i64>>,
+    /// (index of a numeric relationship property, its values as floats).
+    pub properties: Vec<(usize, Vec<Option<f64>>)>,
+}
+
+impl RegionList {
+    /// The values of property `index`, if it was fetched.
+    pub fn property(&self, index: usize) -> Option<&[Option<f64>]> {
+        self.properties
+            .iter()
+            .find(|(i, _)| *i == index)
+            .map(|(_, v)| v.as_slice())
+    }
+}
+
+/// What a region fetch returns: node keys and coordinates, then the
+/// lists, each as columns (a few allocations per fetch, none per row).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RegionRows {
+    /// Node keys.
+    pub keys: Vec<Option<i64>>,
+    /// Their latitudes.
+    pub lats: Vec<Option<f64>>,
+    /// Their longitudes.
+    pub lons: Vec<Option<f64>>,
+    /// The followed lists of the nodes in the lists band.
+    pub lists: Vec<RegionList>,
+}
+
+impl RegionRows {
+    /// Rows received (nodes plus relationships).
+    pub fn rows(&self) -> u64 {
+        (self.keys.len() + self.lists.iter().map(|l| l.nodes.len()).sum::<usize>()) as u64
+    }
+
+    /// Bytes of the values received (8 a value).
+    pub fn bytes(&self) -> u64 {
+        let lists: usize = self
+            .lists
+            .iter()
+            .map(|l| l.nodes.len() * (3 + l.properties.len()))
+            .sum();
+        8 * (3 * self.keys.len() + lists) as u64
+    }
+}
+
+/// The next list band's outer sum when a search expanded a node of sum
+/// `needed` (or of unknown place: `None`) beyond `outer`, for ends `span`
+/// apart: at least double the detour allowed so far, and the node with
+/// half that again to spare.
+pub fn grown(span: f64, outer: f64, needed: Option<f64>) -> f64 {
+    let allowed = (outer - span).max(2.0 * MARGIN_M);
+    let doubled = span + 2.0 * allowed;
+    match needed {
+        Some(n) if n.is_finite() => doubled.max(n + allowed / 2.0),
+        _ => doubled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_boxes_and_growth() {
+        let foci = Foci::new((49.6, 6.1), (49.7, 6.2));
+        let span = foci.span();
+        // About 13.4 km between the two ends at this latitude.
+        assert!((13_000.0..14_000.0).contains(&span), "{span}");
+        assert!((foci.sum((49.65, 6.15)) - span).abs() < 1e-6);
+        // Every point of sum <= limit is inside the box; points of the
+        // ellipse's extremes lie near its edges.
+        let limit = 1.3 * span;
+        let ((lat0, lat1), (lon0, lon1)) = foci.bounding_box(limit);
+        let mut inside = 0;
+        for i in 0..200 {
+            for j in 0..200 {
+                let p = (49.5 + 0.3 * i as f64 / 200.0, 6.0 + 0.4 * j as f64 / 200.0);
+                if foci.sum(p) <= limit {
+                    inside += 1;
+                    assert!(
+                        p.0 >= lat0 && p.0 <= lat1 && p.1 >= lon0 && p.1 <= lon1,
+                        "{p:?}"
+                    );
+                }
+            }
+        }
+        assert!(inside > 1000);
+        // The box is tight: a point just inside each edge of it is in the ellipse's reach.
+        assert!(lat1 - lat0 < 0.2 && lon1 - lon0 < 0.3);
+        // Equal ends: a disc.
+        let point = Foci::new((49.6, 6.1), (49.6, 6.1));
+        let ((a, b), _) = point.bounding_box(2_000.0);
+        assert!((b - a) * METRES_PER_DEGREE > 1_900.0);
+        // Growth at least doubles the detour and covers the node asking.
+        assert_eq!(grown(10_000.0, 12_000.0, None), 14_000.0);
+        assert_eq!(grown(10_000.0, 12_000.0, Some(20_000.0)), 21_000.0);
+        assert_eq!(grown(10_000.0, 10_000.0, None), 14_000.0);
+        let ring = RegionQuery::ring(foci, 1_000.0, 2_000.0);
+        assert_eq!((ring.rows.inner, ring.rows.outer), (3_000.0, 4_000.0));
+        let first = RegionQuery::ring(foci, -1.0, 2_000.0);
+        assert_eq!(first.rows.inner, -1.0);
+    }
+}

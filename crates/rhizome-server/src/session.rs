@@ -4,12 +4,11 @@
 //! handshake, waiting for HELLO), AUTHENTICATION (5.1+: waiting for LOGON),
 //! READY, STREAMING, TX_READY, TX_STREAMING, FAILED, INTERRUPTED and
 //! DEFUNCT. [`Session::handle`] takes one message and writes its responses;
-//! it never blocks a thread: every statement on a native database is
-//! planned and run by jobs on the engine's worker pool, and the
-//! connection's task only awaits their answers. Only a wait for the writer
-//! lock, a commit (which waits for the log's sync) and a statement over a
-//! graph source (which waits for its backend) use one of tokio's blocking
-//! threads (waiting threads, not compute threads).
+//! it never blocks a thread: every statement (on a native database or a
+//! graph source) is planned and run by jobs on the engine's worker pool,
+//! and the connection's task only awaits their answers. Only a wait for
+//! the writer lock and a commit (which waits for the log's sync) use one of
+//! tokio's blocking threads (waiting threads, not compute threads).
 //!
 //! An explicit transaction takes the writer lock at its first statement
 //! that writes, not at BEGIN: until then it reads one snapshot (taken at
@@ -48,7 +47,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::task::JoinHandle;
 
 /// A connection's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,8 +224,6 @@ struct OpenResult {
     qid: i64,
     width: usize,
     rows: Rows,
-    /// The thread running a streamed query; gives back the transaction.
-    task: Option<JoinHandle<Option<Transaction>>>,
     /// The rows of the current block not sent yet.
     pending: VecDeque<Value>,
     /// The snapshot entities are looked up in.
@@ -266,7 +262,6 @@ impl OpenResult {
             qid,
             width,
             rows,
-            task: None,
             pending: VecDeque::new(),
             graph: None,
             query: query.to_string(),
@@ -299,8 +294,6 @@ struct OpenTx {
     db: DatabaseEntry,
     deadline: Option<Instant>,
     next_qid: i64,
-    /// The thread running one of its statements, which gives it back.
-    pending: Option<JoinHandle<Option<Transaction>>>,
     /// The snapshot its reads read while it holds no writer lock (taken
     /// by its first read; `None` before that and once it writes).
     reading: Option<Snapshot>,
@@ -724,7 +717,6 @@ impl Session {
 
     async fn reset(&mut self) {
         self.close_results();
-        self.wait_for_tx().await;
         if let Some(open) = self.tx.take() {
             if let Some(tx) = open.take() {
                 tx.rollback();
@@ -734,26 +726,14 @@ impl Session {
         self.state = State::Ready;
     }
 
-    /// Stops and forgets every open result (their transactions come back
-    /// through [`Session::wait_for_tx`]).
+    /// Stops and forgets every open result.
     fn close_results(&mut self) {
         for result in &mut self.results {
             if let Rows::Stream(buffer) = &result.rows {
                 buffer.close();
             }
-            if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
-                // Keep the handle: the transaction comes back through it.
-                open.pending_task(task);
-            }
         }
         self.results.clear();
-    }
-
-    /// Waits until the transaction is back from a statement that ran it.
-    async fn wait_for_tx(&mut self) {
-        if let Some(open) = self.tx.as_mut() {
-            open.recover().await;
-        }
     }
 
     /// Makes `registration` the session's open transaction on `entry` and
@@ -769,7 +749,6 @@ impl Session {
             db: entry,
             deadline: timeout.map(|t| Instant::now() + t),
             next_qid: 0,
-            pending: None,
             reading: None,
             writing: false,
         });
@@ -852,11 +831,10 @@ impl Session {
     }
 
     async fn commit(&mut self) {
-        self.finish_open_results().await;
-        let Some(mut open) = self.tx.take() else {
+        self.finish_open_results();
+        let Some(open) = self.tx.take() else {
             return self.fail(Failure::invalid("no transaction is open"));
         };
-        open.recover().await;
         if open.expired() {
             if let Some(tx) = open.take() {
                 tx.rollback();
@@ -892,8 +870,7 @@ impl Session {
 
     async fn rollback(&mut self) {
         self.close_results();
-        if let Some(mut open) = self.tx.take() {
-            open.recover().await;
+        if let Some(open) = self.tx.take() {
             if let Some(tx) = open.take() {
                 tx.rollback();
             }
@@ -902,18 +879,16 @@ impl Session {
         self.state = State::Ready;
     }
 
-    /// Consumes the rest of every open result of the transaction (kept in
-    /// memory) so its transaction comes back for the next statement.
-    async fn finish_open_results(&mut self) {
-        for result in &mut self.results {
+    /// Lets every open result of the transaction run to its end, its rest
+    /// kept in memory for the client to pull, before its next statement or
+    /// its commit. The next statement need not wait for them: they read
+    /// states that its writes do not change.
+    fn finish_open_results(&mut self) {
+        for result in &self.results {
             if let Rows::Stream(buffer) = &result.rows {
                 buffer.unbound();
             }
-            if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
-                open.pending_task(task);
-            }
         }
-        self.wait_for_tx().await;
     }
 
     async fn run(&mut self, query: String, params: PackValue, extra: PackValue) {
@@ -923,7 +898,7 @@ impl Session {
         };
         let in_tx = self.tx.is_some();
         if in_tx {
-            self.finish_open_results().await;
+            self.finish_open_results();
             if self.tx.as_ref().is_some_and(OpenTx::expired) {
                 return self.fail(timed_out());
             }
@@ -1181,46 +1156,35 @@ impl Session {
             .as_bytes()
             .windows(7)
             .any(|w| w.eq_ignore_ascii_case(b"EXPLAIN") || w.eq_ignore_ascii_case(b"PROFILE"));
-        // A statement on a native database is planned by one job on the
-        // pool, which also starts it there if it reads: no thread waits
-        // for it. A write comes back described, to run below.
-        let known = match entry.source {
-            Some(_) => None,
-            None => {
-                let Some(read) = self.read_on(&entry) else {
-                    return Err(transactions::terminated());
-                };
-                let may_read = self.check(Need::Read, "").is_ok();
-                let plan_wanted = (may_have_plan, may_read);
-                match self
-                    .start_on_pool(
-                        &entry,
-                        (&query, params.clone()),
-                        (qid, started),
-                        &running,
-                        read,
-                        plan_wanted,
-                    )
-                    .await?
-                {
-                    PoolStart::Started(mut result, columns) => {
-                        if let Some(open) = self.tx.as_mut().filter(|open| !open.writing) {
-                            // Its later reads read the same snapshot.
-                            open.reading = result.graph.clone();
-                        }
-                        result._registration = registration;
-                        return Ok((*result, columns));
-                    }
-                    PoolStart::NotStarted(info, plan) => Some((info, plan)),
-                }
-            }
+        // Every statement is planned by one job on the pool, which also
+        // starts it there if it reads: no thread waits for it. A write
+        // comes back described, to run below.
+        let Some(read) = self.read_on(&entry) else {
+            return Err(transactions::terminated());
         };
-        let (info, plan) = match known {
-            Some(known) => known,
-            None => {
-                self.describe_on_source(&entry, &query, &params, may_have_plan)
-                    .await?
+        let may_read = self.check(Need::Read, "").is_ok();
+        let (info, plan) = match self
+            .start_on_pool(
+                &entry,
+                (&query, params.clone()),
+                (qid, started),
+                &running,
+                read,
+                (may_have_plan, may_read),
+            )
+            .await?
+        {
+            PoolStart::Started(mut result, columns) => {
+                if let Some(open) = self.tx.as_mut() {
+                    if !open.writing && entry.source.is_none() {
+                        // Its later reads read the same snapshot.
+                        open.reading = result.graph.clone();
+                    }
+                }
+                result._registration = registration;
+                return Ok((*result, columns));
             }
+            PoolStart::NotStarted(info, plan) => (info, plan),
         };
         if info.updating {
             if let Some(source) = &entry.source {
@@ -1314,65 +1278,15 @@ impl Session {
             }
             let rows = std::mem::replace(&mut outcome.rows, rhizome_engine::Rows::new(width));
             result.rows = Rows::Done(rows.into_blocks(), Some(Box::new(outcome)));
-        } else if let Some(source) = entry.source.clone() {
-            // Over a source: the statement's own view of it (read live,
-            // through the source's cache), which its entities render from.
-            // A transaction on a source holds no state of its own. The
-            // statement waits for its backend's answers, so it runs on a
-            // blocking thread, not on a pool worker.
-            let statement = source.statement(&options);
-            result.graph = Some(statement.snapshot().clone());
-            let receiver = buffer.clone();
-            let task = tokio::task::spawn_blocking(move || {
-                let outcome = source.run_statement(
-                    &statement,
-                    &query,
-                    params,
-                    &options,
-                    Some(receiver.clone()),
-                );
-                receiver.finish(outcome);
-                None
-            });
-            result.rows = Rows::Stream(buffer);
-            result.task = Some(task);
-            result._tracked = Some(tracked);
         } else {
-            // A native read is started on the pool above, unless the user
-            // may not read, which the check refused.
+            // A read is started on the pool above, unless the user may not
+            // read, which the check refused.
             return Err(Failure::new(
                 codes::UNKNOWN,
                 "a read was neither started nor refused",
             ));
         }
         Ok((result, info.columns))
-    }
-
-    /// Describes (and for `EXPLAIN` / `PROFILE` plans) a statement over
-    /// the graph source of `entry`, planned over the source's catalog, on
-    /// a blocking thread.
-    async fn describe_on_source(
-        &self,
-        entry: &DatabaseEntry,
-        query: &str,
-        params: &BTreeMap<String, Value>,
-        may_have_plan: bool,
-    ) -> Result<(StatementInfo, Option<PlanDescription>), Failure> {
-        let Some(source) = entry.source.clone() else {
-            return Err(Failure::new(codes::UNKNOWN, "not a graph source"));
-        };
-        let (q, p) = (query.to_string(), params.clone());
-        tokio::task::spawn_blocking(move || {
-            let info = source.describe(&q, &p)?;
-            let plan = match may_have_plan {
-                true => source.plan_description(&q, &p)?,
-                false => None,
-            };
-            Ok::<_, rhizome_common::Error>((info, plan))
-        })
-        .await
-        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
-        .map_err(|e| Failure::from_error(&e, query))
     }
 
     /// Starts a read with one job on the engine's worker pool, which plans
@@ -1399,10 +1313,23 @@ impl Session {
         let tracked = self.interrupt.track(&buffer);
         running.set_buffer(&buffer);
         let (answer, answered) = tokio::sync::oneshot::channel();
+        // Over a source: the statement's own view of it (read live, through
+        // the source's cache), which its entities render from.
+        let (source, statement) = match &entry.source {
+            Some(source) => {
+                let statement = source.statement(&options);
+                (Some(source.clone()), Some(statement))
+            }
+            None => (None, None),
+        };
+        let snapshot = match &statement {
+            Some(statement) => statement.snapshot().clone(),
+            None => read.snapshot,
+        };
         let (engine, q, state, receiver) = (
             entry.engine.clone(),
             query.to_string(),
-            read.snapshot.clone(),
+            snapshot.clone(),
             buffer.clone(),
         );
         let holding_writer = read.holding_writer;
@@ -1410,15 +1337,17 @@ impl Session {
         // before the result is the session's (a request gone mid-RUN).
         let mut abandoned = CloseOnDrop(Some(buffer.clone()));
         WorkerPool::global().submit(Box::new(move |_| {
-            let plan = match may_have_plan {
-                true => match engine.plan_description_on(&state, &q, &params) {
-                    Ok(plan) => plan,
-                    Err(e) => {
-                        let _ = answer.send(Err(e));
-                        return;
-                    }
-                },
-                false => None,
+            let plan = match (may_have_plan, &source) {
+                (false, _) => Ok(None),
+                (true, Some(source)) => source.plan_description(&q, &params),
+                (true, None) => engine.plan_description_on(&state, &q, &params),
+            };
+            let plan = match plan {
+                Ok(plan) => plan,
+                Err(e) => {
+                    let _ = answer.send(Err(e));
+                    return;
+                }
             };
             let finisher = receiver.clone();
             let mut answer = Some(answer);
@@ -1433,16 +1362,28 @@ impl Session {
                 }
                 true
             };
-            let outcome = engine.start_streaming_on(
-                state,
-                holding_writer,
-                &q,
-                params,
-                &options,
-                receiver.clone(),
-                admit,
-                Box::new(move |result| finisher.finish(result)),
-            );
+            let done: rhizome_exec::OnEnd = Box::new(move |result| finisher.finish(result));
+            let outcome = match (&source, &statement) {
+                (Some(source), Some(statement)) => source.start_statement(
+                    statement,
+                    &q,
+                    params,
+                    &options,
+                    receiver.clone(),
+                    admit,
+                    done,
+                ),
+                _ => engine.start_streaming_on(
+                    state,
+                    holding_writer,
+                    &q,
+                    params,
+                    &options,
+                    receiver.clone(),
+                    admit,
+                    done,
+                ),
+            };
             if let Some(answer) = answer {
                 let _ = answer.send(outcome.map(|(info, started)| (info, started, plan)));
             }
@@ -1468,8 +1409,9 @@ impl Session {
             &entry.name,
             running.clone(),
         );
-        result.graph = Some(read.snapshot);
+        result.graph = Some(snapshot);
         result.plan = plan;
+        result.over_source = entry.source.is_some();
         result._tracked = Some(tracked);
         Ok(PoolStart::Started(Box::new(result), info.columns))
     }
@@ -1598,11 +1540,7 @@ impl Session {
             }
             Taken::Done(summary) => {
                 // Dropping the result (its `Tracked`) unlists its buffer.
-                let mut result = self.results.remove(index);
-                if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
-                    open.pending_task(task);
-                    open.recover().await;
-                }
+                let result = self.results.remove(index);
                 if self.results.is_empty() {
                     result.entry.end_query();
                 }
@@ -1680,19 +1618,6 @@ async fn next_rows(result: &mut OpenResult) -> Option<Result<Vec<Value>, Failure
 }
 
 impl OpenTx {
-    fn pending_task(&mut self, task: JoinHandle<Option<Transaction>>) {
-        // Only one statement runs at a time: wait for it in `recover`.
-        self.pending = Some(task);
-    }
-
-    async fn recover(&mut self) {
-        if let Some(task) = self.pending.take() {
-            if let Ok(tx) = task.await {
-                self.registration.entry().put(tx);
-            }
-        }
-    }
-
     /// Takes the transaction to run a statement in or end it (`None` if it
     /// was terminated).
     fn take(&self) -> Option<Transaction> {

@@ -354,10 +354,19 @@ impl Engine {
         query: &str,
         params: &BTreeMap<String, Value>,
     ) -> Result<StatementInfo> {
-        Ok(statement_info(
-            &self.prepare(query, params, snapshot)?,
-            snapshot,
-        ))
+        Ok(self.prepare_described(query, params, snapshot)?.1)
+    }
+
+    /// [`Engine::prepare`], and what the prepared statement returns.
+    fn prepare_described(
+        &self,
+        query: &str,
+        params: &BTreeMap<String, Value>,
+        snapshot: &Snapshot,
+    ) -> Result<(Prepared, StatementInfo)> {
+        let prepared = self.prepare(query, params, snapshot)?;
+        let info = statement_info(&prepared, snapshot);
+        Ok((prepared, info))
     }
 
     /// Starts a statement that only reads, over `snapshot`, and returns at
@@ -371,10 +380,14 @@ impl Engine {
     /// not. A statement that does not compile fails here. Called on a pool
     /// worker (a job of [`rhizome_exec::scheduler::WorkerPool::submit`]),
     /// the planning and the query's first task run on that worker too.
+    /// `holding_writer` says the caller holds the writer lock (a read in an
+    /// explicit write transaction, over [`Transaction::snapshot`]): the
+    /// statement's procedures then must not wait for it.
     #[allow(clippy::too_many_arguments)]
     pub fn start_streaming_on(
         &self,
         snapshot: Snapshot,
+        holding_writer: bool,
         query: &str,
         params: BTreeMap<String, Value>,
         options: &QueryOptions,
@@ -383,33 +396,25 @@ impl Engine {
         done: rhizome_exec::OnEnd,
     ) -> Result<(StatementInfo, bool)> {
         let start = Instant::now();
-        let prepared = self.prepare(query, &params, &snapshot)?;
-        let info = statement_info(&prepared, &snapshot);
+        let (prepared, info) = self.prepare_described(query, &params, &snapshot)?;
         if info.updating || !admit(&info) {
             return Ok((info, false));
         }
-        match prepared {
-            Prepared::Plan(planned) if !planned.explain => {
-                let settings = self.settings(planned.profile, false);
-                rhizome_exec::start_streaming(
-                    &planned.plan,
-                    snapshot,
-                    params,
-                    options,
-                    &settings,
-                    receiver,
-                    Box::new(move |outcome| {
-                        done(outcome.map(|r| executed(r, start, WriteCounters::default())))
-                    }),
-                );
-            }
-            Prepared::Plan(planned) => {
-                done(hand_over(Ok(explained(&planned, start)), Some(receiver)))
-            }
-            Prepared::Schema(statement, _) => done(hand_over(
-                Ok(show_schema(&statement, &snapshot, start)),
-                Some(receiver),
-            )),
+        if let Some(answer) = answered_at_once(&prepared, &snapshot, start) {
+            done(hand_over(Ok(answer), Some(receiver)));
+        } else if let Prepared::Plan(planned) = prepared {
+            let settings = self.settings(planned.profile, holding_writer);
+            rhizome_exec::start_streaming(
+                &planned.plan,
+                snapshot,
+                params,
+                options,
+                &settings,
+                receiver,
+                Box::new(move |outcome| {
+                    done(outcome.map(|r| executed(r, start, WriteCounters::default())))
+                }),
+            );
         }
         Ok((info, true))
     }
@@ -532,12 +537,13 @@ impl Engine {
             (None, None) => self.db.snapshot(),
         };
         *state = Some(snapshot.clone());
-        let planned = match self.prepare(query, &params, &snapshot)? {
+        let prepared = self.prepare(query, &params, &snapshot)?;
+        if let Some(answer) = answered_at_once(&prepared, &snapshot, start) {
+            return hand_over(Ok(answer), receiver);
+        }
+        let planned = match prepared {
             Prepared::Plan(planned) => planned,
-            Prepared::Schema(statement, SchemaCommand::Show) => {
-                return hand_over(Ok(show_schema(&statement, &snapshot, start)), receiver);
-            }
-            Prepared::Schema(statement, SchemaCommand::Change) => {
+            Prepared::Schema(statement, _) => {
                 let result = self.write(txn, |txn| {
                     let result = change_schema(&statement, txn, start);
                     *state = Some(txn.snapshot());
@@ -546,9 +552,6 @@ impl Engine {
                 return hand_over(result, receiver);
             }
         };
-        if planned.explain {
-            return hand_over(Ok(explained(&planned, start)), receiver);
-        }
         if planned.plan.updating {
             let result = self.write(txn, |txn| {
                 let result = self.run_update(&planned, txn, params, options, start);
@@ -641,6 +644,22 @@ impl Engine {
     /// Waits for the single writer lock (`TransientError` on timeout).
     pub fn begin(&self) -> Result<Transaction> {
         Ok(Transaction::new(self.clone(), self.db.begin_write()?))
+    }
+}
+
+/// The answer of a prepared statement that needs no query run: a `SHOW`
+/// schema command or an `EXPLAIN` (`None` for every other statement).
+fn answered_at_once(
+    prepared: &Prepared,
+    snapshot: &Snapshot,
+    start: Instant,
+) -> Option<QueryResult> {
+    match prepared {
+        Prepared::Schema(statement, SchemaCommand::Show) => {
+            Some(show_schema(statement, snapshot, start))
+        }
+        Prepared::Plan(planned) if planned.explain => Some(explained(planned, start)),
+        Prepared::Schema(_, SchemaCommand::Change) | Prepared::Plan(_) => None,
     }
 }
 

@@ -68,6 +68,7 @@ fn start(engine: &Engine, pool: &WorkerPool, query: &str, options: QueryOptions)
         let snapshot = engine.database().snapshot();
         let info = engine.start_streaming_on(
             snapshot,
+            false,
             &q,
             BTreeMap::new(),
             &options,

@@ -4,9 +4,21 @@
 //! handshake, waiting for HELLO), AUTHENTICATION (5.1+: waiting for LOGON),
 //! READY, STREAMING, TX_READY, TX_STREAMING, FAILED, INTERRUPTED and
 //! DEFUNCT. [`Session::handle`] takes one message and writes its responses;
-//! it never blocks a thread: queries run on the engine's worker pool, and
-//! the thread that waits for a query's end is one of tokio's blocking
-//! threads (a waiting thread, not a compute thread).
+//! it never blocks a thread: every statement (on a native database or a
+//! graph source) is planned and run by jobs on the engine's worker pool,
+//! and the connection's task only awaits their answers. Only a wait for
+//! the writer lock and a commit (which waits for the log's sync) use one of
+//! tokio's blocking threads (waiting threads, not compute threads).
+//!
+//! An explicit transaction takes the writer lock at its first statement
+//! that writes, not at BEGIN: until then it reads one snapshot (taken at
+//! its first statement) and holds no lock, so read transactions (what the
+//! drivers' `execute_read` and `execute_query` send) never wait for each
+//! other or for writers. A transaction that read before it writes checks,
+//! once it has the lock, that nothing was committed since its snapshot;
+//! if something was, it is rolled back with
+//! `Neo.TransientError.Transaction.Outdated`, which managed transactions
+//! retry.
 //!
 //! INTERRUPTED: the connection's reader sees a RESET as soon as it arrives
 //! and calls [`Interrupt::reset_arrived`], which stops the running query at
@@ -35,7 +47,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::task::JoinHandle;
 
 /// A connection's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,8 +170,19 @@ impl Drop for CloseOnDrop {
 enum PoolStart {
     /// The read runs; its result and columns.
     Started(Box<OpenResult>, Vec<String>),
-    /// The statement writes and was not started: its description.
-    Writes(StatementInfo),
+    /// The statement writes, or the user may not read, and it was not
+    /// started: its description and (`EXPLAIN` / `PROFILE`) plan.
+    NotStarted(StatementInfo, Option<PlanDescription>),
+}
+
+/// The state a read started on the pool reads.
+struct ReadOn {
+    /// The snapshot it reads (and its entities are rendered from).
+    snapshot: Snapshot,
+    /// True inside a transaction that holds the writer lock.
+    holding_writer: bool,
+    /// When it (its transaction) must end.
+    deadline: Option<Instant>,
 }
 
 /// A result buffer listed in its session's [`Interrupt`]; dropping it takes
@@ -202,8 +224,6 @@ struct OpenResult {
     qid: i64,
     width: usize,
     rows: Rows,
-    /// The thread running a streamed query; gives back the transaction.
-    task: Option<JoinHandle<Option<Transaction>>>,
     /// The rows of the current block not sent yet.
     pending: VecDeque<Value>,
     /// The snapshot entities are looked up in.
@@ -227,6 +247,37 @@ struct OpenResult {
     _tracked: Option<Tracked>,
 }
 
+impl OpenResult {
+    /// A result of `width` columns with `rows`, of statement `query` on
+    /// database `db` listed in `entry`; what else it has is set after.
+    fn new(
+        (qid, started): (i64, Instant),
+        width: usize,
+        rows: Rows,
+        query: &str,
+        db: &str,
+        entry: Arc<Running>,
+    ) -> OpenResult {
+        OpenResult {
+            qid,
+            width,
+            rows,
+            pending: VecDeque::new(),
+            graph: None,
+            query: query.to_string(),
+            db: db.to_string(),
+            started,
+            updating: false,
+            bookmark: None,
+            entry,
+            _registration: None,
+            plan: None,
+            over_source: false,
+            _tracked: None,
+        }
+    }
+}
+
 /// The outcome of taking rows from a result.
 enum Taken {
     /// More rows remain.
@@ -237,14 +288,17 @@ enum Taken {
 
 /// An explicit transaction.
 struct OpenTx {
-    /// Its listing, which holds the transaction between statements (a
-    /// statement's thread has it while it runs).
+    /// Its listing, which holds the write transaction between statements
+    /// once it has one (a write statement's job has it while it runs).
     registration: Registration,
     db: DatabaseEntry,
     deadline: Option<Instant>,
     next_qid: i64,
-    /// The thread running one of its statements, which gives it back.
-    pending: Option<JoinHandle<Option<Transaction>>>,
+    /// The snapshot its reads read while it holds no writer lock (taken
+    /// by its first read; `None` before that and once it writes).
+    reading: Option<Snapshot>,
+    /// True once it holds the writer lock (its first write).
+    writing: bool,
 }
 
 /// One connection's protocol state.
@@ -448,7 +502,7 @@ impl Session {
                 self.state = State::Authentication;
             }
             (State::Ready, Request::Route { routing, db }) => self.route(routing, db),
-            (State::Ready, Request::Begin(extra)) => self.begin(extra).await,
+            (State::Ready, Request::Begin(extra)) => self.begin(extra),
             (
                 State::Ready | State::TxReady | State::TxStreaming,
                 Request::Run {
@@ -663,7 +717,6 @@ impl Session {
 
     async fn reset(&mut self) {
         self.close_results();
-        self.wait_for_tx().await;
         if let Some(open) = self.tx.take() {
             if let Some(tx) = open.take() {
                 tx.rollback();
@@ -673,26 +726,14 @@ impl Session {
         self.state = State::Ready;
     }
 
-    /// Stops and forgets every open result (their transactions come back
-    /// through [`Session::wait_for_tx`]).
+    /// Stops and forgets every open result.
     fn close_results(&mut self) {
         for result in &mut self.results {
             if let Rows::Stream(buffer) = &result.rows {
                 buffer.close();
             }
-            if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
-                // Keep the handle: the transaction comes back through it.
-                open.pending_task(task);
-            }
         }
         self.results.clear();
-    }
-
-    /// Waits until the transaction is back from a statement that ran it.
-    async fn wait_for_tx(&mut self) {
-        if let Some(open) = self.tx.as_mut() {
-            open.recover().await;
-        }
     }
 
     /// Makes `registration` the session's open transaction on `entry` and
@@ -708,13 +749,16 @@ impl Session {
             db: entry,
             deadline: timeout.map(|t| Instant::now() + t),
             next_qid: 0,
-            pending: None,
+            reading: None,
+            writing: false,
         });
         self.success(map([]));
         self.state = State::TxReady;
     }
 
-    async fn begin(&mut self, extra: PackValue) {
+    /// Opens an explicit transaction. It takes no lock: the writer lock
+    /// is taken by its first statement that writes (see the module docs).
+    fn begin(&mut self, extra: PackValue) {
         let db = match extra.get("db") {
             Some(PackValue::String(s)) => Some(s.clone()),
             _ => None,
@@ -723,68 +767,91 @@ impl Session {
             return self.fail(database_not_found(db.as_deref().unwrap_or("")));
         };
         let timeout = tx_timeout(&extra).or(self.config.transaction_timeout);
-        if entry.source.is_some() {
-            // A transaction over a graph source reads it live; it takes no
-            // lock and holds no engine transaction (see `commit`).
-            let registration = self
-                .config
-                .transactions
-                .register(&entry.name, self.owner(), None);
-            return self.enter_tx(registration, entry, timeout);
-        }
-        let engine = entry.engine.clone();
-        // Listed (as blocked) while it waits for the writer lock, so it can
-        // be seen and terminated.
         let registration = self
             .config
             .transactions
-            .register_waiting(&entry.name, self.owner());
-        let running = registration.entry().clone();
+            .register(&entry.name, self.owner(), None);
+        self.enter_tx(registration, entry, timeout);
+    }
+
+    /// Waits for `entry`'s writer lock on a blocking thread, listed in
+    /// `running` as blocked meanwhile: SHOW TRANSACTIONS shows the wait and
+    /// TERMINATE ends it at once (a lock the abandoned wait still gets is
+    /// given back as soon as it does).
+    async fn lock_writer(
+        entry: &DatabaseEntry,
+        running: &Arc<Running>,
+    ) -> Result<Transaction, Failure> {
+        let engine = entry.engine.clone();
+        running.waits();
         let mut waiting = tokio::task::spawn_blocking(move || engine.begin());
         let began = tokio::select! {
             began = &mut waiting => began,
             _ = running.until_terminated() => {
-                // The wait goes on on its thread until it gets the lock or
-                // runs out; a lock it gets is given back at once.
                 tokio::spawn(async move {
                     if let Ok(Ok(tx)) = waiting.await {
                         tx.rollback();
                     }
                 });
-                return self.fail(transactions::terminated());
+                return Err(transactions::terminated());
             }
         };
+        running.stops_waiting();
         match began {
-            Ok(Ok(tx)) => {
-                running.began(tx);
-                if running.is_terminated() {
-                    return self.fail(transactions::terminated());
-                }
-                self.enter_tx(registration, entry, timeout);
+            Ok(Ok(tx)) if running.is_terminated() => {
+                tx.rollback();
+                Err(transactions::terminated())
             }
-            Ok(Err(e)) => self.fail(Failure::from_error(&e, "")),
-            Err(e) => self.fail(Failure::new(codes::UNKNOWN, e.to_string())),
+            Ok(Ok(tx)) => Ok(tx),
+            Ok(Err(e)) => Err(Failure::from_error(&e, "")),
+            Err(e) => Err(Failure::new(codes::UNKNOWN, e.to_string())),
         }
     }
 
+    /// Gives the open transaction the writer lock for its first write. If
+    /// it read before, its reads must still hold: a commit since its
+    /// snapshot rolls it back with a retryable `Outdated` failure.
+    async fn upgrade(&mut self, running: &Arc<Running>) -> Result<(), Failure> {
+        let Some(open) = self.tx.as_mut() else {
+            return Ok(());
+        };
+        if open.writing {
+            return Ok(());
+        }
+        let tx = Session::lock_writer(&open.db, running).await?;
+        if let Some(seen) = open.reading.take() {
+            if !tx.snapshot().is_some_and(|now| now.same_state(&seen)) {
+                tx.rollback();
+                return Err(outdated());
+            }
+        }
+        open.writing = true;
+        running.put(Some(tx));
+        Ok(())
+    }
+
     async fn commit(&mut self) {
-        self.finish_open_results().await;
-        let Some(mut open) = self.tx.take() else {
+        self.finish_open_results();
+        let Some(open) = self.tx.take() else {
             return self.fail(Failure::invalid("no transaction is open"));
         };
-        open.recover().await;
         if open.expired() {
             if let Some(tx) = open.take() {
                 tx.rollback();
             }
             return self.fail(timed_out());
         }
-        if open.db.source.is_some() {
-            // Nothing to commit: its statements only read the source.
+        if open.db.source.is_some() || !open.writing {
+            // Nothing to commit: its statements only read (a source, or a
+            // snapshot without the writer lock).
             if open.registration.entry().is_terminated() {
                 return self.fail(transactions::terminated());
             }
-            self.success(map([]));
+            let metadata = match open.db.source {
+                Some(_) => map([]),
+                None => map([("bookmark", bookmark(0).into())]),
+            };
+            self.success(metadata);
             self.state = State::Ready;
             return;
         }
@@ -803,8 +870,7 @@ impl Session {
 
     async fn rollback(&mut self) {
         self.close_results();
-        if let Some(mut open) = self.tx.take() {
-            open.recover().await;
+        if let Some(open) = self.tx.take() {
             if let Some(tx) = open.take() {
                 tx.rollback();
             }
@@ -813,18 +879,16 @@ impl Session {
         self.state = State::Ready;
     }
 
-    /// Consumes the rest of every open result of the transaction (kept in
-    /// memory) so its transaction comes back for the next statement.
-    async fn finish_open_results(&mut self) {
-        for result in &mut self.results {
+    /// Lets every open result of the transaction run to its end, its rest
+    /// kept in memory for the client to pull, before its next statement or
+    /// its commit. The next statement need not wait for them: they read
+    /// states that its writes do not change.
+    fn finish_open_results(&mut self) {
+        for result in &self.results {
             if let Rows::Stream(buffer) = &result.rows {
                 buffer.unbound();
             }
-            if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
-                open.pending_task(task);
-            }
         }
-        self.wait_for_tx().await;
     }
 
     async fn run(&mut self, query: String, params: PackValue, extra: PackValue) {
@@ -834,7 +898,7 @@ impl Session {
         };
         let in_tx = self.tx.is_some();
         if in_tx {
-            self.finish_open_results().await;
+            self.finish_open_results();
             if self.tx.as_ref().is_some_and(OpenTx::expired) {
                 return self.fail(timed_out());
             }
@@ -904,25 +968,16 @@ impl Session {
                     (result, columns)
                 })
         } else if let Some(answer) = answer {
-            Ok(OpenResult {
-                qid,
-                width: answer.columns.len(),
-                rows: Rows::Done(answer.rows.into_iter(), None),
-                task: None,
-                pending: VecDeque::new(),
-                graph: None,
-                query: query.clone(),
-                db: entry.name.clone(),
-                started,
-                updating: false,
-                bookmark: None,
-                plan: None,
-                over_source: false,
-                entry: running.clone(),
-                _registration: registration,
-                _tracked: None,
-            })
-            .map(|r| (r, answer.columns))
+            let mut result = OpenResult::new(
+                (qid, started),
+                answer.columns.len(),
+                Rows::Done(answer.rows.into_iter(), None),
+                &query,
+                &entry.name,
+                running.clone(),
+            );
+            result._registration = registration;
+            Ok((result, answer.columns))
         } else {
             let listing = (running.clone(), registration);
             self.start(entry, query, params, &extra, (qid, started), listing)
@@ -1005,28 +1060,22 @@ impl Session {
             None => self
                 .tx
                 .as_ref()
-                .and_then(|open| open.registration.entry().snapshot())
+                .and_then(|open| {
+                    open.reading
+                        .clone()
+                        .or_else(|| open.registration.entry().snapshot())
+                })
                 .unwrap_or_else(|| entry.engine.database().snapshot()),
         };
         let row = crate::schema_view::visualization(&graph, self.version.is_v5());
-        Ok(OpenResult {
-            qid,
-            width: row.len(),
-            rows: Rows::Packed(vec![row].into_iter()),
-            task: None,
-            pending: VecDeque::new(),
-            graph: None,
-            query: query.to_string(),
-            db: entry.name.clone(),
-            started,
-            updating: false,
-            bookmark: None,
-            plan: None,
-            over_source: false,
-            entry: running,
-            _registration: None,
-            _tracked: None,
-        })
+        Ok(OpenResult::new(
+            (qid, started),
+            row.len(),
+            Rows::Packed(vec![row].into_iter()),
+            query,
+            &entry.name,
+            running,
+        ))
     }
 
     /// Who runs this connection's transactions (SHOW TRANSACTIONS).
@@ -1065,6 +1114,31 @@ impl Session {
         }
     }
 
+    /// The state a read of this session reads now: a fresh snapshot
+    /// outside a transaction, the snapshot of a transaction that has only
+    /// read (taken now if it is its first read), or the state of a write
+    /// transaction (its own writes included). `None` if the transaction's
+    /// state is gone (terminated).
+    fn read_on(&self, entry: &DatabaseEntry) -> Option<ReadOn> {
+        let Some(open) = &self.tx else {
+            return Some(ReadOn {
+                snapshot: entry.engine.database().snapshot(),
+                holding_writer: false,
+                deadline: self.config.transaction_timeout.map(|t| Instant::now() + t),
+            });
+        };
+        let snapshot = match (open.writing, &open.reading) {
+            (true, _) => open.registration.entry().snapshot()?,
+            (false, Some(seen)) => seen.clone(),
+            (false, None) => entry.engine.database().snapshot(),
+        };
+        Some(ReadOn {
+            snapshot,
+            holding_writer: open.writing,
+            deadline: open.deadline,
+        })
+    }
+
     /// Starts a statement: checks it, then runs it (a read streams; a write
     /// runs to its end here, its rows kept).
     async fn start(
@@ -1076,58 +1150,42 @@ impl Session {
         (qid, started): (i64, Instant),
         (running, registration): (Arc<Running>, Option<Registration>),
     ) -> Result<(OpenResult, Vec<String>), Failure> {
-        let engine = entry.engine.clone();
-        let source = entry.source.clone();
-        let (q, p) = (query.clone(), params.clone());
         // Only a statement that names EXPLAIN or PROFILE can have a plan to
         // send (the engine decides; this spares other statements a lookup).
         let may_have_plan = query
             .as_bytes()
             .windows(7)
             .any(|w| w.eq_ignore_ascii_case(b"EXPLAIN") || w.eq_ignore_ascii_case(b"PROFILE"));
-        // A read outside a transaction, by a user who may read, is planned
-        // and run on the pool by one job: no thread waits for it.
-        let mut known = None;
-        if source.is_none()
-            && !may_have_plan
-            && self.tx.is_none()
-            && self.check(Need::Read, "").is_ok()
+        // Every statement is planned by one job on the pool, which also
+        // starts it there if it reads: no thread waits for it. A write
+        // comes back described, to run below.
+        let Some(read) = self.read_on(&entry) else {
+            return Err(transactions::terminated());
+        };
+        let may_read = self.check(Need::Read, "").is_ok();
+        let (info, plan) = match self
+            .start_on_pool(
+                &entry,
+                (&query, params.clone()),
+                (qid, started),
+                &running,
+                read,
+                (may_have_plan, may_read),
+            )
+            .await?
         {
-            match self
-                .start_on_pool(&entry, &query, params.clone(), (qid, started), &running)
-                .await?
-            {
-                PoolStart::Started(mut result, columns) => {
-                    result.entry = running;
-                    result._registration = registration;
-                    return Ok((*result, columns));
+            PoolStart::Started(mut result, columns) => {
+                if let Some(open) = self.tx.as_mut() {
+                    if !open.writing && entry.source.is_none() {
+                        // Its later reads read the same snapshot.
+                        open.reading = result.graph.clone();
+                    }
                 }
-                PoolStart::Writes(info) => known = Some(info),
+                result._registration = registration;
+                return Ok((*result, columns));
             }
-        }
-        let described = async move {
-            if let Some(info) = known {
-                return Ok(Ok((info, None)));
-            }
-            tokio::task::spawn_blocking(move || {
-                // A source's statements are planned over the source's catalog.
-                let info = match &source {
-                    Some(source) => source.describe(&q, &p)?,
-                    None => engine.describe(&q, &p)?,
-                };
-                let plan = match (may_have_plan, &source) {
-                    (false, _) => None,
-                    (true, Some(source)) => source.plan_description(&q, &p)?,
-                    (true, None) => engine.plan_description(&q, &p)?,
-                };
-                Ok::<_, rhizome_common::Error>((info, plan))
-            })
-            .await
-        }
-        .await
-        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
-        .map_err(|e| Failure::from_error(&e, &query))?;
-        let (info, plan) = described;
+            PoolStart::NotStarted(info, plan) => (info, plan),
+        };
         if info.updating {
             if let Some(source) = &entry.source {
                 return Err(read_only(&entry.name, source));
@@ -1155,42 +1213,33 @@ impl Session {
         let tracked = self.interrupt.track(&buffer);
         running.set_buffer(&buffer);
         let width = info.columns.len();
-        let mut result = OpenResult {
-            qid,
+        let mut result = OpenResult::new(
+            (qid, started),
             width,
-            rows: Rows::Done(Vec::new().into_iter(), None),
-            task: None,
-            pending: VecDeque::new(),
-            graph: None,
-            query: query.clone(),
-            db: entry.name.clone(),
-            started,
-            updating: info.updating,
-            bookmark: None,
-            plan,
-            over_source: entry.source.is_some(),
-            entry: running,
-            _registration: registration,
-            _tracked: None,
-        };
-        let tx = self.tx.as_mut().and_then(|open| open.take());
+            Rows::Done(Vec::new().into_iter(), None),
+            &query,
+            &entry.name,
+            running.clone(),
+        );
+        result.updating = info.updating;
+        result.plan = plan;
+        result.over_source = entry.source.is_some();
+        result._registration = registration;
         if info.updating {
             // Writes run to their end before RUN is answered; their rows are
             // the engine's collected rows (the engine materialises them
             // anyway). The writer lock is waited for on a blocking thread
-            // (an autocommit write takes a transaction of its own), the
-            // updating plan runs as a job on the worker pool, and the
-            // commit (which waits for the log) on a blocking thread again.
-            let own = tx.is_none();
+            // (an autocommit write takes a transaction of its own; an
+            // explicit one takes it at its first write), the updating plan
+            // runs as a job on the worker pool, and the commit (which waits
+            // for the log) on a blocking thread again.
+            self.upgrade(&running).await?;
+            let tx = self.tx.as_mut().and_then(|open| open.take());
+            let own = self.tx.is_none();
             let mut writer = match tx {
                 Some(tx) => tx,
-                None => {
-                    let engine = entry.engine.clone();
-                    tokio::task::spawn_blocking(move || engine.begin())
-                        .await
-                        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
-                        .map_err(|e| Failure::from_error(&e, &result.query))?
-                }
+                None if own => Session::lock_writer(&entry, &running).await?,
+                None => return Err(transactions::terminated()),
             };
             let (answer, answered) = tokio::sync::oneshot::channel();
             WorkerPool::global().submit(Box::new(move |_| {
@@ -1229,122 +1278,114 @@ impl Session {
             }
             let rows = std::mem::replace(&mut outcome.rows, rhizome_engine::Rows::new(width));
             result.rows = Rows::Done(rows.into_blocks(), Some(Box::new(outcome)));
-        } else if let Some(source) = entry.source.clone() {
-            // Over a source: the statement's own view of it (read live,
-            // through the source's cache), which its entities render from.
-            // A transaction on a source holds no state of its own.
-            let statement = source.statement(&options);
-            result.graph = Some(statement.snapshot().clone());
-            let receiver = buffer.clone();
-            let task = tokio::task::spawn_blocking(move || {
-                let outcome = source.run_statement(
-                    &statement,
-                    &query,
-                    params,
-                    &options,
-                    Some(receiver.clone()),
-                );
-                receiver.finish(outcome);
-                tx
-            });
-            result.rows = Rows::Stream(buffer);
-            result.task = Some(task);
-            result._tracked = Some(tracked);
         } else {
-            // One snapshot: the statement reads the one its entities are
-            // rendered from (a transaction's state is its own until it runs
-            // its next statement).
-            let snapshot = match &tx {
-                Some(tx) => tx
-                    .snapshot()
-                    .unwrap_or_else(|| entry.engine.database().snapshot()),
-                None => entry.engine.database().snapshot(),
-            };
-            result.graph = Some(snapshot.clone());
-            let engine = entry.engine.clone();
-            let receiver = buffer.clone();
-            let task = tokio::task::spawn_blocking(move || {
-                let (outcome, tx) = match tx {
-                    Some(mut tx) => {
-                        let r = tx.execute_streaming(&query, params, &options, receiver.clone());
-                        (r, Some(tx))
-                    }
-                    None => (
-                        engine.execute_streaming_on(
-                            snapshot,
-                            &query,
-                            params,
-                            &options,
-                            receiver.clone(),
-                        ),
-                        None,
-                    ),
-                };
-                receiver.finish(outcome);
-                tx
-            });
-            result.rows = Rows::Stream(buffer);
-            result.task = Some(task);
-            result._tracked = Some(tracked);
+            // A read is started on the pool above, unless the user may not
+            // read, which the check refused.
+            return Err(Failure::new(
+                codes::UNKNOWN,
+                "a read was neither started nor refused",
+            ));
         }
         Ok((result, info.columns))
     }
 
-    /// Starts a read outside a transaction with one job on the engine's
-    /// worker pool, which plans the statement and starts its query there
-    /// (its first task on that worker: a query of one morsel ends inside
-    /// the job). The connection's task only awaits the job's answer and
-    /// then the result's blocks: no thread of its own waits for the query,
-    /// and a short read costs one hand-over each way. A statement that
-    /// turns out to write is not started: its description comes back for
-    /// the usual path.
+    /// Starts a read with one job on the engine's worker pool, which plans
+    /// the statement and starts its query there (its first task on that
+    /// worker: a query of one morsel ends inside the job), over the state
+    /// `read` names (outside a transaction, or in one). The connection's
+    /// task only awaits the job's answer and then the result's blocks: no
+    /// thread of its own waits for the query, and a short read costs one
+    /// hand-over each way. A statement that turns out to write, or any
+    /// statement when `may_read` is false, is not started: its description
+    /// (and plan, if `may_have_plan`) comes back for the usual path.
     async fn start_on_pool(
         &mut self,
         entry: &DatabaseEntry,
-        query: &str,
-        params: BTreeMap<String, Value>,
+        (query, params): (&str, BTreeMap<String, Value>),
         (qid, started): (i64, Instant),
         running: &Arc<Running>,
+        read: ReadOn,
+        (may_have_plan, may_read): (bool, bool),
     ) -> Result<PoolStart, Failure> {
-        let deadline = self.config.transaction_timeout.map(|t| Instant::now() + t);
         let cancel = CancelToken::root();
-        let options = self.query_options(cancel.clone(), deadline);
+        let options = self.query_options(cancel.clone(), read.deadline);
         let buffer = ResultBuffer::new(cancel, self.config.stream, false);
         let tracked = self.interrupt.track(&buffer);
         running.set_buffer(&buffer);
-        let snapshot = entry.engine.database().snapshot();
         let (answer, answered) = tokio::sync::oneshot::channel();
+        // Over a source: the statement's own view of it (read live, through
+        // the source's cache), which its entities render from.
+        let (source, statement) = match &entry.source {
+            Some(source) => {
+                let statement = source.statement(&options);
+                (Some(source.clone()), Some(statement))
+            }
+            None => (None, None),
+        };
+        let snapshot = match &statement {
+            Some(statement) => statement.snapshot().clone(),
+            None => read.snapshot,
+        };
         let (engine, q, state, receiver) = (
             entry.engine.clone(),
             query.to_string(),
             snapshot.clone(),
             buffer.clone(),
         );
+        let holding_writer = read.holding_writer;
         // Closes the buffer (stopping the query) if this future is dropped
         // before the result is the session's (a request gone mid-RUN).
         let mut abandoned = CloseOnDrop(Some(buffer.clone()));
         WorkerPool::global().submit(Box::new(move |_| {
+            let plan = match (may_have_plan, &source) {
+                (false, _) => Ok(None),
+                (true, Some(source)) => source.plan_description(&q, &params),
+                (true, None) => engine.plan_description_on(&state, &q, &params),
+            };
+            let plan = match plan {
+                Ok(plan) => plan,
+                Err(e) => {
+                    let _ = answer.send(Err(e));
+                    return;
+                }
+            };
             let finisher = receiver.clone();
             let mut answer = Some(answer);
             // RUN is answered before the query's first task runs here.
             let admit = |info: &StatementInfo| {
+                if !may_read {
+                    return false;
+                }
                 receiver.set_ordered(info.ordered);
                 if let Some(answer) = answer.take() {
-                    let _ = answer.send(Ok((info.clone(), true)));
+                    let _ = answer.send(Ok((info.clone(), true, plan.clone())));
                 }
                 true
             };
-            let outcome = engine.start_streaming_on(
-                state,
-                &q,
-                params,
-                &options,
-                receiver.clone(),
-                admit,
-                Box::new(move |result| finisher.finish(result)),
-            );
+            let done: rhizome_exec::OnEnd = Box::new(move |result| finisher.finish(result));
+            let outcome = match (&source, &statement) {
+                (Some(source), Some(statement)) => source.start_statement(
+                    statement,
+                    &q,
+                    params,
+                    &options,
+                    receiver.clone(),
+                    admit,
+                    done,
+                ),
+                _ => engine.start_streaming_on(
+                    state,
+                    holding_writer,
+                    &q,
+                    params,
+                    &options,
+                    receiver.clone(),
+                    admit,
+                    done,
+                ),
+            };
             if let Some(answer) = answer {
-                let _ = answer.send(outcome);
+                let _ = answer.send(outcome.map(|(info, started)| (info, started, plan)));
             }
         }));
         let outcome = answered
@@ -1357,27 +1398,21 @@ impl Session {
             })?
             .map_err(|e| Failure::from_error(&e, query))?;
         abandoned.0 = None;
-        let (info, true) = outcome else {
-            return Ok(PoolStart::Writes(outcome.0));
+        let (info, true, plan) = outcome else {
+            return Ok(PoolStart::NotStarted(outcome.0, outcome.2));
         };
-        let result = OpenResult {
-            qid,
-            width: info.columns.len(),
-            rows: Rows::Stream(buffer),
-            task: None,
-            pending: VecDeque::new(),
-            graph: Some(snapshot),
-            query: query.to_string(),
-            db: entry.name.clone(),
-            started,
-            updating: false,
-            bookmark: None,
-            plan: None,
-            over_source: false,
-            entry: running.clone(),
-            _registration: None,
-            _tracked: Some(tracked),
-        };
+        let mut result = OpenResult::new(
+            (qid, started),
+            info.columns.len(),
+            Rows::Stream(buffer),
+            query,
+            &entry.name,
+            running.clone(),
+        );
+        result.graph = Some(snapshot);
+        result.plan = plan;
+        result.over_source = entry.source.is_some();
+        result._tracked = Some(tracked);
         Ok(PoolStart::Started(Box::new(result), info.columns))
     }
 
@@ -1505,11 +1540,7 @@ impl Session {
             }
             Taken::Done(summary) => {
                 // Dropping the result (its `Tracked`) unlists its buffer.
-                let mut result = self.results.remove(index);
-                if let (Some(open), Some(task)) = (self.tx.as_mut(), result.task.take()) {
-                    open.pending_task(task);
-                    open.recover().await;
-                }
+                let result = self.results.remove(index);
                 if self.results.is_empty() {
                     result.entry.end_query();
                 }
@@ -1587,19 +1618,6 @@ async fn next_rows(result: &mut OpenResult) -> Option<Result<Vec<Value>, Failure
 }
 
 impl OpenTx {
-    fn pending_task(&mut self, task: JoinHandle<Option<Transaction>>) {
-        // Only one statement runs at a time: wait for it in `recover`.
-        self.pending = Some(task);
-    }
-
-    async fn recover(&mut self) {
-        if let Some(task) = self.pending.take() {
-            if let Ok(tx) = task.await {
-                self.registration.entry().put(tx);
-            }
-        }
-    }
-
     /// Takes the transaction to run a statement in or end it (`None` if it
     /// was terminated).
     fn take(&self) -> Option<Transaction> {
@@ -1620,6 +1638,16 @@ fn tx_timeout(extra: &PackValue) -> Option<Duration> {
 
 fn bookmark(commit: u64) -> String {
     format!("rhizome:{commit}")
+}
+
+/// The failure of a transaction whose snapshot a commit made stale before
+/// it could write (retryable: the drivers run it again).
+fn outdated() -> Failure {
+    Failure::new(
+        "Neo.TransientError.Transaction.Outdated",
+        "the transaction read a state that another transaction's commit changed before this \
+         one could write; it was rolled back, run it again",
+    )
 }
 
 fn timed_out() -> Failure {

@@ -724,3 +724,188 @@ async fn ended_results_leave_nothing_listed_for_interrupts() {
     h.raw(&RESET).await;
     assert_eq!(listed(&h), 0, "a failed stream, then reset");
 }
+
+/// A ready session whose engine has `test.thread()`, which yields the name
+/// of the thread that runs it.
+async fn thread_probe() -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = engine(dir.path());
+    engine.register_procedure(rhizome_exec::procedures::Procedure {
+        name: "test.thread".into(),
+        inputs: vec![],
+        outputs: vec![("name".into(), "STRING?".into())],
+        body: Arc::new(|_, _| {
+            let name = std::thread::current().name().unwrap_or("").to_string();
+            Ok(vec![vec![Value::String(name)]])
+        }),
+    });
+    let registry = Arc::new(Registry::single("graph", engine.clone()));
+    let session = Session::new(
+        V5_4,
+        registry,
+        Arc::new(SessionConfig::default()),
+        Arc::new(Interrupt::default()),
+        "bolt-7".into(),
+    );
+    let mut h = Harness {
+        session,
+        engine,
+        _dir: dir,
+    };
+    h.send(&hello()).await;
+    h.send(&logon()).await;
+    h
+}
+
+impl Harness {
+    /// Runs `query` and pulls all of it; its single string value.
+    async fn single_string(&mut self, query: &str) -> String {
+        let run = self.send(&run(query)).await;
+        assert!(matches!(&run[0], P::Struct(0x70, _)), "{query}: {run:?}");
+        let pulled = self.send(&pull(-1)).await;
+        match &pulled[0] {
+            P::Struct(0x71, fields) => match &fields[0] {
+                P::List(values) => match &values[0] {
+                    P::String(s) => s.clone(),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{query}: {other:?}"),
+        }
+    }
+}
+
+/// Every statement on a native database runs on the engine's pool: reads
+/// and writes, autocommit and in an explicit transaction before and after
+/// its first write (never on a thread of its own, such as tokio's
+/// blocking threads, which run only lock waits and commits).
+#[tokio::test]
+async fn reads_and_writes_run_on_pool_workers_in_and_out_of_transactions() {
+    let mut h = thread_probe().await;
+    let on_worker = |name: &str, what: &str| {
+        assert!(
+            name.starts_with("rhizome-worker-"),
+            "{what} ran on thread `{name}`, not a pool worker"
+        );
+    };
+    let read = "CALL test.thread() YIELD name RETURN name";
+    let write = "CREATE (n:Probe) WITH n CALL test.thread() YIELD name RETURN name";
+    on_worker(&h.single_string(read).await, "an autocommit read");
+    on_worker(&h.single_string(write).await, "an autocommit write");
+    assert_eq!(h.raw(&BEGIN).await.0, SUCCESS_EMPTY);
+    on_worker(&h.single_string(read).await, "a read before a write");
+    on_worker(&h.single_string(write).await, "a write in a transaction");
+    on_worker(&h.single_string(read).await, "a read after a write");
+    let explained = h.send(&run(&format!("PROFILE {read}"))).await;
+    assert!(matches!(&explained[0], P::Struct(0x70, _)), "{explained:?}");
+    let profiled = h.send(&pull(-1)).await;
+    let P::Struct(0x70, meta) = profiled.last().unwrap() else {
+        panic!("{profiled:?}")
+    };
+    assert!(meta[0].get("profile").is_some(), "{profiled:?}");
+    h.send(&COMMIT).await;
+    assert_eq!(h.count("MATCH (n:Probe) RETURN count(n)"), 2);
+}
+
+/// An explicit transaction takes the writer lock at its first write: one
+/// that only reads runs while another transaction holds the lock. One
+/// that read and then writes commits if nothing was committed since its
+/// snapshot, and fails with a retryable `Outdated` (rolled back) if
+/// something was.
+#[tokio::test]
+async fn a_transaction_takes_the_writer_lock_at_its_first_write() {
+    let mut h = Harness::ready(V5_4).await;
+    let persons = "MATCH (p:Person) RETURN count(p) AS c";
+    let holder = h.engine.begin().unwrap();
+    assert_eq!(h.raw(&BEGIN).await.0, SUCCESS_EMPTY);
+    h.send(&run(persons)).await;
+    assert_eq!(h.send(&pull(-1)).await[0], record(vec![2.into()]));
+    let committed = h.send(&COMMIT).await;
+    assert!(
+        matches!(&committed[0], P::Struct(0x70, m) if m[0].get("bookmark").is_some()),
+        "{committed:?}"
+    );
+    holder.rollback();
+
+    // It reads one snapshot: a commit of another between its reads is not seen.
+    h.send(&BEGIN).await;
+    h.send(&run(persons)).await;
+    assert_eq!(h.send(&pull(-1)).await[0], record(vec![2.into()]));
+    h.engine
+        .execute(
+            "CREATE (:Person {name: 'Cy'})",
+            BTreeMap::new(),
+            &QueryOptions::default(),
+        )
+        .unwrap();
+    h.send(&run(persons)).await;
+    assert_eq!(h.send(&pull(-1)).await[0], record(vec![2.into()]));
+    // So its write fails: what it read is out of date.
+    let failed = h.send(&run("CREATE (:Stale)")).await;
+    assert_eq!(
+        code_of(&failed[0]),
+        "Neo.TransientError.Transaction.Outdated"
+    );
+    assert_eq!(h.session.state(), State::Failed);
+    h.send(&RESET).await;
+    assert_eq!(h.count("MATCH (n:Stale) RETURN count(n)"), 0);
+
+    // Read, then write, with no commit in between: it commits.
+    h.send(&BEGIN).await;
+    h.send(&run(persons)).await;
+    assert_eq!(h.send(&pull(-1)).await[0], record(vec![3.into()]));
+    h.send(&run("CREATE (:Fresh)")).await;
+    h.send(&pull(-1)).await;
+    h.send(&run("MATCH (n:Fresh) RETURN count(n) AS c")).await;
+    assert_eq!(h.send(&pull(-1)).await[0], record(vec![1.into()]));
+    let committed = h.send(&COMMIT).await;
+    assert!(matches!(&committed[0], P::Struct(0x70, _)), "{committed:?}");
+    assert_eq!(h.count("MATCH (n:Fresh) RETURN count(n)"), 1);
+    // The lock is free.
+    h.engine
+        .begin()
+        .expect("the writer lock is free")
+        .rollback();
+}
+
+/// A read in an explicit transaction streams from the pool like an
+/// autocommit one: the same rows, its failure at PULL, and a RESET stops it
+/// at once.
+#[tokio::test]
+async fn reads_in_a_transaction_stream_and_stop_on_reset() {
+    let mut h = Harness::ready(V5_4).await;
+    let query = "UNWIND range(1, 5) AS i RETURN i, i * 2 AS d ORDER BY i DESC";
+    h.send(&run(query)).await;
+    let autocommit = h.send(&pull(-1)).await;
+    h.send(&BEGIN).await;
+    h.send(&run(query)).await;
+    let in_tx = h.send(&pull(-1)).await;
+    assert_eq!(in_tx[..5], autocommit[..5]);
+    assert_eq!(in_tx.len(), 6);
+
+    h.send(&run(
+        "UNWIND range(1, 10000) AS a UNWIND range(1, 10000) AS b RETURN a * b",
+    ))
+    .await;
+    h.send(&pull(1)).await;
+    let buffer = match &h.session.results[0].rows {
+        Rows::Stream(buffer) => buffer.clone(),
+        Rows::Done(..) | Rows::Packed(..) => panic!("a read streams"),
+    };
+    h.session.interrupt.reset_arrived();
+    assert!(buffer.cancel_token().is_cancelled());
+    assert_eq!(h.raw(&pull(10)).await.0, IGNORED);
+    assert_eq!(h.raw(&RESET).await.0, SUCCESS_EMPTY);
+    assert_eq!(h.session.state(), State::Ready);
+    assert_eq!(h.session.interrupt.tracked(), 0);
+
+    h.send(&BEGIN).await;
+    h.send(&run("RETURN 1/0 AS x")).await;
+    let failure = h.send(&pull(-1)).await;
+    assert_eq!(
+        code_of(&failure[0]),
+        "Neo.ClientError.Statement.ArithmeticError"
+    );
+    assert_eq!(h.session.state(), State::Failed);
+}

@@ -11,10 +11,11 @@
 //! writer lock is free at once. The session then answers the client with
 //! `Neo.TransientError.Transaction.Terminated`.
 //!
-//! A BEGIN is listed from the moment it starts waiting for the database's
-//! writer lock, with the status `Blocked by: …` ([`BLOCKED`]); terminating
-//! it answers its client at once, and the lock, if the wait still gets
-//! it, is given back as soon as it does.
+//! A statement that waits for the database's writer lock (an autocommit
+//! write, or an explicit transaction's first write) is listed with the
+//! status `Blocked by: …` ([`BLOCKED`]); terminating it answers its client
+//! at once, and the lock, if the wait still gets it, is given back as soon
+//! as it does.
 
 use crate::admin::ServerResult;
 use crate::status::{codes, Failure};
@@ -69,9 +70,9 @@ pub struct Running {
     /// holds it on its thread and gives it back through [`Running::put`]).
     idle: Mutex<Option<Transaction>>,
     terminated: AtomicBool,
-    /// True while its BEGIN waits for the writer lock.
+    /// True while a statement of it waits for the writer lock.
     waiting: AtomicBool,
-    /// Woken by a termination (for a BEGIN that waits).
+    /// Woken by a termination (for a statement that waits for the lock).
     stopped: tokio::sync::Notify,
 }
 
@@ -115,11 +116,15 @@ impl Running {
         *lock(&self.current) = Current::default();
     }
 
-    /// Its BEGIN got the writer lock: `tx` is its transaction (rolled back
-    /// at once if it was terminated while it waited).
-    pub fn began(&self, tx: Transaction) {
+    /// Its statement waits for the writer lock (listed [`BLOCKED`] until
+    /// [`Running::stops_waiting`]).
+    pub fn waits(&self) {
+        self.waiting.store(true, Ordering::SeqCst);
+    }
+
+    /// Its wait for the writer lock ended.
+    pub fn stops_waiting(&self) {
         self.waiting.store(false, Ordering::SeqCst);
-        self.put(Some(tx));
     }
 
     /// Returns once it is terminated.
@@ -250,13 +255,7 @@ impl Transactions {
         owner: Owner,
         tx: Option<Transaction>,
     ) -> Registration {
-        self.listed(database, owner, tx, false)
-    }
-
-    /// Lists an explicit transaction whose BEGIN waits for the writer lock
-    /// (shown [`BLOCKED`]); [`Running::began`] hands it its transaction.
-    pub fn register_waiting(self: &Arc<Self>, database: &str, owner: Owner) -> Registration {
-        self.listed(database, owner, None, true)
+        self.listed(database, owner, tx)
     }
 
     fn listed(
@@ -264,7 +263,6 @@ impl Transactions {
         database: &str,
         owner: Owner,
         tx: Option<Transaction>,
-        waiting: bool,
     ) -> Registration {
         let number = self.next_transaction.fetch_add(1, Ordering::Relaxed) + 1;
         let entry = Arc::new(Running {
@@ -275,7 +273,7 @@ impl Transactions {
             current: Mutex::default(),
             idle: Mutex::new(tx),
             terminated: AtomicBool::new(false),
-            waiting: AtomicBool::new(waiting),
+            waiting: AtomicBool::new(false),
             stopped: tokio::sync::Notify::new(),
         });
         lock(&self.running).insert(number, entry.clone());

@@ -38,10 +38,15 @@ async fn eventually(what: &str, done: impl Fn() -> bool) {
     }
 }
 
-/// Starts the big stream on a new connection and pulls its first rows;
-/// the client and their sum.
-async fn started_stream(server: &Running) -> (Client, i64) {
+/// Starts the big stream on a new connection (in an explicit transaction
+/// if `explicit`) and pulls its first rows; the client and their sum.
+async fn started_stream(server: &Running, explicit: bool) -> (Client, i64) {
     let mut client = Client::ready(server.address).await;
+    if explicit {
+        client.send(0x11, vec![map([])]).await;
+        let begun = client.receive().await;
+        assert!(matches!(begun, Some(P::Struct(0x70, _))), "{begun:?}");
+    }
     let run = client.run(BIG_QUERY, map([])).await;
     assert!(matches!(run, P::Struct(0x70, _)), "{run:?}");
     let (rows, last) = client.pull(100).await;
@@ -67,7 +72,7 @@ async fn unfetched_streams_hold_no_worker_and_a_small_query_still_answers() {
     // More streams left unfetched than the pool has workers.
     let mut streams = Vec::new();
     for _ in 0..pool.threads() + 2 {
-        streams.push(started_stream(&server).await);
+        streams.push(started_stream(&server, streams.len() % 2 == 1).await);
     }
     // Each fills its hand-off and is held: no thread runs a task of theirs
     // (a task waiting for its client on a worker would count here).
@@ -135,59 +140,123 @@ async fn no_more_threads_than_workers_run_query_tasks() {
     );
 }
 
+/// Reads in explicit transactions run on the pool as autocommit reads do
+/// (no thread waits for them): a held one ends the same ways.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_stream_ends_on_reset_disconnect_timeout_and_stall() {
     let _serial = SERIAL.lock().await;
     let pool = WorkerPool::global();
     let server = start(no_auth()).await;
-    let held = |what: &'static str| async move {
-        eventually(what, || pool.executing() == 0 && pool.open_queries() == 1).await;
-    };
-    let ended = |what: &'static str| eventually(what, || pool.open_queries() == 0);
-
-    // RESET: the held query ends and the connection carries on.
-    let (mut client, _) = started_stream(&server).await;
-    held("reset: never held").await;
-    client.reset().await;
-    ended("a reset stream stayed open").await;
-    assert_eq!(
-        client.rows("RETURN 2 AS two").await,
-        Ok(vec![vec![P::Int(2)]])
-    );
-
-    // A dropped connection.
-    let (client, _) = started_stream(&server).await;
-    held("disconnect: never held").await;
-    drop(client);
-    ended("a dropped connection's stream stayed open").await;
-
-    // The statement's timeout passes while it is held.
     let timed = start(ServerConfig {
         transaction_timeout_secs: 1,
         ..no_auth()
     })
     .await;
-    let (mut client, _) = started_stream(&timed).await;
-    held("timeout: never held").await;
-    ended("a held stream outlived its timeout").await;
-    let (_, last) = client.pull(-1).await;
-    assert!(
-        failure_text(Some(last.clone())).contains("timeout"),
-        "{last:?}"
-    );
-
-    // The client fetches nothing for the stall timeout.
     let stalled = start(ServerConfig {
         stream_stall_timeout_secs: 1,
         ..no_auth()
     })
     .await;
-    let (mut client, _) = started_stream(&stalled).await;
-    held("stall: never held").await;
-    ended("a stalled stream stayed open").await;
-    let (_, last) = client.pull(-1).await;
+    let held = |what: &'static str| async move {
+        eventually(what, || pool.executing() == 0 && pool.open_queries() == 1).await;
+    };
+    let ended = |what: &'static str| eventually(what, || pool.open_queries() == 0);
+
+    for explicit in [false, true] {
+        // RESET: the held query ends and the connection carries on.
+        let (mut client, _) = started_stream(&server, explicit).await;
+        held("reset: never held").await;
+        client.reset().await;
+        ended("a reset stream stayed open").await;
+        assert_eq!(
+            client.rows("RETURN 2 AS two").await,
+            Ok(vec![vec![P::Int(2)]])
+        );
+
+        // A dropped connection.
+        let (client, _) = started_stream(&server, explicit).await;
+        held("disconnect: never held").await;
+        drop(client);
+        ended("a dropped connection's stream stayed open").await;
+
+        // The statement's timeout passes while it is held.
+        let (mut client, _) = started_stream(&timed, explicit).await;
+        held("timeout: never held").await;
+        ended("a held stream outlived its timeout").await;
+        let (_, last) = client.pull(-1).await;
+        assert!(
+            failure_text(Some(last.clone())).contains("timeout"),
+            "explicit {explicit}: {last:?}"
+        );
+
+        // The client fetches nothing for the stall timeout.
+        let (mut client, _) = started_stream(&stalled, explicit).await;
+        held("stall: never held").await;
+        ended("a stalled stream stayed open").await;
+        let (_, last) = client.pull(-1).await;
+        assert!(
+            failure_text(Some(last.clone())).contains("did not fetch"),
+            "explicit {explicit}: {last:?}"
+        );
+    }
+}
+
+/// A write's updating plan runs as one job on one worker: a long bulk
+/// write leaves the other workers to other clients, whose reads complete
+/// while it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_write_holds_one_worker_and_other_clients_reads_complete() {
+    let _serial = SERIAL.lock().await;
+    let pool = WorkerPool::global();
     assert!(
-        failure_text(Some(last.clone())).contains("did not fetch"),
-        "{last:?}"
+        pool.threads() >= 2,
+        "the test needs a pool of two workers or more (RHIZOME_WORKERS)"
     );
+    let server = start(no_auth()).await;
+    let mut writer = Client::ready(server.address).await;
+    // Computes for minutes in a debug build and writes nothing.
+    writer
+        .send(
+            0x10,
+            vec![
+                "UNWIND range(1, 2000000000) AS i WITH i WHERE i < 0 CREATE (:Never)".into(),
+                map([]),
+                map([]),
+            ],
+        )
+        .await;
+    let write = tokio::spawn(async move {
+        let answer = writer.receive().await;
+        (writer, answer)
+    });
+    // The write has started (its job holds a worker).
+    eventually("the write never started", || pool.open_queries() >= 1).await;
+    let mut reader = Client::ready(server.address).await;
+    let asked = Instant::now();
+    for round in 0..20_i64 {
+        let n = 1_000 + round;
+        let rows = tokio::time::timeout(
+            Duration::from_secs(10),
+            reader.rows(&format!("UNWIND range(1, {n}) AS i RETURN sum(i) AS s")),
+        )
+        .await
+        .expect("a read waited behind the long write");
+        assert_eq!(rows, Ok(vec![vec![P::Int(n * (n + 1) / 2)]]));
+    }
+    assert!(
+        !write.is_finished(),
+        "the write ended before the reads did: the test proves nothing (make it longer)"
+    );
+    assert!(asked.elapsed() < Duration::from_secs(20));
+    // Dropping its connection stops the write.
+    write.abort();
+    ended_within_20s(pool).await;
+}
+
+/// Waits until no query is open on `pool`.
+async fn ended_within_20s(pool: &WorkerPool) {
+    eventually("the write stayed open after its connection closed", || {
+        pool.open_queries() == 0
+    })
+    .await;
 }

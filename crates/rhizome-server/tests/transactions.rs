@@ -197,7 +197,7 @@ async fn a_running_query_is_stopped_at_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_begin_waiting_for_the_writer_lock_is_listed_blocked_and_terminated() {
+async fn a_write_waiting_for_the_writer_lock_is_listed_blocked_and_terminated() {
     let server = start(no_auth()).await;
     let mut holder = Client::ready(server.address).await;
     let mut waiter = Client::ready(server.address).await;
@@ -205,8 +205,18 @@ async fn a_begin_waiting_for_the_writer_lock_is_listed_blocked_and_terminated() 
     holder.send(0x11, vec![map([])]).await;
     assert!(matches!(holder.receive().await, Some(P::Struct(0x70, _))));
     assert!(holder.rows("CREATE (:Holder)").await.is_ok());
-    // The second BEGIN waits for the writer lock the first one holds.
+    // A second transaction begins at once and reads (it takes no lock
+    // before it writes); its first write waits for the lock the first
+    // transaction holds.
     waiter.send(0x11, vec![map([])]).await;
+    assert!(matches!(waiter.receive().await, Some(P::Struct(0x70, _))));
+    assert_eq!(
+        waiter.rows("MATCH (n:Holder) RETURN count(n)").await,
+        Ok(vec![vec![P::Int(0)]])
+    );
+    waiter
+        .send(0x10, vec!["CREATE (:Waiter)".into(), map([]), map([])])
+        .await;
     let listed = wait_for(&mut admin, |l| {
         l.len() == 2 && l.iter().any(|(_, _, s)| s.starts_with("Blocked by: "))
     })
@@ -244,6 +254,7 @@ async fn a_begin_waiting_for_the_writer_lock_is_listed_blocked_and_terminated() 
         waiter.rows("MATCH (n:Holder) RETURN count(n)").await,
         Ok(vec![vec![P::Int(1)]])
     );
+    assert!(waiter.rows("CREATE (:Waiter)").await.is_ok());
     waiter.send(0x13, vec![]).await;
     assert!(matches!(waiter.receive().await, Some(P::Struct(0x70, _))));
 }

@@ -136,11 +136,7 @@ impl SourceEngine {
         options: &QueryOptions,
         receiver: Option<Arc<dyn RowReceiver>>,
     ) -> Result<QueryResult> {
-        let (query_options, query) = crate::query_options::split(query)?;
-        if let Some(prefetch) = query_options.prefetch {
-            statement.graph.set_prefetch(prefetch);
-        }
-        let before = self.source.counters();
+        let (query, before) = self.prepare_statement(statement, query)?;
         // The rows of the nodes the result holds come in one round trip per
         // block of rows, not one per node as they are rendered.
         let receiver = receiver.map(|r| {
@@ -158,19 +154,84 @@ impl SourceEngine {
         if let Ok(result) = &result {
             prefetch_result(&statement.snapshot, &result.rows);
         }
-        // A read that failed answered "absent": the statement fails with
-        // the backend's error, whatever the runtime made of the gap.
-        statement.graph.finish()?;
-        let mut result = result?;
-        let spent = self.source.counters().since(&before);
-        if let Some(plan) = &mut result.plan {
-            plan.push_str(&self.reads_line());
+        self.ending(statement, &before)(result)
+    }
+
+    /// Starts one read-only statement in `statement` and returns at once,
+    /// as [`Engine::start_streaming_on`] does (no thread waits for it; call
+    /// it from a job of the engine's worker pool): `admit` sees what it
+    /// returns, its rows go to `receiver`, and `done` gets how it ended
+    /// (with the backend's error if a read of the source failed, and the
+    /// source's lines in its plan or profile, as
+    /// [`SourceEngine::run_statement`]). A statement that writes is not
+    /// started (its [`rhizome_engine::StatementInfo`] says it writes).
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_statement(
+        &self,
+        statement: &SourceStatement,
+        query: &str,
+        params: BTreeMap<String, Value>,
+        options: &QueryOptions,
+        receiver: Arc<dyn RowReceiver>,
+        admit: impl FnOnce(&rhizome_engine::StatementInfo) -> bool,
+        done: rhizome_exec::OnEnd,
+    ) -> Result<(rhizome_engine::StatementInfo, bool)> {
+        let (query, before) = self.prepare_statement(statement, query)?;
+        let receiver = Arc::new(PrefetchingReceiver::new(
+            receiver,
+            statement.snapshot.clone(),
+        ));
+        let ending = self.ending(statement, &before);
+        self.engine.start_streaming_on(
+            statement.snapshot.clone(),
+            false,
+            &query,
+            params,
+            options,
+            receiver,
+            admit,
+            Box::new(move |result| done(ending(result))),
+        )
+    }
+
+    /// Applies a statement's query options (the text before its Cypher)
+    /// to `statement`: its Cypher and the source's counters before it.
+    fn prepare_statement(
+        &self,
+        statement: &SourceStatement,
+        query: &str,
+    ) -> Result<(String, CounterSnapshot)> {
+        let (query_options, query) = crate::query_options::split(query)?;
+        if let Some(prefetch) = query_options.prefetch {
+            statement.graph.set_prefetch(prefetch);
         }
-        if let Some(profile) = &mut result.profile {
-            profile.text.push_str(&self.reads_line());
-            profile.text.push_str(&profile_lines(&self.source, &spent));
+        Ok((query, self.source.counters()))
+    }
+
+    /// What ends a statement begun with counters `before`: a read that
+    /// failed answered "absent", so the statement fails with the backend's
+    /// error, whatever the runtime made of the gap; else the plan or
+    /// profile gets the source's lines.
+    fn ending(
+        &self,
+        statement: &SourceStatement,
+        before: &CounterSnapshot,
+    ) -> impl FnOnce(Result<QueryResult>) -> Result<QueryResult> + Send + 'static {
+        let (graph, source, before) = (statement.graph.clone(), self.source.clone(), *before);
+        let reads_line = self.reads_line();
+        move |result| {
+            graph.finish()?;
+            let mut result = result?;
+            let spent = source.counters().since(&before);
+            if let Some(plan) = &mut result.plan {
+                plan.push_str(&reads_line);
+            }
+            if let Some(profile) = &mut result.profile {
+                profile.text.push_str(&reads_line);
+                profile.text.push_str(&profile_lines(&source, &spent));
+            }
+            Ok(result)
         }
-        Ok(result)
     }
 
     /// Runs one read-only statement; returns its result and the snapshot it

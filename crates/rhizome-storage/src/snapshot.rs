@@ -524,6 +524,18 @@ impl Snapshot {
         &self.delta
     }
 
+    /// True if `other` views the very same state as this one: the same base
+    /// segment and the same changes since it, known by identity (O(1)). A
+    /// write transaction begun after a read of `self` whose own snapshot is
+    /// the same state missed no commit in between; a commit, a checkpoint
+    /// or another process's write in between gives a different state.
+    pub fn same_state(&self, other: &Snapshot) -> bool {
+        Arc::ptr_eq(&self.store, &other.store)
+            && Arc::ptr_eq(&self.delta, &other.delta)
+            && self.external.is_none()
+            && other.external.is_none()
+    }
+
     /// The delta for writing (copied first if shared).
     pub(crate) fn delta_mut(&mut self) -> &mut Delta {
         Arc::make_mut(&mut self.delta)

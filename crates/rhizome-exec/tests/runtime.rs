@@ -661,6 +661,7 @@ fn var_length_paths_are_relationship_unique() {
             max: Some(3),
             to_labels: vec![],
             rel_predicate: None,
+            node_predicate: None,
             into: false,
             distinct_from: vec![],
             optional: false,

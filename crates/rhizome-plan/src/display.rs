@@ -261,21 +261,34 @@ impl PlanNode {
                 direction,
                 min,
                 max,
+                node_predicate,
                 ..
-            } => format!(
-                "({}){}({})",
-                n(from),
-                arrow(
-                    *direction,
-                    &format!(
-                        "{}{}*{min}..{}",
-                        n(rels),
-                        types_text(types),
-                        max.map_or(String::new(), |m| m.to_string())
-                    )
-                ),
-                n(to)
-            ),
+            } => {
+                let mut text = format!(
+                    "({}){}({})",
+                    n(from),
+                    arrow(
+                        *direction,
+                        &format!(
+                            "{}{}*{min}..{}",
+                            n(rels),
+                            types_text(types),
+                            max.map_or(String::new(), |m| m.to_string())
+                        )
+                    ),
+                    n(to)
+                );
+                if let Some(np) = node_predicate {
+                    let _ = write!(
+                        text,
+                        " per hop: all({} IN nodes[{}..] WHERE {})",
+                        n(&np.var),
+                        np.from_hop,
+                        e(&np.predicate)
+                    );
+                }
+                text
+            }
             OpKind::ShortestPath {
                 from,
                 to,

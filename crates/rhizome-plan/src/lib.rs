@@ -235,6 +235,10 @@ pub enum OpKind {
         /// Predicate every relationship of the path must satisfy, with the
         /// relationship bound to `rel_var` (from `{k: v}` maps or `all(r IN rels WHERE ...)`).
         rel_predicate: Option<(Slot, Expr)>,
+        /// Predicate every node of the path from a hop on must satisfy
+        /// (from `all(x IN nodes(path)[k..] WHERE ...)`): a prefix whose
+        /// node fails is not extended.
+        node_predicate: Option<PathNodePredicate>,
         /// `to` is already bound.
         into: bool,
         /// Relationships outside the path that path relationships must differ from.
@@ -573,6 +577,22 @@ pub struct CountHop {
     pub to_labels: Vec<String>,
     /// Predicate on the hop's relationship, with it bound to the slot.
     pub rel_predicate: Option<(Slot, Expr)>,
+}
+
+/// A predicate on the nodes of an [`OpKind::VarExpand`] path: the node
+/// reached after hop `from_hop` and every later one (hop 0 is the start
+/// node) must make `predicate` true with the node bound to `var`, or the
+/// path is dropped and not extended. Sound because a path's node list is
+/// its prefixes' node lists plus one node: a prefix with a failing node
+/// cannot extend to a passing path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathNodePredicate {
+    /// Slot the node is bound to while `predicate` runs.
+    pub var: Slot,
+    /// The predicate (may hold subqueries reading `var`).
+    pub predicate: Expr,
+    /// The first node position tested: `k` of `nodes(path)[k..]`.
+    pub from_hop: u64,
 }
 
 /// One hop of an [`OpKind::DistinctEndpoints`] walk.

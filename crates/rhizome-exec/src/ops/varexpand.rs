@@ -1,7 +1,9 @@
 //! Variable-length expansion: every path of `min..=max` relationships from
 //! a node, no relationship twice in one path (Cypher's relationship
 //! uniqueness), depth first with an explicit stack (no recursion, so deep
-//! paths cannot overflow the stack).
+//! paths cannot overflow the stack). A per-hop node predicate
+//! ([`rhizome_plan::PathNodePredicate`]) ends a branch at the first node
+//! that fails it.
 
 use super::adjacency::{
     excluded_rels, has_labels, prefetch_reachable, prefetch_walks, skip_entry, walks,
@@ -42,6 +44,7 @@ impl Operator for VarExpand {
             min,
             max,
             rel_predicate,
+            node_predicate,
             into,
             distinct_from,
             optional,
@@ -55,7 +58,7 @@ impl Operator for VarExpand {
         let labels = &self.node.c.to_labels;
         let walks = walks(snap, types, *direction);
         let max = max.unwrap_or(u64::MAX);
-        if rel_predicate.is_none() {
+        if rel_predicate.is_none() && node_predicate.is_none() {
             // Over a source: every level of the walks of the whole chunk
             // in one round trip per (type, direction).
             let starts = input.column(*from).map_or_else(Vec::new, |c| {
@@ -68,6 +71,12 @@ impl Operator for VarExpand {
             prefetch_walks(snap, input.column(*from), input.len(), &walks);
         }
         let eval = Evaluator::new(ctx.q);
+        // The per-hop node predicate: its slot, first hop, compiled form
+        // (after the relationship predicate's).
+        let node_test = node_predicate.as_ref().map(|np| {
+            let e = &self.node.c.exprs[usize::from(rel_predicate.is_some())];
+            (np.var, np.from_hop, e)
+        });
         let mut excluded = Vec::new();
         let (mut out_rows, mut out_rels, mut out_nodes): (Vec<u32>, Vec<Value>, Vec<NodeId>) =
             (Vec::new(), Vec::new(), Vec::new());
@@ -134,10 +143,27 @@ impl Operator for VarExpand {
                     next.reverse();
                     Ok(next)
                 };
+                // False if the node reached after `depth` hops fails the
+                // per-hop node predicate (and so ends its branch).
+                let node_passes = |node: NodeId, depth: usize| -> Result<bool> {
+                    match node_test {
+                        Some((var, from_hop, e)) if depth as u64 >= from_hop => {
+                            let locals = [(var, Value::Node(node))];
+                            let inner = Row {
+                                chunk: &input,
+                                row,
+                                locals: &locals,
+                            };
+                            eval.predicate(e, &inner)
+                        }
+                        _ => Ok(true),
+                    }
+                };
+                let start_passes = node_passes(start, 0)?;
                 let mut path: Vec<RelId> = Vec::new();
                 let mut stack: Vec<Frame> = vec![Frame {
                     node: start,
-                    next: if max > 0 {
+                    next: if max > 0 && start_passes {
                         candidates(start, &path)?
                     } else {
                         Vec::new()
@@ -151,7 +177,7 @@ impl Operator for VarExpand {
                 let rel_list = |path: &[RelId]| {
                     Value::List(path.iter().map(|&r| Value::Relationship(r)).collect())
                 };
-                if accept(start, &path) {
+                if start_passes && accept(start, &path) {
                     found = true;
                     out_rows.push(row as u32);
                     out_rels.push(rel_list(&path));
@@ -161,6 +187,10 @@ impl Operator for VarExpand {
                     match frame.next.pop() {
                         Some((r, n)) => {
                             path.push(r);
+                            if !node_passes(n, path.len())? {
+                                path.pop();
+                                continue;
+                            }
                             if accept(n, &path) {
                                 found = true;
                                 out_rows.push(row as u32);

@@ -175,3 +175,94 @@ fn a_failing_start_node_yields_no_path_only_when_the_slice_includes_it() {
     assert_eq!(count(0), Value::Int(0));
     assert_ne!(count(1), Value::Int(0));
 }
+
+/// The scheduling hints under which every query must give the same rows.
+const HINTS: &[&str] = &[
+    "CYPHER scheduling=off ",
+    "CYPHER scheduling=dfs ",
+    "CYPHER scheduling=bfs ",
+    "CYPHER scheduling=fifo ",
+    "CYPHER scheduling=dfs max_si=3 ",
+    "CYPHER scheduling=bfs max_si=5 ",
+    "CYPHER scheduling=fifo max_si=64 ",
+];
+
+#[test]
+fn every_scope_policy_gives_the_same_rows() {
+    let queries = [
+        // Many input rows (instances), trails that repeat nodes.
+        "MATCH (a:N)-[rs:R*1..3]-(b) RETURN a.id, b.id, [r IN rs | r.w] AS ws",
+        "MATCH (a:N)-[*0..2]->(b:N) WHERE a.id % 2 = 0 RETURN a.id, b.id",
+        // Into (both ends bound), with a relationship predicate.
+        "MATCH (a:N), (b:N) WHERE a.id < 4 AND b.id > 9 \
+         MATCH (a)-[rs*2..3 {w: 1}]-(b) RETURN a.id, b.id, size(rs)",
+        // OPTIONAL: rows without paths keep their nulls.
+        "MATCH (a:N) OPTIONAL MATCH (a)-[:S*2]->(b) RETURN a.id, b.id",
+        // Per-hop node predicates and EXISTS branch scopes.
+        "MATCH path = (a:N)-[:R|S*2..3]-(b) \
+         WHERE all(x IN nodes(path)[1..] WHERE EXISTS { (x)-[:U]->(:L) }) RETURN a.id, b.id",
+        "MATCH (a:N) WHERE EXISTS { (a)-[:R*1..3]-(c:N) WHERE c.ok } RETURN a.id",
+        "MATCH (a:N) WHERE NOT EXISTS { (a)-[:S*2]-(c) } RETURN a.id",
+        // A limit over a deterministic order.
+        "MATCH (a:N {id: 3})-[:R*1..4]-(b) RETURN DISTINCT b.id ORDER BY b.id LIMIT 4",
+    ];
+    let (mut compared, mut nonempty) = (0, 0);
+    for seed in [5, 6] {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = random_engine(dir.path(), seed, 14, 30);
+        for q in queries {
+            let want = sorted_rows(&engine, q, &BTreeMap::new(), 1);
+            compared += 1;
+            nonempty += usize::from(!want.is_empty());
+            for hint in HINTS {
+                let text = format!("{hint}{q}");
+                for threads in [1, 2] {
+                    let got = sorted_rows(&engine, &text, &BTreeMap::new(), threads);
+                    assert_eq!(got, want, "seed {seed}, {threads} workers: {text}");
+                }
+            }
+        }
+    }
+    assert!(
+        nonempty + 2 >= compared,
+        "{nonempty} of {compared} answers non-empty"
+    );
+}
+
+#[test]
+fn explain_shows_the_chosen_and_the_hinted_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 7, 6, 6);
+    let explain = |q: &str| engine.explain(q, &BTreeMap::new()).unwrap();
+    // No early stop: the scope is off (no "scope:" on the expansion).
+    assert!(!explain("MATCH (a)-[*1..3]->(b) RETURN b").contains("scope:"));
+    // Under a limit: depth first for a fixed length, breadth first for a range.
+    assert!(explain("MATCH (a)-[*3]->(b) RETURN b LIMIT 1").contains("scope: dfs max_si=1"));
+    assert!(explain("MATCH (a)-[*1..3]->(b) RETURN b LIMIT 1").contains("scope: bfs max_si=1"));
+    // A sort reads everything first.
+    assert!(!explain("MATCH (a)-[*1..3]->(b) RETURN b ORDER BY b.id LIMIT 1").contains("scope:"));
+    // Inside an EXISTS.
+    assert!(
+        explain("MATCH (a) WHERE EXISTS { (a)-[*1..3]->(b) } RETURN a")
+            .contains("scope: dfs max_si=1")
+    );
+    // The hint overrides; off also turns EXISTS into a full count.
+    assert!(
+        explain("CYPHER scheduling=fifo max_si=8 MATCH (a)-[*1..3]->(b) RETURN b")
+            .contains("scope: fifo max_si=8")
+    );
+    let off = explain("CYPHER scheduling=off MATCH (a) WHERE EXISTS { (a)-[*1..3]->(b) } RETURN a");
+    assert!(
+        !off.contains("scope:") && off.contains("COUNT {...} > 0"),
+        "{off}"
+    );
+    // A bad option is a clear error, before anything runs.
+    let e = engine
+        .execute(
+            "CYPHER scheduling=sideways RETURN 1",
+            BTreeMap::new(),
+            &QueryOptions::default(),
+        )
+        .unwrap_err();
+    assert!(e.message.contains("expected dfs, bfs, fifo or off"), "{e}");
+}

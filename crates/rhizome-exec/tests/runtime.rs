@@ -662,6 +662,7 @@ fn var_length_paths_are_relationship_unique() {
             to_labels: vec![],
             rel_predicate: None,
             node_predicate: None,
+            scope: Default::default(),
             into: false,
             distinct_from: vec![],
             optional: false,

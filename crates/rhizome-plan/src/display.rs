@@ -262,6 +262,7 @@ impl PlanNode {
                 min,
                 max,
                 node_predicate,
+                scope,
                 ..
             } => {
                 let mut text = format!(
@@ -278,6 +279,14 @@ impl PlanNode {
                     ),
                     n(to)
                 );
+                if scope.policy != ScopePolicy::Off {
+                    let _ = write!(
+                        text,
+                        " scope: {} max_si={}",
+                        scope.policy.name(),
+                        scope.max_si
+                    );
+                }
                 if let Some(np) = node_predicate {
                     let _ = write!(
                         text,

@@ -3,17 +3,22 @@
 //! uniqueness), depth first with an explicit stack (no recursion, so deep
 //! paths cannot overflow the stack). A per-hop node predicate
 //! ([`rhizome_plan::PathNodePredicate`]) ends a branch at the first node
-//! that fails it.
+//! that fails it. With a loop scope ([`rhizome_plan::LoopScope`], policy
+//! not `off`) up to MAX_SI input rows are expanded at once and their
+//! pending prefixes are taken in the policy's order
+//! ([`super::loop_scope::Frontier`]).
 
 use super::adjacency::{
     excluded_rels, has_labels, prefetch_reachable, prefetch_walks, skip_entry, walks,
 };
+use super::loop_scope::Frontier;
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, RelId, Result, Value};
-use rhizome_plan::OpKind;
+use rhizome_plan::{LoopScope, OpKind, ScopePolicy};
+use rhizome_storage::{Direction, RelTypeId};
 use std::sync::Arc;
 
 /// `(from)-[rels*min..max]->(to)`.
@@ -69,6 +74,11 @@ impl Operator for VarExpand {
             // A predicate may cut the walk short: only the start nodes'
             // lists come together, deeper ones as the walk reads them.
             prefetch_walks(snap, input.column(*from), input.len(), &walks);
+        }
+        if let OpKind::VarExpand { scope, .. } = &self.node.kind {
+            if scope.policy != ScopePolicy::Off {
+                return self.execute_scoped(&input, ctx, &walks, *scope);
+            }
         }
         let eval = Evaluator::new(ctx.q);
         // The per-hop node predicate: its slot, first hop, compiled form
@@ -227,6 +237,208 @@ impl Operator for VarExpand {
                 out_rows.push(row as u32);
                 out_rels.push(Value::Null);
                 out_nodes.push(if *into { target } else { NULL_ID });
+            }
+        }
+        flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)
+    }
+}
+
+/// One active instance of the loop scope: an input row being expanded.
+struct Instance {
+    row: usize,
+    target: NodeId,
+    found: bool,
+    excluded: Vec<RelId>,
+}
+
+impl VarExpand {
+    /// The loop scope: up to `MAX_SI` input rows expanded at once, their
+    /// pending path prefixes taken in the scope's policy's order
+    /// ([`Frontier`]). Emits the same paths as the plain walk, in another
+    /// order.
+    fn execute_scoped(
+        &self,
+        input: &Chunk,
+        ctx: &mut TaskCtx<'_>,
+        walks: &[(RelTypeId, Direction)],
+        scope: LoopScope,
+    ) -> Result<OperatorResult> {
+        let OpKind::VarExpand {
+            from,
+            rels,
+            to,
+            direction,
+            min,
+            max,
+            rel_predicate,
+            node_predicate,
+            into,
+            distinct_from,
+            optional,
+            ..
+        } = &self.node.kind
+        else {
+            unreachable!("VarExpand built for a VarExpand node");
+        };
+        let snap = &ctx.q.snapshot;
+        let labels = &self.node.c.to_labels;
+        let max = max.unwrap_or(u64::MAX);
+        let eval = Evaluator::new(ctx.q);
+        let node_test = node_predicate.as_ref().map(|np| {
+            let e = &self.node.c.exprs[usize::from(rel_predicate.is_some())];
+            (np.var, np.from_hop, e)
+        });
+        let slots = scope.max_si.max(1) as usize;
+        let mut frontier = Frontier::new(scope.policy, slots);
+        let mut active: Vec<Option<Instance>> = (0..slots).map(|_| None).collect();
+        let mut spare: Vec<Vec<RelId>> = Vec::new();
+        let mut next_row = 0;
+        let (mut out_rows, mut out_rels, mut out_nodes): (Vec<u32>, Vec<Value>, Vec<NodeId>) =
+            (Vec::new(), Vec::new(), Vec::new());
+        let mut path: Vec<RelId> = Vec::new();
+        let mut candidates: Vec<(RelId, NodeId)> = Vec::new();
+        let flush = |rows: &mut Vec<u32>,
+                     rs: &mut Vec<Value>,
+                     ns: &mut Vec<NodeId>,
+                     ctx: &mut TaskCtx<'_>|
+         -> Result<OperatorResult> {
+            if rows.is_empty() {
+                return NEED_MORE;
+            }
+            let mut chunk = input.select(std::mem::take(rows));
+            chunk.set_column(*rels, Column::new(ColumnData::Values(std::mem::take(rs))));
+            chunk.set_column(*to, Column::new(ColumnData::Nodes(std::mem::take(ns))));
+            ctx.emit(chunk)
+        };
+        let mut taken: u32 = 0;
+        loop {
+            // A walk that emits nothing for long still sees a cancellation.
+            taken = taken.wrapping_add(1);
+            if taken.is_multiple_of(4096) && ctx.cancelled() {
+                return NEED_MORE;
+            }
+            // Start instances while slots are free (MAX_SI).
+            for (slot, instance) in active.iter_mut().enumerate() {
+                while instance.is_none() && next_row < input.len() {
+                    let row = next_row;
+                    next_row += 1;
+                    let start = input
+                        .column(*from)
+                        .and_then(|c| c.node(row))
+                        .unwrap_or(NULL_ID);
+                    let target = if *into {
+                        input
+                            .column(*to)
+                            .and_then(|c| c.node(row))
+                            .unwrap_or(NULL_ID)
+                    } else {
+                        NULL_ID
+                    };
+                    if start == NULL_ID || (*into && target == NULL_ID) {
+                        if *optional {
+                            out_rows.push(row as u32);
+                            out_rels.push(Value::Null);
+                            out_nodes.push(target);
+                        }
+                        continue;
+                    }
+                    let mut excluded = spare.pop().unwrap_or_default();
+                    excluded_rels(input, row, distinct_from, &mut excluded);
+                    *instance = Some(Instance {
+                        row,
+                        target,
+                        found: false,
+                        excluded,
+                    });
+                    frontier.start(slot as u32, start);
+                }
+            }
+            let Some((i, item)) = frontier.pop() else {
+                break;
+            };
+            let slot = item.instance as usize;
+            let inst = active[slot].as_mut().expect("an item's instance is active");
+            let row = inst.row;
+            let depth = item.depth as u64;
+            let passes = match node_test {
+                Some((var, from_hop, e)) if depth >= from_hop => {
+                    let locals = [(var, Value::Node(item.node))];
+                    eval.predicate(
+                        e,
+                        &Row {
+                            chunk: input,
+                            row,
+                            locals: &locals,
+                        },
+                    )?
+                }
+                _ => true,
+            };
+            if passes {
+                if depth >= *min
+                    && !(*into && item.node != inst.target)
+                    && (labels.is_empty() || has_labels(snap, item.node, labels))
+                {
+                    inst.found = true;
+                    frontier.path(i, &mut path);
+                    out_rows.push(row as u32);
+                    out_rels.push(Value::List(
+                        path.iter().map(|&r| Value::Relationship(r)).collect(),
+                    ));
+                    out_nodes.push(item.node);
+                }
+                if depth < max {
+                    candidates.clear();
+                    for &(t, d) in walks {
+                        let adj = snap.adjacency(item.node, t, d);
+                        for k in 0..adj.len() {
+                            let neighbour = adj.neighbour(k);
+                            if skip_entry(*direction, d, item.node, neighbour) {
+                                continue;
+                            }
+                            let r = adj.rel_id(k);
+                            if inst.excluded.contains(&r) || frontier.path_has(i, r) {
+                                continue;
+                            }
+                            if let Some((rslot, _)) = rel_predicate {
+                                let locals = [(*rslot, Value::Relationship(r))];
+                                let inner = Row {
+                                    chunk: input,
+                                    row,
+                                    locals: &locals,
+                                };
+                                if !eval.predicate(&self.node.c.exprs[0], &inner)? {
+                                    continue;
+                                }
+                            }
+                            candidates.push((r, neighbour));
+                        }
+                    }
+                    // A stack takes the last first: push in reverse so
+                    // that depth first visits in adjacency order.
+                    if scope.policy == ScopePolicy::Dfs {
+                        candidates.reverse();
+                    }
+                    for &(r, n) in &candidates {
+                        frontier.extend(i, r, n);
+                    }
+                }
+            }
+            frontier.release_if_done(i);
+            if frontier.live(slot as u32) == 0 {
+                let done = active[slot].take().expect("active");
+                if *optional && !done.found {
+                    out_rows.push(done.row as u32);
+                    out_rels.push(Value::Null);
+                    out_nodes.push(if *into { done.target } else { NULL_ID });
+                }
+                spare.push(done.excluded);
+            }
+            if out_rows.len() >= CHUNK_SIZE {
+                if ctx.cancelled() {
+                    return NEED_MORE;
+                }
+                return_if_finished!(flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx));
             }
         }
         flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)

@@ -311,6 +311,10 @@ impl VarExpand {
             ctx.emit(chunk)
         };
         let mut taken: u32 = 0;
+        // The first rows go out at once and the batches grow to a chunk:
+        // a consumer that stops early (an EXISTS, a LIMIT) sees its first
+        // rows before a whole chunk of paths is walked.
+        let mut batch = 1;
         loop {
             // A walk that emits nothing for long still sees a cancellation.
             taken = taken.wrapping_add(1);
@@ -434,11 +438,12 @@ impl VarExpand {
                 }
                 spare.push(done.excluded);
             }
-            if out_rows.len() >= CHUNK_SIZE {
+            if out_rows.len() >= batch {
                 if ctx.cancelled() {
                     return NEED_MORE;
                 }
                 return_if_finished!(flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx));
+                batch = (batch * 2).min(CHUNK_SIZE);
             }
         }
         flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)

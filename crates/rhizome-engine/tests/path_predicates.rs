@@ -266,3 +266,48 @@ fn explain_shows_the_chosen_and_the_hinted_scope() {
         .unwrap_err();
     assert!(e.message.contains("expected dfs, bfs, fifo or off"), "{e}");
 }
+
+#[test]
+fn profile_reports_each_loop_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 8, 14, 30);
+    let profile = |q: &str| {
+        let result = engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+        result.profile.expect("a PROFILE report").text
+    };
+    let counters = |text: &str, key: &str| -> u64 {
+        let at = text
+            .find(&format!("{key}="))
+            .unwrap_or_else(|| panic!("{key} in {text}"));
+        text[at + key.len() + 1..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // Every instance of an EXISTS probe that matched was cancelled at its
+    // first row, dropping its pending prefixes.
+    let text = profile("PROFILE MATCH (a:N) WHERE EXISTS { (a)-[:R*1..3]-(c) } RETURN count(*)");
+    let started = counters(&text, "started");
+    assert_eq!(started, 14, "{text}");
+    assert!(counters(&text, "cancelled") > 0, "{text}");
+    assert!(counters(&text, "dropped") > 0, "{text}");
+    assert_eq!(
+        counters(&text, "finished") + counters(&text, "cancelled"),
+        started,
+        "{text}"
+    );
+    // Without an early stop every instance finishes and nothing is dropped.
+    let text =
+        profile("PROFILE CYPHER scheduling=bfs max_si=4 MATCH (a:N)-[:R*1..2]-(c) RETURN count(*)");
+    assert_eq!(counters(&text, "started"), 14, "{text}");
+    assert_eq!(counters(&text, "finished"), 14, "{text}");
+    assert_eq!(counters(&text, "dropped"), 0, "{text}");
+    assert!(text.contains("scope: bfs max_si=4"), "{text}");
+    // Scopes off: no scope counters.
+    let text = profile("PROFILE CYPHER scheduling=off MATCH (a:N)-[:R*1..2]-(c) RETURN count(*)");
+    assert!(!text.contains("started="), "{text}");
+}

@@ -311,6 +311,24 @@ impl VarExpand {
             ctx.emit(chunk)
         };
         let mut taken: u32 = 0;
+        let (mut started, mut finished, mut expanded) = (0u64, 0u64, 0u64);
+        // PROFILE: what this run of the scope did; `stopped` when its
+        // consumer ended it with instances still active.
+        let tally = |ctx: &TaskCtx<'_>,
+                     started: u64,
+                     finished: u64,
+                     expanded: u64,
+                     frontier: &Frontier,
+                     stopped: bool| {
+            if let Some(stats) = ctx.scope_stats() {
+                let (cancelled, dropped) = if stopped {
+                    (started - finished, frontier.pending() as u64)
+                } else {
+                    (0, 0)
+                };
+                stats.add(started, finished, cancelled, expanded, dropped);
+            }
+        };
         // The first rows go out at once and the batches grow to a chunk:
         // a consumer that stops early (an EXISTS, a LIMIT) sees its first
         // rows before a whole chunk of paths is walked.
@@ -319,6 +337,7 @@ impl VarExpand {
             // A walk that emits nothing for long still sees a cancellation.
             taken = taken.wrapping_add(1);
             if taken.is_multiple_of(4096) && ctx.cancelled() {
+                tally(ctx, started, finished, expanded, &frontier, true);
                 return NEED_MORE;
             }
             // Start instances while slots are free (MAX_SI).
@@ -355,11 +374,13 @@ impl VarExpand {
                         excluded,
                     });
                     frontier.start(slot as u32, start);
+                    started += 1;
                 }
             }
             let Some((i, item)) = frontier.pop() else {
                 break;
             };
+            expanded += 1;
             let slot = item.instance as usize;
             let inst = active[slot].as_mut().expect("an item's instance is active");
             let row = inst.row;
@@ -431,6 +452,7 @@ impl VarExpand {
             frontier.release_if_done(i);
             if frontier.live(slot as u32) == 0 {
                 let done = active[slot].take().expect("active");
+                finished += 1;
                 if *optional && !done.found {
                     out_rows.push(done.row as u32);
                     out_rels.push(Value::Null);
@@ -440,12 +462,18 @@ impl VarExpand {
             }
             if out_rows.len() >= batch {
                 if ctx.cancelled() {
+                    tally(ctx, started, finished, expanded, &frontier, true);
                     return NEED_MORE;
                 }
-                return_if_finished!(flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx));
+                let pushed = flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)?;
+                if pushed.is_finished() {
+                    tally(ctx, started, finished, expanded, &frontier, true);
+                    return Ok(pushed);
+                }
                 batch = (batch * 2).min(CHUNK_SIZE);
             }
         }
+        tally(ctx, started, finished, expanded, &frontier, false);
         flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)
     }
 }

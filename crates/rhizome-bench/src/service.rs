@@ -9,9 +9,9 @@
 //! closes the database and starts `rhizome serve` on it as a child process
 //! on a free loopback port. Then it prints, every figure beside its
 //! reference or limit from the same run:
-//! 1. the latency of CQ1–CQ6 per `$n` over the parameter persons, with the
-//!    engine as it is (no scopes: the "scopes off" side of the issue's
-//!    measurement 1; scopes on is reported as not available yet);
+//! 1. the latency of CQ1–CQ6 per `$n` over the parameter persons with
+//!    scopes off (`CYPHER scheduling=off`), then scopes on under each
+//!    policy against it ([`scopes`]);
 //! 2. isolation across queries: a foreground query's latency distribution
 //!    idle and while W = 1, 2, 4 background clients run a heavy query,
 //!    against 1.25 × idle p95 + 2 ms (W = 1) and 1.5 × idle p95 + 2 ms;
@@ -21,6 +21,8 @@
 //!
 //! A run of a CQ longer than the timeout is interrupted (Bolt RESET) and
 //! counted as timed out; its latency is then a lower bound (`>`).
+
+mod scopes;
 
 use crate::banyan::{banyan_persons, Cq};
 use crate::ldbc::{
@@ -363,12 +365,7 @@ pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> 
     )?;
 
     cq_latencies(options, &address, &persons, out)?;
-    line(
-        out,
-        "[1] scopes on (planner's policies) and the speedup over scopes off: not available yet \
-         (needs the scoped scheduler of issue 22); the table above is the scopes-off baseline"
-            .into(),
-    )?;
+    scopes::scope_speedups(options, &address, &persons, out)?;
     isolation(options, &address, &fg, &bg, out)?;
     line(
         out,
@@ -382,6 +379,11 @@ pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> 
     Ok(())
 }
 
+/// `q` with scopes off.
+fn off_text(q: Cq) -> String {
+    format!("{}{}", scopes::OFF, q.text())
+}
+
 /// Measurement 1, scopes off: each CQ at each `$n` for every person.
 fn cq_latencies(
     options: &ServiceBenchOptions,
@@ -392,7 +394,7 @@ fn cq_latencies(
     let mut client = TimedClient::connect(address)?;
     writeln!(
         out,
-        "[1] CQ latency per $n, scopes off (today's engine), one client, {} persons, timeout {:.1} s:",
+        "[1] CQ latency per $n, scopes off (CYPHER scheduling=off), one client, {} persons, timeout {:.1} s:",
         persons.len(),
         options.timeout.as_secs_f64()
     )
@@ -400,13 +402,13 @@ fn cq_latencies(
     for &q in &options.queries {
         // One untimed run warms the plan cache.
         if let Some(&p) = persons.first() {
-            client.run(q.text(), &Cq::params(p, 1), options.timeout)?;
+            client.run(&off_text(q), &Cq::params(p, 1), options.timeout)?;
         }
         for &n in &options.limits {
             let mut times = Vec::new();
             let (mut timeouts, mut rows) = (0, 0);
             for &p in persons {
-                match client.run(q.text(), &Cq::params(p, n), options.timeout)? {
+                match client.run(&off_text(q), &Cq::params(p, n), options.timeout)? {
                     Some((took, r)) => {
                         times.push(took);
                         rows += r;

@@ -293,12 +293,15 @@ impl Engine {
         if let Some(planned) = self.plans.get(query, params, &context) {
             return Ok(Prepared::Plan(planned));
         }
-        let statement = rhizome_cypher::parse(query)?;
+        // `CYPHER scheduling=… max_si=…` (docs/scheduling.md): the hint,
+        // and the text with the prefix blanked (positions kept).
+        let (hint, text) = rhizome_planner::scopes::split_hint(query)?;
+        let statement = rhizome_cypher::parse(&text)?;
         if let Some(command) = schema::classify(&statement)? {
             return Ok(Prepared::Schema(statement, command));
         }
         let recording = Recording::new(&context);
-        let planned = Arc::new(self.plan(&statement, query, params, &recording)?);
+        let planned = Arc::new(self.plan(&statement, &text, params, &recording, hint.as_ref())?);
         self.plans.insert(query, params, recording, planned.clone());
         Ok(Prepared::Plan(planned))
     }
@@ -310,6 +313,7 @@ impl Engine {
         query: &str,
         params: &BTreeMap<String, Value>,
         context: &dyn PlannerContext,
+        hint: Option<&rhizome_planner::scopes::SchedulingHint>,
     ) -> Result<rhizome_planner::PlannedStatement> {
         let options = AnalyzeOptions {
             procedures: Some(
@@ -333,7 +337,7 @@ impl Engine {
             parameters: Some(params.keys().cloned().collect()),
         };
         let analyzed = rhizome_cypher::analyze_with(statement, query, &options)?;
-        rhizome_planner::plan_statement(&analyzed, context)
+        rhizome_planner::plan_statement_hinted(&analyzed, context, hint)
     }
 
     /// What `query` returns, known before it runs: its column names and

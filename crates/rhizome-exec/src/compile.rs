@@ -358,12 +358,18 @@ impl<'a> Compiler<'a> {
                 types,
                 to_labels,
                 rel_predicate,
+                node_predicate,
                 ..
             } => {
                 c.types = Some(self.types(types));
                 c.to_labels = self.labels(to_labels);
+                // exprs[0]: the relationship predicate, then the node
+                // predicate (VarExpand finds each by what the plan holds).
                 if let Some((_, p)) = rel_predicate {
                     c.exprs.push(self.expr(p));
+                }
+                if let Some(np) = node_predicate {
+                    c.exprs.push(self.expr(&np.predicate));
                 }
             }
             OpKind::ExpandCount {

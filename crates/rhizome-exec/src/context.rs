@@ -26,6 +26,55 @@ pub struct OperatorStats {
     pub morsels: AtomicU64,
     /// Bit `w` set if worker `w` ran the operator (inline runs use the last bit).
     pub workers: AtomicU64,
+    /// The operator's loop scope, if it runs one.
+    pub scope: ScopeStats,
+}
+
+/// PROFILE counters of a loop scope (docs/scheduling.md, "PROFILE").
+#[derive(Debug, Default)]
+pub struct ScopeStats {
+    /// Instances (input rows) started.
+    pub started: AtomicU64,
+    /// Instances that ran to their end.
+    pub finished: AtomicU64,
+    /// Instances still active when the consumer stopped the operator
+    /// (a LIMIT reached, an EXISTS matched, the query cancelled).
+    pub cancelled: AtomicU64,
+    /// Pending work items (path prefixes) taken and expanded.
+    pub taken: AtomicU64,
+    /// Pending work items dropped by those cancellations, never expanded.
+    pub dropped: AtomicU64,
+}
+
+impl ScopeStats {
+    /// Adds one run's counts.
+    pub fn add(&self, started: u64, finished: u64, cancelled: u64, taken: u64, dropped: u64) {
+        for (counter, v) in [
+            (&self.started, started),
+            (&self.finished, finished),
+            (&self.cancelled, cancelled),
+            (&self.taken, taken),
+            (&self.dropped, dropped),
+        ] {
+            counter.fetch_add(v, Ordering::Relaxed);
+        }
+    }
+
+    /// The PROFILE text, or nothing if no instance started.
+    pub fn annotation(&self) -> String {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        if get(&self.started) == 0 {
+            return String::new();
+        }
+        format!(
+            " scope: instances started={} finished={} cancelled={} expanded={} dropped={}",
+            get(&self.started),
+            get(&self.finished),
+            get(&self.cancelled),
+            get(&self.taken),
+            get(&self.dropped)
+        )
+    }
 }
 
 /// PROFILE counters, indexed by operator id (depth-first order of the plan).

@@ -248,6 +248,13 @@ impl<'a> TaskCtx<'a> {
         result
     }
 
+    /// The current operator's loop-scope counters, under PROFILE.
+    pub fn scope_stats(&self) -> Option<&crate::context::ScopeStats> {
+        let profile = self.q.profile.as_ref()?;
+        let id = self.chain.operators[self.stage].0;
+        profile.operators.get(id).map(|s| &s.scope)
+    }
+
     /// True if the pipeline (or the query) was stopped; operators check it
     /// between chunks and in long loops.
     #[inline]

@@ -355,7 +355,8 @@ pub(crate) fn profile_report(
         .collect();
     let text = render_plan(plan, &mut |id, _| {
         operators.get(id).map_or(String::new(), |o| {
-            profile_annotation(o.rows, o.time, o.morsels, o.workers)
+            let scope = profile.operators[id].scope.annotation();
+            profile_annotation(o.rows, o.time, o.morsels, o.workers) + &scope
         })
     });
     ProfileReport {

@@ -661,6 +661,8 @@ fn var_length_paths_are_relationship_unique() {
             max: Some(3),
             to_labels: vec![],
             rel_predicate: None,
+            node_predicate: None,
+            scope: Default::default(),
             into: false,
             distinct_from: vec![],
             optional: false,

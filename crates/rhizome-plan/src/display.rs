@@ -261,21 +261,43 @@ impl PlanNode {
                 direction,
                 min,
                 max,
+                node_predicate,
+                scope,
                 ..
-            } => format!(
-                "({}){}({})",
-                n(from),
-                arrow(
-                    *direction,
-                    &format!(
-                        "{}{}*{min}..{}",
-                        n(rels),
-                        types_text(types),
-                        max.map_or(String::new(), |m| m.to_string())
-                    )
-                ),
-                n(to)
-            ),
+            } => {
+                let mut text = format!(
+                    "({}){}({})",
+                    n(from),
+                    arrow(
+                        *direction,
+                        &format!(
+                            "{}{}*{min}..{}",
+                            n(rels),
+                            types_text(types),
+                            max.map_or(String::new(), |m| m.to_string())
+                        )
+                    ),
+                    n(to)
+                );
+                if scope.policy != ScopePolicy::Off {
+                    let _ = write!(
+                        text,
+                        " scope: {} max_si={}",
+                        scope.policy.name(),
+                        scope.max_si
+                    );
+                }
+                if let Some(np) = node_predicate {
+                    let _ = write!(
+                        text,
+                        " per hop: all({} IN nodes[{}..] WHERE {})",
+                        n(&np.var),
+                        np.from_hop,
+                        e(&np.predicate)
+                    );
+                }
+                text
+            }
             OpKind::ShortestPath {
                 from,
                 to,

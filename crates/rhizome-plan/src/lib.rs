@@ -235,6 +235,13 @@ pub enum OpKind {
         /// Predicate every relationship of the path must satisfy, with the
         /// relationship bound to `rel_var` (from `{k: v}` maps or `all(r IN rels WHERE ...)`).
         rel_predicate: Option<(Slot, Expr)>,
+        /// Predicate every node of the path from a hop on must satisfy
+        /// (from `all(x IN nodes(path)[k..] WHERE ...)`): a prefix whose
+        /// node fails is not extended.
+        node_predicate: Option<PathNodePredicate>,
+        /// How the paths of the input rows (the loop scope's instances)
+        /// are scheduled (docs/scheduling.md).
+        scope: LoopScope,
         /// `to` is already bound.
         into: bool,
         /// Relationships outside the path that path relationships must differ from.
@@ -573,6 +580,81 @@ pub struct CountHop {
     pub to_labels: Vec<String>,
     /// Predicate on the hop's relationship, with it bound to the slot.
     pub rel_predicate: Option<(Slot, Expr)>,
+}
+
+/// A predicate on the nodes of an [`OpKind::VarExpand`] path: the node
+/// reached after hop `from_hop` and every later one (hop 0 is the start
+/// node) must make `predicate` true with the node bound to `var`, or the
+/// path is dropped and not extended. Sound because a path's node list is
+/// its prefixes' node lists plus one node: a prefix with a failing node
+/// cannot extend to a passing path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathNodePredicate {
+    /// Slot the node is bound to while `predicate` runs.
+    pub var: Slot,
+    /// The predicate (may hold subqueries reading `var`).
+    pub predicate: Expr,
+    /// The first node position tested: `k` of `nodes(path)[k..]`.
+    pub from_hop: u64,
+}
+
+/// The order in which a scope runs its instances' pending work
+/// (docs/scheduling.md, "Scopes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScopePolicy {
+    /// No scope: the plain pipelined operator (each input row run to the
+    /// end in input order; a branch subquery runs to its last row).
+    #[default]
+    Off,
+    /// Pending work in the order it was created, over all active instances.
+    Fifo,
+    /// Earliest loop depth first (level by level).
+    Bfs,
+    /// Deepest (most advanced) work first.
+    Dfs,
+}
+
+impl ScopePolicy {
+    /// The policy's name in hints and EXPLAIN (`off`, `fifo`, `bfs`, `dfs`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ScopePolicy::Off => "off",
+            ScopePolicy::Fifo => "fifo",
+            ScopePolicy::Bfs => "bfs",
+            ScopePolicy::Dfs => "dfs",
+        }
+    }
+
+    /// The policy named `name` (case-insensitive), if any.
+    pub fn from_name(name: &str) -> Option<ScopePolicy> {
+        [
+            ScopePolicy::Off,
+            ScopePolicy::Fifo,
+            ScopePolicy::Bfs,
+            ScopePolicy::Dfs,
+        ]
+        .into_iter()
+        .find(|p| p.name().eq_ignore_ascii_case(name))
+    }
+}
+
+/// A loop scope's settings: the policy between the pending work of its
+/// instances and MAX_SI, the most instances active at once (at least 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopScope {
+    /// The order of pending work.
+    pub policy: ScopePolicy,
+    /// Most instances (input rows) active at once.
+    pub max_si: u32,
+}
+
+impl Default for LoopScope {
+    fn default() -> LoopScope {
+        LoopScope {
+            policy: ScopePolicy::Off,
+            max_si: 1,
+        }
+    }
 }
 
 /// One hop of an [`OpKind::DistinctEndpoints`] walk.

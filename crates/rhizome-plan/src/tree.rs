@@ -5,8 +5,8 @@
 //! datafusion's `TreeNode`).
 
 use crate::{
-    Expr, IndexLookup, MapProjectionItem, OpKind, PlanNode, RemoveItem, SeekBound, SetItem,
-    SubqueryKind,
+    Expr, IndexLookup, MapProjectionItem, OpKind, PathNodePredicate, PlanNode, RemoveItem,
+    SeekBound, SetItem, SubqueryKind,
 };
 
 /// The one list of an [`Expr`]'s direct children, shared by
@@ -167,9 +167,19 @@ macro_rules! op_exprs_of {
                 }
             },
             OpKind::NodeByIdSeek { ids, .. } => vec![ids],
-            OpKind::VarExpand { rel_predicate, .. } => {
-                rel_predicate.$iter().map(|(_, p)| p).collect()
-            }
+            OpKind::VarExpand {
+                rel_predicate,
+                node_predicate,
+                ..
+            } => rel_predicate
+                .$iter()
+                .map(|(_, p)| p)
+                .chain(
+                    node_predicate
+                        .$iter()
+                        .map(|PathNodePredicate { predicate, .. }| predicate),
+                )
+                .collect(),
             OpKind::ExpandCount {
                 rel_predicate,
                 prefix,

@@ -161,6 +161,7 @@ pub fn op_reads(kind: &OpKind) -> BTreeSet<Slot> {
             to,
             into,
             rel_predicate,
+            node_predicate,
             distinct_from,
             ..
         } => {
@@ -172,6 +173,11 @@ pub fn op_reads(kind: &OpKind) -> BTreeSet<Slot> {
             if let Some((var, p)) = rel_predicate {
                 let mut inner = expr_reads(p);
                 inner.remove(var);
+                out.extend(inner);
+            }
+            if let Some(np) = node_predicate {
+                let mut inner = expr_reads(&np.predicate);
+                inner.remove(&np.var);
                 out.extend(inner);
             }
         }

@@ -31,6 +31,7 @@ pub mod cost;
 mod expr;
 mod logical;
 pub mod rules;
+pub mod scopes;
 pub mod slots;
 pub mod usage;
 pub mod validate;
@@ -66,6 +67,17 @@ pub fn plan_statement(
     plan_statement_with(analyzed, ctx, &rules::all_rules())
 }
 
+/// [`plan_statement`] with the statement's scheduling hint
+/// ([`scopes::split_hint`]) applied over the planner's choice of scopes.
+pub fn plan_statement_hinted(
+    analyzed: &AnalyzedStatement,
+    ctx: &dyn PlannerContext,
+    hint: Option<&scopes::SchedulingHint>,
+) -> Result<PlannedStatement> {
+    let rule_set = rules::all_rules();
+    on_planner_thread(|| plan_on_this_thread(analyzed, ctx, &rule_set, hint))
+}
+
 /// [`plan_statement`] with a chosen set of optimizer rules (none: the plan
 /// as constructed from the clauses). For tests and for debugging a rule.
 pub fn plan_statement_with(
@@ -76,7 +88,7 @@ pub fn plan_statement_with(
     // Planning walks the plan tree recursively; it runs on its own thread
     // with a stack sized for the deepest plan allowed (`MAX_PLAN_DEPTH`), and
     // a panic (a planner bug) becomes an internal error, not a crash.
-    on_planner_thread(|| plan_on_this_thread(analyzed, ctx, rule_set))
+    on_planner_thread(|| plan_on_this_thread(analyzed, ctx, rule_set, None))
 }
 
 /// Runs `f` on a thread with the planner's stack; a panic becomes an internal error.
@@ -117,6 +129,7 @@ fn plan_on_this_thread(
     analyzed: &AnalyzedStatement,
     ctx: &dyn PlannerContext,
     rule_set: &[Box<dyn rules::OptimizerRule>],
+    hint: Option<&scopes::SchedulingHint>,
 ) -> Result<PlannedStatement> {
     let statement = &analyzed.statement;
     let explain = statement.prefix == Some(QueryPrefix::Explain);
@@ -166,11 +179,12 @@ fn plan_on_this_thread(
         columns: columns.iter().map(|(_, s)| *s).collect(),
         slots: &mut slots,
     };
-    let mut root = if planned.plan.has_updates() {
+    let root = if planned.plan.has_updates() {
         rules::optimize_around_writes(planned.plan, rule_set, &mut rule_ctx)
     } else {
         rules::optimize_with(planned.plan, rule_set, &mut rule_ctx)
     };
+    let mut root = scopes::choose_scopes(root, hint);
     cost::annotate(&mut root, ctx);
     let width = slots.width();
     let updating = root.has_updates();

@@ -134,6 +134,13 @@ fn check(node: &PlanNode, outer: &BTreeSet<Slot>, width: usize) -> Result<BTreeS
     {
         local.push(*v);
     }
+    if let OpKind::VarExpand {
+        node_predicate: Some(np),
+        ..
+    } = &node.kind
+    {
+        local.push(np.var);
+    }
     if let OpKind::ExpandCount { prefix, .. } = &node.kind {
         local.extend(
             prefix

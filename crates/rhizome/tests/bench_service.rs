@@ -50,7 +50,7 @@ fn bench_service_prints_every_measurement() {
             "--persons",
             "2",
             "--only",
-            "CQ3,CQ4",
+            "CQ1,CQ3,CQ4,CQ6",
             "--limits",
             "1,10",
             "--foreground",
@@ -70,7 +70,17 @@ fn bench_service_prints_every_measurement() {
         "parameter persons (a WORK_AT, KNOWS degree 2..=10, by id, every k-th): [41, ",
         "CQ3 $n=1 ",
         "CQ4 $n=10 ",
-        "[1] scopes on (planner's policies) and the speedup over scopes off: not available yet",
+        "[1] CQ latency per $n, scopes off (CYPHER scheduling=off)",
+        "[1] scopes on vs off: per-person speedup t(off) / t(policy)",
+        "  CQ6 $n=10 ",
+        " | planner ",
+        " | fifo ",
+        " | bfs ",
+        " | dfs ",
+        "[1] CQ6 best policy vs fifo, median per-person t(fifo) / t(best): $n=1 ",
+        "(Banyan: 1.8-3.5x; best beats fifo at every $n: ",
+        "[1] scope instantiation overhead where nothing is cancelled (CQ1 at $n=10: no branch scope",
+        "(target <= +15%; Banyan: 25%, 13% with MAX_SI = 1)",
         "[2] isolation across queries: foreground IS3 submitted 10 times",
         "  idle     p50 ",
         "p95 limit 1.25x idle p95 + 2 ms = ",
@@ -82,7 +92,7 @@ fn bench_service_prints_every_measurement() {
     ] {
         assert!(out.contains(expected), "`{expected}` in\n{out}");
     }
-    assert!(!out.contains("CQ1 $n"), "--only CQ3,CQ4\n{out}");
+    assert!(!out.contains("CQ2 $n"), "--only CQ1,CQ3,CQ4,CQ6\n{out}");
     assert!(!out.contains("$n=100 "), "--limits 1,10\n{out}");
     // The server was stopped: nothing listens at its address any more.
     let address = out

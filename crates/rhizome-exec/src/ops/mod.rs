@@ -44,6 +44,7 @@ pub mod filter;
 pub mod hash_join;
 pub mod in_list_filter;
 pub mod limit;
+pub mod loop_scope;
 pub mod materialized;
 pub mod procedure_call;
 pub mod project;

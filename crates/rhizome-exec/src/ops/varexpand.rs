@@ -1,17 +1,24 @@
 //! Variable-length expansion: every path of `min..=max` relationships from
 //! a node, no relationship twice in one path (Cypher's relationship
 //! uniqueness), depth first with an explicit stack (no recursion, so deep
-//! paths cannot overflow the stack).
+//! paths cannot overflow the stack). A per-hop node predicate
+//! ([`rhizome_plan::PathNodePredicate`]) ends a branch at the first node
+//! that fails it. With a loop scope ([`rhizome_plan::LoopScope`], policy
+//! not `off`) up to MAX_SI input rows are expanded at once and their
+//! pending prefixes are taken in the policy's order
+//! ([`super::loop_scope::Frontier`]).
 
 use super::adjacency::{
     excluded_rels, has_labels, prefetch_reachable, prefetch_walks, skip_entry, walks,
 };
+use super::loop_scope::Frontier;
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, RelId, Result, Value};
-use rhizome_plan::OpKind;
+use rhizome_plan::{LoopScope, OpKind, ScopePolicy};
+use rhizome_storage::{Direction, RelTypeId};
 use std::sync::Arc;
 
 /// `(from)-[rels*min..max]->(to)`.
@@ -42,6 +49,7 @@ impl Operator for VarExpand {
             min,
             max,
             rel_predicate,
+            node_predicate,
             into,
             distinct_from,
             optional,
@@ -55,7 +63,7 @@ impl Operator for VarExpand {
         let labels = &self.node.c.to_labels;
         let walks = walks(snap, types, *direction);
         let max = max.unwrap_or(u64::MAX);
-        if rel_predicate.is_none() {
+        if rel_predicate.is_none() && node_predicate.is_none() {
             // Over a source: every level of the walks of the whole chunk
             // in one round trip per (type, direction).
             let starts = input.column(*from).map_or_else(Vec::new, |c| {
@@ -67,7 +75,18 @@ impl Operator for VarExpand {
             // lists come together, deeper ones as the walk reads them.
             prefetch_walks(snap, input.column(*from), input.len(), &walks);
         }
+        if let OpKind::VarExpand { scope, .. } = &self.node.kind {
+            if scope.policy != ScopePolicy::Off {
+                return self.execute_scoped(&input, ctx, &walks, *scope);
+            }
+        }
         let eval = Evaluator::new(ctx.q);
+        // The per-hop node predicate: its slot, first hop, compiled form
+        // (after the relationship predicate's).
+        let node_test = node_predicate.as_ref().map(|np| {
+            let e = &self.node.c.exprs[usize::from(rel_predicate.is_some())];
+            (np.var, np.from_hop, e)
+        });
         let mut excluded = Vec::new();
         let (mut out_rows, mut out_rels, mut out_nodes): (Vec<u32>, Vec<Value>, Vec<NodeId>) =
             (Vec::new(), Vec::new(), Vec::new());
@@ -134,10 +153,27 @@ impl Operator for VarExpand {
                     next.reverse();
                     Ok(next)
                 };
+                // False if the node reached after `depth` hops fails the
+                // per-hop node predicate (and so ends its branch).
+                let node_passes = |node: NodeId, depth: usize| -> Result<bool> {
+                    match node_test {
+                        Some((var, from_hop, e)) if depth as u64 >= from_hop => {
+                            let locals = [(var, Value::Node(node))];
+                            let inner = Row {
+                                chunk: &input,
+                                row,
+                                locals: &locals,
+                            };
+                            eval.predicate(e, &inner)
+                        }
+                        _ => Ok(true),
+                    }
+                };
+                let start_passes = node_passes(start, 0)?;
                 let mut path: Vec<RelId> = Vec::new();
                 let mut stack: Vec<Frame> = vec![Frame {
                     node: start,
-                    next: if max > 0 {
+                    next: if max > 0 && start_passes {
                         candidates(start, &path)?
                     } else {
                         Vec::new()
@@ -151,7 +187,7 @@ impl Operator for VarExpand {
                 let rel_list = |path: &[RelId]| {
                     Value::List(path.iter().map(|&r| Value::Relationship(r)).collect())
                 };
-                if accept(start, &path) {
+                if start_passes && accept(start, &path) {
                     found = true;
                     out_rows.push(row as u32);
                     out_rels.push(rel_list(&path));
@@ -161,6 +197,10 @@ impl Operator for VarExpand {
                     match frame.next.pop() {
                         Some((r, n)) => {
                             path.push(r);
+                            if !node_passes(n, path.len())? {
+                                path.pop();
+                                continue;
+                            }
                             if accept(n, &path) {
                                 found = true;
                                 out_rows.push(row as u32);
@@ -199,6 +239,241 @@ impl Operator for VarExpand {
                 out_nodes.push(if *into { target } else { NULL_ID });
             }
         }
+        flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)
+    }
+}
+
+/// One active instance of the loop scope: an input row being expanded.
+struct Instance {
+    row: usize,
+    target: NodeId,
+    found: bool,
+    excluded: Vec<RelId>,
+}
+
+impl VarExpand {
+    /// The loop scope: up to `MAX_SI` input rows expanded at once, their
+    /// pending path prefixes taken in the scope's policy's order
+    /// ([`Frontier`]). Emits the same paths as the plain walk, in another
+    /// order.
+    fn execute_scoped(
+        &self,
+        input: &Chunk,
+        ctx: &mut TaskCtx<'_>,
+        walks: &[(RelTypeId, Direction)],
+        scope: LoopScope,
+    ) -> Result<OperatorResult> {
+        let OpKind::VarExpand {
+            from,
+            rels,
+            to,
+            direction,
+            min,
+            max,
+            rel_predicate,
+            node_predicate,
+            into,
+            distinct_from,
+            optional,
+            ..
+        } = &self.node.kind
+        else {
+            unreachable!("VarExpand built for a VarExpand node");
+        };
+        let snap = &ctx.q.snapshot;
+        let labels = &self.node.c.to_labels;
+        let max = max.unwrap_or(u64::MAX);
+        let eval = Evaluator::new(ctx.q);
+        let node_test = node_predicate.as_ref().map(|np| {
+            let e = &self.node.c.exprs[usize::from(rel_predicate.is_some())];
+            (np.var, np.from_hop, e)
+        });
+        let slots = scope.max_si.max(1) as usize;
+        let mut frontier = Frontier::new(scope.policy, slots);
+        let mut active: Vec<Option<Instance>> = (0..slots).map(|_| None).collect();
+        let mut spare: Vec<Vec<RelId>> = Vec::new();
+        let mut next_row = 0;
+        let (mut out_rows, mut out_rels, mut out_nodes): (Vec<u32>, Vec<Value>, Vec<NodeId>) =
+            (Vec::new(), Vec::new(), Vec::new());
+        let mut path: Vec<RelId> = Vec::new();
+        let mut candidates: Vec<(RelId, NodeId)> = Vec::new();
+        let flush = |rows: &mut Vec<u32>,
+                     rs: &mut Vec<Value>,
+                     ns: &mut Vec<NodeId>,
+                     ctx: &mut TaskCtx<'_>|
+         -> Result<OperatorResult> {
+            if rows.is_empty() {
+                return NEED_MORE;
+            }
+            let mut chunk = input.select(std::mem::take(rows));
+            chunk.set_column(*rels, Column::new(ColumnData::Values(std::mem::take(rs))));
+            chunk.set_column(*to, Column::new(ColumnData::Nodes(std::mem::take(ns))));
+            ctx.emit(chunk)
+        };
+        let mut taken: u32 = 0;
+        let (mut started, mut finished, mut expanded) = (0u64, 0u64, 0u64);
+        // PROFILE: what this run of the scope did; `stopped` when its
+        // consumer ended it with instances still active.
+        let tally = |ctx: &TaskCtx<'_>,
+                     started: u64,
+                     finished: u64,
+                     expanded: u64,
+                     frontier: &Frontier,
+                     stopped: bool| {
+            if let Some(stats) = ctx.scope_stats() {
+                let (cancelled, dropped) = if stopped {
+                    (started - finished, frontier.pending() as u64)
+                } else {
+                    (0, 0)
+                };
+                stats.add(started, finished, cancelled, expanded, dropped);
+            }
+        };
+        // The first rows go out at once and the batches grow to a chunk:
+        // a consumer that stops early (an EXISTS, a LIMIT) sees its first
+        // rows before a whole chunk of paths is walked.
+        let mut batch = 1;
+        loop {
+            // A walk that emits nothing for long still sees a cancellation.
+            taken = taken.wrapping_add(1);
+            if taken.is_multiple_of(4096) && ctx.cancelled() {
+                tally(ctx, started, finished, expanded, &frontier, true);
+                return NEED_MORE;
+            }
+            // Start instances while slots are free (MAX_SI).
+            for (slot, instance) in active.iter_mut().enumerate() {
+                while instance.is_none() && next_row < input.len() {
+                    let row = next_row;
+                    next_row += 1;
+                    let start = input
+                        .column(*from)
+                        .and_then(|c| c.node(row))
+                        .unwrap_or(NULL_ID);
+                    let target = if *into {
+                        input
+                            .column(*to)
+                            .and_then(|c| c.node(row))
+                            .unwrap_or(NULL_ID)
+                    } else {
+                        NULL_ID
+                    };
+                    if start == NULL_ID || (*into && target == NULL_ID) {
+                        if *optional {
+                            out_rows.push(row as u32);
+                            out_rels.push(Value::Null);
+                            out_nodes.push(target);
+                        }
+                        continue;
+                    }
+                    let mut excluded = spare.pop().unwrap_or_default();
+                    excluded_rels(input, row, distinct_from, &mut excluded);
+                    *instance = Some(Instance {
+                        row,
+                        target,
+                        found: false,
+                        excluded,
+                    });
+                    frontier.start(slot as u32, start);
+                    started += 1;
+                }
+            }
+            let Some((i, item)) = frontier.pop() else {
+                break;
+            };
+            expanded += 1;
+            let slot = item.instance as usize;
+            let inst = active[slot].as_mut().expect("an item's instance is active");
+            let row = inst.row;
+            let depth = item.depth as u64;
+            let passes = match node_test {
+                Some((var, from_hop, e)) if depth >= from_hop => {
+                    let locals = [(var, Value::Node(item.node))];
+                    eval.predicate(
+                        e,
+                        &Row {
+                            chunk: input,
+                            row,
+                            locals: &locals,
+                        },
+                    )?
+                }
+                _ => true,
+            };
+            if passes {
+                if depth >= *min
+                    && !(*into && item.node != inst.target)
+                    && (labels.is_empty() || has_labels(snap, item.node, labels))
+                {
+                    inst.found = true;
+                    frontier.path(i, &mut path);
+                    out_rows.push(row as u32);
+                    out_rels.push(Value::List(
+                        path.iter().map(|&r| Value::Relationship(r)).collect(),
+                    ));
+                    out_nodes.push(item.node);
+                }
+                if depth < max {
+                    candidates.clear();
+                    for &(t, d) in walks {
+                        let adj = snap.adjacency(item.node, t, d);
+                        for k in 0..adj.len() {
+                            let neighbour = adj.neighbour(k);
+                            if skip_entry(*direction, d, item.node, neighbour) {
+                                continue;
+                            }
+                            let r = adj.rel_id(k);
+                            if inst.excluded.contains(&r) || frontier.path_has(i, r) {
+                                continue;
+                            }
+                            if let Some((rslot, _)) = rel_predicate {
+                                let locals = [(*rslot, Value::Relationship(r))];
+                                let inner = Row {
+                                    chunk: input,
+                                    row,
+                                    locals: &locals,
+                                };
+                                if !eval.predicate(&self.node.c.exprs[0], &inner)? {
+                                    continue;
+                                }
+                            }
+                            candidates.push((r, neighbour));
+                        }
+                    }
+                    // A stack takes the last first: push in reverse so
+                    // that depth first visits in adjacency order.
+                    if scope.policy == ScopePolicy::Dfs {
+                        candidates.reverse();
+                    }
+                    for &(r, n) in &candidates {
+                        frontier.extend(i, r, n);
+                    }
+                }
+            }
+            frontier.release_if_done(i);
+            if frontier.live(slot as u32) == 0 {
+                let done = active[slot].take().expect("active");
+                finished += 1;
+                if *optional && !done.found {
+                    out_rows.push(done.row as u32);
+                    out_rels.push(Value::Null);
+                    out_nodes.push(if *into { done.target } else { NULL_ID });
+                }
+                spare.push(done.excluded);
+            }
+            if out_rows.len() >= batch {
+                if ctx.cancelled() {
+                    tally(ctx, started, finished, expanded, &frontier, true);
+                    return NEED_MORE;
+                }
+                let pushed = flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)?;
+                if pushed.is_finished() {
+                    tally(ctx, started, finished, expanded, &frontier, true);
+                    return Ok(pushed);
+                }
+                batch = (batch * 2).min(CHUNK_SIZE);
+            }
+        }
+        tally(ctx, started, finished, expanded, &frontier, false);
         flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)
     }
 }

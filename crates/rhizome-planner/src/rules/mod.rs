@@ -25,6 +25,7 @@ mod limit_to_top;
 mod node_by_id_seek;
 mod optional_expand;
 mod or_to_union;
+mod path_predicate_into_expand;
 mod prune_projections;
 mod push_down_filter;
 mod push_down_limit;
@@ -43,6 +44,7 @@ pub use limit_to_top::LimitToTop;
 pub use node_by_id_seek::NodeByIdSeek;
 pub use optional_expand::OptionalExpand;
 pub use or_to_union::OrToUnion;
+pub use path_predicate_into_expand::PathPredicateIntoExpand;
 pub use prune_projections::PruneProjections;
 pub use push_down_filter::PushDownFilter;
 pub use push_down_limit::PushDownLimit;
@@ -105,6 +107,7 @@ pub fn all_rules() -> Vec<Box<dyn OptimizerRule>> {
         Box::new(SeekExpandEnd),
         Box::new(OptionalExpand),
         Box::new(RelPredicateIntoExpand),
+        Box::new(PathPredicateIntoExpand),
         Box::new(ExpandCount),
         Box::new(DistinctEndpoints),
         Box::new(DropImpliedLabel),
@@ -191,6 +194,7 @@ const SAFE_AROUND_WRITES: &[&str] = &[
     "index_seek",
     "optional_expand",
     "rel_predicate_into_expand",
+    "path_predicate_into_expand",
 ];
 
 /// Optimizes an updating plan conservatively: only the maximal subtrees

@@ -19,7 +19,8 @@ pub(crate) fn substitute(e: &mut Expr, from: Slot, to: Slot) {
     });
 }
 
-fn has_subquery(e: &Expr) -> bool {
+/// True if `e` holds a subquery anywhere.
+pub(crate) fn has_subquery(e: &Expr) -> bool {
     let mut found = false;
     let mut copy = e.clone();
     copy.visit_mut(&mut |x| found |= matches!(x, Expr::Subquery(..)));

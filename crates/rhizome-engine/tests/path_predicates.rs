@@ -1,0 +1,313 @@
+//! `all(x IN nodes(path)[k..] WHERE …)` tested per hop inside the
+//! variable-length expansion (`path_predicate_into_expand`) gives the same
+//! paths as the filter over whole paths. The same query with the slice start
+//! as a parameter (`[$k..]`, which the rule leaves alone) is the reference;
+//! EXPLAIN shows which of the two was rewritten. Small random graphs with
+//! self-loops, parallel relationships and undirected walks, so paths
+//! repeat nodes; 1 and 2 workers.
+
+use rhizome_common::Value;
+use rhizome_engine::{Engine, QueryOptions};
+use std::collections::BTreeMap;
+
+mod common;
+
+/// A small deterministic generator (no dependency on a random crate).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// `nodes` nodes `:N {id, ok}` (`ok` false for every fourth, null for one
+/// in seven), each of two in three with a `U` relationship to an `:L`
+/// node, and `rels` random `R`/`S` relationships with a weight `w`.
+fn random_engine(dir: &std::path::Path, seed: u64, nodes: i64, rels: usize) -> Engine {
+    let engine = common::empty_engine(dir);
+    let run = |q: &str, params: BTreeMap<String, Value>| {
+        engine
+            .execute(q, params, &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    };
+    run(
+        &format!(
+            "UNWIND range(0, {}) AS i CREATE (n:N {{id: i, ok: CASE WHEN i % 7 = 3 THEN null \
+             ELSE i % 4 <> 1 END}}) WITH n, i WHERE i % 3 <> 2 CREATE (n)-[:U]->(:L)",
+            nodes - 1
+        ),
+        BTreeMap::new(),
+    );
+    let mut rng = Lcg(seed);
+    let mut edges = Vec::new();
+    for i in 0..rels {
+        let a = rng.below(nodes as u64) as i64;
+        let b = if rng.below(6) == 0 {
+            a
+        } else {
+            rng.below(nodes as u64) as i64
+        };
+        let t = if rng.below(3) == 0 { "S" } else { "R" };
+        let copies = if rng.below(5) == 0 { 2 } else { 1 };
+        for _ in 0..copies {
+            edges.push(Value::List(vec![
+                Value::Int(a),
+                Value::Int(b),
+                Value::String(t.into()),
+                Value::Int(i as i64 % 3),
+            ]));
+        }
+    }
+    run(
+        "UNWIND $edges AS e MATCH (a:N {id: e[0]}), (b:N {id: e[1]}) \
+         FOREACH (_ IN CASE WHEN e[2] = 'R' THEN [1] ELSE [] END | CREATE (a)-[:R {w: e[3]}]->(b)) \
+         FOREACH (_ IN CASE WHEN e[2] = 'S' THEN [1] ELSE [] END | CREATE (a)-[:S {w: e[3]}]->(b))",
+        BTreeMap::from([("edges".to_string(), Value::List(edges))]),
+    );
+    engine
+}
+
+/// The rows of `query`, sorted, at `threads` workers.
+fn sorted_rows(
+    engine: &Engine,
+    query: &str,
+    params: &BTreeMap<String, Value>,
+    threads: usize,
+) -> Vec<String> {
+    let options = QueryOptions {
+        threads: Some(threads),
+        ..QueryOptions::default()
+    };
+    let mut rows: Vec<String> = engine
+        .execute(query, params.clone(), &options)
+        .unwrap_or_else(|e| panic!("{query}: {e}"))
+        .rows
+        .iter()
+        .map(|r| format!("{r:?}"))
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Queries with `K` where the slice start goes: each is run with a literal
+/// (rewritten) and with `$k` (the reference).
+const SHAPES: &[&str] = &[
+    "MATCH path = (a:N {id: $s})-[:R*1..4]-(b) WHERE all(x IN nodes(path)[K..] WHERE x.ok) \
+     RETURN [n IN nodes(path) | n.id] AS ns",
+    "MATCH path = (a:N {id: $s})-[*0..3]->(b:N) WHERE all(x IN nodes(path)[K..] WHERE x.ok) \
+     RETURN [n IN nodes(path) | n.id] AS ns, b.id",
+    "MATCH path = (a:N {id: $s})-[:R|S*3]-(b) \
+     WHERE all(x IN nodes(path)[K..] WHERE EXISTS { (x)-[:U]->(:L) }) AND b.id <> a.id \
+     RETURN DISTINCT b.id",
+    "MATCH path = (a:N {id: $s})-[*1..3]-(b) \
+     WHERE all(r IN relationships(path)[K..] WHERE r.w > 0) AND all(x IN nodes(path)[K..] WHERE x.ok) \
+     RETURN [r IN relationships(path) | r.w] AS ws, b.id",
+];
+
+#[test]
+fn per_hop_node_predicates_keep_the_paths_of_the_whole_path_filter() {
+    let (mut compared, mut nonempty) = (0, 0);
+    for seed in [1, 2, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = random_engine(dir.path(), seed, 14, 30);
+        for shape in SHAPES {
+            for k in [0i64, 1, 2] {
+                // relationships(path)[k..] is rewritten only from 0.
+                if shape.contains("relationships(path)[K..]") && k > 0 {
+                    continue;
+                }
+                let literal = shape.replace("[K..]", &format!("[{k}..]"));
+                let reference = shape.replace("[K..]", "[$k..]");
+                let plan = engine.explain(&literal, &BTreeMap::new()).unwrap();
+                assert!(
+                    plan.contains("per hop: all("),
+                    "not rewritten:\n{literal}\n{plan}"
+                );
+                let plan = engine.explain(&reference, &BTreeMap::new()).unwrap();
+                assert!(!plan.contains("per hop"), "reference rewritten:\n{plan}");
+                for s in [0i64, 2, 5, 9] {
+                    let params = BTreeMap::from([
+                        ("s".to_string(), Value::Int(s)),
+                        ("k".to_string(), Value::Int(k)),
+                    ]);
+                    let want = sorted_rows(&engine, &reference, &params, 1);
+                    for threads in [1, 2] {
+                        let got = sorted_rows(&engine, &literal, &params, threads);
+                        assert_eq!(
+                            got, want,
+                            "seed {seed}, s {s}, {threads} workers: {literal}"
+                        );
+                    }
+                    compared += 1;
+                    nonempty += usize::from(!want.is_empty());
+                }
+            }
+        }
+    }
+    // The graphs must give the comparison something to compare.
+    assert!(
+        nonempty * 2 > compared,
+        "{nonempty} of {compared} answers non-empty"
+    );
+}
+
+#[test]
+fn a_failing_start_node_yields_no_path_only_when_the_slice_includes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 4, 14, 30);
+    // Node 1 has ok = false: [0..] includes it, [1..] does not.
+    let count = |k: i64| {
+        let q = format!(
+            "MATCH path = (a:N {{id: 1}})-[*0..2]-(b) WHERE all(x IN nodes(path)[{k}..] WHERE x.ok <> false) \
+             RETURN count(*) AS n"
+        );
+        engine
+            .execute(&q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap()
+            .rows[0][0]
+            .clone()
+    };
+    assert_eq!(count(0), Value::Int(0));
+    assert_ne!(count(1), Value::Int(0));
+}
+
+/// The scheduling hints under which every query must give the same rows.
+const HINTS: &[&str] = &[
+    "CYPHER scheduling=off ",
+    "CYPHER scheduling=dfs ",
+    "CYPHER scheduling=bfs ",
+    "CYPHER scheduling=fifo ",
+    "CYPHER scheduling=dfs max_si=3 ",
+    "CYPHER scheduling=bfs max_si=5 ",
+    "CYPHER scheduling=fifo max_si=64 ",
+];
+
+#[test]
+fn every_scope_policy_gives_the_same_rows() {
+    let queries = [
+        // Many input rows (instances), trails that repeat nodes.
+        "MATCH (a:N)-[rs:R*1..3]-(b) RETURN a.id, b.id, [r IN rs | r.w] AS ws",
+        "MATCH (a:N)-[*0..2]->(b:N) WHERE a.id % 2 = 0 RETURN a.id, b.id",
+        // Into (both ends bound), with a relationship predicate.
+        "MATCH (a:N), (b:N) WHERE a.id < 4 AND b.id > 9 \
+         MATCH (a)-[rs*2..3 {w: 1}]-(b) RETURN a.id, b.id, size(rs)",
+        // OPTIONAL: rows without paths keep their nulls.
+        "MATCH (a:N) OPTIONAL MATCH (a)-[:S*2]->(b) RETURN a.id, b.id",
+        // Per-hop node predicates and EXISTS branch scopes.
+        "MATCH path = (a:N)-[:R|S*2..3]-(b) \
+         WHERE all(x IN nodes(path)[1..] WHERE EXISTS { (x)-[:U]->(:L) }) RETURN a.id, b.id",
+        "MATCH (a:N) WHERE EXISTS { (a)-[:R*1..3]-(c:N) WHERE c.ok } RETURN a.id",
+        "MATCH (a:N) WHERE NOT EXISTS { (a)-[:S*2]-(c) } RETURN a.id",
+        // A limit over a deterministic order.
+        "MATCH (a:N {id: 3})-[:R*1..4]-(b) RETURN DISTINCT b.id ORDER BY b.id LIMIT 4",
+    ];
+    let (mut compared, mut nonempty) = (0, 0);
+    for seed in [5, 6] {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = random_engine(dir.path(), seed, 14, 30);
+        for q in queries {
+            let want = sorted_rows(&engine, q, &BTreeMap::new(), 1);
+            compared += 1;
+            nonempty += usize::from(!want.is_empty());
+            for hint in HINTS {
+                let text = format!("{hint}{q}");
+                for threads in [1, 2] {
+                    let got = sorted_rows(&engine, &text, &BTreeMap::new(), threads);
+                    assert_eq!(got, want, "seed {seed}, {threads} workers: {text}");
+                }
+            }
+        }
+    }
+    assert!(
+        nonempty + 2 >= compared,
+        "{nonempty} of {compared} answers non-empty"
+    );
+}
+
+#[test]
+fn explain_shows_the_chosen_and_the_hinted_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 7, 6, 6);
+    let explain = |q: &str| engine.explain(q, &BTreeMap::new()).unwrap();
+    // No early stop: the scope is off (no "scope:" on the expansion).
+    assert!(!explain("MATCH (a)-[*1..3]->(b) RETURN b").contains("scope:"));
+    // Under a limit: depth first for a fixed length, breadth first for a range.
+    assert!(explain("MATCH (a)-[*3]->(b) RETURN b LIMIT 1").contains("scope: dfs max_si=1"));
+    assert!(explain("MATCH (a)-[*1..3]->(b) RETURN b LIMIT 1").contains("scope: bfs max_si=1"));
+    // A sort reads everything first.
+    assert!(!explain("MATCH (a)-[*1..3]->(b) RETURN b ORDER BY b.id LIMIT 1").contains("scope:"));
+    // Inside an EXISTS.
+    assert!(
+        explain("MATCH (a) WHERE EXISTS { (a)-[*1..3]->(b) } RETURN a")
+            .contains("scope: dfs max_si=1")
+    );
+    // The hint overrides; off also turns EXISTS into a full count.
+    assert!(
+        explain("CYPHER scheduling=fifo max_si=8 MATCH (a)-[*1..3]->(b) RETURN b")
+            .contains("scope: fifo max_si=8")
+    );
+    let off = explain("CYPHER scheduling=off MATCH (a) WHERE EXISTS { (a)-[*1..3]->(b) } RETURN a");
+    assert!(
+        !off.contains("scope:") && off.contains("COUNT {...} > 0"),
+        "{off}"
+    );
+    // A bad option is a clear error, before anything runs.
+    let e = engine
+        .execute(
+            "CYPHER scheduling=sideways RETURN 1",
+            BTreeMap::new(),
+            &QueryOptions::default(),
+        )
+        .unwrap_err();
+    assert!(e.message.contains("expected dfs, bfs, fifo or off"), "{e}");
+}
+
+#[test]
+fn profile_reports_each_loop_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 8, 14, 30);
+    let profile = |q: &str| {
+        let result = engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+        result.profile.expect("a PROFILE report").text
+    };
+    let counters = |text: &str, key: &str| -> u64 {
+        let at = text
+            .find(&format!("{key}="))
+            .unwrap_or_else(|| panic!("{key} in {text}"));
+        text[at + key.len() + 1..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // Every instance of an EXISTS probe that matched was cancelled at its
+    // first row, dropping its pending prefixes.
+    let text = profile("PROFILE MATCH (a:N) WHERE EXISTS { (a)-[:R*1..3]-(c) } RETURN count(*)");
+    let started = counters(&text, "started");
+    assert_eq!(started, 14, "{text}");
+    assert!(counters(&text, "cancelled") > 0, "{text}");
+    assert!(counters(&text, "dropped") > 0, "{text}");
+    assert_eq!(
+        counters(&text, "finished") + counters(&text, "cancelled"),
+        started,
+        "{text}"
+    );
+    // Without an early stop every instance finishes and nothing is dropped.
+    let text =
+        profile("PROFILE CYPHER scheduling=bfs max_si=4 MATCH (a:N)-[:R*1..2]-(c) RETURN count(*)");
+    assert_eq!(counters(&text, "started"), 14, "{text}");
+    assert_eq!(counters(&text, "finished"), 14, "{text}");
+    assert_eq!(counters(&text, "dropped"), 0, "{text}");
+    assert!(text.contains("scope: bfs max_si=4"), "{text}");
+    // Scopes off: no scope counters.
+    let text = profile("PROFILE CYPHER scheduling=off MATCH (a:N)-[:R*1..2]-(c) RETURN count(*)");
+    assert!(!text.contains("started="), "{text}");
+}

@@ -1,0 +1,267 @@
+//! Scopes in the plan (docs/scheduling.md, "Scopes"): the planner's
+//! choice of each loop scope's policy and MAX_SI, and the statement hint
+//! `CYPHER scheduling=dfs|bfs|fifo|off [max_si=N]` that overrides it.
+//!
+//! Loop scopes are the variable-length expansions: each input row is an
+//! instance. The planner turns a scope on only where something rewards
+//! finishing early: under a `LIMIT` (without a sort or an aggregation
+//! between, which would read every row first) a fixed-length expansion
+//! runs depth first and a range (`*1..5`) breadth first, so near results
+//! come first; inside an `EXISTS` (an expression subquery or the probe of a
+//! semi-apply) it runs depth first. Elsewhere the scope is off: the plain
+//! pipelined operator. MAX_SI is 1 unless the hint says otherwise.
+//!
+//! Branch scopes (`EXISTS { }` / pattern predicates / semi-applies) run
+//! each row's inner plan as an instance that ends at its first row. The
+//! hint `scheduling=off` turns that off: an `EXISTS` becomes `COUNT { } >
+//! 0` (a semi-apply a filter on it), so every inner run goes to its end —
+//! the "scopes off" side of the service benchmark's measurement 1.
+
+use rhizome_common::{Error, ErrorKind, Result, Value};
+use rhizome_plan::{BinaryOp, Expr, LoopScope, OpKind, PlanNode, ScopePolicy, SubqueryKind};
+
+/// The most instances a hint may make a scope run at once.
+pub const MAX_SI_LIMIT: u32 = 1024;
+
+/// A statement's scheduling hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SchedulingHint {
+    /// `scheduling=…`: every scope's policy.
+    pub policy: Option<ScopePolicy>,
+    /// `max_si=N`: every loop scope's MAX_SI.
+    pub max_si: Option<u32>,
+}
+
+fn option_error(what: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::SyntaxError, format!("query option {what}"))
+        .with_code("InvalidQueryOption")
+}
+
+/// Splits a leading `CYPHER key=value …` prefix off `query` (before or
+/// after `EXPLAIN` / `PROFILE`): the hint, and the query with the prefix
+/// replaced by spaces (so error positions still point into the text the
+/// user wrote). `None` and the query unchanged when there is no prefix.
+/// Options: `scheduling` (`dfs`, `bfs`, `fifo`, `off`) and `max_si` (1 to
+/// [`MAX_SI_LIMIT`]); anything else is a `SyntaxError` with code
+/// `InvalidQueryOption`.
+pub fn split_hint(query: &str) -> Result<(Option<SchedulingHint>, String)> {
+    let mut hint = SchedulingHint::default();
+    let mut found = false;
+    let mut blank: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut at = 0;
+    let word_at = |at: usize| {
+        let start = at + (query[at..].len() - query[at..].trim_start().len());
+        let end = query[start..]
+            .find(char::is_whitespace)
+            .map_or(query.len(), |e| start + e);
+        (start, end)
+    };
+    loop {
+        let (start, end) = word_at(at);
+        let word = &query[start..end];
+        if word.eq_ignore_ascii_case("EXPLAIN") || word.eq_ignore_ascii_case("PROFILE") {
+            at = end;
+            continue;
+        }
+        if !word.eq_ignore_ascii_case("CYPHER") {
+            break;
+        }
+        found = true;
+        blank.push(start..end);
+        at = end;
+        loop {
+            let (start, end) = word_at(at);
+            let Some((name, value)) = query[start..end].split_once('=') else {
+                break;
+            };
+            if name.eq_ignore_ascii_case("scheduling") {
+                hint.policy = Some(ScopePolicy::from_name(value).ok_or_else(|| {
+                    option_error(format_args!(
+                        "`{name}={value}`: expected dfs, bfs, fifo or off"
+                    ))
+                })?);
+            } else if name.eq_ignore_ascii_case("max_si") {
+                let n: u32 = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=MAX_SI_LIMIT).contains(n))
+                    .ok_or_else(|| {
+                        option_error(format_args!(
+                            "`{name}={value}`: expected a whole number from 1 to {MAX_SI_LIMIT}"
+                        ))
+                    })?;
+                hint.max_si = Some(n);
+            } else {
+                return Err(option_error(format_args!(
+                    "`{name}={value}`: unknown option (expected scheduling or max_si)"
+                )));
+            }
+            blank.push(start..end);
+            at = end;
+        }
+    }
+    if !found {
+        return Ok((None, query.to_string()));
+    }
+    let mut text = query.to_string();
+    for r in blank {
+        text.replace_range(r.clone(), &" ".repeat(r.len()));
+    }
+    Ok((Some(hint), text))
+}
+
+/// Chooses every scope's settings in `root` (see the module documentation)
+/// and applies `hint` over the choice.
+pub fn choose_scopes(root: PlanNode, hint: Option<&SchedulingHint>) -> PlanNode {
+    let mut root = root;
+    choose(&mut root, Early::No, hint);
+    if hint.and_then(|h| h.policy) == Some(ScopePolicy::Off) {
+        root = branch_scopes_off(root);
+    }
+    root
+}
+
+/// Why a consumer may stop before its input ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Early {
+    /// Nothing stops it early.
+    No,
+    /// A `LIMIT` above.
+    Limit,
+    /// An existence probe: its first row ends it.
+    Exists,
+}
+
+fn default_scope(early: Early, min: u64, max: Option<u64>) -> LoopScope {
+    let policy = match (early, max) {
+        (Early::No, _) => ScopePolicy::Off,
+        (Early::Exists, _) => ScopePolicy::Dfs,
+        (Early::Limit, Some(max)) if max == min => ScopePolicy::Dfs,
+        (Early::Limit, _) => ScopePolicy::Bfs,
+    };
+    LoopScope { policy, max_si: 1 }
+}
+
+/// Sets the loop scopes under `node`; `early` says whether (and why) its
+/// consumer may stop before the input ends.
+fn choose(node: &mut PlanNode, early: Early, hint: Option<&SchedulingHint>) {
+    let below = match node.kind {
+        OpKind::Limit { .. } => Early::Limit,
+        OpKind::Sort { .. } | OpKind::Top { .. } | OpKind::Aggregate { .. } | OpKind::Eager => {
+            Early::No
+        }
+        _ => early,
+    };
+    if let OpKind::VarExpand {
+        min, max, scope, ..
+    } = &mut node.kind
+    {
+        let chosen = default_scope(early, *min, *max);
+        *scope = match hint {
+            Some(h) => LoopScope {
+                policy: h.policy.unwrap_or(chosen.policy),
+                max_si: h.max_si.unwrap_or(chosen.max_si),
+            },
+            None => chosen,
+        };
+    }
+    let semi = matches!(node.kind, OpKind::SemiApply { .. });
+    for e in node.kind.exprs_mut() {
+        e.visit_mut(&mut |x| {
+            if let Expr::Subquery(plan, kind) = x {
+                let early = match kind {
+                    SubqueryKind::Exists => Early::Exists,
+                    _ => Early::No,
+                };
+                choose(plan, early, hint);
+            }
+        });
+    }
+    for (i, input) in node.inputs.iter_mut().enumerate() {
+        choose(
+            input,
+            if semi && i == 1 { Early::Exists } else { below },
+            hint,
+        );
+    }
+}
+
+/// `EXISTS { }` as `COUNT { } > 0`, a semi-apply as a filter on it: every
+/// inner run goes to its end.
+fn branch_scopes_off(root: PlanNode) -> PlanNode {
+    let count = |plan: Box<PlanNode>, anti: bool| {
+        Expr::Binary(
+            if anti { BinaryOp::Eq } else { BinaryOp::Gt },
+            Box::new(Expr::Subquery(plan, SubqueryKind::Count)),
+            Box::new(Expr::Literal(Value::Int(0))),
+        )
+    };
+    root.transform_up(&mut |mut n| {
+        for e in n.kind.exprs_mut() {
+            e.visit_mut(&mut |x| {
+                if let Expr::Subquery(plan, SubqueryKind::Exists) = x {
+                    let plan = std::mem::replace(
+                        plan,
+                        Box::new(PlanNode::new(OpKind::Argument, Vec::new(), 1.0)),
+                    );
+                    *x = count(plan, false);
+                }
+            });
+        }
+        if let (OpKind::SemiApply { anti }, 2) = (&n.kind, n.inputs.len()) {
+            let anti = *anti;
+            let inner = n.inputs.pop().expect("two inputs");
+            let outer = n.inputs.pop().expect("two inputs");
+            let estimate = n.estimated_rows;
+            let mut f = PlanNode::new(
+                OpKind::Filter {
+                    predicate: count(Box::new(inner), anti),
+                },
+                vec![outer],
+                estimate,
+            );
+            f.rule = n.rule;
+            return f;
+        }
+        n
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_is_read_and_blanked() {
+        let (hint, text) = split_hint("CYPHER scheduling=bfs max_si=4 MATCH (n) RETURN n").unwrap();
+        assert_eq!(
+            hint,
+            Some(SchedulingHint {
+                policy: Some(ScopePolicy::Bfs),
+                max_si: Some(4)
+            })
+        );
+        assert_eq!(text, format!("{}MATCH (n) RETURN n", " ".repeat(31)));
+        let (hint, text) = split_hint("PROFILE cypher SCHEDULING=OFF RETURN 1").unwrap();
+        assert_eq!(hint.unwrap().policy, Some(ScopePolicy::Off));
+        assert!(text.starts_with("PROFILE ") && text.trim_end().ends_with("RETURN 1"));
+        assert_eq!(split_hint("RETURN 1").unwrap(), (None, "RETURN 1".into()));
+    }
+
+    #[test]
+    fn bad_options_are_clear_errors() {
+        for (q, why) in [
+            (
+                "CYPHER scheduling=lifo RETURN 1",
+                "expected dfs, bfs, fifo or off",
+            ),
+            ("CYPHER max_si=0 RETURN 1", "from 1 to 1024"),
+            ("CYPHER max_si=x RETURN 1", "from 1 to 1024"),
+            ("CYPHER runtime=slotted RETURN 1", "unknown option"),
+        ] {
+            let e = split_hint(q).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::SyntaxError, "{q}");
+            assert!(e.message.contains(why), "{q}: {}", e.message);
+        }
+    }
+}

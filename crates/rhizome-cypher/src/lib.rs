@@ -20,6 +20,7 @@ pub mod functions;
 pub mod lexer;
 pub mod parser;
 pub mod printer;
+pub mod query_options;
 pub mod semantic;
 
 pub use parser::{parse, parse_expression};

@@ -38,76 +38,54 @@ fn option_error(what: impl std::fmt::Display) -> Error {
 }
 
 /// Splits a leading `CYPHER key=value …` prefix off `query` (before or
-/// after `EXPLAIN` / `PROFILE`): the hint, and the query with the prefix
-/// replaced by spaces (so error positions still point into the text the
-/// user wrote). `None` and the query unchanged when there is no prefix.
-/// Options: `scheduling` (`dfs`, `bfs`, `fifo`, `off`) and `max_si` (1 to
-/// [`MAX_SI_LIMIT`]); anything else is a `SyntaxError` with code
-/// `InvalidQueryOption`.
+/// after `EXPLAIN` / `PROFILE`; [`rhizome_cypher::query_options`]): the
+/// hint, and the query with the prefix replaced by spaces (so error
+/// positions still point into the text the user wrote). `None` and the
+/// query unchanged when there is no prefix. Options: `scheduling` (`dfs`,
+/// `bfs`, `fifo`, `off`) and `max_si` (1 to [`MAX_SI_LIMIT`]); anything
+/// else is a `SyntaxError` with code `InvalidQueryOption`. (A graph source
+/// takes its own `prefetch` option off first.)
 pub fn split_hint(query: &str) -> Result<(Option<SchedulingHint>, String)> {
-    let mut hint = SchedulingHint::default();
-    let mut found = false;
-    let mut blank: Vec<std::ops::Range<usize>> = Vec::new();
-    let mut at = 0;
-    let word_at = |at: usize| {
-        let start = at + (query[at..].len() - query[at..].trim_start().len());
-        let end = query[start..]
-            .find(char::is_whitespace)
-            .map_or(query.len(), |e| start + e);
-        (start, end)
-    };
-    loop {
-        let (start, end) = word_at(at);
-        let word = &query[start..end];
-        if word.eq_ignore_ascii_case("EXPLAIN") || word.eq_ignore_ascii_case("PROFILE") {
-            at = end;
-            continue;
-        }
-        if !word.eq_ignore_ascii_case("CYPHER") {
-            break;
-        }
-        found = true;
-        blank.push(start..end);
-        at = end;
-        loop {
-            let (start, end) = word_at(at);
-            let Some((name, value)) = query[start..end].split_once('=') else {
-                break;
-            };
-            if name.eq_ignore_ascii_case("scheduling") {
-                hint.policy = Some(ScopePolicy::from_name(value).ok_or_else(|| {
-                    option_error(format_args!(
-                        "`{name}={value}`: expected dfs, bfs, fifo or off"
-                    ))
-                })?);
-            } else if name.eq_ignore_ascii_case("max_si") {
-                let n: u32 = value
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=MAX_SI_LIMIT).contains(n))
-                    .ok_or_else(|| {
-                        option_error(format_args!(
-                            "`{name}={value}`: expected a whole number from 1 to {MAX_SI_LIMIT}"
-                        ))
-                    })?;
-                hint.max_si = Some(n);
-            } else {
-                return Err(option_error(format_args!(
-                    "`{name}={value}`: unknown option (expected scheduling or max_si)"
-                )));
-            }
-            blank.push(start..end);
-            at = end;
-        }
-    }
-    if !found {
+    let found = rhizome_cypher::query_options::query_options(query);
+    if found.keywords.is_empty() {
         return Ok((None, query.to_string()));
     }
-    let mut text = query.to_string();
-    for r in blank {
-        text.replace_range(r.clone(), &" ".repeat(r.len()));
+    let mut hint = SchedulingHint::default();
+    for option in &found.options {
+        let (name, value) = (option.name, option.value);
+        if name.eq_ignore_ascii_case("scheduling") {
+            hint.policy = Some(ScopePolicy::from_name(value).ok_or_else(|| {
+                option_error(format_args!(
+                    "`{name}={value}`: expected dfs, bfs, fifo or off"
+                ))
+            })?);
+        } else if name.eq_ignore_ascii_case("max_si") {
+            let n: u32 = value
+                .parse()
+                .ok()
+                .filter(|n| (1..=MAX_SI_LIMIT).contains(n))
+                .ok_or_else(|| {
+                    option_error(format_args!(
+                        "`{name}={value}`: expected a whole number from 1 to {MAX_SI_LIMIT}"
+                    ))
+                })?;
+            hint.max_si = Some(n);
+        } else {
+            return Err(option_error(format_args!(
+                "`{name}={value}`: unknown option (expected scheduling or max_si; \
+                 prefetch is an option of graph sources)"
+            )));
+        }
     }
-    Ok((Some(hint), text))
+    let spans = found
+        .keywords
+        .iter()
+        .cloned()
+        .chain(found.options.iter().map(|o| o.span.clone()));
+    Ok((
+        Some(hint),
+        rhizome_cypher::query_options::blank(query, spans),
+    ))
 }
 
 /// Chooses every scope's settings in `root` (see the module documentation)

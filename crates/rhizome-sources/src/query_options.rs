@@ -49,52 +49,30 @@ pub fn parse_prefetch_option(value: &str) -> Result<Prefetch> {
     })
 }
 
-/// Splits the leading `CYPHER key=value ...` options off `query`: the
-/// options, and the statement without them (`EXPLAIN` / `PROFILE` kept).
-/// A statement without options is returned as it is. An unknown option or
-/// a bad value is a `SyntaxError` (code `InvalidQueryOption`).
+/// Takes a graph source's own options off the statement's leading
+/// `CYPHER key=value ...` prefix ([`rhizome_cypher::query_options`]): what
+/// they chose, and the statement with them replaced by spaces (positions
+/// kept). Every other option (the scheduling hint, `docs/scheduling.md`)
+/// stays for the engine, which rejects what it does not know. A bad
+/// `prefetch` value, or `prefetch` given twice, is a `SyntaxError` (code
+/// `InvalidQueryOption`).
 pub fn split(query: &str) -> Result<(QueryOptions, String)> {
     let mut options = QueryOptions::default();
-    let mut kept: Vec<&str> = Vec::new();
-    let mut rest = query;
-    let mut found = false;
-    loop {
-        let trimmed = rest.trim_start();
-        let end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
-        let word = &trimmed[..end];
-        if word.eq_ignore_ascii_case("EXPLAIN") || word.eq_ignore_ascii_case("PROFILE") {
-            kept.push(word);
-            rest = &trimmed[end..];
+    let mut taken = Vec::new();
+    for option in rhizome_cypher::query_options::query_options(query).options {
+        if !option.name.eq_ignore_ascii_case("prefetch") {
             continue;
         }
-        if !word.eq_ignore_ascii_case("CYPHER") {
-            break;
+        if options.prefetch.is_some() {
+            return Err(option_error("`prefetch` is given twice"));
         }
-        found = true;
-        rest = &trimmed[end..];
-        loop {
-            let trimmed = rest.trim_start();
-            let end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
-            let Some((name, value)) = trimmed[..end].split_once('=') else {
-                break;
-            };
-            if !name.eq_ignore_ascii_case("prefetch") {
-                return Err(option_error(format_args!(
-                    "`{name}` is not known to a graph source (it knows `prefetch`)"
-                )));
-            }
-            if options.prefetch.is_some() {
-                return Err(option_error("`prefetch` is given twice"));
-            }
-            options.prefetch = Some(parse_prefetch_option(value)?);
-            rest = &trimmed[end..];
-        }
+        options.prefetch = Some(parse_prefetch_option(option.value)?);
+        taken.push(option.span);
     }
-    if !found {
+    if taken.is_empty() {
         return Ok((options, query.to_string()));
     }
-    kept.push(rest.trim_start());
-    Ok((options, kept.join(" ")))
+    Ok((options, rhizome_cypher::query_options::blank(query, taken)))
 }
 
 #[cfg(test)]
@@ -103,18 +81,25 @@ mod tests {
 
     #[test]
     fn options_are_split_off_and_explain_profile_kept() {
+        let words = |q: &str| q.split_whitespace().collect::<Vec<_>>().join(" ");
         let (o, q) = split("CYPHER prefetch=lookahead:4 MATCH (n) RETURN n").unwrap();
         assert_eq!(o.prefetch, Some(Prefetch::Lookahead(4)));
-        assert_eq!(q, "MATCH (n) RETURN n");
+        assert_eq!(words(&q), "CYPHER MATCH (n) RETURN n");
         let (o, q) = split("PROFILE cypher PREFETCH=none MATCH (n) RETURN n").unwrap();
         assert_eq!(o.prefetch, Some(Prefetch::None));
-        assert_eq!(q, "PROFILE MATCH (n) RETURN n");
+        assert_eq!(words(&q), "PROFILE cypher MATCH (n) RETURN n");
         let (o, q) = split("  CYPHER prefetch=key_block:64\n PROFILE MATCH (n) RETURN n").unwrap();
         assert_eq!(o.prefetch, Some(Prefetch::KeyBlock(64)));
-        assert_eq!(q, "PROFILE MATCH (n) RETURN n");
-        let (o, q) = split("CYPHER prefetch=box_degrees:0.01 RETURN 1").unwrap();
+        assert_eq!(words(&q), "CYPHER PROFILE MATCH (n) RETURN n");
+        // Positions are kept, and the engine's options stay for the engine.
+        let query = "CYPHER prefetch=box_degrees:0.01 scheduling=dfs RETURN 1";
+        let (o, q) = split(query).unwrap();
         assert_eq!(o.prefetch, Some(Prefetch::BoxBlock(0.01)));
-        assert_eq!(q, "RETURN 1");
+        assert_eq!(q.len(), query.len());
+        assert_eq!(words(&q), "CYPHER scheduling=dfs RETURN 1");
+        let (o, q) = split("CYPHER runtime=slotted RETURN 1").unwrap();
+        assert_eq!(o.prefetch, None);
+        assert_eq!(q, "CYPHER runtime=slotted RETURN 1");
         let (o, _) = split("CYPHER prefetch=ellipse:1.25 RETURN 1").unwrap();
         assert_eq!(o.prefetch, Some(Prefetch::Ellipse(1.25)));
         // Without options the statement is untouched.
@@ -133,7 +118,6 @@ mod tests {
                 "lookahead, key_block, box_degrees",
             ),
             ("CYPHER prefetch=lookahead RETURN 1", "expected none"),
-            ("CYPHER runtime=slotted RETURN 1", "`runtime` is not known"),
             ("CYPHER prefetch=none prefetch=none RETURN 1", "twice"),
             ("CYPHER prefetch=key_block:0 RETURN 1", "block size"),
             (

@@ -140,7 +140,12 @@ impl<'a> RelFloats<'a> {
         match self.written {
             None => base = rels.iter().filter(|&&r| r < split).count() as u64,
             Some(written) => {
-                for &r in rels {
+                for (i, &r) in rels.iter().enumerate() {
+                    // Created ids of one list are mostly consecutive, in
+                    // neighbour order: request the slots a few entries on.
+                    if let Some(&ahead) = rels.get(i + 8) {
+                        written.prefetch(ahead);
+                    }
                     let created = r >= split;
                     // A base entry reads the slot at `split` instead (its
                     // own might be a base value written since), and the

@@ -542,6 +542,15 @@ impl<'a> PlainHop<'a> {
         let Some((_, values)) = &self.filter else {
             return;
         };
+        if !self.lists.all_base() {
+            // A changed list's ids are read first (the written values
+            // they point at are requested by `count_created` as it goes).
+            if let Some((_, rels)) = self.lists.changed_list(source) {
+                for r in rels.iter().step_by(8).take(2) {
+                    rhizome_common::prefetch(r);
+                }
+            }
+        }
         let csr = self.lists.csr();
         if csr.is_incoming() {
             return;

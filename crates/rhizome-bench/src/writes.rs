@@ -184,6 +184,10 @@ pub struct ReadRow {
     pub delta: Duration,
     /// Median after the checkpoint.
     pub checkpointed: Duration,
+    /// Median CPU time of the process (all workers) per run over base + delta.
+    pub delta_cpu: Duration,
+    /// Median CPU time of the process per run after the checkpoint.
+    pub checkpointed_cpu: Duration,
     /// The count both returned.
     pub answer: i64,
 }
@@ -193,6 +197,39 @@ impl ReadRow {
     pub fn ratio(&self) -> f64 {
         self.delta.as_secs_f64() / self.checkpointed.as_secs_f64().max(1e-9)
     }
+
+    /// CPU time on the delta over CPU time after the checkpoint: steadier
+    /// than wall time on a loaded machine, where a process often gets a
+    /// fraction of a core.
+    pub fn cpu_ratio(&self) -> f64 {
+        self.delta_cpu.as_secs_f64() / self.checkpointed_cpu.as_secs_f64().max(1e-9)
+    }
+
+    /// The CPU figures as printed after a ratio: `; CPU 3.10 / 2.90 ms 1.07x`.
+    fn cpu_text(&self) -> String {
+        format!(
+            "; CPU {:.2} / {:.2} ms {:.2}x",
+            ms(self.delta_cpu),
+            ms(self.checkpointed_cpu),
+            self.cpu_ratio()
+        )
+    }
+}
+
+/// CPU time (user + system) of this process so far, every thread included.
+fn process_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+/// Wall and CPU time of `run`, with its result.
+fn timed_cpu<T>(run: impl FnOnce() -> Result<T>) -> Result<(Duration, Duration, T)> {
+    let (t, cpu) = (Instant::now(), process_cpu());
+    let value = run()?;
+    Ok((t.elapsed(), process_cpu().saturating_sub(cpu), value))
 }
 
 /// Time spent in statements and in commits of a batched load.
@@ -766,12 +803,13 @@ fn chain_checkpoint(
     )?;
     let _ = writeln!(
         out,
-        "  SQ3 over the delta {:.2} ms, after the full checkpoint {:.2} ms: {:.2}x (target <= 1.50; medians of {} alternating rounds, count {})",
+        "  SQ3 over the delta {:.2} ms, after the full checkpoint {:.2} ms: {:.2}x (target <= 1.50; medians of {} alternating rounds, count {}{})",
         ms(row.delta),
         ms(row.checkpointed),
         row.ratio(),
         options.runs.max(1),
-        row.answer
+        row.answer,
+        row.cpu_text()
     );
     report.chain_reads = Some(row);
     drop(engine);
@@ -793,36 +831,56 @@ fn compare_on_snapshots(
         threads: options.threads,
         ..QueryOptions::default()
     };
-    let timed = |snapshot: &Snapshot| -> Result<(Duration, i64)> {
-        let t = Instant::now();
-        let result = engine.execute_read_only_on(
-            snapshot.clone(),
-            query,
-            params.clone(),
-            &query_options,
-            None,
-            "the benchmark's snapshot",
-        )?;
-        Ok((t.elapsed(), count_of(&result.rows)))
+    let timed = |snapshot: &Snapshot| {
+        timed_cpu(|| {
+            let result = engine.execute_read_only_on(
+                snapshot.clone(),
+                query,
+                params.clone(),
+                &query_options,
+                None,
+                "the benchmark's snapshot",
+            )?;
+            Ok(count_of(&result.rows))
+        })
     };
-    let (_, a) = timed(&delta)?;
-    let (_, b) = timed(&checkpointed)?;
+    let (_, _, a) = timed(&delta)?;
+    let (_, _, b) = timed(&checkpointed)?;
     if a != b {
         return Err(Error::internal(format!(
             "{name}: {a} on base + delta but {b} after the checkpoint"
         )));
     }
-    let (mut on_delta, mut after) = (Vec::new(), Vec::new());
+    let mut rounds = Rounds::default();
     for _ in 0..options.runs.max(1) {
-        on_delta.push(timed(&delta)?.0);
-        after.push(timed(&checkpointed)?.0);
+        rounds.delta.push(timed(&delta)?);
+        rounds.checkpointed.push(timed(&checkpointed)?);
     }
-    Ok(ReadRow {
-        name,
-        delta: median(on_delta),
-        checkpointed: median(after),
-        answer: a,
-    })
+    Ok(rounds.row(name, a))
+}
+
+/// The timed runs of one query on both states: (wall, CPU, count) each.
+#[derive(Default)]
+struct Rounds {
+    delta: Vec<(Duration, Duration, i64)>,
+    checkpointed: Vec<(Duration, Duration, i64)>,
+}
+
+impl Rounds {
+    /// Medians of wall and CPU time on both states.
+    fn row(self, name: &'static str, answer: i64) -> ReadRow {
+        let pick = |runs: &[(Duration, Duration, i64)], cpu: bool| {
+            median(runs.iter().map(|r| if cpu { r.1 } else { r.0 }).collect())
+        };
+        ReadRow {
+            name,
+            delta: pick(&self.delta, false),
+            checkpointed: pick(&self.checkpointed, false),
+            delta_cpu: pick(&self.delta, true),
+            checkpointed_cpu: pick(&self.checkpointed, true),
+            answer,
+        }
+    }
 }
 
 /// Times A1–A4 on both databases, alternating rounds.
@@ -870,10 +928,11 @@ fn compare_reads(
     );
     let mut rows = Vec::new();
     for (name, query, params) in queries {
-        let timed = |engine: &Engine| -> Result<(Duration, i64)> {
-            let t = Instant::now();
-            let result = engine.execute(query, params.clone(), &query_options)?;
-            Ok((t.elapsed(), count_of(&result.rows)))
+        let timed = |engine: &Engine| {
+            timed_cpu(|| {
+                let result = engine.execute(query, params.clone(), &query_options)?;
+                Ok(count_of(&result.rows))
+            })
         };
         if std::env::var_os("RHIZOME_BENCH_PROFILE").is_some() {
             for (label, engine) in [("base + delta", delta), ("checkpointed", checkpointed)] {
@@ -884,33 +943,29 @@ fn compare_reads(
                 }
             }
         }
-        let (_, a) = timed(delta)?;
-        let (_, b) = timed(checkpointed)?;
+        let (_, _, a) = timed(delta)?;
+        let (_, _, b) = timed(checkpointed)?;
         if a != b {
             return Err(Error::internal(format!(
                 "{name}: {a} on base + delta but {b} after the checkpoint"
             )));
         }
-        let (mut on_delta, mut after) = (Vec::new(), Vec::new());
+        let mut rounds = Rounds::default();
         for _ in 0..options.runs.max(1) {
-            on_delta.push(timed(delta)?.0);
-            after.push(timed(checkpointed)?.0);
+            rounds.delta.push(timed(delta)?);
+            rounds.checkpointed.push(timed(checkpointed)?);
         }
-        let row = ReadRow {
-            name,
-            delta: median(on_delta),
-            checkpointed: median(after),
-            answer: a,
-        };
+        let row = rounds.row(name, a);
         let _ = writeln!(
             out,
-            "{:<4} {:>10.2} ms {:>12.2} ms   {:>5.2}x {}   (count {})",
+            "{:<4} {:>10.2} ms {:>12.2} ms   {:>5.2}x {}   (count {}{})",
             row.name,
             row.delta.as_secs_f64() * 1e3,
             row.checkpointed.as_secs_f64() * 1e3,
             row.ratio(),
             if row.ratio() <= 1.5 { "ok" } else { "OVER" },
-            row.answer
+            row.answer,
+            row.cpu_text()
         );
         rows.push(row);
     }

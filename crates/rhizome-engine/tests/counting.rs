@@ -148,6 +148,19 @@ fn fused_counts_over_a_delta_equal_materialized_counts() {
     check_shapes(&engine, "base + delta");
     engine.database().checkpoint().unwrap();
     check_shapes(&engine, "checkpointed");
+    // A second delta over the delta file: more likes of base persons (their
+    // lists keep every base entry), base likes deleted beside new ones (they
+    // do not), base and created weights rewritten and removed.
+    run(
+        "MATCH (p:Person), (i:Item) WHERE p.id % 29 = 5 AND i.id % 6 = 2 \
+         CREATE (p)-[:LIKES {weight: toFloat(p.id % 5) - 1.5}]->(i)",
+    );
+    run("MATCH (p:Person)-[r:LIKES]->(i:Item) WHERE p.id % 29 = 5 AND i.id % 7 = 3 DELETE r");
+    run("MATCH (p:Person)-[r:LIKES]->(i:Item) WHERE p.id % 31 = 8 SET r.weight = -9");
+    run("MATCH (p:Person)-[r:LIKES]->(i:Item) WHERE p.id >= 1000 AND i.id % 3 = 0 REMOVE r.weight");
+    check_shapes(&engine, "a second delta");
+    engine.database().checkpoint_full().unwrap();
+    check_shapes(&engine, "merged");
 }
 
 /// One relationship type walked and counted in every direction combination,

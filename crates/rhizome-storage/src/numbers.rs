@@ -38,7 +38,9 @@ pub(crate) enum Written {
 /// checkpoint, by relationship id.
 #[derive(Debug, Clone)]
 pub(crate) struct NumberPages {
-    pages: Arc<Vec<Option<Arc<Vec<u64>>>>>,
+    /// Page `p` holds the slots of ids `p * PAGE ..`; a page is one shared
+    /// slice, so a read is the page pointer and then the slot.
+    pages: Arc<Vec<Option<Arc<[u64]>>>>,
     /// The lowest id written: reads below it (base relationships, when
     /// only new ones were written) skip the page vector.
     low: RelId,
@@ -68,7 +70,12 @@ impl NumberPages {
         if pages.len() <= p {
             pages.resize(p + 1, None);
         }
-        let page = Arc::make_mut(pages[p].get_or_insert_with(|| Arc::new(vec![UNSET; PAGE])));
+        let page = pages[p].get_or_insert_with(|| Arc::from(vec![UNSET; PAGE]));
+        if Arc::get_mut(page).is_none() {
+            // Shared with an earlier version: copy the page before writing.
+            *page = Arc::from(&page[..]);
+        }
+        let page = Arc::get_mut(page).expect("a page just copied is not shared");
         page[(rel & MASK) as usize] = bits;
     }
 
@@ -85,20 +92,20 @@ impl NumberPages {
             .pages
             .iter()
             .enumerate()
-            .filter_map(|(p, page)| page.as_ref().map(|page| (p, page.as_slice())))
+            .filter_map(|(p, page)| page.as_ref().map(|page| (p, &page[..])))
             .collect();
         (pages, self.low)
     }
 
     /// Pages read back from a delta file (each page exactly [`PAGE_SLOTS`] slots).
     pub(crate) fn from_raw(pages: Vec<(usize, Vec<u64>)>, low: RelId) -> NumberPages {
-        let mut all: Vec<Option<Arc<Vec<u64>>>> = Vec::new();
+        let mut all: Vec<Option<Arc<[u64]>>> = Vec::new();
         for (p, page) in pages {
             debug_assert_eq!(page.len(), PAGE);
             if all.len() <= p {
                 all.resize(p + 1, None);
             }
-            all[p] = Some(Arc::new(page));
+            all[p] = Some(Arc::from(page));
         }
         NumberPages {
             pages: Arc::new(all),
@@ -112,13 +119,50 @@ impl NumberPages {
         if rel < self.low {
             return Written::Unset;
         }
-        let Some(Some(page)) = self.pages.get((rel >> PAGE_BITS) as usize) else {
-            return Written::Unset;
-        };
-        match page[(rel & MASK) as usize] {
+        match self.bits(rel) {
             UNSET => Written::Unset,
             ABSENT => Written::Absent,
             bits => Written::Number(f64::from_bits(bits)),
+        }
+    }
+
+    /// The lowest id written (`RelId::MAX` if none): every id below it is
+    /// [`Written::Unset`].
+    #[inline(always)]
+    pub(crate) fn low(&self) -> RelId {
+        self.low
+    }
+
+    /// The raw slot of `rel`: the number's bits, or [`UNSET`] / [`ABSENT`].
+    #[inline(always)]
+    fn bits(&self, rel: RelId) -> u64 {
+        match self.pages.get((rel >> PAGE_BITS) as usize) {
+            Some(Some(page)) => page.get((rel & MASK) as usize).copied().unwrap_or(UNSET),
+            _ => UNSET,
+        }
+    }
+
+    /// The number written for `rel`, as `Some(bits)`; `None` if nothing or
+    /// no number was written. Branches only on where the page is, not on
+    /// what the slot holds, so a loop over ids of mixed kinds (see
+    /// [`crate::RelFloats::count_created`]) does not mispredict per entry.
+    #[inline(always)]
+    pub(crate) fn number_bits(&self, rel: RelId) -> (bool, u64) {
+        let bits = self.bits(rel);
+        ((bits != UNSET) & (bits != ABSENT), bits)
+    }
+
+    /// Starts loading `rel`'s slot into the cache, if one of its page was
+    /// written.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, rel: RelId) {
+        if rel < self.low {
+            return;
+        }
+        if let Some(Some(page)) = self.pages.get((rel >> PAGE_BITS) as usize) {
+            if let Some(slot) = page.get((rel & MASK) as usize) {
+                rhizome_common::prefetch(slot);
+            }
         }
     }
 

@@ -73,6 +73,10 @@ pub struct RelFloats<'a> {
     first: RelId,
     count: u64,
     written: Option<&'a NumberPages>,
+    /// The lowest relationship id written since the checkpoint
+    /// (`RelId::MAX` if none): a read of a lower id is one comparison away
+    /// from the base column.
+    low: RelId,
 }
 
 impl<'a> RelFloats<'a> {
@@ -80,11 +84,13 @@ impl<'a> RelFloats<'a> {
     /// if absent or not a number.
     #[inline(always)]
     pub fn get(&self, rel: RelId) -> Option<f64> {
-        if let Some(written) = self.written {
-            match written.get(rel) {
-                Written::Number(x) => return Some(x),
-                Written::Absent => return None,
-                Written::Unset => {}
+        if rel >= self.low {
+            if let Some(written) = self.written {
+                match written.get(rel) {
+                    Written::Number(x) => return Some(x),
+                    Written::Absent => return None,
+                    Written::Unset => {}
+                }
             }
         }
         let row = rel.wrapping_sub(self.first);
@@ -97,16 +103,60 @@ impl<'a> RelFloats<'a> {
         self.column_value(row)
     }
 
-    /// Starts loading the base value of `rel` into the cache, for a loop
+    /// Starts loading the value of `rel` into the cache (its slot of the
+    /// values written since the checkpoint, or its base value), for a loop
     /// that will [`RelFloats::get`] it a few iterations later.
     #[inline(always)]
     pub fn prefetch(&self, rel: RelId) {
+        if rel >= self.low {
+            if let Some(written) = self.written {
+                written.prefetch(rel);
+            }
+        }
         if let Some(value) = self
             .dense
             .and_then(|values| values.get(rel.wrapping_sub(self.first) as usize))
         {
             rhizome_common::prefetch(value);
         }
+    }
+
+    /// For the complete list `rels` of a node whose relationships of the
+    /// type changed since the checkpoint: how many of its entries are base
+    /// relationships, and how many of the others (created since the
+    /// checkpoint, so their values are all among the written ones) have a
+    /// number passing `test`.
+    ///
+    /// A base relationship of the type in a node's list is one of the
+    /// node's base list, so when the first figure equals the node's base
+    /// degree, the list is its base list plus the created entries, and
+    /// its passing count is the base list's (a column slice) plus the
+    /// second figure. The loop does not branch on an entry's kind, since
+    /// a changed list holds both kinds in neighbour order.
+    #[inline]
+    pub fn count_created(&self, rels: &[RelId], test: impl Fn(f64) -> bool) -> (u64, u64) {
+        let split = self.first.saturating_add(self.count);
+        let (mut base, mut passing) = (0u64, 0u64);
+        match self.written {
+            None => base = rels.iter().filter(|&&r| r < split).count() as u64,
+            Some(written) => {
+                for (i, &r) in rels.iter().enumerate() {
+                    // Created ids of one list are mostly consecutive, in
+                    // neighbour order: request the slots a few entries on.
+                    if let Some(&ahead) = rels.get(i + 8) {
+                        written.prefetch(ahead);
+                    }
+                    let created = r >= split;
+                    // A base entry reads the slot at `split` instead (its
+                    // own might be a base value written since), and the
+                    // result is masked out.
+                    let (number, bits) = written.number_bits(r.max(split));
+                    base += u64::from(!created);
+                    passing += u64::from(created & number & test(f64::from_bits(bits)));
+                }
+            }
+        }
+        (base, passing)
     }
 
     #[inline(never)]
@@ -134,6 +184,20 @@ impl<'a> RelFloats<'a> {
     #[inline]
     pub fn is_dense(&self) -> bool {
         self.dense.is_some()
+    }
+
+    /// True if `other` reads the same values (the same type's column and
+    /// the same written pages), so a relationship passes a filter through
+    /// one exactly when it does through the other.
+    #[inline]
+    pub fn same_values(&self, other: &RelFloats<'_>) -> bool {
+        self.first == other.first
+            && self.count == other.count
+            && self.dense.map(<[f64]>::as_ptr) == other.dense.map(<[f64]>::as_ptr)
+            && self.written.map(|w| w as *const NumberPages)
+                == other.written.map(|w| w as *const NumberPages)
+            && self.column.map(|c| c as *const ColumnView<'_>)
+                == other.column.map(|c| c as *const ColumnView<'_>)
     }
 }
 
@@ -181,6 +245,7 @@ impl Snapshot {
             first: view.map_or(0, |v| v.base),
             count: view.map_or(0, |v| v.count),
             written,
+            low: written.map_or(RelId::MAX, NumberPages::low),
         }
     }
 }

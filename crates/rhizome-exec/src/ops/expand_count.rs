@@ -212,6 +212,41 @@ impl NumericRelFilter {
     }
 }
 
+/// Runs `$body` with `$test` bound to `$filter`'s comparison as a closure
+/// of its own operator, so a loop in `$body` is compiled once per operator
+/// and does not branch on it per value.
+macro_rules! with_test {
+    ($filter:expr, |$test:ident| $body:expr) => {{
+        let value = $filter.value;
+        match $filter.op {
+            BinaryOp::Lt => {
+                let $test = |x: f64| x < value;
+                $body
+            }
+            BinaryOp::Gt => {
+                let $test = |x: f64| x > value;
+                $body
+            }
+            BinaryOp::Le => {
+                let $test = |x: f64| x <= value;
+                $body
+            }
+            BinaryOp::Ge => {
+                let $test = |x: f64| x >= value;
+                $body
+            }
+            BinaryOp::Eq => {
+                let $test = |x: f64| x == value;
+                $body
+            }
+            _ => {
+                let $test = |x: f64| x != value;
+                $body
+            }
+        }
+    }};
+}
+
 /// One walk step of an `ExpandCount`: a hop's (type, direction) pairs,
 /// labels, relationship predicate, and the list-membership helpers.
 struct Step<'a> {
@@ -431,9 +466,29 @@ impl<'a> PlainHop<'a> {
     /// True if relationship `r` passes the filter.
     #[inline(always)]
     fn passes(&self, r: RelId) -> bool {
-        self.filter
-            .as_ref()
-            .is_none_or(|(f, v)| v.get(r).is_some_and(|x| f.test(x)))
+        match &self.filter {
+            None => true,
+            Some((f, v)) => match v.get(r) {
+                Some(x) => f.test(x),
+                None => false,
+            },
+        }
+    }
+
+    /// True if a relationship passes this hop's filter exactly when it
+    /// passes `other`'s (both unfiltered, or the same comparison of the
+    /// same values).
+    fn same_filter(&self, other: &PlainHop<'_>) -> bool {
+        match (&self.filter, &other.filter) {
+            (None, None) => true,
+            (Some((f, v)), Some((g, w))) => {
+                f.key == g.key
+                    && f.op == g.op
+                    && f.value.to_bits() == g.value.to_bits()
+                    && v.same_values(w)
+            }
+            _ => false,
+        }
     }
 
     /// The counted hop from `source`: the passing entries of its list, less
@@ -487,6 +542,15 @@ impl<'a> PlainHop<'a> {
         let Some((_, values)) = &self.filter else {
             return;
         };
+        if !self.lists.all_base() {
+            // A changed list's ids are read first (the written values
+            // they point at are requested by `count_created` as it goes).
+            if let Some((_, rels)) = self.lists.changed_list(source) {
+                for r in rels.iter().step_by(8).take(2) {
+                    rhizome_common::prefetch(r);
+                }
+            }
+        }
         let csr = self.lists.csr();
         if csr.is_incoming() {
             return;
@@ -508,13 +572,34 @@ impl<'a> PlainHop<'a> {
         match self.lists.changed_list(source) {
             Some((_, rels)) => match &self.filter {
                 None => rels.len() as u64,
-                Some((f, v)) => rels
-                    .iter()
-                    .filter(|&&r| v.get(r).is_some_and(|x| f.test(x)))
-                    .count() as u64,
+                Some((f, v)) => self.count_changed(source, rels, f, v),
             },
             None => self.count_base(source),
         }
+    }
+
+    /// The passing entries of `source`'s list `rels` in the delta (its
+    /// relationships changed since the last checkpoint). When the list
+    /// still holds every relationship of the node's base list, those are
+    /// counted from the base column slice, and only the entries created
+    /// since are read from the values written since; otherwise (a base
+    /// relationship was deleted) every entry is looked up.
+    #[inline(never)]
+    fn count_changed(
+        &self,
+        source: NodeId,
+        rels: &[RelId],
+        f: &NumericRelFilter,
+        v: &RelFloats<'_>,
+    ) -> u64 {
+        let (base, created) = with_test!(f, |test| v.count_created(rels, test));
+        if base == self.lists.csr().degree(source) {
+            return self.count_base(source) + created;
+        }
+        with_test!(
+            f,
+            |test| rels.iter().filter(|&&r| v.get(r).is_some_and(test)).count() as u64
+        )
     }
 
     /// The passing entries of `source`'s base list (its relationships did
@@ -714,7 +799,11 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
             );
         }
         let walked_passes = |r| walked.passes(r);
-        let last_passes = |r| last.passes(r);
+        // The counted hop's filter is asked only of walked relationships
+        // that passed the walked hop's: when the two are the same filter
+        // (A4), the answer is known.
+        let same = walked.same_filter(last);
+        let last_passes = |r| same || last.passes(r);
         let prefetch_value = |r| {
             if let Some((_, values)) = &walked.filter {
                 values.prefetch(r);

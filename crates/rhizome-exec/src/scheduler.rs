@@ -1,12 +1,21 @@
 //! The process-wide worker pool and the scope tree it schedules.
 //!
 //! One fixed pool of workers serves every query of the process (no thread
-//! per query). Each running query is a top-level [`QueryScope`] with its own
-//! lock-free task queue, a weight, a cap on how many workers it may use at
-//! once (`--threads`), and a *virtual time*: the CPU time it has consumed
-//! divided by its weight. A free worker takes the next task of the scope with
-//! the smallest virtual time, so a heavy query cannot starve a light one:
-//! every task is a bounded quantum (one input chunk, one split of an
+//! per query). The top of the scheduling tree is process → [`Tenant`] →
+//! query. A tenant (a server's user, or a group of users named in the
+//! server's configuration; embedded use has one default tenant) has a
+//! *share*; each running query is a [`QueryScope`] of one tenant with its
+//! own lock-free task queue, a weight, a cap on how many workers it may use
+//! at once (`--threads`). Tenants and queries each keep a *virtual time*:
+//! the CPU time consumed divided by the share (weight). A free worker walks
+//! the tree: the runnable tenant with the least virtual time, then within
+//! it the runnable query with the least virtual time, and takes that
+//! query's next task. So a tenant that floods the server with queries gets
+//! no more CPU than its share against a tenant with one, and a query's
+//! share does not grow with the tasks it queued. A tenant or query that
+//! becomes runnable again starts at no less than the least virtual time of
+//! the runnable ones at its level (the level's *floor*), so idling banks no
+//! credit. Every task is a bounded quantum (one input chunk, one split of an
 //! expansion, or a scan's run of a [`QUANTUM`] and one morsel) after which
 //! the worker chooses again.
 //!
@@ -147,6 +156,63 @@ impl CancelToken {
 /// chooses again by virtual time: the bound on one quantum of a long scan.
 pub const QUANTUM: Duration = Duration::from_millis(1);
 
+/// A tenant of the pool: the queries of one user or group, which together
+/// get CPU in proportion to the tenant's share against other tenants with
+/// runnable work, however many queries each runs. Create one per user or
+/// group ([`Tenant::new`]) and pass it to every query of theirs
+/// ([`ScopeOptions::tenant`]); queries without one belong to the pool's
+/// default tenant.
+#[derive(Debug)]
+pub struct Tenant {
+    name: String,
+    share: u64,
+    /// CPU time consumed (ns) divided by the share.
+    vtime: AtomicU64,
+    /// The least virtual time of the tenant's runnable queries when a worker
+    /// last picked among them (never decreases): a query of the tenant
+    /// starts, or becomes runnable again, at no less than this.
+    query_floor: AtomicU64,
+    busy_nanos: AtomicU64,
+}
+
+impl Tenant {
+    /// A tenant named `name` (shown by `SHOW TRANSACTIONS`) with `share`
+    /// (at least 1; relative to other tenants' shares).
+    pub fn new(name: impl Into<String>, share: u64) -> Arc<Tenant> {
+        Arc::new(Tenant {
+            name: name.into(),
+            share: share.max(1),
+            vtime: AtomicU64::new(0),
+            query_floor: AtomicU64::new(0),
+            busy_nanos: AtomicU64::new(0),
+        })
+    }
+
+    /// The tenant's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tenant's share.
+    pub fn share(&self) -> u64 {
+        self.share
+    }
+
+    /// Total worker time spent in the tenant's queries' tasks.
+    pub fn busy_time(&self) -> Duration {
+        Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
+    }
+
+    /// Charges `nanos` of worker time to the tenant.
+    fn charge(&self, nanos: u64) {
+        self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.vtime.fetch_add(nanos / self.share, Ordering::Relaxed);
+    }
+}
+
+/// The name of the tenant of queries that name none ([`ScopeOptions::tenant`]).
+pub const DEFAULT_TENANT: &str = "default";
+
 /// A query's place in the scheduler.
 pub struct QueryScope {
     queue: Injector<Task>,
@@ -155,6 +221,7 @@ pub struct QueryScope {
     max_parallel: usize,
     weight: u64,
     vtime: AtomicU64,
+    tenant: Arc<Tenant>,
     /// Root of the query's cancellation tree.
     pub cancel: Arc<CancelToken>,
     deadline: Option<Instant>,
@@ -307,6 +374,20 @@ impl QueryScope {
     /// Total worker time spent in this query's tasks.
     pub fn busy_time(&self) -> Duration {
         Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
+    }
+
+    /// The tenant the query belongs to.
+    pub fn tenant(&self) -> &Arc<Tenant> {
+        &self.tenant
+    }
+
+    /// True if a worker may take one of the query's tasks now: some are
+    /// queued, it runs on fewer workers than it may, and it is not held.
+    #[inline]
+    fn runnable(&self) -> bool {
+        self.pending.load(Ordering::SeqCst) > 0
+            && self.running.load(Ordering::Relaxed) < self.max_parallel
+            && !self.still_held()
     }
 
     /// Runs `task` on the calling thread (the thread that waits for the
@@ -485,6 +566,7 @@ impl QueryScope {
             nanos.saturating_mul(100) / self.weight.max(1),
             Ordering::Relaxed,
         );
+        self.tenant.charge(nanos);
         self.running.fetch_sub(1, Ordering::AcqRel);
     }
 
@@ -512,8 +594,11 @@ impl QueryScope {
 pub struct ScopeOptions {
     /// Most workers at once (at least 1).
     pub max_parallel: usize,
-    /// Share relative to other queries (default 100).
+    /// Share relative to the other queries of its tenant (default 100).
     pub weight: u64,
+    /// The tenant the query belongs to (default: the pool's default tenant,
+    /// [`DEFAULT_TENANT`]).
+    pub tenant: Option<Arc<Tenant>>,
     /// When the query must be stopped.
     pub deadline: Option<Instant>,
     /// An outside token (API cancel, Ctrl-C) whose cancellation stops the query.
@@ -531,6 +616,7 @@ impl Default for ScopeOptions {
         ScopeOptions {
             max_parallel: usize::MAX,
             weight: 100,
+            tenant: None,
             deadline: None,
             parent: None,
             caller_helps: true,
@@ -548,6 +634,12 @@ pub struct WorkerContext {
 
 struct PoolInner {
     scopes: ArcSwap<Vec<Arc<QueryScope>>>,
+    /// The tenant of queries that name none.
+    default_tenant: Arc<Tenant>,
+    /// The least virtual time of the runnable tenants when a worker last
+    /// picked among them (never decreases): a tenant becoming runnable again
+    /// starts at no less than this.
+    tenant_floor: AtomicU64,
     /// Work of no query yet ([`WorkerPool::submit`]); see `pick`.
     jobs: Injector<Task>,
     jobs_pending: AtomicUsize,
@@ -617,19 +709,74 @@ impl PoolInner {
         None
     }
 
-    /// A task of the runnable scope with the least virtual time, if any.
+    /// A task found by walking the tree: the runnable tenant with the least
+    /// virtual time, then its runnable query with the least virtual time.
+    /// Allocates nothing: each level is a scan of the scope snapshot for
+    /// the least key (virtual time clamped up to the level's floor, then
+    /// position) above the keys already tried, and a second try happens
+    /// only when another worker took the last task or slot first.
     fn pick_task(&self) -> Option<Work> {
         let scopes = self.scopes.load();
-        let mut candidates: Vec<&Arc<QueryScope>> = scopes
-            .iter()
-            .filter(|s| s.pending.load(Ordering::SeqCst) > 0 && !s.still_held())
-            .collect();
-        candidates.sort_by_key(|s| s.vtime.load(Ordering::Relaxed));
-        for scope in candidates {
+        let floor = self.tenant_floor.load(Ordering::Relaxed);
+        let mut tried: Option<(u64, usize)> = None;
+        for round in 0..scopes.len() {
+            let mut best: Option<((u64, usize), &Arc<Tenant>)> = None;
+            for scope in scopes.iter() {
+                let tenant = &scope.tenant;
+                let key = (
+                    tenant.vtime.load(Ordering::Relaxed).max(floor),
+                    Arc::as_ptr(tenant) as usize,
+                );
+                if tried.is_some_and(|t| key <= t) || best.is_some_and(|(b, _)| key >= b) {
+                    continue;
+                }
+                if scope.runnable() {
+                    best = Some((key, tenant));
+                }
+            }
+            let (key, tenant) = best?;
+            if round == 0 {
+                self.tenant_floor.fetch_max(key.0, Ordering::Relaxed);
+            }
+            tried = Some(key);
+            if let Some(work) = Self::pick_in_tenant(&scopes, tenant) {
+                // A tenant below the floor (runnable again after a pause)
+                // starts from it.
+                tenant.vtime.fetch_max(key.0, Ordering::Relaxed);
+                return Some(work);
+            }
+        }
+        None
+    }
+
+    /// A task of `tenant`'s runnable query with the least virtual time.
+    fn pick_in_tenant(scopes: &[Arc<QueryScope>], tenant: &Arc<Tenant>) -> Option<Work> {
+        let floor = tenant.query_floor.load(Ordering::Relaxed);
+        let mut tried: Option<(u64, usize)> = None;
+        for round in 0..scopes.len() {
+            let mut best: Option<((u64, usize), &Arc<QueryScope>)> = None;
+            for (at, scope) in scopes.iter().enumerate() {
+                if !Arc::ptr_eq(&scope.tenant, tenant) {
+                    continue;
+                }
+                let key = (scope.vtime.load(Ordering::Relaxed).max(floor), at);
+                if tried.is_some_and(|t| key <= t) || best.is_some_and(|(b, _)| key >= b) {
+                    continue;
+                }
+                if scope.runnable() {
+                    best = Some((key, scope));
+                }
+            }
+            let (key, scope) = best?;
+            if round == 0 {
+                tenant.query_floor.fetch_max(key.0, Ordering::Relaxed);
+            }
+            tried = Some(key);
             if !scope.try_reserve() {
                 continue;
             }
             if let Some(task) = scope.take() {
+                scope.vtime.fetch_max(key.0, Ordering::Relaxed);
                 return Some(Work::Task(scope.clone(), task));
             }
             scope.running.fetch_sub(1, Ordering::AcqRel);
@@ -833,6 +980,8 @@ impl WorkerPool {
         let threads = threads.max(1);
         let inner = Arc::new(PoolInner {
             scopes: ArcSwap::from_pointee(Vec::new()),
+            default_tenant: Tenant::new(DEFAULT_TENANT, 1),
+            tenant_floor: AtomicU64::new(0),
             jobs: Injector::new(),
             jobs_pending: AtomicUsize::new(0),
             threads,
@@ -915,22 +1064,25 @@ impl WorkerPool {
         self.inner.scopes.load().len()
     }
 
-    /// Registers a new query; its virtual time starts at the smallest of the
-    /// running queries' so it neither starves them nor is starved.
+    /// The tenant of queries that name none ([`DEFAULT_TENANT`], share 1).
+    pub fn default_tenant(&self) -> &Arc<Tenant> {
+        &self.inner.default_tenant
+    }
+
+    /// Registers a new query; its virtual time starts at its tenant's floor
+    /// (the least of the tenant's runnable queries' when a worker last
+    /// picked) so it neither starves them nor is starved.
     /// A calling thread that helps its query counts as awake until it
     /// closes the scope.
     pub fn open_scope(&self, options: ScopeOptions) -> Arc<QueryScope> {
         if options.caller_helps {
             self.inner.active.fetch_add(1, Ordering::SeqCst);
         }
-        let start_vtime = self
-            .inner
-            .scopes
-            .load()
-            .iter()
-            .map(|s| s.vtime.load(Ordering::Relaxed))
-            .min()
-            .unwrap_or(0);
+        let tenant = options
+            .tenant
+            .clone()
+            .unwrap_or_else(|| self.inner.default_tenant.clone());
+        let start_vtime = tenant.query_floor.load(Ordering::Relaxed);
         let scope = Arc::new(QueryScope {
             queue: Injector::new(),
             pending: AtomicUsize::new(0),
@@ -938,6 +1090,7 @@ impl WorkerPool {
             max_parallel: options.max_parallel.clamp(1, self.inner.threads),
             weight: options.weight.max(1),
             vtime: AtomicU64::new(start_vtime),
+            tenant,
             cancel: match &options.parent {
                 Some(parent) => parent.child(),
                 None => CancelToken::root(),
@@ -1249,6 +1402,187 @@ mod tests {
         stop.store(true, Ordering::SeqCst);
         assert!(ran.is_ok(), "the task waited behind jobs for 5 s");
         pool.close_scope(&scope);
+    }
+
+    /// A task that spins for 200 us and queues itself again, until `stop`.
+    fn busy_task(scope: Arc<QueryScope>, stop: Arc<AtomicBool>) -> Task {
+        Box::new(move |_| {
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let until = Instant::now() + Duration::from_micros(200);
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            let next = busy_task(scope.clone(), stop);
+            scope.spawn(next);
+        })
+    }
+
+    /// A query of `tenant` keeping `tasks` busy tasks queued or running
+    /// until its stop flag is set ([`stop_queries`]).
+    fn busy_query(
+        pool: &WorkerPool,
+        tenant: &Arc<Tenant>,
+        tasks: usize,
+    ) -> (Arc<QueryScope>, Arc<AtomicBool>) {
+        let scope = pool.open_scope(ScopeOptions {
+            tenant: Some(tenant.clone()),
+            ..waiting_caller()
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        for _ in 0..tasks {
+            scope.spawn(busy_task(scope.clone(), stop.clone()));
+        }
+        (scope, stop)
+    }
+
+    /// Stops the queries, waits for their tasks to drain and closes them.
+    fn stop_queries(pool: &WorkerPool, queries: &[(Arc<QueryScope>, Arc<AtomicBool>)]) {
+        for (_, stop) in queries {
+            stop.store(true, Ordering::SeqCst);
+        }
+        for (scope, _) in queries {
+            assert!(soon(|| scope.pending.load(Ordering::SeqCst) == 0
+                && scope.running.load(Ordering::SeqCst) == 0));
+            pool.close_scope(scope);
+        }
+    }
+
+    /// Runs a fairness scenario (which returns the share it measured) alone
+    /// among these tests, up to three times, until the share is in `want`;
+    /// panics with every share seen if it never is. The shares are of the
+    /// time the scheduler charged, so a loaded machine mostly cancels out,
+    /// but a worker preempted for tens of milliseconds inside one task can
+    /// still throw a single window off; a scheduler that is unfair misses in
+    /// every try.
+    fn fair(what: &str, want: std::ops::RangeInclusive<f64>, scenario: impl Fn() -> f64) {
+        static ALONE: Mutex<()> = Mutex::new(());
+        let _alone = ALONE.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let share = scenario();
+            if want.contains(&share) {
+                return;
+            }
+            seen.push(format!("{share:.2}"));
+        }
+        panic!("{what} got shares {seen:?}, want {want:?}");
+    }
+
+    /// The share of worker time `of` gets beside `other` over `window`:
+    /// what the scheduler charged each (time inside their tasks), so a
+    /// loaded machine that slows every thread does not change it.
+    fn share_over(
+        window: Duration,
+        of: impl Fn() -> Duration,
+        other: impl Fn() -> Duration,
+    ) -> f64 {
+        let (of0, other0) = (of(), other());
+        std::thread::sleep(window);
+        let got = (of() - of0).as_secs_f64();
+        let rest = (other() - other0).as_secs_f64();
+        assert!(got + rest > 0.0, "nothing ran in {window:?}");
+        got / (got + rest)
+    }
+
+    #[test]
+    fn a_tenant_with_one_query_gets_half_against_one_with_32() {
+        let pool = WorkerPool::new(2);
+        fair("tenant b (1 query against 32)", 0.4..=0.6, || {
+            let (a, b) = (Tenant::new("a", 1), Tenant::new("b", 1));
+            let mut queries: Vec<_> = (0..32).map(|_| busy_query(&pool, &a, 2)).collect();
+            queries.push(busy_query(&pool, &b, 4));
+            std::thread::sleep(Duration::from_millis(30));
+            let share = share_over(
+                Duration::from_millis(300),
+                || b.busy_time(),
+                || a.busy_time(),
+            );
+            stop_queries(&pool, &queries);
+            share
+        });
+    }
+
+    #[test]
+    fn tenants_get_time_in_proportion_to_their_shares() {
+        let pool = WorkerPool::new(2);
+        fair("the tenant of share 2 (against 1)", 0.58..=0.75, || {
+            let (a, b) = (Tenant::new("a", 2), Tenant::new("b", 1));
+            let queries = vec![busy_query(&pool, &a, 4), busy_query(&pool, &b, 4)];
+            std::thread::sleep(Duration::from_millis(30));
+            let share = share_over(
+                Duration::from_millis(300),
+                || a.busy_time(),
+                || b.busy_time(),
+            );
+            stop_queries(&pool, &queries);
+            share
+        });
+    }
+
+    #[test]
+    fn a_query_s_time_does_not_grow_with_its_queued_tasks() {
+        let pool = WorkerPool::new(2);
+        fair("the query of 2 tasks (against 64)", 0.4..=0.6, || {
+            let tenant = Tenant::new("t", 1);
+            let many = busy_query(&pool, &tenant, 64);
+            let few = busy_query(&pool, &tenant, 2);
+            std::thread::sleep(Duration::from_millis(30));
+            let share = share_over(
+                Duration::from_millis(300),
+                || few.0.busy_time(),
+                || many.0.busy_time(),
+            );
+            stop_queries(&pool, &[many, few]);
+            share
+        });
+    }
+
+    #[test]
+    fn a_tenant_back_from_idle_does_not_monopolise() {
+        let pool = WorkerPool::new(2);
+        fair("tenant b back from idle", 0.35..=0.65, || {
+            let (a, b) = (Tenant::new("a", 1), Tenant::new("b", 1));
+            let busy_a = busy_query(&pool, &a, 4);
+            let first_b = busy_query(&pool, &b, 4);
+            std::thread::sleep(Duration::from_millis(50));
+            stop_queries(&pool, &[first_b]);
+            // `a` alone for a while: `b`'s virtual time falls far behind.
+            std::thread::sleep(Duration::from_millis(300));
+            let back_b = busy_query(&pool, &b, 4);
+            let share = share_over(
+                Duration::from_millis(150),
+                || b.busy_time(),
+                || a.busy_time(),
+            );
+            stop_queries(&pool, &[busy_a, back_b]);
+            share
+        });
+    }
+
+    #[test]
+    fn a_query_back_from_a_hold_does_not_monopolise() {
+        let pool = WorkerPool::new(2);
+        fair("a query resumed after a hold", 0.35..=0.65, || {
+            let tenant = Tenant::new("t", 1);
+            let steady = busy_query(&pool, &tenant, 4);
+            let paused = busy_query(&pool, &tenant, 4);
+            std::thread::sleep(Duration::from_millis(50));
+            let far = Instant::now() + Duration::from_secs(3600);
+            paused
+                .0
+                .hold(far, Error::new(ErrorKind::QueryAborted, "stalled"));
+            std::thread::sleep(Duration::from_millis(300));
+            paused.0.resume();
+            let share = share_over(
+                Duration::from_millis(150),
+                || paused.0.busy_time(),
+                || steady.0.busy_time(),
+            );
+            stop_queries(&pool, &[steady, paused]);
+            share
+        });
     }
 
     #[test]

@@ -77,6 +77,8 @@ pub struct SessionConfig {
     pub advertised_address: String,
     /// The transactions running on the server (SHOW / TERMINATE TRANSACTIONS).
     pub transactions: Arc<Transactions>,
+    /// The scheduler tenant of each user ([`crate::tenants`]).
+    pub tenants: Arc<crate::tenants::Tenants>,
 }
 
 impl Default for SessionConfig {
@@ -89,6 +91,7 @@ impl Default for SessionConfig {
             memory_pool: None,
             advertised_address: "127.0.0.1:7687".into(),
             transactions: Arc::default(),
+            tenants: Arc::default(),
         }
     }
 }
@@ -1035,6 +1038,7 @@ impl Session {
             connection_id: self.connection_id.clone(),
             client_address: self.client_address.clone(),
             username: self.user.clone(),
+            tenant: self.config.tenants.of(&self.user).name().to_string(),
         }
     }
 
@@ -1061,6 +1065,7 @@ impl Session {
             // This statement's thread only waits: every task runs on the
             // engine's worker pool (docs/server.md, Threads).
             caller_waits: true,
+            tenant: Some(self.config.tenants.of(&self.user)),
             ..QueryOptions::default()
         }
     }

@@ -404,13 +404,21 @@ impl QueryScope {
     }
 
     /// Runs `task` at once on the calling thread if it is one of the pool's
-    /// workers between tasks (a job started by [`WorkerPool::submit`]) and
-    /// the query may use one more worker now; else queues it. A statement
-    /// started by a job thus runs its first task without a hand-over, and
-    /// a query of one task (one morsel) ends inside the job.
+    /// workers between tasks (a job started by [`WorkerPool::submit`]), the
+    /// query may use one more worker now, and no other tenant with less
+    /// virtual time has runnable work (a worker looking for work would pick
+    /// this query's tenant); else queues it. A statement started by a job
+    /// thus runs its first task without a hand-over, and a query of one
+    /// task (one morsel) ends inside the job, while a tenant whose clients
+    /// keep submitting statements gets no more than its share through the
+    /// jobs that start them.
     pub fn run_now(&self, task: Task) {
         match free_worker() {
-            Some(worker) if !self.is_held() && self.try_reserve() => {
+            Some(worker)
+                if !self.is_held()
+                    && self.pool.first_in_line(&self.tenant)
+                    && self.try_reserve() =>
+            {
                 self.run_reserved(task, worker)
             }
             _ => self.spawn(task),
@@ -747,6 +755,24 @@ impl PoolInner {
             }
         }
         None
+    }
+
+    /// True if no other tenant with less virtual time than `tenant` has a
+    /// runnable query: [`PoolInner::pick_task`] would look at `tenant` first.
+    fn first_in_line(&self, tenant: &Arc<Tenant>) -> bool {
+        let floor = self.tenant_floor.load(Ordering::Relaxed);
+        let key = |t: &Arc<Tenant>| {
+            (
+                t.vtime.load(Ordering::Relaxed).max(floor),
+                Arc::as_ptr(t) as usize,
+            )
+        };
+        let mine = key(tenant);
+        !self
+            .scopes
+            .load()
+            .iter()
+            .any(|s| !Arc::ptr_eq(&s.tenant, tenant) && key(&s.tenant) < mine && s.runnable())
     }
 
     /// A task of `tenant`'s runnable query with the least virtual time.
@@ -1374,6 +1400,47 @@ mod tests {
         assert_eq!(seen[at("first")].1, seen[at("job")].1);
         assert_ne!(seen[at("nested")].1, std::thread::current().id());
         pool.close_scope(&scope);
+    }
+
+    /// A job starting a query of a tenant that has used more than another
+    /// tenant with queued work queues the query's first task instead of
+    /// running it: tenant A's clients resubmitting statements must not get
+    /// A more than its share through the jobs.
+    #[test]
+    fn a_job_queues_its_first_task_behind_a_tenant_with_less_time() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let (a, b) = (Tenant::new("a", 1), Tenant::new("b", 1));
+        let scope_a = pool.open_scope(ScopeOptions {
+            tenant: Some(a.clone()),
+            ..waiting_caller()
+        });
+        // A has used 5 ms; B none.
+        let (tx, rx) = mpsc::channel();
+        let sent = tx.clone();
+        scope_a.spawn(Box::new(move |_| {
+            std::thread::sleep(Duration::from_millis(5));
+            sent.send("warm").unwrap();
+        }));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("warm"));
+        let scope_b = pool.open_scope(ScopeOptions {
+            tenant: Some(b.clone()),
+            ..waiting_caller()
+        });
+        let (inner_a, inner_b) = (scope_a.clone(), scope_b.clone());
+        pool.submit(Box::new(move |_| {
+            // B's task is queued while this job runs on the only worker.
+            let to_b = tx.clone();
+            inner_b.spawn(Box::new(move |_| to_b.send("b").unwrap()));
+            let to_a = tx.clone();
+            inner_a.run_now(Box::new(move |_| to_a.send("a").unwrap()));
+            tx.send("job").unwrap();
+        }));
+        let seen: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        assert_eq!(seen, ["job", "b", "a"]);
+        pool.close_scope(&scope_a);
+        pool.close_scope(&scope_b);
     }
 
     /// Clients that submit a new statement as soon as theirs ends keep the

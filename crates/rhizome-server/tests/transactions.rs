@@ -233,7 +233,10 @@ async fn a_running_query_shows_its_tenant_and_cpu_time() {
                 seen.push(cpu);
             }
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "{seen:?} {rows:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{seen:?} {rows:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let id = admin

@@ -648,8 +648,9 @@ struct PoolInner {
     /// picked among them (never decreases): a tenant becoming runnable again
     /// starts at no less than this.
     tenant_floor: AtomicU64,
-    /// Work of no query yet ([`WorkerPool::submit`]); see `pick`.
-    jobs: Injector<Task>,
+    /// Work of no query yet, with the tenant it is for
+    /// ([`WorkerPool::submit_as`]); see `pick`.
+    jobs: Injector<(Arc<Tenant>, Task)>,
     jobs_pending: AtomicUsize,
     threads: usize,
     idle: AtomicUsize,
@@ -700,19 +701,27 @@ impl PoolInner {
         }
     }
 
-    /// A queued job ([`WorkerPool::submit`]), if any.
+    /// The first queued job ([`WorkerPool::submit_as`]) whose tenant is
+    /// first in line ([`PoolInner::first_in_line`]), if any. The jobs of a
+    /// tenant behind another with runnable work are passed by (put back at
+    /// the end, in their order), so a tenant whose clients resubmit
+    /// statements as fast as they end cannot crowd out another's tasks
+    /// with its jobs.
     fn pick_job(&self) -> Option<Work> {
-        if self.jobs_pending.load(Ordering::SeqCst) > 0 {
-            loop {
-                match self.jobs.steal() {
-                    Steal::Success(job) => {
-                        self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
-                        return Some(Work::Job(job));
-                    }
-                    Steal::Retry => continue,
-                    Steal::Empty => break,
-                }
+        let mut looked = 0;
+        let queued = self.jobs_pending.load(Ordering::SeqCst);
+        while looked < queued {
+            let (tenant, job) = match self.jobs.steal() {
+                Steal::Success(job) => job,
+                Steal::Retry => continue,
+                Steal::Empty => break,
+            };
+            looked += 1;
+            if self.first_in_line(&tenant) {
+                self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
+                return Some(Work::Job(job));
             }
+            self.jobs.push((tenant, job));
         }
         None
     }
@@ -1047,14 +1056,23 @@ impl WorkerPool {
         })
     }
 
-    /// Runs `job` on one of the pool's workers, before any queued query
-    /// task: work that belongs to no query yet, such as a server's
-    /// statement, which plans its query and starts it there
+    /// Runs `job` on one of the pool's workers (jobs and query tasks
+    /// alternate when both wait): work that belongs to no query yet, such
+    /// as a server's statement, which plans its query and starts it there
     /// ([`QueryScope::run_now`]) so that the thread that asked never waits.
     /// A job must not block: what it waits for, it hands on as a task or
-    /// a continuation.
+    /// a continuation. The job is for the pool's default tenant
+    /// ([`WorkerPool::submit_as`]).
     pub fn submit(&self, job: Task) {
-        self.inner.jobs.push(job);
+        self.submit_as(None, job);
+    }
+
+    /// [`WorkerPool::submit`] for `tenant` (default: the pool's default
+    /// tenant): the job waits while another tenant with less virtual time
+    /// has runnable work, as that tenant's queries' tasks would.
+    pub fn submit_as(&self, tenant: Option<Arc<Tenant>>, job: Task) {
+        let tenant = tenant.unwrap_or_else(|| self.inner.default_tenant.clone());
+        self.inner.jobs.push((tenant, job));
         self.inner.jobs_pending.fetch_add(1, Ordering::SeqCst);
         self.inner.wake_one();
     }
@@ -1439,6 +1457,52 @@ mod tests {
             .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
             .collect();
         assert_eq!(seen, ["job", "b", "a"]);
+        pool.close_scope(&scope_a);
+        pool.close_scope(&scope_b);
+    }
+
+    /// A job of a tenant that has used more than another tenant with work
+    /// queued waits behind that work; a job of a tenant first in line runs.
+    #[test]
+    fn a_job_waits_behind_a_tenant_with_less_time() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let (a, b) = (Tenant::new("a", 1), Tenant::new("b", 1));
+        let scope_a = pool.open_scope(ScopeOptions {
+            tenant: Some(a.clone()),
+            ..waiting_caller()
+        });
+        let scope_b = pool.open_scope(ScopeOptions {
+            tenant: Some(b.clone()),
+            ..waiting_caller()
+        });
+        let (tx, rx) = mpsc::channel();
+        let sent = tx.clone();
+        scope_a.spawn(Box::new(move |_| {
+            std::thread::sleep(Duration::from_millis(60));
+            sent.send("warm").unwrap();
+        }));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("warm"));
+        // A has used 60 ms. The only worker is busy with B's first task
+        // (B's ~20 ms) while A's job and B's second task are queued.
+        let (release, released) = mpsc::channel::<()>();
+        let sent = tx.clone();
+        scope_b.spawn(Box::new(move |_| {
+            released.recv().unwrap();
+            sent.send("b1").unwrap();
+        }));
+        std::thread::sleep(Duration::from_millis(20));
+        let sent = tx.clone();
+        pool.submit_as(
+            Some(a.clone()),
+            Box::new(move |_| sent.send("job a").unwrap()),
+        );
+        let sent = tx.clone();
+        scope_b.spawn(Box::new(move |_| sent.send("b2").unwrap()));
+        release.send(()).unwrap();
+        let seen: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        assert_eq!(seen, ["b1", "b2", "job a"]);
         pool.close_scope(&scope_a);
         pool.close_scope(&scope_b);
     }

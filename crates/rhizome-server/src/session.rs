@@ -28,7 +28,7 @@ use rhizome_common::Value;
 use rhizome_engine::{
     PlanDescription, QueryOptions, QueryResult, StatementInfo, Transaction, WriteCounters,
 };
-use rhizome_exec::scheduler::{CancelToken, WorkerPool};
+use rhizome_exec::scheduler::{CancelToken, Task, WorkerPool};
 use rhizome_storage::Snapshot;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -1198,11 +1198,13 @@ impl Session {
                 }
             };
             let (answer, answered) = tokio::sync::oneshot::channel();
-            WorkerPool::global().submit(Box::new(move |_| {
+            let tenant = options.tenant.clone();
+            let job: Task = Box::new(move |_| {
                 let r = writer.execute(&query, params, &options);
                 let snapshot = writer.snapshot();
                 let _ = answer.send((r.map(|r| (r, snapshot)), writer));
-            }));
+            });
+            WorkerPool::global().submit_as(tenant, job);
             let (outcome, writer) = answered.await.map_err(|_| {
                 Failure::new(
                     codes::UNKNOWN,
@@ -1328,7 +1330,8 @@ impl Session {
         // Closes the buffer (stopping the query) if this future is dropped
         // before the result is the session's (a request gone mid-RUN).
         let mut abandoned = CloseOnDrop(Some(buffer.clone()));
-        WorkerPool::global().submit(Box::new(move |_| {
+        let tenant = options.tenant.clone();
+        let job: Task = Box::new(move |_| {
             let finisher = receiver.clone();
             let mut answer = Some(answer);
             // RUN is answered before the query's first task runs here.
@@ -1351,7 +1354,8 @@ impl Session {
             if let Some(answer) = answer {
                 let _ = answer.send(outcome);
             }
-        }));
+        });
+        WorkerPool::global().submit_as(tenant, job);
         let outcome = answered
             .await
             .map_err(|_| {

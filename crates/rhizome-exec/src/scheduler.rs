@@ -405,17 +405,20 @@ impl QueryScope {
 
     /// Runs `task` at once on the calling thread if it is one of the pool's
     /// workers between tasks (a job started by [`WorkerPool::submit`]), the
-    /// query may use one more worker now, and no other tenant with less
-    /// virtual time has runnable work (a worker looking for work would pick
-    /// this query's tenant); else queues it. A statement started by a job
-    /// thus runs its first task without a hand-over, and a query of one
-    /// task (one morsel) ends inside the job, while a tenant whose clients
-    /// keep submitting statements gets no more than its share through the
-    /// jobs that start them.
+    /// query may use one more worker now, no other job waits, and no other
+    /// tenant with less virtual time has runnable work (a worker looking
+    /// for work would pick this query's tenant); else queues it. A
+    /// statement started by a job thus runs its first task without a
+    /// hand-over, and a query of one task (one morsel) ends inside the
+    /// job, while jobs stay short when others wait (a statement's job
+    /// waits behind other statements' planning, not their first tasks,
+    /// which may be long) and a tenant whose clients keep submitting
+    /// statements gets no more than its share through the jobs.
     pub fn run_now(&self, task: Task) {
         match free_worker() {
             Some(worker)
                 if !self.is_held()
+                    && self.pool.jobs_pending.load(Ordering::SeqCst) == 0
                     && self.pool.first_in_line(&self.tenant)
                     && self.try_reserve() =>
             {
@@ -1417,6 +1420,29 @@ mod tests {
         assert!(at("first") < at("job"), "{seen:?}");
         assert_eq!(seen[at("first")].1, seen[at("job")].1);
         assert_ne!(seen[at("nested")].1, std::thread::current().id());
+        pool.close_scope(&scope);
+    }
+
+    /// A job runs its query's first task itself only while no other job
+    /// waits: the waiting statement must not wait for that task too.
+    #[test]
+    fn a_job_queues_its_first_task_while_another_job_waits() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let scope = pool.open_scope(waiting_caller());
+        let (tx, rx) = mpsc::channel();
+        let (inner, pool2) = (scope.clone(), pool.clone());
+        pool.submit(Box::new(move |_| {
+            let sent = tx.clone();
+            pool2.submit(Box::new(move |_| sent.send("second job").unwrap()));
+            let sent = tx.clone();
+            inner.run_now(Box::new(move |_| sent.send("task").unwrap()));
+            tx.send("first job").unwrap();
+        }));
+        let seen: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        // Tasks come first after a job, so the queued task runs next.
+        assert_eq!(seen, ["first job", "task", "second job"]);
         pool.close_scope(&scope);
     }
 

@@ -202,13 +202,15 @@ impl Tenant {
     pub fn busy_time(&self) -> Duration {
         Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
     }
-
-    /// Charges `nanos` of worker time to the tenant.
-    fn charge(&self, nanos: u64) {
-        self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
-        self.vtime.fetch_add(nanos / self.share, Ordering::Relaxed);
-    }
 }
+
+/// Worker time (ns) charged to a query and its tenant when a worker picks
+/// one of its tasks, ahead of the task's own time (charged when it ends,
+/// less this advance). Without it a query or tenant whose long tasks run
+/// keeps the floor's virtual time until they end and ties with one that
+/// has nothing running, which lost the tie half the time (by position):
+/// a foreground query waited behind background queries' long tasks.
+const PICK_ADVANCE: u64 = 1_000;
 
 /// The name of the tenant of queries that name none ([`ScopeOptions::tenant`]).
 pub const DEFAULT_TENANT: &str = "default";
@@ -562,6 +564,12 @@ impl QueryScope {
     /// Runs a task for which a running slot was reserved, as `worker`, and
     /// charges its time to the query.
     fn run_reserved(&self, task: Task, worker: usize) {
+        self.run_charged(task, worker, 0);
+    }
+
+    /// [`QueryScope::run_reserved`] for a task whose pick already charged
+    /// `advance` ns ([`PICK_ADVANCE`]) to the query and its tenant.
+    fn run_charged(&self, task: Task, worker: usize, advance: u64) {
         let executing = self.pool.executing.fetch_add(1, Ordering::SeqCst) + 1;
         self.pool
             .peak_executing
@@ -573,12 +581,21 @@ impl QueryScope {
         let nanos = start.elapsed().as_nanos() as u64;
         self.pool.executing.fetch_sub(1, Ordering::SeqCst);
         self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.tenant.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.charge(nanos.saturating_sub(advance));
+        self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Adds `nanos` of worker time to the query's and its tenant's virtual
+    /// times.
+    fn charge(&self, nanos: u64) {
         self.vtime.fetch_add(
             nanos.saturating_mul(100) / self.weight.max(1),
             Ordering::Relaxed,
         );
-        self.tenant.charge(nanos);
-        self.running.fetch_sub(1, Ordering::AcqRel);
+        self.tenant
+            .vtime
+            .fetch_add(nanos / self.tenant.share, Ordering::Relaxed);
     }
 
     fn try_reserve(&self) -> bool {
@@ -815,6 +832,12 @@ impl PoolInner {
             }
             if let Some(task) = scope.take() {
                 scope.vtime.fetch_max(key.0, Ordering::Relaxed);
+                // A running task's time is charged when it ends; the
+                // advance puts its query and tenant above the floor now, so
+                // that they lose ties to those with nothing running (a
+                // query just started, a tenant back from a pause) while
+                // the task runs.
+                scope.charge(PICK_ADVANCE);
                 return Some(Work::Task(scope.clone(), task));
             }
             scope.running.fetch_sub(1, Ordering::AcqRel);
@@ -980,7 +1003,7 @@ impl Work {
     fn run(self, worker: usize) {
         match self {
             Work::Job(job) => job(&WorkerContext { worker }),
-            Work::Task(scope, task) => scope.run_reserved(task, worker),
+            Work::Task(scope, task) => scope.run_charged(task, worker, PICK_ADVANCE),
         }
     }
 }
@@ -1421,6 +1444,43 @@ mod tests {
         assert_eq!(seen[at("first")].1, seen[at("job")].1);
         assert_ne!(seen[at("nested")].1, std::thread::current().id());
         pool.close_scope(&scope);
+    }
+
+    /// A query whose long task runs is charged a little at once, so a
+    /// query just started (at the same virtual time) goes first on the
+    /// other worker instead of losing the tie by position.
+    #[test]
+    fn a_new_query_goes_before_one_whose_task_runs() {
+        let pool = WorkerPool::with_spin(2, Duration::ZERO);
+        let x = pool.open_scope(waiting_caller());
+        let (tx, rx) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let sent = tx.clone();
+        x.spawn(Box::new(move |_| {
+            sent.send("x long").unwrap();
+            released.recv().unwrap();
+        }));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("x long"));
+        // The other worker runs a job while X's and Y's tasks are queued.
+        let (queued, has_queued) = mpsc::channel::<()>();
+        let (in_job, job_started) = mpsc::channel::<()>();
+        pool.submit(Box::new(move |_| {
+            in_job.send(()).unwrap();
+            has_queued.recv().unwrap();
+        }));
+        job_started.recv_timeout(Duration::from_secs(5)).unwrap();
+        let y = pool.open_scope(waiting_caller());
+        let sent = tx.clone();
+        x.spawn(Box::new(move |_| sent.send("x").unwrap()));
+        let sent = tx.clone();
+        y.spawn(Box::new(move |_| sent.send("y").unwrap()));
+        queued.send(()).unwrap();
+        let first = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        release.send(()).unwrap();
+        let second = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!([first, second], ["y", "x"]);
+        pool.close_scope(&x);
+        pool.close_scope(&y);
     }
 
     /// A job runs its query's first task itself only while no other job

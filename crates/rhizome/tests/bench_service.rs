@@ -76,7 +76,7 @@ fn bench_service_prints_every_measurement() {
         "  idle     p50 ",
         "p95 limit 1.25x idle p95 + 2 ms = ",
         "p95 limit 1.5x idle p95 + 2 ms = ",
-        "[3] isolation across tenants: users bench_tenant_a (tenant A) and bench_tenant_b (tenant B), share 1 each; CQ4 $n=10000 by B's one client",
+        "[3] isolation across tenants: users bench_tenant_a (tenant A) and bench_tenant_b (tenant B), share 1 each; CQ3 $n=10000 by B's one client",
         "  B alone ",
         "  B under flood ",
         "of its solo throughput (target >= 40%): ",

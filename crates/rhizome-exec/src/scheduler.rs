@@ -721,28 +721,60 @@ impl PoolInner {
         }
     }
 
-    /// The first queued job ([`WorkerPool::submit_as`]) whose tenant is
-    /// first in line ([`PoolInner::first_in_line`]), if any. The jobs of a
-    /// tenant behind another with runnable work are passed by (put back at
-    /// the end, in their order), so a tenant whose clients resubmit
-    /// statements as fast as they end cannot crowd out another's tasks
-    /// with its jobs.
+    /// The queued job ([`WorkerPool::submit_as`]) of the tenant with the
+    /// least virtual time (the first of that tenant's, in order), if that
+    /// tenant is first in line ([`PoolInner::first_in_line`]) against the
+    /// tenants with runnable tasks. A statement's job of a tenant behind
+    /// (whose clients flood the server) thus waits, and one of a tenant
+    /// ahead goes first even when it has no query running yet. The other
+    /// jobs are put back at the end, in their order.
     fn pick_job(&self) -> Option<Work> {
-        let mut looked = 0;
         let queued = self.jobs_pending.load(Ordering::SeqCst);
+        let floor = self.tenant_floor.load(Ordering::Relaxed);
+        let key = |t: &Arc<Tenant>| {
+            (
+                t.vtime.load(Ordering::Relaxed).max(floor),
+                Arc::as_ptr(t) as usize,
+            )
+        };
+        // One turn of the queue finds the least key, a second takes the
+        // first job of that tenant; both put every other job back, so the
+        // queue keeps its order.
+        let mut best: Option<(u64, usize)> = None;
+        let mut looked = 0;
         while looked < queued {
-            let (tenant, job) = match self.jobs.steal() {
+            let job = match self.jobs.steal() {
                 Steal::Success(job) => job,
                 Steal::Retry => continue,
                 Steal::Empty => break,
             };
             looked += 1;
-            if self.first_in_line(&tenant) {
-                self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
-                return Some(Work::Job(job));
+            let job_key = key(&job.0);
+            if best.is_none_or(|b| job_key < b) {
+                best = Some(job_key);
             }
-            self.jobs.push((tenant, job));
+            self.jobs.push(job);
         }
+        let (_, wanted) = best?;
+        let mut taken = None;
+        for _ in 0..looked {
+            let job = match self.jobs.steal() {
+                Steal::Success(job) => job,
+                Steal::Retry => continue,
+                Steal::Empty => break,
+            };
+            if taken.is_none() && Arc::as_ptr(&job.0) as usize == wanted {
+                taken = Some(job);
+            } else {
+                self.jobs.push(job);
+            }
+        }
+        let (tenant, job) = taken?;
+        if self.first_in_line(&tenant) {
+            self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
+            return Some(Work::Job(job));
+        }
+        self.jobs.push((tenant, job));
         None
     }
 
@@ -1481,6 +1513,40 @@ mod tests {
         assert_eq!([first, second], ["y", "x"]);
         pool.close_scope(&x);
         pool.close_scope(&y);
+    }
+
+    /// Queued jobs go by their tenant's virtual time, not their order: a
+    /// tenant behind in CPU whose statement comes after a flood of another
+    /// tenant's goes first.
+    #[test]
+    fn jobs_go_by_their_tenant_s_virtual_time() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let (a, b) = (Tenant::new("a", 1), Tenant::new("b", 1));
+        let scope_a = pool.open_scope(ScopeOptions {
+            tenant: Some(a.clone()),
+            ..waiting_caller()
+        });
+        let (tx, rx) = mpsc::channel();
+        let sent = tx.clone();
+        let (release, released) = mpsc::channel::<()>();
+        scope_a.spawn(Box::new(move |_| {
+            std::thread::sleep(Duration::from_millis(5));
+            sent.send("a busy").unwrap();
+            released.recv().unwrap();
+        }));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("a busy"));
+        for name in ["a1", "a2"] {
+            let sent = tx.clone();
+            pool.submit_as(Some(a.clone()), Box::new(move |_| sent.send(name).unwrap()));
+        }
+        let sent = tx.clone();
+        pool.submit_as(Some(b.clone()), Box::new(move |_| sent.send("b").unwrap()));
+        release.send(()).unwrap();
+        let seen: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        assert_eq!(seen, ["b", "a1", "a2"]);
+        pool.close_scope(&scope_a);
     }
 
     /// A job runs its query's first task itself only while no other job

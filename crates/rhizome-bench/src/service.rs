@@ -7,7 +7,8 @@
 //! It imports the LDBC data set (cached like `rhizome bench ldbc`), picks
 //! the parameters ([`crate::banyan::banyan_persons`], [`ldbc_parameters`]),
 //! closes the database and starts `rhizome serve` on it as a child process
-//! on a free loopback port. Then it prints, every figure beside its
+//! on a free loopback port, with users and passwords (the administrator
+//! `neo4j` and, for measurement 3, two tenants' users). Then it prints, every figure beside its
 //! reference or limit from the same run:
 //! 1. the latency of CQ1–CQ6 per `$n` over the parameter persons with
 //!    scopes off (`CYPHER scheduling=off`), then scopes on under each
@@ -15,7 +16,9 @@
 //! 2. isolation across queries: a foreground query's latency distribution
 //!    idle and while W = 1, 2, 4 background clients run a heavy query,
 //!    against 1.25 × idle p95 + 2 ms (W = 1) and 1.5 × idle p95 + 2 ms;
-//! 3. isolation across tenants: not available yet (no tenants);
+//! 3. isolation across tenants: two users (tenants of share 1), one
+//!    flooding the server, the other's throughput alone and under the
+//!    flood against 40% ([`tenants`]);
 //! 4. one query with a fixed parameter at W = 1 … 32 concurrent clients:
 //!    throughput and latency per W, the drop from the peak against 10%.
 //!
@@ -37,6 +40,20 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod tenants;
+
+/// The password of the benchmark's users (the administrator `neo4j`, set
+/// when the cached database has no users yet, and the tenants' users).
+const ADMIN_PASSWORD: &str = "rhizome-bench";
+
+/// How the benchmark's own clients log in: as the administrator.
+fn admin() -> Auth {
+    Auth::Basic {
+        user: "neo4j".into(),
+        password: ADMIN_PASSWORD.into(),
+    }
+}
 
 /// Settings of the service benchmark.
 #[derive(Debug, Clone)]
@@ -161,8 +178,9 @@ impl Drop for Served {
     }
 }
 
-/// Starts `binary serve db` on a free loopback port without authentication
-/// and waits until it accepts connections.
+/// Starts `binary serve db` on a free loopback port with users and
+/// passwords (the administrator's password is [`ADMIN_PASSWORD`]) and waits
+/// until it accepts connections.
 fn serve(binary: &Path, db: &Path, threads: Option<usize>, work: &Path) -> Result<Served> {
     let address_file = work.join(format!("service-bench-{}.address", std::process::id()));
     let log_file = work.join(format!("service-bench-{}.log", std::process::id()));
@@ -172,7 +190,8 @@ fn serve(binary: &Path, db: &Path, threads: Option<usize>, work: &Path) -> Resul
     command
         .arg("serve")
         .arg(db)
-        .args(["--bolt", "127.0.0.1:0", "--auth", "none", "--address-file"])
+        .args(["--bolt", "127.0.0.1:0", "--auth", "basic"])
+        .args(["--initial-password", ADMIN_PASSWORD, "--address-file"])
         .arg(&address_file)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -225,7 +244,7 @@ fn client_error(e: ClientError) -> Error {
 }
 
 fn connect(address: &str) -> Result<BoltClient> {
-    BoltClient::connect(address, &Auth::None).map_err(client_error)
+    BoltClient::connect(address, &admin()).map_err(client_error)
 }
 
 /// A client whose statements are interrupted after a timeout.
@@ -244,7 +263,7 @@ impl TimedClient {
             poll: Some(Duration::from_millis(5)),
             ..ConnectOptions::default()
         };
-        let mut client = open(&uri, &Auth::None, &options).map_err(client_error)?;
+        let mut client = open(&uri, &admin(), &options).map_err(client_error)?;
         let started = Instant::now();
         let deadline = Arc::new(AtomicU64::new(u64::MAX));
         let check = deadline.clone();
@@ -333,7 +352,9 @@ pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> 
     // Every query name resolves before the server starts.
     let fg = workload(&options.foreground, 10_000, &persons, &ldbc)?;
     let bg = workload(&options.background, 10_000, &persons, &ldbc)?;
-    let mut fixed = workload(&options.throughput_query, 10_000, &persons, &ldbc)?;
+    // Measurement 3's heavy query: the throughput query over every person.
+    let heavy = workload(&options.throughput_query, 10_000, &persons, &ldbc)?;
+    let mut fixed = heavy.clone();
     fixed.sets.truncate(1);
     if fg.sets.is_empty() || bg.sets.is_empty() || fixed.sets.is_empty() {
         return Err(Error::new(
@@ -346,7 +367,7 @@ pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> 
     line(
         out,
         format!(
-            "service bench on {}: `rhizome serve` (pid {}) at bolt://{address}, auth none, {}; load average {}",
+            "service bench on {}: `rhizome serve` (pid {}) at bolt://{address}, auth basic, {}; load average {}",
             options.layout.dir_name(),
             server.child.id(),
             options
@@ -367,12 +388,8 @@ pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> 
     cq_latencies(options, &address, &persons, out)?;
     scopes::scope_speedups(options, &address, &persons, out)?;
     isolation(options, &address, &fg, &bg, out)?;
-    line(
-        out,
-        "[3] isolation across tenants (tenant A floods, tenant B keeps >= 40% of its solo throughput): \
-         not available yet (needs tenants with shares, issue 22)"
-            .into(),
-    )?;
+    let window = Duration::from_secs_f64(options.seconds_per_level * 2.0);
+    tenants::tenants(&address, &heavy, window, out)?;
     concurrency(options, &address, &fixed, out)?;
     line(out, format!("load average at the end: {}", load_average()))?;
     drop(server);
@@ -596,11 +613,15 @@ fn concurrency(
     let mut levels = Vec::new();
     for &clients in &options.concurrency {
         let stop = Arc::new(AtomicBool::new(false));
+        // Every client logs in first, then all start with the window (a
+        // login takes tens of ms: early clients' queries must not count).
+        let start = Arc::new(std::sync::Barrier::new(clients + 1));
         let mut threads = Vec::new();
         for _ in 0..clients {
             let mut client = connect(address)?;
-            let (stop, work) = (stop.clone(), work.clone());
+            let (stop, work, start) = (stop.clone(), work.clone(), start.clone());
             threads.push(std::thread::spawn(move || -> Result<Vec<Duration>> {
+                start.wait();
                 let mut times = Vec::new();
                 while !stop.load(Ordering::Relaxed) {
                     let begun = Instant::now();
@@ -616,6 +637,7 @@ fn concurrency(
                 Ok(times)
             }));
         }
+        start.wait();
         let begun = Instant::now();
         std::thread::sleep(Duration::from_secs_f64(options.seconds_per_level));
         stop.store(true, Ordering::Relaxed);

@@ -309,10 +309,13 @@ impl<'a> TaskCtx<'a> {
     /// the calling task keeps. `part` makes the new task's work for the half
     /// it takes over. Operators call it between pieces of work, so one big
     /// input (a start node's neighbours, a long unwound list) is cut in
-    /// halves for as long as workers are idle. While the query is held (its
-    /// output has no room) it hands all of `next..end` to the new task and
-    /// returns `next`: the calling task stops there and its worker is free,
-    /// the rest waits in the query's queue until the query resumes.
+    /// halves for as long as workers are idle. Once the task has run for a
+    /// [`QUANTUM`] ([`TaskCtx::quantum_spent`]), or while the query is held
+    /// (its output has no room), it hands all of `next..end` to the new task
+    /// and returns `next`: the calling task stops there and its worker
+    /// chooses again by virtual time (a held query's rest waits in its
+    /// queue until it resumes), so one long input never holds a worker for
+    /// more than a quantum while other queries wait.
     pub fn split_off<W>(
         &mut self,
         next: usize,
@@ -323,7 +326,7 @@ impl<'a> TaskCtx<'a> {
     where
         W: FnOnce(&mut TaskCtx<'_>) -> Result<()> + Send + 'static,
     {
-        if next < end && self.is_parallel() && self.q.scope.is_held() {
+        if next < end && self.quantum_spent() {
             self.spawn(part(next..end))?;
             return Ok(next);
         }

@@ -44,6 +44,10 @@ pub struct QueryOptions {
     /// task and helps with its queued ones while it waits, which spares a
     /// small query a worker's wake-up (the command line, Python).
     pub caller_waits: bool,
+    /// The tenant whose share of the pool the query uses (a server's user
+    /// or group, [`crate::scheduler::Tenant`]); default: the pool's default
+    /// tenant.
+    pub tenant: Option<Arc<crate::scheduler::Tenant>>,
 }
 
 /// What the engine adds to a caller's [`QueryOptions`] for one planned
@@ -241,6 +245,7 @@ impl Run {
             deadline: options.timeout.map(|t| start + t),
             parent: options.cancel.clone(),
             caller_helps: !options.caller_waits,
+            tenant: options.tenant.clone(),
             ..ScopeOptions::default()
         });
         if let Some(receiver) = &receiver {

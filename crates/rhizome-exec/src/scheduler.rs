@@ -1,12 +1,21 @@
 //! The process-wide worker pool and the scope tree it schedules.
 //!
 //! One fixed pool of workers serves every query of the process (no thread
-//! per query). Each running query is a top-level [`QueryScope`] with its own
-//! lock-free task queue, a weight, a cap on how many workers it may use at
-//! once (`--threads`), and a *virtual time*: the CPU time it has consumed
-//! divided by its weight. A free worker takes the next task of the scope with
-//! the smallest virtual time, so a heavy query cannot starve a light one:
-//! every task is a bounded quantum (one input chunk, one split of an
+//! per query). The top of the scheduling tree is process → [`Tenant`] →
+//! query. A tenant (a server's user, or a group of users named in the
+//! server's configuration; embedded use has one default tenant) has a
+//! *share*; each running query is a [`QueryScope`] of one tenant with its
+//! own lock-free task queue, a weight, a cap on how many workers it may use
+//! at once (`--threads`). Tenants and queries each keep a *virtual time*:
+//! the CPU time consumed divided by the share (weight). A free worker walks
+//! the tree: the runnable tenant with the least virtual time, then within
+//! it the runnable query with the least virtual time, and takes that
+//! query's next task. So a tenant that floods the server with queries gets
+//! no more CPU than its share against a tenant with one, and a query's
+//! share does not grow with the tasks it queued. A tenant or query that
+//! becomes runnable again starts at no less than the least virtual time of
+//! the runnable ones at its level (the level's *floor*), so idling banks no
+//! credit. Every task is a bounded quantum (one input chunk, one split of an
 //! expansion, or a scan's run of a [`QUANTUM`] and one morsel) after which
 //! the worker chooses again.
 //!
@@ -147,6 +156,65 @@ impl CancelToken {
 /// chooses again by virtual time: the bound on one quantum of a long scan.
 pub const QUANTUM: Duration = Duration::from_millis(1);
 
+/// A tenant of the pool: the queries of one user or group, which together
+/// get CPU in proportion to the tenant's share against other tenants with
+/// runnable work, however many queries each runs. Create one per user or
+/// group ([`Tenant::new`]) and pass it to every query of theirs
+/// ([`ScopeOptions::tenant`]); queries without one belong to the pool's
+/// default tenant.
+#[derive(Debug)]
+pub struct Tenant {
+    name: String,
+    share: u64,
+    /// CPU time consumed (ns) divided by the share.
+    vtime: AtomicU64,
+    /// The least virtual time of the tenant's runnable queries when a worker
+    /// last picked among them (never decreases): a query of the tenant
+    /// starts, or becomes runnable again, at no less than this.
+    query_floor: AtomicU64,
+    busy_nanos: AtomicU64,
+}
+
+impl Tenant {
+    /// A tenant named `name` (shown by `SHOW TRANSACTIONS`) with `share`
+    /// (at least 1; relative to other tenants' shares).
+    pub fn new(name: impl Into<String>, share: u64) -> Arc<Tenant> {
+        Arc::new(Tenant {
+            name: name.into(),
+            share: share.max(1),
+            vtime: AtomicU64::new(0),
+            query_floor: AtomicU64::new(0),
+            busy_nanos: AtomicU64::new(0),
+        })
+    }
+
+    /// The tenant's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tenant's share.
+    pub fn share(&self) -> u64 {
+        self.share
+    }
+
+    /// Total worker time spent in the tenant's queries' tasks.
+    pub fn busy_time(&self) -> Duration {
+        Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
+    }
+}
+
+/// Worker time (ns) charged to a query and its tenant when a worker picks
+/// one of its tasks, ahead of the task's own time (charged when it ends,
+/// less this advance). Without it a query or tenant whose long tasks run
+/// keeps the floor's virtual time until they end and ties with one that
+/// has nothing running, which lost the tie half the time (by position):
+/// a foreground query waited behind background queries' long tasks.
+const PICK_ADVANCE: u64 = 1_000;
+
+/// The name of the tenant of queries that name none ([`ScopeOptions::tenant`]).
+pub const DEFAULT_TENANT: &str = "default";
+
 /// A query's place in the scheduler.
 pub struct QueryScope {
     queue: Injector<Task>,
@@ -155,6 +223,7 @@ pub struct QueryScope {
     max_parallel: usize,
     weight: u64,
     vtime: AtomicU64,
+    tenant: Arc<Tenant>,
     /// Root of the query's cancellation tree.
     pub cancel: Arc<CancelToken>,
     deadline: Option<Instant>,
@@ -309,6 +378,20 @@ impl QueryScope {
         Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
     }
 
+    /// The tenant the query belongs to.
+    pub fn tenant(&self) -> &Arc<Tenant> {
+        &self.tenant
+    }
+
+    /// True if a worker may take one of the query's tasks now: some are
+    /// queued, it runs on fewer workers than it may, and it is not held.
+    #[inline]
+    fn runnable(&self) -> bool {
+        self.pending.load(Ordering::SeqCst) > 0
+            && self.running.load(Ordering::Relaxed) < self.max_parallel
+            && !self.still_held()
+    }
+
     /// Runs `task` on the calling thread (the thread that waits for the
     /// query) if the query may use one more worker now, else queues it.
     /// Starting a query's first task this way spares it a worker's wake-up.
@@ -323,13 +406,24 @@ impl QueryScope {
     }
 
     /// Runs `task` at once on the calling thread if it is one of the pool's
-    /// workers between tasks (a job started by [`WorkerPool::submit`]) and
-    /// the query may use one more worker now; else queues it. A statement
-    /// started by a job thus runs its first task without a hand-over, and
-    /// a query of one task (one morsel) ends inside the job.
+    /// workers between tasks (a job started by [`WorkerPool::submit`]), the
+    /// query may use one more worker now, no other job waits, and no other
+    /// tenant with less virtual time has runnable work (a worker looking
+    /// for work would pick this query's tenant); else queues it. A
+    /// statement started by a job thus runs its first task without a
+    /// hand-over, and a query of one task (one morsel) ends inside the
+    /// job, while jobs stay short when others wait (a statement's job
+    /// waits behind other statements' planning, not their first tasks,
+    /// which may be long) and a tenant whose clients keep submitting
+    /// statements gets no more than its share through the jobs.
     pub fn run_now(&self, task: Task) {
         match free_worker() {
-            Some(worker) if !self.is_held() && self.try_reserve() => {
+            Some(worker)
+                if !self.is_held()
+                    && self.pool.jobs_pending.load(Ordering::SeqCst) == 0
+                    && self.pool.first_in_line(&self.tenant)
+                    && self.try_reserve() =>
+            {
                 self.run_reserved(task, worker)
             }
             _ => self.spawn(task),
@@ -470,6 +564,12 @@ impl QueryScope {
     /// Runs a task for which a running slot was reserved, as `worker`, and
     /// charges its time to the query.
     fn run_reserved(&self, task: Task, worker: usize) {
+        self.run_charged(task, worker, 0);
+    }
+
+    /// [`QueryScope::run_reserved`] for a task whose pick already charged
+    /// `advance` ns ([`PICK_ADVANCE`]) to the query and its tenant.
+    fn run_charged(&self, task: Task, worker: usize, advance: u64) {
         let executing = self.pool.executing.fetch_add(1, Ordering::SeqCst) + 1;
         self.pool
             .peak_executing
@@ -481,11 +581,21 @@ impl QueryScope {
         let nanos = start.elapsed().as_nanos() as u64;
         self.pool.executing.fetch_sub(1, Ordering::SeqCst);
         self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.tenant.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.charge(nanos.saturating_sub(advance));
+        self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Adds `nanos` of worker time to the query's and its tenant's virtual
+    /// times.
+    fn charge(&self, nanos: u64) {
         self.vtime.fetch_add(
             nanos.saturating_mul(100) / self.weight.max(1),
             Ordering::Relaxed,
         );
-        self.running.fetch_sub(1, Ordering::AcqRel);
+        self.tenant
+            .vtime
+            .fetch_add(nanos / self.tenant.share, Ordering::Relaxed);
     }
 
     fn try_reserve(&self) -> bool {
@@ -512,8 +622,11 @@ impl QueryScope {
 pub struct ScopeOptions {
     /// Most workers at once (at least 1).
     pub max_parallel: usize,
-    /// Share relative to other queries (default 100).
+    /// Share relative to the other queries of its tenant (default 100).
     pub weight: u64,
+    /// The tenant the query belongs to (default: the pool's default tenant,
+    /// [`DEFAULT_TENANT`]).
+    pub tenant: Option<Arc<Tenant>>,
     /// When the query must be stopped.
     pub deadline: Option<Instant>,
     /// An outside token (API cancel, Ctrl-C) whose cancellation stops the query.
@@ -531,6 +644,7 @@ impl Default for ScopeOptions {
         ScopeOptions {
             max_parallel: usize::MAX,
             weight: 100,
+            tenant: None,
             deadline: None,
             parent: None,
             caller_helps: true,
@@ -548,8 +662,15 @@ pub struct WorkerContext {
 
 struct PoolInner {
     scopes: ArcSwap<Vec<Arc<QueryScope>>>,
-    /// Work of no query yet ([`WorkerPool::submit`]); see `pick`.
-    jobs: Injector<Task>,
+    /// The tenant of queries that name none.
+    default_tenant: Arc<Tenant>,
+    /// The least virtual time of the runnable tenants when a worker last
+    /// picked among them (never decreases): a tenant becoming runnable again
+    /// starts at no less than this.
+    tenant_floor: AtomicU64,
+    /// Work of no query yet, with the tenant it is for
+    /// ([`WorkerPool::submit_as`]); see `pick`.
+    jobs: Injector<(Arc<Tenant>, Task)>,
     jobs_pending: AtomicUsize,
     threads: usize,
     idle: AtomicUsize,
@@ -600,36 +721,155 @@ impl PoolInner {
         }
     }
 
-    /// A queued job ([`WorkerPool::submit`]), if any.
+    /// The queued job ([`WorkerPool::submit_as`]) of the tenant with the
+    /// least virtual time (the first of that tenant's, in order), if that
+    /// tenant is first in line ([`PoolInner::first_in_line`]) against the
+    /// tenants with runnable tasks. A statement's job of a tenant behind
+    /// (whose clients flood the server) thus waits, and one of a tenant
+    /// ahead goes first even when it has no query running yet. The other
+    /// jobs are put back at the end, in their order.
     fn pick_job(&self) -> Option<Work> {
-        if self.jobs_pending.load(Ordering::SeqCst) > 0 {
-            loop {
-                match self.jobs.steal() {
-                    Steal::Success(job) => {
-                        self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
-                        return Some(Work::Job(job));
-                    }
-                    Steal::Retry => continue,
-                    Steal::Empty => break,
+        let queued = self.jobs_pending.load(Ordering::SeqCst);
+        let floor = self.tenant_floor.load(Ordering::Relaxed);
+        let key = |t: &Arc<Tenant>| {
+            (
+                t.vtime.load(Ordering::Relaxed).max(floor),
+                Arc::as_ptr(t) as usize,
+            )
+        };
+        // One turn of the queue finds the least key, a second takes the
+        // first job of that tenant; both put every other job back, so the
+        // queue keeps its order.
+        let mut best: Option<(u64, usize)> = None;
+        let mut looked = 0;
+        while looked < queued {
+            let job = match self.jobs.steal() {
+                Steal::Success(job) => job,
+                Steal::Retry => continue,
+                Steal::Empty => break,
+            };
+            looked += 1;
+            let job_key = key(&job.0);
+            if best.is_none_or(|b| job_key < b) {
+                best = Some(job_key);
+            }
+            self.jobs.push(job);
+        }
+        let (_, wanted) = best?;
+        let mut taken = None;
+        for _ in 0..looked {
+            let job = match self.jobs.steal() {
+                Steal::Success(job) => job,
+                Steal::Retry => continue,
+                Steal::Empty => break,
+            };
+            if taken.is_none() && Arc::as_ptr(&job.0) as usize == wanted {
+                taken = Some(job);
+            } else {
+                self.jobs.push(job);
+            }
+        }
+        let (tenant, job) = taken?;
+        if self.first_in_line(&tenant) {
+            self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
+            return Some(Work::Job(job));
+        }
+        self.jobs.push((tenant, job));
+        None
+    }
+
+    /// A task found by walking the tree: the runnable tenant with the least
+    /// virtual time, then its runnable query with the least virtual time.
+    /// Allocates nothing: each level is a scan of the scope snapshot for
+    /// the least key (virtual time clamped up to the level's floor, then
+    /// position) above the keys already tried, and a second try happens
+    /// only when another worker took the last task or slot first.
+    fn pick_task(&self) -> Option<Work> {
+        let scopes = self.scopes.load();
+        let floor = self.tenant_floor.load(Ordering::Relaxed);
+        let mut tried: Option<(u64, usize)> = None;
+        for round in 0..scopes.len() {
+            let mut best: Option<((u64, usize), &Arc<Tenant>)> = None;
+            for scope in scopes.iter() {
+                let tenant = &scope.tenant;
+                let key = (
+                    tenant.vtime.load(Ordering::Relaxed).max(floor),
+                    Arc::as_ptr(tenant) as usize,
+                );
+                if tried.is_some_and(|t| key <= t) || best.is_some_and(|(b, _)| key >= b) {
+                    continue;
                 }
+                if scope.runnable() {
+                    best = Some((key, tenant));
+                }
+            }
+            let (key, tenant) = best?;
+            if round == 0 {
+                self.tenant_floor.fetch_max(key.0, Ordering::Relaxed);
+            }
+            tried = Some(key);
+            if let Some(work) = Self::pick_in_tenant(&scopes, tenant) {
+                // A tenant below the floor (runnable again after a pause)
+                // starts from it.
+                tenant.vtime.fetch_max(key.0, Ordering::Relaxed);
+                return Some(work);
             }
         }
         None
     }
 
-    /// A task of the runnable scope with the least virtual time, if any.
-    fn pick_task(&self) -> Option<Work> {
-        let scopes = self.scopes.load();
-        let mut candidates: Vec<&Arc<QueryScope>> = scopes
+    /// True if no other tenant with less virtual time than `tenant` has a
+    /// runnable query: [`PoolInner::pick_task`] would look at `tenant` first.
+    fn first_in_line(&self, tenant: &Arc<Tenant>) -> bool {
+        let floor = self.tenant_floor.load(Ordering::Relaxed);
+        let key = |t: &Arc<Tenant>| {
+            (
+                t.vtime.load(Ordering::Relaxed).max(floor),
+                Arc::as_ptr(t) as usize,
+            )
+        };
+        let mine = key(tenant);
+        !self
+            .scopes
+            .load()
             .iter()
-            .filter(|s| s.pending.load(Ordering::SeqCst) > 0 && !s.still_held())
-            .collect();
-        candidates.sort_by_key(|s| s.vtime.load(Ordering::Relaxed));
-        for scope in candidates {
+            .any(|s| !Arc::ptr_eq(&s.tenant, tenant) && key(&s.tenant) < mine && s.runnable())
+    }
+
+    /// A task of `tenant`'s runnable query with the least virtual time.
+    fn pick_in_tenant(scopes: &[Arc<QueryScope>], tenant: &Arc<Tenant>) -> Option<Work> {
+        let floor = tenant.query_floor.load(Ordering::Relaxed);
+        let mut tried: Option<(u64, usize)> = None;
+        for round in 0..scopes.len() {
+            let mut best: Option<((u64, usize), &Arc<QueryScope>)> = None;
+            for (at, scope) in scopes.iter().enumerate() {
+                if !Arc::ptr_eq(&scope.tenant, tenant) {
+                    continue;
+                }
+                let key = (scope.vtime.load(Ordering::Relaxed).max(floor), at);
+                if tried.is_some_and(|t| key <= t) || best.is_some_and(|(b, _)| key >= b) {
+                    continue;
+                }
+                if scope.runnable() {
+                    best = Some((key, scope));
+                }
+            }
+            let (key, scope) = best?;
+            if round == 0 {
+                tenant.query_floor.fetch_max(key.0, Ordering::Relaxed);
+            }
+            tried = Some(key);
             if !scope.try_reserve() {
                 continue;
             }
             if let Some(task) = scope.take() {
+                scope.vtime.fetch_max(key.0, Ordering::Relaxed);
+                // A running task's time is charged when it ends; the
+                // advance puts its query and tenant above the floor now, so
+                // that they lose ties to those with nothing running (a
+                // query just started, a tenant back from a pause) while
+                // the task runs.
+                scope.charge(PICK_ADVANCE);
                 return Some(Work::Task(scope.clone(), task));
             }
             scope.running.fetch_sub(1, Ordering::AcqRel);
@@ -795,7 +1035,7 @@ impl Work {
     fn run(self, worker: usize) {
         match self {
             Work::Job(job) => job(&WorkerContext { worker }),
-            Work::Task(scope, task) => scope.run_reserved(task, worker),
+            Work::Task(scope, task) => scope.run_charged(task, worker, PICK_ADVANCE),
         }
     }
 }
@@ -833,6 +1073,8 @@ impl WorkerPool {
         let threads = threads.max(1);
         let inner = Arc::new(PoolInner {
             scopes: ArcSwap::from_pointee(Vec::new()),
+            default_tenant: Tenant::new(DEFAULT_TENANT, 1),
+            tenant_floor: AtomicU64::new(0),
             jobs: Injector::new(),
             jobs_pending: AtomicUsize::new(0),
             threads,
@@ -872,14 +1114,23 @@ impl WorkerPool {
         })
     }
 
-    /// Runs `job` on one of the pool's workers, before any queued query
-    /// task: work that belongs to no query yet, such as a server's
-    /// statement, which plans its query and starts it there
+    /// Runs `job` on one of the pool's workers (jobs and query tasks
+    /// alternate when both wait): work that belongs to no query yet, such
+    /// as a server's statement, which plans its query and starts it there
     /// ([`QueryScope::run_now`]) so that the thread that asked never waits.
     /// A job must not block: what it waits for, it hands on as a task or
-    /// a continuation.
+    /// a continuation. The job is for the pool's default tenant
+    /// ([`WorkerPool::submit_as`]).
     pub fn submit(&self, job: Task) {
-        self.inner.jobs.push(job);
+        self.submit_as(None, job);
+    }
+
+    /// [`WorkerPool::submit`] for `tenant` (default: the pool's default
+    /// tenant): the job waits while another tenant with less virtual time
+    /// has runnable work, as that tenant's queries' tasks would.
+    pub fn submit_as(&self, tenant: Option<Arc<Tenant>>, job: Task) {
+        let tenant = tenant.unwrap_or_else(|| self.inner.default_tenant.clone());
+        self.inner.jobs.push((tenant, job));
         self.inner.jobs_pending.fetch_add(1, Ordering::SeqCst);
         self.inner.wake_one();
     }
@@ -915,22 +1166,25 @@ impl WorkerPool {
         self.inner.scopes.load().len()
     }
 
-    /// Registers a new query; its virtual time starts at the smallest of the
-    /// running queries' so it neither starves them nor is starved.
+    /// The tenant of queries that name none ([`DEFAULT_TENANT`], share 1).
+    pub fn default_tenant(&self) -> &Arc<Tenant> {
+        &self.inner.default_tenant
+    }
+
+    /// Registers a new query; its virtual time starts at its tenant's floor
+    /// (the least of the tenant's runnable queries' when a worker last
+    /// picked) so it neither starves them nor is starved.
     /// A calling thread that helps its query counts as awake until it
     /// closes the scope.
     pub fn open_scope(&self, options: ScopeOptions) -> Arc<QueryScope> {
         if options.caller_helps {
             self.inner.active.fetch_add(1, Ordering::SeqCst);
         }
-        let start_vtime = self
-            .inner
-            .scopes
-            .load()
-            .iter()
-            .map(|s| s.vtime.load(Ordering::Relaxed))
-            .min()
-            .unwrap_or(0);
+        let tenant = options
+            .tenant
+            .clone()
+            .unwrap_or_else(|| self.inner.default_tenant.clone());
+        let start_vtime = tenant.query_floor.load(Ordering::Relaxed);
         let scope = Arc::new(QueryScope {
             queue: Injector::new(),
             pending: AtomicUsize::new(0),
@@ -938,6 +1192,7 @@ impl WorkerPool {
             max_parallel: options.max_parallel.clamp(1, self.inner.threads),
             weight: options.weight.max(1),
             vtime: AtomicU64::new(start_vtime),
+            tenant,
             cancel: match &options.parent {
                 Some(parent) => parent.child(),
                 None => CancelToken::root(),
@@ -1223,6 +1478,187 @@ mod tests {
         pool.close_scope(&scope);
     }
 
+    /// A query whose long task runs is charged a little at once, so a
+    /// query just started (at the same virtual time) goes first on the
+    /// other worker instead of losing the tie by position.
+    #[test]
+    fn a_new_query_goes_before_one_whose_task_runs() {
+        let pool = WorkerPool::with_spin(2, Duration::ZERO);
+        let x = pool.open_scope(waiting_caller());
+        let (tx, rx) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let sent = tx.clone();
+        x.spawn(Box::new(move |_| {
+            sent.send("x long").unwrap();
+            released.recv().unwrap();
+        }));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("x long"));
+        // The other worker runs a job while X's and Y's tasks are queued.
+        let (queued, has_queued) = mpsc::channel::<()>();
+        let (in_job, job_started) = mpsc::channel::<()>();
+        pool.submit(Box::new(move |_| {
+            in_job.send(()).unwrap();
+            has_queued.recv().unwrap();
+        }));
+        job_started.recv_timeout(Duration::from_secs(5)).unwrap();
+        let y = pool.open_scope(waiting_caller());
+        let sent = tx.clone();
+        x.spawn(Box::new(move |_| sent.send("x").unwrap()));
+        let sent = tx.clone();
+        y.spawn(Box::new(move |_| sent.send("y").unwrap()));
+        queued.send(()).unwrap();
+        let first = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        release.send(()).unwrap();
+        let second = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!([first, second], ["y", "x"]);
+        pool.close_scope(&x);
+        pool.close_scope(&y);
+    }
+
+    /// Queued jobs go by their tenant's virtual time, not their order: a
+    /// tenant behind in CPU whose statement comes after a flood of another
+    /// tenant's goes first.
+    #[test]
+    fn jobs_go_by_their_tenant_s_virtual_time() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let (a, b) = (Tenant::new("a", 1), Tenant::new("b", 1));
+        let scope_a = pool.open_scope(ScopeOptions {
+            tenant: Some(a.clone()),
+            ..waiting_caller()
+        });
+        let (tx, rx) = mpsc::channel();
+        let sent = tx.clone();
+        let (release, released) = mpsc::channel::<()>();
+        scope_a.spawn(Box::new(move |_| {
+            std::thread::sleep(Duration::from_millis(5));
+            sent.send("a busy").unwrap();
+            released.recv().unwrap();
+        }));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("a busy"));
+        for name in ["a1", "a2"] {
+            let sent = tx.clone();
+            pool.submit_as(Some(a.clone()), Box::new(move |_| sent.send(name).unwrap()));
+        }
+        let sent = tx.clone();
+        pool.submit_as(Some(b.clone()), Box::new(move |_| sent.send("b").unwrap()));
+        release.send(()).unwrap();
+        let seen: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        assert_eq!(seen, ["b", "a1", "a2"]);
+        pool.close_scope(&scope_a);
+    }
+
+    /// A job runs its query's first task itself only while no other job
+    /// waits: the waiting statement must not wait for that task too.
+    #[test]
+    fn a_job_queues_its_first_task_while_another_job_waits() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let scope = pool.open_scope(waiting_caller());
+        let (tx, rx) = mpsc::channel();
+        let (inner, pool2) = (scope.clone(), pool.clone());
+        pool.submit(Box::new(move |_| {
+            let sent = tx.clone();
+            pool2.submit(Box::new(move |_| sent.send("second job").unwrap()));
+            let sent = tx.clone();
+            inner.run_now(Box::new(move |_| sent.send("task").unwrap()));
+            tx.send("first job").unwrap();
+        }));
+        let seen: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        // Tasks come first after a job, so the queued task runs next.
+        assert_eq!(seen, ["first job", "task", "second job"]);
+        pool.close_scope(&scope);
+    }
+
+    /// A job starting a query of a tenant that has used more than another
+    /// tenant with queued work queues the query's first task instead of
+    /// running it: tenant A's clients resubmitting statements must not get
+    /// A more than its share through the jobs.
+    #[test]
+    fn a_job_queues_its_first_task_behind_a_tenant_with_less_time() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let (a, b) = (Tenant::new("a", 1), Tenant::new("b", 1));
+        let scope_a = pool.open_scope(ScopeOptions {
+            tenant: Some(a.clone()),
+            ..waiting_caller()
+        });
+        // A has used 5 ms; B none.
+        let (tx, rx) = mpsc::channel();
+        let sent = tx.clone();
+        scope_a.spawn(Box::new(move |_| {
+            std::thread::sleep(Duration::from_millis(5));
+            sent.send("warm").unwrap();
+        }));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("warm"));
+        let scope_b = pool.open_scope(ScopeOptions {
+            tenant: Some(b.clone()),
+            ..waiting_caller()
+        });
+        let (inner_a, inner_b) = (scope_a.clone(), scope_b.clone());
+        pool.submit(Box::new(move |_| {
+            // B's task is queued while this job runs on the only worker.
+            let to_b = tx.clone();
+            inner_b.spawn(Box::new(move |_| to_b.send("b").unwrap()));
+            let to_a = tx.clone();
+            inner_a.run_now(Box::new(move |_| to_a.send("a").unwrap()));
+            tx.send("job").unwrap();
+        }));
+        let seen: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        assert_eq!(seen, ["job", "b", "a"]);
+        pool.close_scope(&scope_a);
+        pool.close_scope(&scope_b);
+    }
+
+    /// A job of a tenant that has used more than another tenant with work
+    /// queued waits behind that work; a job of a tenant first in line runs.
+    #[test]
+    fn a_job_waits_behind_a_tenant_with_less_time() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let (a, b) = (Tenant::new("a", 1), Tenant::new("b", 1));
+        let scope_a = pool.open_scope(ScopeOptions {
+            tenant: Some(a.clone()),
+            ..waiting_caller()
+        });
+        let scope_b = pool.open_scope(ScopeOptions {
+            tenant: Some(b.clone()),
+            ..waiting_caller()
+        });
+        let (tx, rx) = mpsc::channel();
+        let sent = tx.clone();
+        scope_a.spawn(Box::new(move |_| {
+            std::thread::sleep(Duration::from_millis(60));
+            sent.send("warm").unwrap();
+        }));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("warm"));
+        // A has used 60 ms. The only worker is busy with B's first task
+        // (B's ~20 ms) while A's job and B's second task are queued.
+        let (release, released) = mpsc::channel::<()>();
+        let sent = tx.clone();
+        scope_b.spawn(Box::new(move |_| {
+            released.recv().unwrap();
+            sent.send("b1").unwrap();
+        }));
+        std::thread::sleep(Duration::from_millis(20));
+        let sent = tx.clone();
+        pool.submit_as(
+            Some(a.clone()),
+            Box::new(move |_| sent.send("job a").unwrap()),
+        );
+        let sent = tx.clone();
+        scope_b.spawn(Box::new(move |_| sent.send("b2").unwrap()));
+        release.send(()).unwrap();
+        let seen: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        assert_eq!(seen, ["b1", "b2", "job a"]);
+        pool.close_scope(&scope_a);
+        pool.close_scope(&scope_b);
+    }
+
     /// Clients that submit a new statement as soon as theirs ends keep the
     /// job queue full; a query's queued task must still run.
     #[test]
@@ -1249,6 +1685,187 @@ mod tests {
         stop.store(true, Ordering::SeqCst);
         assert!(ran.is_ok(), "the task waited behind jobs for 5 s");
         pool.close_scope(&scope);
+    }
+
+    /// A task that spins for 200 us and queues itself again, until `stop`.
+    fn busy_task(scope: Arc<QueryScope>, stop: Arc<AtomicBool>) -> Task {
+        Box::new(move |_| {
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let until = Instant::now() + Duration::from_micros(200);
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            let next = busy_task(scope.clone(), stop);
+            scope.spawn(next);
+        })
+    }
+
+    /// A query of `tenant` keeping `tasks` busy tasks queued or running
+    /// until its stop flag is set ([`stop_queries`]).
+    fn busy_query(
+        pool: &WorkerPool,
+        tenant: &Arc<Tenant>,
+        tasks: usize,
+    ) -> (Arc<QueryScope>, Arc<AtomicBool>) {
+        let scope = pool.open_scope(ScopeOptions {
+            tenant: Some(tenant.clone()),
+            ..waiting_caller()
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        for _ in 0..tasks {
+            scope.spawn(busy_task(scope.clone(), stop.clone()));
+        }
+        (scope, stop)
+    }
+
+    /// Stops the queries, waits for their tasks to drain and closes them.
+    fn stop_queries(pool: &WorkerPool, queries: &[(Arc<QueryScope>, Arc<AtomicBool>)]) {
+        for (_, stop) in queries {
+            stop.store(true, Ordering::SeqCst);
+        }
+        for (scope, _) in queries {
+            assert!(soon(|| scope.pending.load(Ordering::SeqCst) == 0
+                && scope.running.load(Ordering::SeqCst) == 0));
+            pool.close_scope(scope);
+        }
+    }
+
+    /// Runs a fairness scenario (which returns the share it measured) alone
+    /// among these tests, up to three times, until the share is in `want`;
+    /// panics with every share seen if it never is. The shares are of the
+    /// time the scheduler charged, so a loaded machine mostly cancels out,
+    /// but a worker preempted for tens of milliseconds inside one task can
+    /// still throw a single window off; a scheduler that is unfair misses in
+    /// every try.
+    fn fair(what: &str, want: std::ops::RangeInclusive<f64>, scenario: impl Fn() -> f64) {
+        static ALONE: Mutex<()> = Mutex::new(());
+        let _alone = ALONE.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let share = scenario();
+            if want.contains(&share) {
+                return;
+            }
+            seen.push(format!("{share:.2}"));
+        }
+        panic!("{what} got shares {seen:?}, want {want:?}");
+    }
+
+    /// The share of worker time `of` gets beside `other` over `window`:
+    /// what the scheduler charged each (time inside their tasks), so a
+    /// loaded machine that slows every thread does not change it.
+    fn share_over(
+        window: Duration,
+        of: impl Fn() -> Duration,
+        other: impl Fn() -> Duration,
+    ) -> f64 {
+        let (of0, other0) = (of(), other());
+        std::thread::sleep(window);
+        let got = (of() - of0).as_secs_f64();
+        let rest = (other() - other0).as_secs_f64();
+        assert!(got + rest > 0.0, "nothing ran in {window:?}");
+        got / (got + rest)
+    }
+
+    #[test]
+    fn a_tenant_with_one_query_gets_half_against_one_with_32() {
+        let pool = WorkerPool::new(2);
+        fair("tenant b (1 query against 32)", 0.4..=0.6, || {
+            let (a, b) = (Tenant::new("a", 1), Tenant::new("b", 1));
+            let mut queries: Vec<_> = (0..32).map(|_| busy_query(&pool, &a, 2)).collect();
+            queries.push(busy_query(&pool, &b, 4));
+            std::thread::sleep(Duration::from_millis(30));
+            let share = share_over(
+                Duration::from_millis(300),
+                || b.busy_time(),
+                || a.busy_time(),
+            );
+            stop_queries(&pool, &queries);
+            share
+        });
+    }
+
+    #[test]
+    fn tenants_get_time_in_proportion_to_their_shares() {
+        let pool = WorkerPool::new(2);
+        fair("the tenant of share 2 (against 1)", 0.58..=0.75, || {
+            let (a, b) = (Tenant::new("a", 2), Tenant::new("b", 1));
+            let queries = vec![busy_query(&pool, &a, 4), busy_query(&pool, &b, 4)];
+            std::thread::sleep(Duration::from_millis(30));
+            let share = share_over(
+                Duration::from_millis(300),
+                || a.busy_time(),
+                || b.busy_time(),
+            );
+            stop_queries(&pool, &queries);
+            share
+        });
+    }
+
+    #[test]
+    fn a_query_s_time_does_not_grow_with_its_queued_tasks() {
+        let pool = WorkerPool::new(2);
+        fair("the query of 2 tasks (against 64)", 0.4..=0.6, || {
+            let tenant = Tenant::new("t", 1);
+            let many = busy_query(&pool, &tenant, 64);
+            let few = busy_query(&pool, &tenant, 2);
+            std::thread::sleep(Duration::from_millis(30));
+            let share = share_over(
+                Duration::from_millis(300),
+                || few.0.busy_time(),
+                || many.0.busy_time(),
+            );
+            stop_queries(&pool, &[many, few]);
+            share
+        });
+    }
+
+    #[test]
+    fn a_tenant_back_from_idle_does_not_monopolise() {
+        let pool = WorkerPool::new(2);
+        fair("tenant b back from idle", 0.35..=0.65, || {
+            let (a, b) = (Tenant::new("a", 1), Tenant::new("b", 1));
+            let busy_a = busy_query(&pool, &a, 4);
+            let first_b = busy_query(&pool, &b, 4);
+            std::thread::sleep(Duration::from_millis(50));
+            stop_queries(&pool, &[first_b]);
+            // `a` alone for a while: `b`'s virtual time falls far behind.
+            std::thread::sleep(Duration::from_millis(300));
+            let back_b = busy_query(&pool, &b, 4);
+            let share = share_over(
+                Duration::from_millis(150),
+                || b.busy_time(),
+                || a.busy_time(),
+            );
+            stop_queries(&pool, &[busy_a, back_b]);
+            share
+        });
+    }
+
+    #[test]
+    fn a_query_back_from_a_hold_does_not_monopolise() {
+        let pool = WorkerPool::new(2);
+        fair("a query resumed after a hold", 0.35..=0.65, || {
+            let tenant = Tenant::new("t", 1);
+            let steady = busy_query(&pool, &tenant, 4);
+            let paused = busy_query(&pool, &tenant, 4);
+            std::thread::sleep(Duration::from_millis(50));
+            let far = Instant::now() + Duration::from_secs(3600);
+            paused
+                .0
+                .hold(far, Error::new(ErrorKind::QueryAborted, "stalled"));
+            std::thread::sleep(Duration::from_millis(300));
+            paused.0.resume();
+            let share = share_over(
+                Duration::from_millis(150),
+                || paused.0.busy_time(),
+                || steady.0.busy_time(),
+            );
+            stop_queries(&pool, &[steady, paused]);
+            share
+        });
     }
 
     #[test]

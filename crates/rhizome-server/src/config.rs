@@ -82,6 +82,10 @@ pub struct ServerConfig {
     /// adds to it). Credentials come from the environment, as the
     /// mapping names them, never from this file.
     pub sources: std::collections::BTreeMap<String, PathBuf>,
+    /// The CPU shares of users and groups (a `[scheduling]` table; see
+    /// [`crate::tenants`]). Without it every user is a tenant of its own
+    /// with share 1.
+    pub scheduling: crate::tenants::SchedulingConfig,
 }
 
 /// A size in the configuration file: a number of bytes or a string such
@@ -135,6 +139,7 @@ impl Default for ServerConfig {
             checkpoint_delta_size: None,
             checkpoint_wal_size: None,
             sources: Default::default(),
+            scheduling: Default::default(),
         }
     }
 }
@@ -178,6 +183,7 @@ impl ServerConfig {
         if self.max_message_size < 1024 {
             return Err("max_message_size must be at least 1024 bytes".into());
         }
+        crate::tenants::Tenants::from_config(&self.scheduling)?;
         Ok(())
     }
 
@@ -285,6 +291,22 @@ mod tests {
             assert_eq!(query, Some(memory / 2));
             assert!(total.unwrap() > query.unwrap() && total.unwrap() < memory);
         }
+    }
+
+    #[test]
+    fn a_scheduling_table_is_checked_at_start() {
+        let config: ServerConfig = toml::from_str(
+            "[scheduling.users]\nada = 2\n[scheduling.groups.ops]\nshare = 3\nmembers = [\"bob\"]\n",
+        )
+        .unwrap();
+        assert_eq!(config.scheduling.users["ada"], 2);
+        assert!(config.validate().is_ok());
+        let bad: ServerConfig = toml::from_str("[scheduling.users]\nada = 0\n").unwrap();
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .contains("`scheduling.users.ada` = 0"));
+        assert!(toml::from_str::<ServerConfig>("[scheduling]\nuser = 1\n").is_err());
     }
 
     #[test]

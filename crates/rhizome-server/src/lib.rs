@@ -38,6 +38,7 @@ pub mod schema_view;
 pub mod session;
 pub mod status;
 pub mod stream;
+pub mod tenants;
 pub mod tls;
 pub mod transactions;
 pub mod user_commands;
@@ -173,6 +174,7 @@ impl Server {
             memory_limit,
             memory_pool: memory_total.map(rhizome_engine::MemoryPool::new),
             transactions: Arc::default(),
+            tenants: Arc::new(tenants::Tenants::from_config(&config.scheduling)?),
             advertised_address: config
                 .advertised_address
                 .clone()

@@ -40,7 +40,7 @@ use rhizome_common::Value;
 use rhizome_engine::{
     PlanDescription, QueryOptions, QueryResult, StatementInfo, Transaction, WriteCounters,
 };
-use rhizome_exec::scheduler::{CancelToken, WorkerPool};
+use rhizome_exec::scheduler::{CancelToken, Task, WorkerPool};
 use rhizome_storage::Snapshot;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,6 +88,8 @@ pub struct SessionConfig {
     pub advertised_address: String,
     /// The transactions running on the server (SHOW / TERMINATE TRANSACTIONS).
     pub transactions: Arc<Transactions>,
+    /// The scheduler tenant of each user ([`crate::tenants`]).
+    pub tenants: Arc<crate::tenants::Tenants>,
 }
 
 impl Default for SessionConfig {
@@ -100,6 +102,7 @@ impl Default for SessionConfig {
             memory_pool: None,
             advertised_address: "127.0.0.1:7687".into(),
             transactions: Arc::default(),
+            tenants: Arc::default(),
         }
     }
 }
@@ -1084,6 +1087,7 @@ impl Session {
             connection_id: self.connection_id.clone(),
             client_address: self.client_address.clone(),
             username: self.user.clone(),
+            tenant: self.config.tenants.of(&self.user).name().to_string(),
         }
     }
 
@@ -1110,6 +1114,7 @@ impl Session {
             // This statement's thread only waits: every task runs on the
             // engine's worker pool (docs/server.md, Threads).
             caller_waits: true,
+            tenant: Some(self.config.tenants.of(&self.user)),
             ..QueryOptions::default()
         }
     }
@@ -1242,11 +1247,13 @@ impl Session {
                 None => return Err(transactions::terminated()),
             };
             let (answer, answered) = tokio::sync::oneshot::channel();
-            WorkerPool::global().submit(Box::new(move |_| {
+            let tenant = options.tenant.clone();
+            let job: Task = Box::new(move |_| {
                 let r = writer.execute(&query, params, &options);
                 let snapshot = writer.snapshot();
                 let _ = answer.send((r.map(|r| (r, snapshot)), writer));
-            }));
+            });
+            WorkerPool::global().submit_as(tenant, job);
             let (outcome, writer) = answered.await.map_err(|_| {
                 Failure::new(
                     codes::UNKNOWN,
@@ -1336,7 +1343,8 @@ impl Session {
         // Closes the buffer (stopping the query) if this future is dropped
         // before the result is the session's (a request gone mid-RUN).
         let mut abandoned = CloseOnDrop(Some(buffer.clone()));
-        WorkerPool::global().submit(Box::new(move |_| {
+        let tenant = options.tenant.clone();
+        let job: Task = Box::new(move |_| {
             let plan = match (may_have_plan, &source) {
                 (false, _) => Ok(None),
                 (true, Some(source)) => source.plan_description(&q, &params),
@@ -1387,7 +1395,8 @@ impl Session {
             if let Some(answer) = answer {
                 let _ = answer.send(outcome.map(|(info, started)| (info, started, plan)));
             }
-        }));
+        });
+        WorkerPool::global().submit_as(tenant, job);
         let outcome = answered
             .await
             .map_err(|_| {

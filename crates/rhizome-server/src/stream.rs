@@ -237,6 +237,14 @@ impl ResultBuffer {
     }
 }
 
+impl ResultBuffer {
+    /// Worker time the query feeding this buffer has used so far (none
+    /// before it started or after it ended).
+    pub fn busy_time(&self) -> Option<std::time::Duration> {
+        self.lock().scope.upgrade().map(|scope| scope.busy_time())
+    }
+}
+
 impl RowReceiver for ResultBuffer {
     fn attach(&self, scope: &Arc<QueryScope>) {
         self.lock().scope = Arc::downgrade(scope);

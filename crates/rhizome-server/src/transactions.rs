@@ -50,6 +50,9 @@ pub struct Owner {
     pub client_address: String,
     /// The logged-in user.
     pub username: String,
+    /// The scheduler tenant the user's queries run as (the user, or the
+    /// group it is a member of; docs/scheduling.md).
+    pub tenant: String,
 }
 
 /// The statement a transaction runs now.
@@ -182,6 +185,11 @@ impl Running {
             None => (String::new(), String::new()),
         };
         let elapsed = self.started.1.elapsed();
+        let cpu_time = current
+            .buffer
+            .as_ref()
+            .and_then(|b| b.busy_time())
+            .map_or(Value::Null, duration);
         let status = if self.is_terminated() {
             "Terminated with reason: Transaction terminated by user".to_string()
         } else if self.waiting.load(Ordering::SeqCst) {
@@ -199,14 +207,21 @@ impl Running {
             Value::String(query),
             Value::String(crate::log::utc_timestamp(self.started.0)),
             Value::String(status),
-            Value::Duration(rhizome_common::Duration {
-                months: 0,
-                days: 0,
-                seconds: elapsed.as_secs() as i64,
-                nanos: elapsed.subsec_nanos() as i32,
-            }),
+            duration(elapsed),
+            Value::String(self.owner.tenant.clone()),
+            cpu_time,
         ]
     }
+}
+
+/// `time` as a Cypher duration.
+fn duration(time: std::time::Duration) -> Value {
+    Value::Duration(rhizome_common::Duration {
+        months: 0,
+        days: 0,
+        seconds: time.as_secs() as i64,
+        nanos: time.subsec_nanos() as i32,
+    })
 }
 
 /// Keeps a transaction listed; dropping it removes it.
@@ -232,8 +247,11 @@ impl Drop for Registration {
     }
 }
 
-/// The columns of `SHOW TRANSACTIONS`, as Neo4j's default ones.
-pub const COLUMNS: [&str; 10] = [
+/// The columns of `SHOW TRANSACTIONS`: Neo4j's default ones, then the
+/// scheduler tenant the transaction's queries run as and the worker time
+/// its running query has used so far (null between statements and for a
+/// statement that does not stream, such as a write).
+pub const COLUMNS: [&str; 12] = [
     "database",
     "transactionId",
     "currentQueryId",
@@ -244,6 +262,8 @@ pub const COLUMNS: [&str; 10] = [
     "startTime",
     "status",
     "elapsedTime",
+    "tenant",
+    "cpuTime",
 ];
 
 impl Transactions {
@@ -473,7 +493,7 @@ fn ids(text: &str, params: &BTreeMap<String, Value>) -> Result<Vec<String>, Fail
 /// The parameter [`shaping_query`]'s Cypher reads the rows from.
 pub const ROWS_PARAMETER: &str = "__transactions";
 
-/// Every column `YIELD` may name (the default ones: Rhizome has no others).
+/// Every column `YIELD` may name (all of [`COLUMNS`]: Rhizome has no others).
 fn all_columns() -> String {
     COLUMNS.join(", ")
 }
@@ -671,6 +691,7 @@ mod tests {
             connection_id: "bolt-1".into(),
             client_address: "127.0.0.1:5".into(),
             username: user.into(),
+            tenant: user.into(),
         };
         let ada = transactions.register("neo4j", owner("ada"), None);
         let bob = transactions.register("neo4j", owner("bob"), None);

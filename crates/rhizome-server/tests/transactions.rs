@@ -19,7 +19,7 @@ async fn others(client: &mut Client) -> Vec<(String, String, String)> {
     };
     rows.iter()
         .map(|r| {
-            assert_eq!(r.len(), 10, "{r:?}");
+            assert_eq!(r.len(), 12, "{r:?}");
             assert_eq!(text(&r[0]), "neo4j");
             assert!(text(&r[3]).starts_with("bolt-"));
             assert!(text(&r[4]).starts_with("127.0.0.1:"));
@@ -194,6 +194,57 @@ async fn a_running_query_is_stopped_at_once() {
         .unwrap()
         .unwrap()
         .rollback();
+}
+
+/// A running query's row shows the tenant its user's queries run as (a
+/// group of the `[scheduling]` table here) and the worker time it has used,
+/// which grows while it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_query_shows_its_tenant_and_cpu_time() {
+    let mut config = no_auth();
+    config.scheduling = toml::from_str("[groups.ops]\nshare = 2\nmembers = [\"neo4j\"]\n").unwrap();
+    let server = start(config).await;
+    let mut admin = Client::ready(server.address).await;
+    let mut runner = Client::ready(server.address).await;
+    let query = "UNWIND range(1, 200000000) AS i WITH i WHERE i < 0 RETURN count(*) AS c";
+    runner
+        .send(0x10, vec![query.into(), map([]), map([])])
+        .await;
+    runner.send(0x3F, vec![map([("n", (-1).into())])]).await;
+    let show = format!(
+        "SHOW TRANSACTIONS YIELD currentQuery, tenant, cpuTime WHERE currentQuery = '{query}'"
+    );
+    let nanos = |row: &[P]| match &row[2] {
+        P::Struct(0x45, fields) => match (&fields[2], &fields[3]) {
+            (P::Int(s), P::Int(n)) => s * 1_000_000_000 + n,
+            other => panic!("{other:?}"),
+        },
+        P::Null => 0,
+        other => panic!("cpuTime is a duration or null: {other:?}"),
+    };
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let rows = admin.rows(&show).await.unwrap();
+        if let Some(row) = rows.first() {
+            assert_eq!(row[1], P::from("ops"));
+            let cpu = nanos(row);
+            if cpu > 0 && seen.last().is_none_or(|last| cpu > *last) {
+                seen.push(cpu);
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{seen:?} {rows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let id = admin
+        .rows("SHOW TRANSACTIONS YIELD transactionId, currentQuery WHERE currentQuery STARTS WITH 'UNWIND' RETURN transactionId")
+        .await
+        .unwrap();
+    let P::String(id) = &id[0][0] else { panic!() };
+    terminate(&mut admin, id).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -67,6 +67,7 @@ fn bench_service_prints_every_measurement() {
     let out = &run.stdout;
     for expected in [
         "service bench on ldbc-tiny: `rhizome serve` (pid ",
+        ", auth basic, ",
         "parameter persons (a WORK_AT, KNOWS degree 2..=10, by id, every k-th): [41, ",
         "CQ3 $n=1 ",
         "CQ4 $n=10 ",
@@ -85,7 +86,10 @@ fn bench_service_prints_every_measurement() {
         "  idle     p50 ",
         "p95 limit 1.25x idle p95 + 2 ms = ",
         "p95 limit 1.5x idle p95 + 2 ms = ",
-        "[3] isolation across tenants",
+        "[3] isolation across tenants: users bench_tenant_a (tenant A) and bench_tenant_b (tenant B), share 1 each; CQ3 $n=10000 by B's one client",
+        "  B alone ",
+        "  B under flood ",
+        "of its solo throughput (target >= 40%): ",
         "[4] throughput under concurrency: CQ3 $n=10000",
         "  W=2 ",
         "load average at the end: ",

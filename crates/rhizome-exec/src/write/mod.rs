@@ -59,6 +59,7 @@ pub fn execute_update(
         max_parallel: 1,
         deadline: options.timeout.map(|t| start + t),
         parent: options.cancel.clone(),
+        tenant: options.tenant.clone(),
         ..ScopeOptions::default()
     });
     let closer = pool.close_on_drop(&scope);

@@ -282,6 +282,18 @@ impl<'a> TaskCtx<'a> {
             && (self.q.scope.is_held() || self.started.is_some_and(|t| t.elapsed() >= QUANTUM))
     }
 
+    /// Starts the task's quantum again. Called after a batched fetch of a
+    /// whole input's neighbourhood (over a graph source, a round trip to
+    /// its backend): that wait is not compute, and a task that handed its
+    /// rest back because of it would cut its input into several chunks,
+    /// each of which costs the next operator a round trip of its own.
+    #[inline]
+    pub fn restart_quantum(&mut self) {
+        if self.started.is_some() {
+            self.started = Some(Instant::now());
+        }
+    }
+
     /// True if tasks run on the pool (so [`TaskCtx::spawn`] runs in parallel).
     #[inline]
     pub fn is_parallel(&self) -> bool {

@@ -103,6 +103,7 @@ impl Operator for Expand {
         let mut excluded = Vec::new();
         let from_column = input.column(*from).cloned();
         prefetch_walks(snap, from_column.as_ref(), input.len(), &walks);
+        ctx.restart_quantum();
         let mut end = input.len();
         let mut row = 0;
         // Rows are checked for cancellation and splitting every 64, and

@@ -1192,6 +1192,7 @@ impl Operator for ExpandCount {
                 .collect();
             prefetch_levels(snap, starts, &hops);
         }
+        ctx.restart_quantum();
         let heavy = !prefix.is_empty();
         let mut counts: Vec<Value> = Vec::with_capacity(input.len());
         let (mut bound, mut path) = (Vec::new(), Vec::new());

@@ -43,6 +43,7 @@ impl Operator for ExpandInto {
             prefetch_walks(snap, input.column(*from), input.len(), &walks);
             prefetch_walks(snap, input.column(*to), input.len(), &back);
         }
+        ctx.restart_quantum();
         let mut out = Output::new();
         let mut excluded = Vec::new();
         for row in 0..input.len() {

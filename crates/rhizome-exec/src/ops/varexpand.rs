@@ -75,6 +75,7 @@ impl Operator for VarExpand {
             // lists come together, deeper ones as the walk reads them.
             prefetch_walks(snap, input.column(*from), input.len(), &walks);
         }
+        ctx.restart_quantum();
         if let OpKind::VarExpand { scope, .. } = &self.node.kind {
             if scope.policy != ScopePolicy::Off {
                 return self.execute_scoped(&input, ctx, &walks, *scope);

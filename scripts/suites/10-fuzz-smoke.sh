@@ -20,16 +20,16 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds="${FUZZ_SECONDS:-30}"
 
-echo "== stable smoke: mutated TCK queries"
-(cd "$root" && cargo test -q -p rhizome-cypher --test fuzz_smoke)
-echo "== stable smoke: DIMACS parsers (proptest)"
-(cd "$root" && cargo test -q -p rhizome-import --lib dimacs::tests::parsers_never_panic)
-echo "== stable smoke: Bolt chunks, PackStream, messages, sessions"
-(cd "$root" && cargo test -q -p rhizome-server --test fuzz_smoke)
-echo "== stable smoke: graph source mappings (mutated example mappings)"
-(cd "$root" && cargo test -q -p rhizome-sources --lib mapping::tests::garbage_never_panics)
-echo "== stable smoke: query options of statements over a source"
-(cd "$root" && cargo test -q -p rhizome-sources --lib query_options::tests::arbitrary_text_never_panics)
+# The stable smokes are ordinary tests; run them with `--workspace` so they
+# reuse the workspace build of `cargo test --workspace` (a `-p CRATE` run
+# unifies features differently and recompiles the crate and its dependents).
+echo "== stable smoke: mutated TCK queries; Bolt chunks, PackStream, messages, sessions"
+(cd "$root" && cargo test -q --workspace --test fuzz_smoke)
+echo "== stable smoke: DIMACS parsers (proptest), source mappings, query options"
+(cd "$root" && cargo test -q --workspace --lib -- \
+    dimacs::tests::parsers_never_panic \
+    mapping::tests::garbage_never_panics \
+    query_options::tests::arbitrary_text_never_panics)
 
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "cargo-fuzz (nightly) not available: install with 'cargo install cargo-fuzz' to run the libFuzzer targets"

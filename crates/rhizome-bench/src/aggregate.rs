@@ -4,7 +4,8 @@
 //! of as many nodes ([`PROPS_QUERIES`]), timed like the query suite (one
 //! worker and all workers, alternating, medians), each printed beside the
 //! figure Kuzu 0.11 gave on one thread in the issue's measurement where it
-//! gave one.
+//! gave one, and beside Kuzu's figures measured on this machine by
+//! `scripts/bench-kuzu.sh` where that script has run ([`KuzuReference`]).
 
 use crate::BenchRow;
 use crate::{chain_engine, machine, run_selected, QueryBenchOptions, Spec, Tally};
@@ -32,7 +33,9 @@ pub struct AggregateQuery {
 
 /// The suite: a count over all nodes, the SQ2 filter counted, a filtered
 /// sum/avg/max over a label, and a GROUP BY of a property with count/min.
-pub const AGGREGATE_QUERIES: [AggregateQuery; 4] = [
+/// SQ3 counted and `count(DISTINCT c)` over two hops are the table's other
+/// chain rows.
+pub const AGGREGATE_QUERIES: [AggregateQuery; 6] = [
     AggregateQuery {
         name: "COUNT",
         query: "MATCH (n) RETURN count(n)",
@@ -55,6 +58,18 @@ pub const AGGREGATE_QUERIES: [AggregateQuery; 4] = [
         name: "GROUP",
         query: "MATCH (n) RETURN n.idMod7 AS k, count(*) AS c, min(n.id) AS m",
         kuzu_ms: None,
+        kuzu_peak_mb: None,
+    },
+    AggregateQuery {
+        name: "SQ3C",
+        query: crate::SQ3,
+        kuzu_ms: Some(136.0),
+        kuzu_peak_mb: None,
+    },
+    AggregateQuery {
+        name: "DISTINCT",
+        query: "MATCH (a)-->(b)-->(c) RETURN count(DISTINCT c)",
+        kuzu_ms: Some(650.0),
         kuzu_peak_mb: None,
     },
 ];
@@ -213,11 +228,27 @@ pub fn run_aggregate_bench(
     let mut results = Vec::new();
     if selected(&chain_queries) {
         let engine = chain_engine(options)?;
-        results.extend(run_queries(&engine, &chain_queries, &probe, options, out)?);
+        let kuzu = KuzuReference::load(&options.data_dir, &options.chain, out);
+        results.extend(run_queries(
+            &engine,
+            &chain_queries,
+            &kuzu,
+            &probe,
+            options,
+            out,
+        )?);
     }
     if selected(&PROPS_QUERIES) {
         let engine = props_engine(options)?;
-        results.extend(run_queries(&engine, &PROPS_QUERIES, &probe, options, out)?);
+        let none = KuzuReference::default();
+        results.extend(run_queries(
+            &engine,
+            &PROPS_QUERIES,
+            &none,
+            &probe,
+            options,
+            out,
+        )?);
     }
     Ok(results)
 }
@@ -233,6 +264,7 @@ fn reset_peak_memory() {
 fn run_queries(
     engine: &Engine,
     queries: &[AggregateQuery],
+    kuzu_here: &KuzuReference,
     probe: &machine::MachineProbe,
     options: &QueryBenchOptions,
     out: &mut dyn Write,
@@ -248,7 +280,8 @@ fn run_queries(
             units: rows,
             reference: None,
         };
-        if q.kuzu_peak_mb.is_some() {
+        let measured = kuzu_here.figures(q.name);
+        if q.kuzu_peak_mb.is_some() || !measured.is_empty() {
             reset_peak_memory();
         }
         let Some(row) = run_selected(engine, &[spec], probe, options, out)?.pop() else {
@@ -273,7 +306,185 @@ fn run_queries(
             ),
             None => writeln!(out, "      {}: no Kuzu figure in issue 21", q.query),
         };
+        if !measured.is_empty() {
+            let peak = rhizome_import::report::peak_memory_bytes() as f64 / 1e6;
+            for figure in measured {
+                let (ours, label) = if figure.threads == 1 {
+                    (row.one, "1 worker".to_string())
+                } else {
+                    (row.all, format!("{} workers", row.workers))
+                };
+                let ms = ours.as_secs_f64() * 1e3;
+                let _ = writeln!(
+                    out,
+                    "      {}: Kuzu {} measured here ({}, load {}) {} thread(s) {:.2} ms, peak {:.0} MB; Rhizome {label} {ms:.2} ms = {:.2}x, peak {peak:.0} MB = {:.2}x",
+                    q.name,
+                    figure.version,
+                    figure.when,
+                    figure.load,
+                    figure.threads,
+                    figure.median_ms,
+                    figure.peak_mb,
+                    ms / figure.median_ms,
+                    peak / figure.peak_mb,
+                );
+            }
+        }
         results.push(row);
     }
     Ok(results)
+}
+
+/// Kuzu's figures for the chain queries measured on this machine by
+/// `scripts/bench-kuzu.sh` (`scripts/bench/kuzu_chain.py`), read from
+/// `DATA_DIR/kuzu-chain-N-D/reference.tsv`: empty if the script has not
+/// run for this graph; lines that do not parse are reported and skipped.
+#[derive(Debug, Default)]
+pub struct KuzuReference {
+    figures: Vec<KuzuFigure>,
+}
+
+/// One (query, threads) line of a [`KuzuReference`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct KuzuFigure {
+    /// The suite's query name (`COUNT`, `SQ3C`, ...).
+    pub name: String,
+    /// Kuzu's thread count.
+    pub threads: usize,
+    /// Median of the warm runs, ms.
+    pub median_ms: f64,
+    /// Peak resident set of Kuzu's process, MB.
+    pub peak_mb: f64,
+    /// When it was measured (UTC).
+    pub when: String,
+    /// The load average when it was measured.
+    pub load: String,
+    /// Kuzu's version.
+    pub version: String,
+}
+
+impl KuzuReference {
+    /// Reads the reference file of the chain graph `chain` under
+    /// `data_dir`, reporting unreadable lines to `out`.
+    pub fn load(
+        data_dir: &Path,
+        chain: &rhizome_import::generate::ChainOptions,
+        out: &mut dyn Write,
+    ) -> KuzuReference {
+        let path = data_dir
+            .join(format!("kuzu-chain-{}-{}", chain.nodes, chain.degree))
+            .join("reference.tsv");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => KuzuReference::parse(&text, &path.display().to_string(), out),
+            Err(_) => KuzuReference::default(),
+        }
+    }
+
+    /// Parses the tab-separated lines of `text` (`#` lines are comments):
+    /// name, threads, median ms, minimum ms, peak MB, runs, when, load,
+    /// Kuzu version, result. A line that does not parse is reported to
+    /// `out` with its number and skipped.
+    pub fn parse(text: &str, origin: &str, out: &mut dyn Write) -> KuzuReference {
+        let mut figures = Vec::new();
+        for (index, line) in text.lines().enumerate() {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let fields: Vec<&str> = line.split('\t').collect();
+            let parsed = (fields.len() >= 9)
+                .then(|| {
+                    Some(KuzuFigure {
+                        name: fields[0].to_string(),
+                        threads: fields[1].parse().ok().filter(|&t| t > 0)?,
+                        median_ms: fields[2].parse().ok().filter(|m: &f64| *m > 0.0)?,
+                        peak_mb: fields[4].parse().ok().filter(|m: &f64| *m > 0.0)?,
+                        when: fields[6].to_string(),
+                        load: fields[7].to_string(),
+                        version: fields[8].to_string(),
+                    })
+                })
+                .flatten();
+            match parsed {
+                Some(figure) => figures.push(figure),
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "note: {origin} line {}: expected name, threads, median ms, min ms, peak MB, runs, when, load, version (tab-separated, positive numbers); skipped",
+                        index + 1
+                    );
+                }
+            }
+        }
+        KuzuReference { figures }
+    }
+
+    /// The figures measured for query `name`, fewest threads first.
+    pub fn figures(&self, name: &str) -> Vec<KuzuFigure> {
+        let mut found: Vec<KuzuFigure> = self
+            .figures
+            .iter()
+            .filter(|f| f.name == name)
+            .cloned()
+            .collect();
+        found.sort_by_key(|f| f.threads);
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_lines_parse_and_bad_lines_are_reported() {
+        let text = "# comment\n\
+                    COUNT\t1\t0.225\t0.192\t84\t3\t2026-11-26 19:00 UTC\t2.2\t0.11.3\t[[10000]]\n\
+                    COUNT\t2\t0.311\t0.203\t84\t3\twhen\t2.2\t0.11.3\t[[10000]]\n\
+                    SQ2C\tx\t0.6\t0.5\t86\t3\twhen\t2.2\t0.11.3\t[[1]]\n\
+                    SQ2C\t1\t-1\t0.5\t86\t3\twhen\t2.2\t0.11.3\t[[1]]\n\
+                    short\tline\n";
+        let mut out = Vec::new();
+        let reference = KuzuReference::parse(text, "ref.tsv", &mut out);
+        let count = reference.figures("COUNT");
+        assert_eq!(count.len(), 2);
+        assert_eq!(count[0].threads, 1);
+        assert_eq!(count[0].median_ms, 0.225);
+        assert_eq!(count[1].threads, 2);
+        assert!(reference.figures("SQ2C").is_empty());
+        let notes = String::from_utf8(out).unwrap();
+        assert_eq!(notes.matches("skipped").count(), 3, "{notes}");
+        assert!(notes.contains("ref.tsv line 4"), "{notes}");
+    }
+
+    #[test]
+    fn bench_prints_measured_kuzu_figures_beside_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = QueryBenchOptions {
+            data_dir: dir.path().to_path_buf(),
+            runs: 1,
+            min_time: std::time::Duration::ZERO,
+            ..QueryBenchOptions::default()
+        };
+        options.chain = rhizome_import::generate::ChainOptions {
+            nodes: 2_000,
+            degree: 3,
+        };
+        options.select("COUNT,DISTINCT");
+        let home = dir.path().join("kuzu-chain-2000-3");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join("reference.tsv"),
+            "DISTINCT\t1\t4.0\t3.9\t88\t3\t2026-11-26 19:00 UTC\t2.2\t0.11.3\t[[2000]]\n",
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let rows = run_aggregate_bench(&options, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(rows.len(), 2, "{text}");
+        assert!(
+            text.contains("DISTINCT: Kuzu 0.11.3 measured here (2026-11-26 19:00 UTC, load 2.2) 1 thread(s) 4.00 ms"),
+            "{text}"
+        );
+        assert!(!text.contains("COUNT: Kuzu 0.11.3 measured here"), "{text}");
+    }
 }

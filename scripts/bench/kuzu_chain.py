@@ -38,7 +38,7 @@ QUERIES = {
     "SQ3C": "MATCH (:LBL_ALL {id: 777})--()--()--()--(n) RETURN count(n)",
     "DISTINCT": "MATCH (a)-->(b)-->(c) RETURN count(DISTINCT c)",
     "COLLECT": "MATCH (a)--(b) WITH a, collect(b.id) AS ids "
-    "RETURN a.id, size(ids) ORDER BY size(ids) DESC LIMIT 1",
+    "RETURN a.id, size(ids) ORDER BY size(ids) DESC, a.id LIMIT 1",
 }
 
 

@@ -233,6 +233,10 @@ async fn ready_run_pull_returns_to_ready_and_route_names_this_server() {
             .map(|s| matches!(s, P::List(l) if l.len() == 3)),
         Some(true)
     );
+    // TELEMETRY (5.4) is acknowledged and changes nothing.
+    let telemetry = msg(0x54, vec![P::Int(2)]);
+    assert_eq!(h.raw(&telemetry).await.0, SUCCESS_EMPTY);
+    assert_eq!(h.session.state(), State::Ready);
     // A message the state does not allow fails.
     let responses = h.send(&COMMIT).await;
     assert_eq!(code_of(&responses[0]), codes::REQUEST_INVALID);

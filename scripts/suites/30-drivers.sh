@@ -92,8 +92,8 @@ echo "== pytest"
     "$root/scripts/suites/drivers/test_python_plans.py"
 
 echo "== node --test"
-cp "$root/scripts/suites/drivers/node/test_node_tls.mjs" "$work/node/"
-(cd "$work/node" && node --test test_node.mjs test_node_tls.mjs)
+cp "$root/scripts/suites/drivers/node/test_node_tls.mjs" "$root/scripts/suites/drivers/node/test_node_auth.mjs" "$work/node/"
+(cd "$work/node" && node --test test_node.mjs test_node_tls.mjs test_node_auth.mjs)
 
 echo "== clean shutdown"
 kill -TERM "$server" "$auth_server" "$tls_server"

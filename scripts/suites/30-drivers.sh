@@ -102,4 +102,7 @@ trap - EXIT
 grep -q "TLS handshake failed" "$work/tls-server.log" || { cat "$work/tls-server.log"; echo "a failed TLS handshake was not logged"; exit 1; }
 grep -q "failed login for user \`neo4j\`" "$work/auth-server.log" || { cat "$work/auth-server.log"; echo "failed login not logged"; exit 1; }
 grep -q "stopped" "$work/server.log" || { cat "$work/server.log"; echo "no clean shutdown"; exit 1; }
+# One line per connection event: opened with its Bolt version, closed with why.
+grep -q "connected (Bolt 5.4)" "$work/server.log" || { cat "$work/server.log"; echo "no connection logged"; exit 1; }
+grep -q "disconnected (client disconnected)" "$work/server.log" || { cat "$work/server.log"; echo "no disconnection logged"; exit 1; }
 echo "drivers suite passed in $(( $(date +%s) - started )) s"

@@ -366,6 +366,64 @@ fn admin_sets_and_resets_passwords_only_while_no_server_runs() {
     assert!(none.stderr.contains("no database at"), "{}", none.stderr);
 }
 
+/// Runs `rhizome serve` with `args`, which must make it refuse to start:
+/// it exits (within 30 s) with code 1; its standard error.
+fn serve_refused(home: &Path, args: &[&str]) -> String {
+    let mut child = command(home, args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start rhizome serve");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("rhizome serve {args:?} started instead of refusing");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    stderr
+}
+
+#[test]
+fn serve_refuses_unsafe_settings_and_the_database_stays_readable() {
+    let (tmp, db) = with_demo();
+    let dir = path_str(&db);
+    // No users and no initial password: no default password, no start.
+    let no_users = serve_refused(tmp.path(), &["serve", dir, "--bolt", "127.0.0.1:0"]);
+    assert!(no_users.contains("no users yet"), "{no_users}");
+    assert!(no_users.contains("--initial-password"), "{no_users}");
+    // No authentication off loopback.
+    let open = serve_refused(
+        tmp.path(),
+        &["serve", dir, "--auth", "none", "--bolt", "0.0.0.0:0"],
+    );
+    assert!(open.contains("loopback"), "{open}");
+    // While a server holds the database, the command line still reads it,
+    // and sees what clients of the server committed.
+    let served = serve(tmp.path(), &db, &["--auth", "none"]);
+    rhizome(
+        tmp.path(),
+        &["shell", served.address.as_str()],
+        "CREATE (:ServedWrite {k: 1});\n",
+    )
+    .assert_code(0);
+    let read = rhizome(
+        tmp.path(),
+        &["query", dir, "MATCH (n:ServedWrite) RETURN count(n) AS c"],
+        "",
+    );
+    read.assert_code(0);
+    assert!(read.stdout.contains("| 1 |"), "{}", read.stdout);
+}
+
 #[test]
 fn a_server_that_is_not_there_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();

@@ -7,8 +7,9 @@
 # into a fresh directory, starts `rhizome serve` on a free loopback port and
 # runs scripts/suites/drivers/test_python*.py (pytest) and
 # scripts/suites/drivers/node/test_node*.mjs (node --test) against it, plus
-# a server with authentication and one over TLS with a certificate made
-# here by openssl (bolt+s:// and encrypted drivers trusting it). The
+# a server with authentication (test_python_auth.py, test_node_auth.mjs)
+# and one over TLS with a certificate made here by openssl (bolt+s:// and
+# encrypted drivers trusting it). The
 # servers are stopped by pid when the script exits, also on failure.
 set -euo pipefail
 

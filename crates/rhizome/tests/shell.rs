@@ -66,6 +66,21 @@ fn a_meta_command_inside_a_block_comment_does_not_run() {
     assert!(run.stdout.contains("no parameters set"), "{}", run.stdout);
 }
 
+#[test]
+fn a_meta_command_after_a_statement_on_its_line_runs_but_not_in_a_comment() {
+    let (tmp, db) = with_demo();
+    let script = "RETURN 1 AS one; :param x => 6 * 7\n\
+                  RETURN $x AS x, // ; :param y => 1\n\
+                  2 AS two; /* ; :param z => 1 */\n\
+                  :params\n";
+    let run = rhizome(tmp.path(), &["shell", path_str(&db)], script);
+    run.assert_code(0);
+    assert!(run.stdout.contains("| 42 |   2 |"), "{}", run.stdout);
+    assert!(run.stdout.contains(":param x => 42"), "{}", run.stdout);
+    assert!(!run.stdout.contains(":param y"), "{}", run.stdout);
+    assert!(!run.stdout.contains(":param z"), "{}", run.stdout);
+}
+
 /// Runs the checks of `:param` forms against `target` (a directory or a URI).
 fn param_forms(home: &Path, target: &str, env: &[(&str, &str)]) {
     let script = "\

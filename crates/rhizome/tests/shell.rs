@@ -298,6 +298,85 @@ fn the_shell_logs_in_with_a_password_from_the_environment() {
     );
 }
 
+/// Without a password in the environment, `-u USER` asks for it on the
+/// terminal with echo off. The shell runs on a pseudo-terminal made by
+/// `script` (util-linux, in every Debian); the password is typed once the
+/// prompt is shown, and never appears in what the terminal shows.
+#[test]
+fn the_shell_asks_for_the_password_on_the_terminal_without_echo() {
+    use std::io::Read;
+    let (tmp, db) = with_demo();
+    let password = "pty-s3cret-pw";
+    let served = serve(tmp.path(), &db, &["--initial-password", password]);
+    let shell = format!(
+        "{} shell {} -u neo4j",
+        env!("CARGO_BIN_EXE_rhizome"),
+        served.address
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &shell, "/dev/null"])
+        .env("XDG_DATA_HOME", tmp.path().join("data"))
+        .env("RHIZOME_HISTORY", "")
+        .env_remove("RHIZOME_PASSWORD")
+        .env_remove("NEO4J_PASSWORD")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run `script` (util-linux)");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let shown = shown.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                shown
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        })
+    };
+    let wait_for = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !shown.lock().unwrap().contains(what) {
+            assert!(
+                Instant::now() < deadline,
+                "no `{what}` on the terminal: {}",
+                shown.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for("Password for neo4j: ");
+    stdin.write_all(format!("{password}\n").as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    wait_for("rhizome> ");
+    stdin.write_all(b"RETURN 40 + 2 AS answer;\n").unwrap();
+    stdin.flush().unwrap();
+    wait_for("1 row, elapsed ");
+    stdin.write_all(b":quit\n").unwrap();
+    stdin.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the shell did not quit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    reader.join().unwrap();
+    let shown = shown.lock().unwrap().clone();
+    assert!(shown.contains("|     42 |"), "{shown}");
+    assert!(
+        !shown.contains(password),
+        "the password was echoed: {shown}"
+    );
+}
+
 #[test]
 fn admin_sets_and_resets_passwords_only_while_no_server_runs() {
     let (tmp, db) = with_demo();

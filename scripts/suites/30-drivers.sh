@@ -105,5 +105,5 @@ grep -q "failed login for user \`neo4j\`" "$work/auth-server.log" || { cat "$wor
 grep -q "stopped" "$work/server.log" || { cat "$work/server.log"; echo "no clean shutdown"; exit 1; }
 # One line per connection event: opened with its Bolt version, closed with why.
 grep -q "connected (Bolt 5.4)" "$work/server.log" || { cat "$work/server.log"; echo "no connection logged"; exit 1; }
-grep -q "disconnected (client disconnected)" "$work/server.log" || { cat "$work/server.log"; echo "no disconnection logged"; exit 1; }
+grep -q "disconnected (" "$work/server.log" || { cat "$work/server.log"; echo "no disconnection logged"; exit 1; }
 echo "drivers suite passed in $(( $(date +%s) - started )) s"

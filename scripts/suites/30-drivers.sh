@@ -7,8 +7,9 @@
 # into a fresh directory, starts `rhizome serve` on a free loopback port and
 # runs scripts/suites/drivers/test_python*.py (pytest) and
 # scripts/suites/drivers/node/test_node*.mjs (node --test) against it, plus
-# a server with authentication and one over TLS with a certificate made
-# here by openssl (bolt+s:// and encrypted drivers trusting it). The
+# a server with authentication (test_python_auth.py, test_node_auth.mjs)
+# and one over TLS with a certificate made here by openssl (bolt+s:// and
+# encrypted drivers trusting it). The
 # servers are stopped by pid when the script exits, also on failure.
 set -euo pipefail
 
@@ -92,8 +93,8 @@ echo "== pytest"
     "$root/scripts/suites/drivers/test_python_plans.py"
 
 echo "== node --test"
-cp "$root/scripts/suites/drivers/node/test_node_tls.mjs" "$work/node/"
-(cd "$work/node" && node --test test_node.mjs test_node_tls.mjs)
+cp "$root/scripts/suites/drivers/node/test_node_tls.mjs" "$root/scripts/suites/drivers/node/test_node_auth.mjs" "$work/node/"
+(cd "$work/node" && node --test test_node.mjs test_node_tls.mjs test_node_auth.mjs)
 
 echo "== clean shutdown"
 kill -TERM "$server" "$auth_server" "$tls_server"
@@ -102,4 +103,7 @@ trap - EXIT
 grep -q "TLS handshake failed" "$work/tls-server.log" || { cat "$work/tls-server.log"; echo "a failed TLS handshake was not logged"; exit 1; }
 grep -q "failed login for user \`neo4j\`" "$work/auth-server.log" || { cat "$work/auth-server.log"; echo "failed login not logged"; exit 1; }
 grep -q "stopped" "$work/server.log" || { cat "$work/server.log"; echo "no clean shutdown"; exit 1; }
+# One line per connection event: opened with its Bolt version, closed with why.
+grep -q "connected (Bolt 5.4)" "$work/server.log" || { cat "$work/server.log"; echo "no connection logged"; exit 1; }
+grep -q "disconnected (" "$work/server.log" || { cat "$work/server.log"; echo "no disconnection logged"; exit 1; }
 echo "drivers suite passed in $(( $(date +%s) - started )) s"

@@ -388,6 +388,28 @@ mod tests {
             Err(LoginError::RateLimited)
         );
         assert_eq!(store.login("nobody", "x"), Err(LoginError::Refused));
+        // Once the lock-out has passed, the right password logs in again
+        // (the last failure is moved back rather than waited for).
+        {
+            let mut failures = store.failures.lock().unwrap();
+            let (_, last) = failures.get_mut(ADMIN_USER).unwrap();
+            *last = Instant::now() - LOCKOUT + Duration::from_millis(200);
+        }
+        assert_eq!(
+            store.login(ADMIN_USER, "right"),
+            Err(LoginError::RateLimited),
+            "still inside the lock-out"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+        assert!(
+            store.login(ADMIN_USER, "right").is_ok(),
+            "after the lock-out"
+        );
+        // ... and a success clears the count: three new failures to lock again.
+        for _ in 0..MAX_FAILED_LOGINS - 1 {
+            assert_eq!(store.login(ADMIN_USER, "wrong"), Err(LoginError::Refused));
+        }
+        assert!(store.login(ADMIN_USER, "right").is_ok());
     }
 
     #[test]

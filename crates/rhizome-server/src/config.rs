@@ -229,6 +229,25 @@ mod tests {
         assert!(toml::from_str::<ServerConfig>("bolt_port = 1").is_err());
     }
 
+    /// The defaults docs/server.md promises: loopback only, basic auth, a
+    /// connection limit well above a 64-client soak and a 32-client
+    /// benchmark, and every timeout and size limit set.
+    #[test]
+    fn defaults_are_safe_and_roomy() {
+        let config = ServerConfig::default();
+        assert!(config.bolt.ip().is_loopback());
+        assert_eq!(config.bolt.port(), 7687);
+        assert_eq!(config.auth, AuthMode::Basic);
+        assert_eq!(config.database_name, "neo4j");
+        assert!(config.max_connections >= 512, "{}", config.max_connections);
+        assert_eq!(config.max_message_size, 16 << 20);
+        assert_eq!(config.handshake_timeout_secs, 10);
+        assert_eq!(config.idle_timeout_secs, 1800);
+        assert_eq!(config.stream_stall_timeout_secs, 600);
+        assert!(config.http.is_none() && config.tls_cert.is_none());
+        assert!(config.initial_password.is_none());
+    }
+
     #[test]
     fn http_and_tls_settings() {
         let config: ServerConfig = toml::from_str(

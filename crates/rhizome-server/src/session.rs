@@ -178,6 +178,15 @@ enum PoolStart {
     NotStarted(StatementInfo, Option<PlanDescription>),
 }
 
+/// What `SHOW` / `TERMINATE TRANSACTIONS` answer: rows, or the Cypher (and
+/// its parameters) that shapes them.
+enum Listed {
+    /// The rows, as they are.
+    Answer(admin::ServerResult),
+    /// The shaping Cypher and its parameters.
+    Shape(String, BTreeMap<String, Value>),
+}
+
 /// The state a read started on the pool reads.
 struct ReadOn {
     /// The snapshot it reads (and its entities are rendered from).
@@ -942,11 +951,19 @@ impl Session {
         }
         running.start_query(&self.config.transactions, &query);
         let started = Instant::now();
+        let mut shaping = None;
         let answer = match (
             transactions::parse(&query, &params),
             user_commands::parse(&query, &params),
         ) {
-            (Some(Ok(command)), _) => Some(self.transaction_command(command, &entry).await),
+            (Some(Ok(command)), _) => match self.transaction_command(command, &params) {
+                Ok(Listed::Answer(answer)) => Some(Ok(answer)),
+                Ok(Listed::Shape(cypher, rows)) => {
+                    shaping = Some((cypher, rows));
+                    None
+                }
+                Err(failure) => Some(Err(failure)),
+            },
             (Some(Err(failure)), _) => Some(Err(failure)),
             (None, Some(Ok(command))) => Some(self.user_command(command).await),
             (None, Some(Err(failure))) => Some(Err(failure)),
@@ -963,7 +980,11 @@ impl Session {
             Some(Err(failure)) => return self.fail(failure),
             None => None,
         };
-        let opened = if answer.is_none() && crate::schema_view::is_call(&query) {
+        let opened = if let Some(shaping) = shaping {
+            let listing = (running.clone(), registration);
+            self.start_shaping(&entry, shaping, (qid, started), listing)
+                .await
+        } else if answer.is_none() && crate::schema_view::is_call(&query) {
             self.schema_view(&entry, &query, (qid, started), running.clone())
                 .map(|mut result| {
                     result._registration = registration;
@@ -1012,13 +1033,16 @@ impl Session {
         }
     }
 
-    /// Answers `SHOW TRANSACTIONS` or `TERMINATE TRANSACTIONS`; the rows of
-    /// a SHOW with `YIELD` or `WHERE` are shaped by the engine.
-    async fn transaction_command(
+    /// Answers `SHOW TRANSACTIONS` or `TERMINATE TRANSACTIONS`. The rows of
+    /// a SHOW with `YIELD` or `WHERE` are to be shaped by the engine: they
+    /// come back as the shaping Cypher and its parameters (the statement's
+    /// own, and the rows in [`transactions::ROWS_PARAMETER`]), which
+    /// [`Session::start_shaping`] runs on the pool like any read.
+    fn transaction_command(
         &mut self,
         command: transactions::Command,
-        entry: &DatabaseEntry,
-    ) -> Result<admin::ServerResult, Failure> {
+        params: &BTreeMap<String, Value>,
+    ) -> Result<Listed, Failure> {
         self.check(Need::Read, "listing transactions")?;
         let viewer = Viewer {
             user: &self.user,
@@ -1026,26 +1050,59 @@ impl Session {
         };
         let answer = self.config.transactions.answer(&command, &viewer);
         let transactions::Command::Show(_, Some(shaping)) = command else {
-            return Ok(answer);
+            return Ok(Listed::Answer(answer));
         };
         let rows = answer
             .rows
             .into_iter()
             .map(|row| Value::Map(answer.columns.iter().cloned().zip(row).collect()))
             .collect();
-        let params =
-            BTreeMap::from([(transactions::ROWS_PARAMETER.to_string(), Value::List(rows))]);
-        let (engine, query) = (entry.engine.clone(), shaping.clone());
-        let shaped = tokio::task::spawn_blocking(move || {
-            engine.execute(&query, params, &QueryOptions::default())
-        })
-        .await
-        .map_err(|e| Failure::new(codes::UNKNOWN, e.to_string()))?
-        .map_err(|e| Failure::from_error(&e, &shaping))?;
-        Ok(admin::ServerResult {
-            rows: shaped.rows.to_vecs(),
-            columns: shaped.columns,
-        })
+        let mut params = params.clone();
+        params.insert(transactions::ROWS_PARAMETER.to_string(), Value::List(rows));
+        Ok(Listed::Shape(shaping, params))
+    }
+
+    /// Starts the Cypher that shapes `SHOW TRANSACTIONS … YIELD …` rows as
+    /// one job on the worker pool, as every read starts
+    /// ([`Session::start_on_pool`]): no blocking thread runs it, and its
+    /// rows stream. It runs over the database's native base (it reads only
+    /// its parameters; over a graph source that base is empty), in the
+    /// transaction's state inside one. A tail that would write (`YIELD x
+    /// CREATE …`) is refused: listing transactions never changes data.
+    async fn start_shaping(
+        &mut self,
+        entry: &DatabaseEntry,
+        (query, params): (String, BTreeMap<String, Value>),
+        (qid, started): (i64, Instant),
+        (running, registration): (Arc<Running>, Option<Registration>),
+    ) -> Result<(OpenResult, Vec<String>), Failure> {
+        let native = DatabaseEntry {
+            source: None,
+            ..entry.clone()
+        };
+        let read = self.read_on(&native).ok_or_else(transactions::terminated)?;
+        match self
+            .start_on_pool(
+                &native,
+                (&query, params),
+                (qid, started),
+                &running,
+                read,
+                (false, true),
+            )
+            .await?
+        {
+            PoolStart::Started(mut result, columns) => {
+                result.over_source = false;
+                result._registration = registration;
+                Ok((*result, columns))
+            }
+            PoolStart::NotStarted(..) => Err(Failure::new(
+                transactions::SYNTAX,
+                "SHOW TRANSACTIONS … YIELD … only reads: its WHERE, YIELD and RETURN \
+                 may not write",
+            )),
+        }
     }
 
     /// The result of `CALL db.schema.visualization()` on what the

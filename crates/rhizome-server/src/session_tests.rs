@@ -233,6 +233,10 @@ async fn ready_run_pull_returns_to_ready_and_route_names_this_server() {
             .map(|s| matches!(s, P::List(l) if l.len() == 3)),
         Some(true)
     );
+    // TELEMETRY (5.4) is acknowledged and changes nothing.
+    let telemetry = msg(0x54, vec![P::Int(2)]);
+    assert_eq!(h.raw(&telemetry).await.0, SUCCESS_EMPTY);
+    assert_eq!(h.session.state(), State::Ready);
     // A message the state does not allow fails.
     let responses = h.send(&COMMIT).await;
     assert_eq!(code_of(&responses[0]), codes::REQUEST_INVALID);
@@ -806,6 +810,55 @@ async fn reads_and_writes_run_on_pool_workers_in_and_out_of_transactions() {
     assert!(meta[0].get("profile").is_some(), "{profiled:?}");
     h.send(&COMMIT).await;
     assert_eq!(h.count("MATCH (n:Probe) RETURN count(n)"), 2);
+}
+
+/// `SHOW TRANSACTIONS … YIELD …` is shaped by Cypher that runs on a pool
+/// worker like any read (the probe, called from the shaping Cypher, names
+/// its thread), in and out of a transaction; the statement's own
+/// parameters reach it; a tail that would write is refused.
+#[tokio::test]
+async fn show_transactions_yield_is_shaped_on_a_pool_worker() {
+    let mut h = thread_probe().await;
+    // `YIELD` items run up to the first clause keyword, so the CALL is part
+    // of the shaping Cypher (`WITH transactionId AS id CALL test.thread() …`).
+    let probe =
+        "SHOW TRANSACTIONS YIELD transactionId AS id CALL test.thread() YIELD name RETURN name";
+    let name = h.single_string(probe).await;
+    assert!(name.starts_with("rhizome-worker-"), "shaped on `{name}`");
+    assert_eq!(h.raw(&BEGIN).await.0, SUCCESS_EMPTY);
+    h.send(&run("CREATE (:Listed)")).await;
+    h.send(&pull(-1)).await;
+    let name = h.single_string(probe).await;
+    assert!(
+        name.starts_with("rhizome-worker-"),
+        "in a transaction: `{name}`"
+    );
+    assert_eq!(h.send(&COMMIT).await.len(), 1);
+
+    // The statement's parameters are there beside the rows.
+    let with_params = msg(
+        0x10,
+        vec![
+            "SHOW TRANSACTIONS YIELD currentQuery WHERE currentQuery STARTS WITH $prefix RETURN $prefix AS p"
+                .into(),
+            map([("prefix", "SHOW".into())]),
+            map([]),
+        ],
+    );
+    let answered = h.send(&with_params).await;
+    assert!(matches!(&answered[0], P::Struct(0x70, _)), "{answered:?}");
+    assert_eq!(h.send(&pull(-1)).await[0], record(vec!["SHOW".into()]));
+
+    // Listing transactions never writes.
+    let sneaky = h
+        .send(&run(
+            "SHOW TRANSACTIONS YIELD transactionId AS id CREATE (:Sneaky) RETURN id",
+        ))
+        .await;
+    assert_eq!(code_of(&sneaky[0]), "Neo.ClientError.Statement.SyntaxError");
+    h.send(&RESET).await;
+    assert_eq!(h.count("MATCH (n:Sneaky) RETURN count(n)"), 0);
+    assert_eq!(h.count("MATCH (n:Listed) RETURN count(n)"), 1);
 }
 
 /// An explicit transaction takes the writer lock at its first write: one

@@ -387,7 +387,8 @@ pub fn terminated() -> Failure {
     )
 }
 
-const SYNTAX: &str = "Neo.ClientError.Statement.SyntaxError";
+/// The status of a malformed transaction command.
+pub const SYNTAX: &str = "Neo.ClientError.Statement.SyntaxError";
 
 /// Parses `query` if it is `SHOW TRANSACTION[S] [ids]` or `TERMINATE
 /// TRANSACTION[S] ids`; ids are string literals separated by commas or

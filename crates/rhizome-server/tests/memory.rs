@@ -170,3 +170,63 @@ async fn a_range_built_whole_is_charged_to_the_query() {
     );
     assert_eq!(server.pool.as_ref().unwrap().used(), 0);
 }
+
+/// The memory this process (server and client together) holds now.
+fn resident_bytes() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    let kb: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+/// All ten million rows of `UNWIND range(1, 10000000) AS i RETURN i`
+/// pulled over Bolt, 10,000 at a time, with the process's memory flat
+/// after the first million (the worker pool's and allocator's first
+/// growth). Slow in a debug build, hence ignored (CI runs it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn ten_million_rows_stream_over_bolt_in_constant_memory() {
+    let server = start(no_auth()).await;
+    let mut client = Client::ready(server.address).await;
+    let run = client
+        .run(
+            "UNWIND range(1, 10000000) AS i RETURN i",
+            rhizome_server::packstream::map([]),
+        )
+        .await;
+    assert!(matches!(run, P::Struct(0x70, _)), "{run:?}");
+    let started = Instant::now();
+    let (mut count, mut sum) = (0u64, 0u64);
+    let mut before = None;
+    let mut growth = 0usize;
+    loop {
+        let (records, last) = client.pull(10_000).await;
+        for record in &records {
+            let [P::Int(i)] = record[..] else {
+                panic!("{record:?}")
+            };
+            count += 1;
+            sum += i as u64;
+        }
+        if count >= 1_000_000 {
+            let now = resident_bytes();
+            let before = *before.get_or_insert(now);
+            growth = growth.max(now.saturating_sub(before));
+        }
+        let P::Struct(0x70, meta) = &last else {
+            panic!("{last:?}")
+        };
+        if meta[0].get("has_more").is_none() {
+            break;
+        }
+    }
+    eprintln!(
+        "10M rows over Bolt in {:?}; growth after the first million: {} KiB",
+        started.elapsed(),
+        growth / 1024
+    );
+    assert_eq!(count, 10_000_000);
+    assert_eq!(sum, 10_000_000 * 10_000_001 / 2);
+    // Held whole, ten million values would take hundreds of MB.
+    assert!(growth < 32 << 20, "grew by {} KiB", growth / 1024);
+}

@@ -27,6 +27,59 @@ async fn handshake_picks_the_best_version_or_answers_zero_and_closes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_a_handshake_is_closed_after_the_handshake_timeout() {
+    let server = start(ServerConfig {
+        handshake_timeout_secs: 1,
+        ..no_auth()
+    })
+    .await;
+    let started = Instant::now();
+    let mut silent = TcpStream::connect(server.address).await.unwrap();
+    silent.write_all(&PROPOSE_5[..6]).await.unwrap(); // half a handshake
+    let mut answer = Vec::new();
+    // The server closes the connection (a reset is a close too).
+    let _ = tokio::time::timeout(Duration::from_secs(10), silent.read_to_end(&mut answer))
+        .await
+        .expect("closed by the server, not by this test's timeout");
+    assert!(answer.is_empty(), "no version was chosen: {answer:?}");
+    let waited = started.elapsed();
+    assert!(
+        (Duration::from_millis(900)..Duration::from_secs(5)).contains(&waited),
+        "{waited:?}"
+    );
+    // The server goes on for others.
+    Client::connect(server.address).await.hello().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_connection_is_closed_after_the_idle_timeout() {
+    let server = start(ServerConfig {
+        idle_timeout_secs: 1,
+        ..no_auth()
+    })
+    .await;
+    let mut idle = Client::connect(server.address).await;
+    idle.hello().await;
+    let mut busy = Client::connect(server.address).await;
+    busy.hello().await;
+    let started = Instant::now();
+    // `busy` speaks every 300 ms, so only `idle` goes silent for a second.
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        busy.send(0x0F, vec![]).await; // RESET
+        assert!(matches!(busy.receive().await, Some(P::Struct(0x70, _))));
+    }
+    let closed = tokio::time::timeout(Duration::from_secs(10), idle.receive())
+        .await
+        .expect("closed by the server, not by this test's timeout");
+    assert!(closed.is_none(), "{closed:?}");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(900), "{waited:?}");
+    busy.send(0x0F, vec![]).await;
+    assert!(matches!(busy.receive().await, Some(P::Struct(0x70, _))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_request_on_the_bolt_port_gets_an_http_error() {
     let server = start(no_auth()).await;
     let mut stream = TcpStream::connect(server.address).await.unwrap();

@@ -207,17 +207,29 @@ impl Shell {
 
     /// Handles one input line: a meta-command when it starts a statement
     /// (no statement text pending, not inside a comment), else more
-    /// statement text.
+    /// statement text — which may end a statement and start a meta-command
+    /// after its `;` (`RETURN 1; :param x => 2`; the command runs to the end
+    /// of the line).
     fn line(&mut self, line: &str) -> Flow {
         let trimmed = line.trim();
         if trimmed.starts_with(':') && self.buffer.at_statement_start() {
             self.buffer.clear();
             return self.meta(trimmed);
         }
-        for statement in self.buffer.push_line(line) {
+        let (code, command) = match self.buffer.command_after_statement(line) {
+            Some(at) => (&line[..at], Some(line[at..].trim())),
+            None => (line, None),
+        };
+        for statement in self.buffer.push_line(code) {
             self.statement(&statement);
         }
-        Flow::Continue
+        match command {
+            Some(command) => {
+                self.buffer.clear();
+                self.meta(command)
+            }
+            None => Flow::Continue,
+        }
     }
 
     fn fail(&mut self, error: &ShellError, source: Option<&str>) {

@@ -50,6 +50,24 @@ impl StatementBuffer {
         done
     }
 
+    /// Where a `:` command starts in `line` after a `;` that ends a
+    /// statement on it (`RETURN 1; :param x => 2`): the byte offset of the
+    /// rest of the line after the first such `;`, which then starts a
+    /// statement and is a command to the end of the line. `None` if no `;`
+    /// on the line is followed by `:` (a `;` in a string or a comment ends
+    /// nothing).
+    pub fn command_after_statement(&self, line: &str) -> Option<usize> {
+        let text = format!("{}{line}", self.text);
+        let offset = self.text.len();
+        let mut found = None;
+        scan(&text, |end| {
+            if found.is_none() && end >= offset && text[end + 1..].trim_start().starts_with(':') {
+                found = Some(end + 1 - offset);
+            }
+        });
+        found
+    }
+
     /// Takes what is left (a last statement without `;`), if it holds code.
     pub fn take_rest(&mut self) -> Option<String> {
         let rest = std::mem::take(&mut self.text);
@@ -126,6 +144,28 @@ mod tests {
             vec!["RETURN \"c\\\";\" // d;\nAS y", "/* ; */ RETURN `we;ird`"]
         );
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn a_command_may_follow_a_statement_on_its_line() {
+        let b = StatementBuffer::default();
+        let line = "RETURN 1; :param x => 2";
+        assert_eq!(b.command_after_statement(line), Some(9));
+        assert_eq!(b.command_after_statement("RETURN ';:x'"), None);
+        assert_eq!(
+            b.command_after_statement("RETURN 1 // ; :param x => 2"),
+            None
+        );
+        assert_eq!(b.command_after_statement("RETURN 1 /* ; :x */"), None);
+        assert_eq!(b.command_after_statement("RETURN 1;"), None);
+        // A statement begun on an earlier line ends here.
+        let mut b = StatementBuffer::default();
+        assert!(b.push_line("MATCH (n)").is_empty());
+        assert_eq!(b.command_after_statement("RETURN n; :params"), Some(9));
+        // Inside a block comment opened earlier, nothing ends.
+        let mut b = StatementBuffer::default();
+        assert!(b.push_line("/* header").is_empty());
+        assert_eq!(b.command_after_statement("; :param x => 1"), None);
     }
 
     #[test]

@@ -66,6 +66,21 @@ fn a_meta_command_inside_a_block_comment_does_not_run() {
     assert!(run.stdout.contains("no parameters set"), "{}", run.stdout);
 }
 
+#[test]
+fn a_meta_command_after_a_statement_on_its_line_runs_but_not_in_a_comment() {
+    let (tmp, db) = with_demo();
+    let script = "RETURN 1 AS one; :param x => 6 * 7\n\
+                  RETURN $x AS x, // ; :param y => 1\n\
+                  2 AS two; /* ; :param z => 1 */\n\
+                  :params\n";
+    let run = rhizome(tmp.path(), &["shell", path_str(&db)], script);
+    run.assert_code(0);
+    assert!(run.stdout.contains("| 42 |   2 |"), "{}", run.stdout);
+    assert!(run.stdout.contains(":param x => 42"), "{}", run.stdout);
+    assert!(!run.stdout.contains(":param y"), "{}", run.stdout);
+    assert!(!run.stdout.contains(":param z"), "{}", run.stdout);
+}
+
 /// Runs the checks of `:param` forms against `target` (a directory or a URI).
 fn param_forms(home: &Path, target: &str, env: &[(&str, &str)]) {
     let script = "\
@@ -283,6 +298,85 @@ fn the_shell_logs_in_with_a_password_from_the_environment() {
     );
 }
 
+/// Without a password in the environment, `-u USER` asks for it on the
+/// terminal with echo off. The shell runs on a pseudo-terminal made by
+/// `script` (util-linux, in every Debian); the password is typed once the
+/// prompt is shown, and never appears in what the terminal shows.
+#[test]
+fn the_shell_asks_for_the_password_on_the_terminal_without_echo() {
+    use std::io::Read;
+    let (tmp, db) = with_demo();
+    let password = "pty-s3cret-pw";
+    let served = serve(tmp.path(), &db, &["--initial-password", password]);
+    let shell = format!(
+        "{} shell {} -u neo4j",
+        env!("CARGO_BIN_EXE_rhizome"),
+        served.address
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &shell, "/dev/null"])
+        .env("XDG_DATA_HOME", tmp.path().join("data"))
+        .env("RHIZOME_HISTORY", "")
+        .env_remove("RHIZOME_PASSWORD")
+        .env_remove("NEO4J_PASSWORD")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run `script` (util-linux)");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let shown = shown.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                shown
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        })
+    };
+    let wait_for = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !shown.lock().unwrap().contains(what) {
+            assert!(
+                Instant::now() < deadline,
+                "no `{what}` on the terminal: {}",
+                shown.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for("Password for neo4j: ");
+    stdin.write_all(format!("{password}\n").as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    wait_for("rhizome> ");
+    stdin.write_all(b"RETURN 40 + 2 AS answer;\n").unwrap();
+    stdin.flush().unwrap();
+    wait_for("1 row, elapsed ");
+    stdin.write_all(b":quit\n").unwrap();
+    stdin.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the shell did not quit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    reader.join().unwrap();
+    let shown = shown.lock().unwrap().clone();
+    assert!(shown.contains("|     42 |"), "{shown}");
+    assert!(
+        !shown.contains(password),
+        "the password was echoed: {shown}"
+    );
+}
+
 #[test]
 fn admin_sets_and_resets_passwords_only_while_no_server_runs() {
     let (tmp, db) = with_demo();
@@ -364,6 +458,64 @@ fn admin_sets_and_resets_passwords_only_while_no_server_runs() {
     );
     none.assert_code(1);
     assert!(none.stderr.contains("no database at"), "{}", none.stderr);
+}
+
+/// Runs `rhizome serve` with `args`, which must make it refuse to start:
+/// it exits (within 30 s) with code 1; its standard error.
+fn serve_refused(home: &Path, args: &[&str]) -> String {
+    let mut child = command(home, args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start rhizome serve");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("rhizome serve {args:?} started instead of refusing");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    stderr
+}
+
+#[test]
+fn serve_refuses_unsafe_settings_and_the_database_stays_readable() {
+    let (tmp, db) = with_demo();
+    let dir = path_str(&db);
+    // No users and no initial password: no default password, no start.
+    let no_users = serve_refused(tmp.path(), &["serve", dir, "--bolt", "127.0.0.1:0"]);
+    assert!(no_users.contains("no users yet"), "{no_users}");
+    assert!(no_users.contains("--initial-password"), "{no_users}");
+    // No authentication off loopback.
+    let open = serve_refused(
+        tmp.path(),
+        &["serve", dir, "--auth", "none", "--bolt", "0.0.0.0:0"],
+    );
+    assert!(open.contains("loopback"), "{open}");
+    // While a server holds the database, the command line still reads it,
+    // and sees what clients of the server committed.
+    let served = serve(tmp.path(), &db, &["--auth", "none"]);
+    rhizome(
+        tmp.path(),
+        &["shell", served.address.as_str()],
+        "CREATE (:ServedWrite {k: 1});\n",
+    )
+    .assert_code(0);
+    let read = rhizome(
+        tmp.path(),
+        &["query", dir, "MATCH (n:ServedWrite) RETURN count(n) AS c"],
+        "",
+    );
+    read.assert_code(0);
+    assert!(read.stdout.contains("| 1 |"), "{}", read.stdout);
 }
 
 #[test]

@@ -233,6 +233,48 @@ def test_show_and_terminate_transactions(bolt_driver):
     holder.close()
 
 
+def test_a_terminated_managed_transaction_is_not_retried(bolt_driver):
+    """`Terminated` is a client error to the drivers: `execute_write` gives
+    up at once instead of running the work again."""
+    driver = bolt_driver
+    marker = uuid.uuid4().hex
+    attempts = []
+
+    def terminate_when_listed():
+        deadline = time.monotonic() + 20
+        with driver.session() as admin:
+            while time.monotonic() < deadline:
+                ids = admin.run(
+                    "SHOW TRANSACTIONS YIELD transactionId, currentQuery "
+                    "WHERE currentQuery CONTAINS $marker AND NOT currentQuery STARTS WITH 'SHOW' "
+                    "RETURN transactionId",
+                    marker=marker,
+                ).value()
+                if ids:
+                    admin.run("TERMINATE TRANSACTIONS $ids", ids=ids).consume()
+                    return
+                time.sleep(0.05)
+
+    def work(tx):
+        attempts.append(time.monotonic())
+        threading.Thread(target=terminate_when_listed).start()
+        tx.run("CREATE (:PyNotRetried)").consume()
+        tx.run(
+            f"UNWIND range(1, 2000000000) AS i WITH i WHERE i < 0 AND '{marker}' <> '' RETURN count(*) AS c"
+        ).consume()
+
+    with driver.session() as session:
+        with pytest.raises(neo4j.exceptions.Neo4jError) as e:
+            session.execute_write(work)
+    # The server sends Neo.TransientError.Transaction.Terminated; the driver
+    # reclassifies it as a client error (so it is not retried).
+    assert e.value.code.endswith("Transaction.Terminated"), e.value.code
+    assert not e.value.is_retryable()
+    assert len(attempts) == 1, f"the work ran {len(attempts)} times"
+    with driver.session() as session:
+        assert session.run("MATCH (n:PyNotRetried) RETURN count(n) AS c").single()["c"] == 0
+
+
 def test_a_query_over_the_memory_limit_fails_and_the_server_carries_on(bolt_driver):
     # The suite's server runs with --memory-limit 256MiB.
     with bolt_driver.session() as session:

@@ -4,7 +4,9 @@ The suite script starts this server with `--initial-password admin-pw` on a
 database of its own and passes its address in RHIZOME_BOLT_AUTH.
 """
 
+import ast
 import os
+import pathlib
 
 import pytest
 from neo4j import GraphDatabase
@@ -61,3 +63,19 @@ def test_the_admin_sees_users_and_roles(admin):
         users = {r["user"]: r["roles"] for r in s.run("SHOW USERS")}
         assert users["neo4j"] == ["admin"] and users["reader_py"] == ["reader"]
         assert {r["role"] for r in s.run("SHOW ROLES")} == {"reader", "editor", "admin"}
+
+
+def test_the_readmes_python_example_runs(admin, capsys):
+    """README's "Connect with the Python driver" snippet, run as it is
+    written but for the address and the password of this server."""
+    readme = pathlib.Path(__file__).resolve().parents[3] / "README.md"
+    text = readme.read_text()
+    section = text[text.index("## Connect with the Python driver"):]
+    snippet = section[section.index("```python\n") + len("```python\n"):]
+    snippet = snippet[:snippet.index("```")]
+    assert 'GraphDatabase.driver("neo4j://127.0.0.1:7687", auth=("neo4j", "choose-one"))' in snippet
+    snippet = snippet.replace("127.0.0.1:7687", ADDRESS).replace("choose-one", "admin-pw")
+    exec(compile(snippet, "README.md", "exec"), {})
+    printed = capsys.readouterr().out.strip()
+    names = ast.literal_eval(printed)
+    assert "Keanu Reeves" in names and len(names) >= 3, printed

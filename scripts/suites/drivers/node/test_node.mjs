@@ -113,6 +113,34 @@ test('managed transactions', async () => {
   }
 })
 
+test('a lock timeout is retried by executeWrite', async () => {
+  // Another transaction holds the writer lock for longer than the server's
+  // 5 s lock wait: the first attempt fails with the transient
+  // LockAcquisitionTimeout and the driver runs the work again.
+  const holder = driver.session()
+  const held = await holder.beginTransaction()
+  await held.run(`CREATE (:${tag}Lock)`)
+  const released = new Promise((resolve, reject) => setTimeout(() => {
+    held.commit().then(() => holder.close()).then(resolve, reject)
+  }, 6000))
+  const started = Date.now()
+  let attempts = 0
+  const session = driver.session()
+  try {
+    await session.executeWrite(async tx => {
+      attempts += 1
+      await tx.run(`CREATE (:${tag}Lock)`)
+    })
+  } finally {
+    await session.close()
+  }
+  await released
+  assert.ok(Date.now() - started > 5000, 'the write did not wait for the lock')
+  assert.ok(attempts >= 2, `executeWrite ran ${attempts} time(s)`)
+  const { records } = await driver.executeQuery(`MATCH (n:${tag}Lock) RETURN count(n) AS c`)
+  assert.equal(records[0].get('c'), 2)
+})
+
 test('errors carry Neo4j codes', async () => {
   const session = driver.session()
   try {

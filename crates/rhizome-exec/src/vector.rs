@@ -661,6 +661,12 @@ fn typed_property<'a, T: Scalar<'a>>(
                 return base_property::<T>(snapshot, ids[..n].iter().copied(), k);
             }
             Some((ids, Some(selection))) => {
+                // A filtered scan chunk: its ids are consecutive, so the
+                // selected rows are read from the column's slice by index.
+                if let Some(values) = consecutive_slice::<T>(snapshot, ids, k) {
+                    let xs = selection[..n].iter().map(|&i| values[i as usize]);
+                    return Some(Some(T::vector(xs.collect(), None)));
+                }
                 let nodes = selection[..n].iter().map(|&i| ids[i as usize]);
                 return base_property::<T>(snapshot, nodes, k);
             }
@@ -694,6 +700,17 @@ fn consecutive_property<'a, T: Scalar<'a>>(
     ids: &[NodeId],
     k: PropertyKeyId,
 ) -> Option<Vector<'a>> {
+    consecutive_slice::<T>(snapshot, ids, k).map(T::borrowed)
+}
+
+/// The slice of a dense base column holding property `k` of `ids`, one
+/// value per id in order, if `ids` are consecutive node ids inside one
+/// such column; else `None`.
+fn consecutive_slice<'a, T: Scalar<'a>>(
+    snapshot: &'a Snapshot,
+    ids: &[NodeId],
+    k: PropertyKeyId,
+) -> Option<&'a [T]> {
     let (&first, &last) = (ids.first()?, ids.last()?);
     if first == NULL_ID || last.wrapping_sub(first) != ids.len() as u64 - 1 {
         return None;
@@ -704,14 +721,9 @@ fn consecutive_property<'a, T: Scalar<'a>>(
     let (column, row) = snapshot.node_column(first, k)?;
     let values = T::dense(column)?;
     let rows = usize::try_from(row).ok()?..usize::try_from(row).ok()? + ids.len();
-    Some(T::borrowed(values.get(rows)?))
+    values.get(rows)
 }
 
-/// Property `k` of type `T` of `nodes` read straight from the base
-/// segment's columns (the snapshot has no delta, so every id below the
-/// bound exists and no node changed): a run of nodes in one dense column is
-/// one slice indexed by id, found once per column rather than once per
-/// node. `None` if a value has another type (as [`typed_property`]).
 fn base_property<'a, T: Scalar<'a>>(
     snapshot: &'a Snapshot,
     nodes: impl ExactSizeIterator<Item = NodeId>,

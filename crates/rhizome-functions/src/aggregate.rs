@@ -507,6 +507,25 @@ impl Accumulator {
                 }
             }
             State::Collect(items) => items.push_ints(xs, nulls),
+            State::Avg(sum @ (Sum::Empty | Sum::Float(_)), n) => {
+                // In row order, each integer as a float, as one update per
+                // value adds (averages of integers are summed in floats).
+                let mut total = match *sum {
+                    Sum::Float(a) => Some(a),
+                    _ => None,
+                };
+                let mut count = 0;
+                each(xs, nulls, |x| {
+                    let x = x as f64;
+                    total = Some(total.map_or(x, |t| t + x));
+                    count += 1;
+                    Ok(())
+                })?;
+                if let Some(t) = total {
+                    *sum = Sum::Float(t);
+                }
+                *n += count;
+            }
             state @ (State::Min(_) | State::Max(_)) => {
                 let min = matches!(state, State::Min(_));
                 let mut best: Option<i64> = None;

@@ -32,7 +32,7 @@ use crate::follow::{self, Loaded, LogPosition, News};
 use crate::index::PropertyIndex;
 use crate::io::{StdIo, StorageIo, WalSync};
 use crate::labels::LabelIndex;
-use crate::lock::{FileId, WriterLock};
+use crate::lock::{CheckpointLock, FileId, WriterLock};
 use crate::manifest::Manifest;
 use crate::schema::{IndexDef, Schema};
 use crate::segment::{ArrayRef, Segment};
@@ -261,6 +261,22 @@ impl Store {
     }
 }
 
+/// See [`DatabaseOptions::checkpoint_hook`].
+pub type CheckpointHook = Arc<dyn Fn(CheckpointStep) -> Result<()> + Send + Sync>;
+
+/// Where a checkpoint calls [`DatabaseOptions::checkpoint_hook`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckpointStep {
+    /// A checkpoint that runs beside commits ([`Database::checkpoint`] and
+    /// the background ones) wrote its delta file or segment and has not yet
+    /// taken the writer lock to install it. The hook may block here:
+    /// commits go on meanwhile.
+    Written,
+    /// Any checkpoint installed its manifest and has not yet renamed its
+    /// new log into place (the writer lock is held: do not block).
+    ManifestInstalled,
+}
+
 /// How a database is opened.
 #[derive(Clone)]
 pub struct DatabaseOptions {
@@ -302,6 +318,12 @@ pub struct DatabaseOptions {
     /// Open for reading only: no write transaction, no checkpoint, no lock
     /// taken for writing and no file created, changed or removed.
     pub read_only: bool,
+    /// A test hook, called by checkpoints at the steps of
+    /// [`CheckpointStep`]; an error abandons the checkpoint at that step
+    /// and is returned, its files left as a crash would leave them (after
+    /// [`CheckpointStep::ManifestInstalled`] the handle then refuses writes
+    /// until reopened). `None` (default) in normal use.
+    pub checkpoint_hook: Option<CheckpointHook>,
     /// File I/O of the log (replace to inject failures in tests).
     pub io: Arc<dyn StorageIo>,
 }
@@ -317,6 +339,7 @@ impl Default for DatabaseOptions {
             checkpoint_on_close: false,
             delta_checkpoint_ratio: 0.25,
             read_only: false,
+            checkpoint_hook: None,
             io: Arc::new(StdIo),
         }
     }
@@ -653,12 +676,16 @@ impl Shared {
         w.wal = None;
         w.wal_id = None;
         w.syncer = None;
+        crate::relog::finish_switch(&self.dir)?;
         self.refresh(w, true)?;
         let v = self.current.load();
         w.fresh = !v.pos.live;
         if !w.collected {
-            collect_leftovers(&self.dir, &v.store.manifest);
-            w.collected = true;
+            // Not while a checkpoint writes files that are not named yet.
+            if let Ok(Some(ckpt)) = CheckpointLock::try_take(&self.dir) {
+                collect_leftovers(&self.dir, &v.store.manifest, &ckpt);
+                w.collected = true;
+            }
         }
         Ok(())
     }
@@ -1004,115 +1031,243 @@ impl Shared {
             return Step::Idle;
         }
         drop(v);
-        let Ok(ticket) = self.acquire_writer_within(Duration::from_millis(50)) else {
+        // Another checkpoint is running: look again later.
+        let Ok(Some(ckpt)) = CheckpointLock::try_take(&self.dir) else {
             return Step::RetrySoon;
         };
-        let done = {
-            let mut w = lock(&self.log);
-            // Catching up or the commits before may have changed the picture.
-            let v = w.head.clone().unwrap_or_else(|| self.current.load_full());
-            let wal_len = if v.pos.live { v.pos.wal_len } else { 0 };
-            self.checkpoint_due(v.store.manifest.generation, wal_len, &v.delta)
-                && self.checkpoint_locked(&mut w, false).unwrap_or(false)
-        };
-        self.release_writer(ticket);
-        if done {
-            self.auto_count.fetch_add(1, Ordering::Relaxed);
+        // Catching up or the commits before may have changed the picture:
+        // the policy is asked again once the lock is held.
+        match self.checkpoint_concurrently(ckpt, false, true, Duration::from_millis(50)) {
+            Ok(true) => {
+                self.auto_count.fetch_add(1, Ordering::Relaxed);
+                Step::Idle
+            }
+            Ok(false) => Step::Idle,
+            Err(e) if e.kind == ErrorKind::TransientError => Step::RetrySoon,
+            Err(_) => Step::Idle,
         }
-        Step::Idle
     }
 
-    /// Checkpoints the current state (caller holds the writer lock): a delta
-    /// file if the changes are small enough (see
-    /// [`DatabaseOptions::delta_checkpoint_ratio`]) and `full` is false,
-    /// else a new segment.
+    /// Checkpoints the current state while the caller holds the writer lock
+    /// (inline checkpoints, on open and on close): nothing is committed
+    /// meanwhile. Does nothing (false) if a checkpoint is running elsewhere.
     fn checkpoint_locked(&self, w: &mut LogState, full: bool) -> Result<bool> {
+        let Some(ckpt) = CheckpointLock::try_take(&self.dir)? else {
+            return Ok(false);
+        };
+        self.checkpoint_held(w, full, &ckpt)
+    }
+
+    /// [`Shared::checkpoint_locked`] with the checkpoint lock held.
+    fn checkpoint_held(&self, w: &mut LogState, full: bool, ckpt: &CheckpointLock) -> Result<bool> {
+        let Some(frozen) = self.freeze(w, full, false)? else {
+            return Ok(false);
+        };
+        let prepared = self.write_checkpoint(&frozen)?;
+        self.install(w, frozen, prepared, ckpt)
+    }
+
+    /// Checkpoints with the writer lock held only for a moment at each end:
+    /// to freeze the state to write (waiting at most `lock_wait` for the
+    /// lock) and to install what was written; commits go on while the
+    /// files are written. `if_due`: only if a checkpoint is still due once
+    /// the lock is held.
+    fn checkpoint_concurrently(
+        self: &Arc<Self>,
+        ckpt: CheckpointLock,
+        full: bool,
+        if_due: bool,
+        lock_wait: Duration,
+    ) -> Result<bool> {
+        let ticket = self.acquire_writer_within(lock_wait)?;
+        let frozen = self.freeze(&mut lock(&self.log), full, if_due);
+        self.release_writer(ticket);
+        let Some(frozen) = frozen? else {
+            return Ok(false);
+        };
+        // A failure leaves the written files as debris, collected later.
+        let prepared = self.write_checkpoint(&frozen)?;
+        if let Some(hook) = &self.options.checkpoint_hook {
+            hook(CheckpointStep::Written)?;
+        }
+        let ticket = self.acquire_writer()?;
+        let installed = self.install(&mut lock(&self.log), frozen, prepared, &ckpt);
+        self.release_writer(ticket);
+        installed
+    }
+
+    /// Under the writer lock: syncs what this handle committed and returns
+    /// the state a checkpoint is to write, or `None` if there is nothing to
+    /// save (or, with `if_due`, no checkpoint is due).
+    fn freeze(&self, w: &mut LogState, full: bool, if_due: bool) -> Result<Option<Frozen>> {
         if let Some(why) = &w.broken {
             return Err(Error::new(ErrorKind::IoError, why.clone()));
         }
         self.sync_pending(w)?;
         let v = self.current.load_full();
+        let wal_len = if v.pos.live { v.pos.wal_len } else { 0 };
+        if if_due && !self.checkpoint_due(v.store.manifest.generation, wal_len, &v.delta) {
+            return Ok(None);
+        }
         // After an incremental checkpoint the delta is not empty, but the
         // delta file holds all of it until the log gets a record.
         let saved = v.store.manifest.delta.is_some()
             && (!v.pos.live || v.pos.wal_len <= crate::wal::HEADER_LEN);
         if v.delta.is_empty() || (saved && !full) {
-            return Ok(false);
+            return Ok(None);
         }
-        let generation = v.store.manifest.generation + 1;
-        let old_segment = v.store.manifest.segment.clone();
-        let old_delta = v.store.manifest.delta.clone();
-        // Until the manifest is renamed, a crash leaves the old state plus the log.
-        let incremental = match full {
-            true => None,
-            false => {
-                let bytes = crate::deltafile::encode(&v.delta, &v.store);
-                let limit =
-                    self.options.delta_checkpoint_ratio * v.store.manifest.segment_len as f64;
-                ((bytes.len() as f64) <= limit).then_some(bytes)
-            }
-        };
-        match &incremental {
-            Some(bytes) => {
-                let file = crate::deltafile::file_name(generation);
-                crate::deltafile::write(&self.dir, &file, bytes)?;
+        Ok(Some(Frozen {
+            generation: v.store.manifest.generation + 1,
+            version: v,
+            full,
+        }))
+    }
+
+    /// Writes the files of a checkpoint of `f` (no lock needed): a delta
+    /// file if the changes are small enough (see
+    /// [`DatabaseOptions::delta_checkpoint_ratio`]) and a full one was not
+    /// asked for, else a new segment. Nothing names them yet.
+    fn write_checkpoint(&self, f: &Frozen) -> Result<Prepared> {
+        let v = &f.version;
+        if !f.full {
+            let bytes = crate::deltafile::encode(&v.delta, &v.store);
+            let limit = self.options.delta_checkpoint_ratio * v.store.manifest.segment_len as f64;
+            if bytes.len() as f64 <= limit {
+                let file = crate::deltafile::file_name(f.generation);
+                crate::deltafile::write(&self.dir, &file, &bytes)?;
+                crate::manifest::sync_dir(&self.dir)?;
                 let mut manifest = v.store.manifest.clone();
-                manifest.generation = generation;
+                manifest.generation = f.generation;
                 manifest.delta = Some(crate::manifest::DeltaFileMeta {
                     file,
                     len: bytes.len() as u64,
                 });
-                crate::manifest::sync_dir(&self.dir)?;
-                manifest.write(&self.dir)?;
+                return Ok(Prepared::Incremental(manifest));
             }
-            None => crate::checkpoint::write(&self.dir, &v.snapshot(), generation)?,
+        }
+        Ok(Prepared::Full(crate::checkpoint::write(
+            &self.dir,
+            &v.snapshot(),
+            f.generation,
+        )?))
+    }
+
+    /// Under the writer lock: installs a checkpoint written of `f`,
+    /// carrying the commits made since `f` was frozen over to the new log
+    /// (see [`crate::relog`] for the order of the steps and why a crash
+    /// between any two loses nothing), and removes the files it replaces.
+    fn install(
+        &self,
+        w: &mut LogState,
+        f: Frozen,
+        prepared: Prepared,
+        ckpt: &CheckpointLock,
+    ) -> Result<bool> {
+        if let Some(why) = &w.broken {
+            return Err(Error::new(ErrorKind::IoError, why.clone()));
+        }
+        self.sync_pending(w)?;
+        let cur = self.current.load_full();
+        let old = &f.version;
+        let abandoned = || {
+            Error::new(
+                ErrorKind::TransientError,
+                "the database was checkpointed by another handle meanwhile; \
+                 this checkpoint was abandoned",
+            )
+            .with_code("DatabaseChanging")
+        };
+        if cur.pos.manifest != old.pos.manifest || (old.pos.live && cur.pos.wal != old.pos.wal) {
+            return Err(abandoned());
+        }
+        // The commits since the freeze: the rest of the log the frozen state
+        // read, or all of a log created since (the frozen one was stale).
+        let from = if old.pos.live {
+            old.pos.wal_len
+        } else {
+            crate::wal::HEADER_LEN
+        };
+        let to = if cur.pos.live { cur.pos.wal_len } else { from };
+        let io = &*self.options.io;
+        let (raw, records) = crate::relog::read_tail(&self.dir, io, cur.pos.wal, from, to)?;
+        let (manifest, log_records, renumbered) = match prepared {
+            Prepared::Incremental(manifest) => (manifest, raw, None),
+            Prepared::Full(written) => {
+                match self.renumber(old, &cur, written, &records) {
+                    Ok(done) => done,
+                    Err(segment) => {
+                        // Ids the renumbering could not place: write it
+                        // again with the lock held (nothing commits now).
+                        crate::lock::remove_if_unused(&self.dir.join(segment));
+                        return self.checkpoint_held(w, true, ckpt);
+                    }
+                }
+            }
+        };
+        let generation = f.generation;
+        crate::relog::write_next(&self.dir, io, generation, &log_records)?;
+        if let Err(e) = manifest.write(&self.dir) {
+            if Manifest::read_with_id(&self.dir).map_or(true, |(_, id)| id != cur.pos.manifest) {
+                w.broken = Some(format!(
+                    "a checkpoint failed while it installed its manifest ({e}); reopen the database"
+                ));
+            }
+            return Err(e);
         }
         // From here on the old log is stale (its generation is older than the manifest's).
         w.wal = None;
         w.wal_id = None;
         w.syncer = None;
-        w.fresh = true;
-        let reopened = Manifest::read_with_id(&self.dir)
-            .and_then(|(m, id)| Ok((Arc::new(Store::from_manifest(&self.dir, m)?), id)));
-        let (store, manifest_id) = match reopened {
+        w.fresh = false;
+        if let Some(hook) = &self.options.checkpoint_hook {
+            if let Err(e) = hook(CheckpointStep::ManifestInstalled) {
+                w.broken = Some(format!(
+                    "a checkpoint was interrupted ({e}); reopen the database"
+                ));
+                return Err(e);
+            }
+        }
+        let switched = crate::relog::rename_next(&self.dir)
+            .and_then(|_| Manifest::read_with_id(&self.dir))
+            .and_then(|(m, id)| {
+                let store = match renumbered.as_ref() {
+                    Some((store, _)) => Arc::clone(store),
+                    None => Arc::new(Store::from_manifest(&self.dir, m)?),
+                };
+                Ok((store, id))
+            })
+            .and_then(|(store, id)| {
+                let wal_len = self.ensure_wal(w, generation)?.len();
+                Ok((store, id, wal_len))
+            });
+        let (store, manifest_id, wal_len) = match switched {
             Ok(s) => s,
             Err(e) => {
-                let why = format!(
-                    "a checkpoint could not reopen its own segment ({e}); reopen the database"
-                );
-                w.broken = Some(why);
+                w.wal = None;
+                w.broken = Some(format!(
+                    "a checkpoint could not open its own files ({e}); reopen the database"
+                ));
                 return Err(e);
             }
         };
-        let pos = match self.ensure_wal(w, generation).map(|wal| wal.len()) {
-            Ok(wal_len) => LogPosition {
-                manifest: manifest_id,
-                wal: w.wal_id,
-                wal_len,
-                live: true,
-            },
-            Err(_) => {
-                // The stale log stays; the next writer replaces it.
-                w.wal = None;
-                w.fresh = true;
-                let stale = std::fs::metadata(self.wal_path()).ok();
-                LogPosition {
-                    manifest: manifest_id,
-                    wal: stale.as_ref().map(FileId::of),
-                    wal_len: stale.map_or(0, |m| m.len()),
-                    live: false,
-                }
-            }
+        let pos = LogPosition {
+            manifest: manifest_id,
+            wal: w.wal_id,
+            wal_len,
+            live: true,
         };
         // After an incremental checkpoint the state is the same delta over
-        // the same segment, now saved in the delta file.
-        let delta = match incremental {
-            Some(_) => v.delta.clone(),
-            None => Arc::new(empty_delta(&store)),
+        // the same segment, now saved in the delta file (the commits since
+        // the freeze included: they are in the new log too).
+        let delta = match renumbered {
+            Some((_, delta)) => delta,
+            None => cur.delta.clone(),
         };
+        let old_segment = old.store.manifest.segment.clone();
+        let old_delta = old.store.manifest.delta.clone();
         *lock(&self.auto_baseline) = (store.manifest.generation, delta.approx_bytes());
         self.current
-            .store(Arc::new(Version::new(store, delta, pos, v.last_commit)));
+            .store(Arc::new(Version::new(store, delta, pos, cur.last_commit)));
         if old_segment != self.current.load().store.manifest.segment {
             crate::lock::remove_if_unused(&self.dir.join(old_segment));
         }
@@ -1121,9 +1276,70 @@ impl Shared {
             // process loading the old manifest right now retries).
             let _ = std::fs::remove_file(self.dir.join(old.file));
         }
-        collect_leftovers(&self.dir, &self.current.load().store.manifest);
+        collect_leftovers(&self.dir, &self.current.load().store.manifest, ckpt);
         Ok(true)
     }
+
+    /// The new segment of a full checkpoint, opened, with the commits since
+    /// the freeze (`records`, old ids) renumbered into its ids and replayed
+    /// over it: the manifest to install, the records of the new log and
+    /// the new state. `Err(segment file)` if an id could not be renumbered.
+    #[allow(clippy::type_complexity)]
+    fn renumber(
+        &self,
+        old: &Version,
+        cur: &Version,
+        written: crate::checkpoint::Written,
+        records: &[crate::wal::Record],
+    ) -> std::result::Result<(Manifest, Vec<u8>, Option<(Arc<Store>, Arc<Delta>)>), String> {
+        let segment = written.manifest.segment.clone();
+        let store = match Store::from_manifest(&self.dir, written.manifest.clone()) {
+            Ok(store) => Arc::new(store),
+            Err(_) => return Err(segment),
+        };
+        let new = Snapshot::new(store.clone(), Arc::new(empty_delta(&store)));
+        if records.is_empty() {
+            let delta = new.delta().clone();
+            return Ok((written.manifest, Vec::new(), Some((store, delta))));
+        }
+        let renumbering = crate::relog::Renumbering {
+            old: &old.snapshot(),
+            new: &new,
+            node_map: &written.node_map,
+        };
+        let Some(bytes) = renumbering.records(records) else {
+            drop((new, store));
+            return Err(segment);
+        };
+        let at = crate::wal::HEADER_LEN;
+        match follow::replay(new, &bytes, at, cur.last_commit, &self.dir) {
+            Ok((delta, _, scan)) if scan.valid_len == bytes.len() as u64 => {
+                Ok((written.manifest, bytes, Some((store, delta))))
+            }
+            _ => {
+                drop(store);
+                Err(segment)
+            }
+        }
+    }
+}
+
+/// The state a checkpoint writes, frozen under the writer lock.
+struct Frozen {
+    /// The state (synced and published).
+    version: Arc<Version>,
+    /// Generation of the manifest the checkpoint installs.
+    generation: u64,
+    /// A full checkpoint was asked for.
+    full: bool,
+}
+
+/// The files a checkpoint wrote, not yet installed.
+enum Prepared {
+    /// A delta file, and the manifest that names it.
+    Incremental(Manifest),
+    /// A new segment, its manifest and the map from old node ids to new ones.
+    Full(crate::checkpoint::Written),
 }
 
 impl Drop for Shared {
@@ -1177,8 +1393,9 @@ pub struct Database {
 
 /// Removes what interrupted or superseded checkpoints left: temporary files
 /// and segments the manifest does not name, if no process maps them. Only
-/// called under the writer lock (so no checkpoint is writing them now).
-fn collect_leftovers(dir: &Path, manifest: &Manifest) {
+/// called under the writer lock and the checkpoint lock (so no checkpoint
+/// is writing them now).
+fn collect_leftovers(dir: &Path, manifest: &Manifest, _ckpt: &CheckpointLock) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -1350,12 +1567,10 @@ impl Database {
     }
 
     fn checkpoint_with(&self, full: bool) -> Result<bool> {
-        let ticket = self.shared.acquire_writer()?;
-        let r = self
-            .shared
-            .checkpoint_locked(&mut lock(&self.shared.log), full);
-        self.shared.release_writer(ticket);
-        r
+        let timeout = self.shared.options.lock_timeout;
+        let ckpt = CheckpointLock::take(&self.shared.dir, Instant::now() + timeout)?;
+        self.shared
+            .checkpoint_concurrently(ckpt, full, false, timeout)
     }
 
     /// Writes a consistent copy of the latest committed state (other

@@ -276,7 +276,8 @@ impl GraphBuilder {
         generation: u64,
         schema: crate::schema::Schema,
     ) -> Result<WriteSummary> {
-        let (manifest, summary) = self.write_segment(dir, segment_name, generation, schema)?;
+        let (manifest, summary) =
+            self.write_segment(dir, segment_name, generation, schema, None)?;
         manifest.write(dir)?;
         sync_dir(dir)?;
         Ok(WriteSummary {
@@ -289,15 +290,19 @@ impl GraphBuilder {
     /// `dir` (fsynced, its directory entry too) and returns the manifest
     /// that names it, not yet written (the checkpoint path: the manifest is
     /// installed later, under the writer lock). `bytes_on_disk` of the
-    /// summary is 0.
+    /// summary is 0. `sync_every`: see [`SegmentWriter::sync_every`].
     pub(crate) fn write_segment(
         self,
         dir: &Path,
         segment_name: String,
         generation: u64,
         schema: crate::schema::Schema,
+        sync_every: Option<u64>,
     ) -> Result<(Manifest, WriteSummary)> {
         let mut w = SegmentWriter::create(&dir.join(&segment_name))?;
+        if let Some(bytes) = sync_every {
+            w = w.sync_every(bytes);
+        }
         let node_bound = self.next_node;
         let labels = LabelIndex::new(
             self.groups

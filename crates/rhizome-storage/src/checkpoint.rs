@@ -72,6 +72,10 @@ impl Columns {
     }
 }
 
+/// A checkpoint syncs its segment every this many bytes (see
+/// [`crate::segment::SegmentWriter::sync_every`]).
+const SYNC_EVERY: u64 = 8 << 20;
+
 /// A segment written by [`write`], not yet installed.
 pub(crate) struct Written {
     /// The manifest naming the new segment.
@@ -163,6 +167,7 @@ pub(crate) fn write(dir: &Path, snap: &Snapshot, generation: u64) -> Result<Writ
         format!("segment-{generation:06}.rhz"),
         generation,
         schema.clone(),
+        Some(SYNC_EVERY),
     )?;
     Ok(Written {
         manifest,

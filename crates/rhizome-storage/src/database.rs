@@ -1040,7 +1040,9 @@ impl Shared {
         match self.checkpoint_concurrently(ckpt, false, true, Duration::from_millis(50)) {
             Ok(true) => {
                 self.auto_count.fetch_add(1, Ordering::Relaxed);
-                Step::Idle
+                // The commits made while it wrote may make another due,
+                // and no commit may come to ring the thread again: look.
+                Step::RetrySoon
             }
             Ok(false) => Step::Idle,
             Err(e) if e.kind == ErrorKind::TransientError => Step::RetrySoon,
@@ -1055,16 +1057,40 @@ impl Shared {
         let Some(ckpt) = CheckpointLock::try_take(&self.dir)? else {
             return Ok(false);
         };
-        self.checkpoint_held(w, full, &ckpt)
+        let superseded = self.checkpoint_held(w, full, &ckpt)?;
+        Ok(superseded
+            .map(|s| self.remove_superseded(s, &ckpt))
+            .is_some())
     }
 
-    /// [`Shared::checkpoint_locked`] with the checkpoint lock held.
-    fn checkpoint_held(&self, w: &mut LogState, full: bool, ckpt: &CheckpointLock) -> Result<bool> {
+    /// [`Shared::checkpoint_locked`] with the checkpoint lock held, but
+    /// the files it replaced are left to the caller; `None`: nothing to save.
+    fn checkpoint_held(
+        &self,
+        w: &mut LogState,
+        full: bool,
+        ckpt: &CheckpointLock,
+    ) -> Result<Option<Superseded>> {
         let Some(frozen) = self.freeze(w, full, false)? else {
-            return Ok(false);
+            return Ok(None);
         };
         let prepared = self.write_checkpoint(&frozen)?;
         self.install(w, frozen, prepared, ckpt)
+    }
+
+    /// Removes the files a checkpoint replaced and what interrupted ones
+    /// left, with the checkpoint lock but not the writer lock held
+    /// (removing a large file takes a while).
+    fn remove_superseded(&self, s: Superseded, ckpt: &CheckpointLock) {
+        if let Some(segment) = s.segment {
+            crate::lock::remove_if_unused(&self.dir.join(segment));
+        }
+        if let Some(old) = s.delta {
+            // Read whole at load, never mapped: nobody needs it any more (a
+            // process loading the old manifest right now retries).
+            let _ = std::fs::remove_file(self.dir.join(old));
+        }
+        collect_leftovers(&self.dir, &s.manifest, ckpt);
     }
 
     /// Checkpoints with the writer lock held only for a moment at each end:
@@ -1093,7 +1119,9 @@ impl Shared {
         let ticket = self.acquire_writer()?;
         let installed = self.install(&mut lock(&self.log), frozen, prepared, &ckpt);
         self.release_writer(ticket);
-        installed
+        Ok(installed?
+            .map(|s| self.remove_superseded(s, &ckpt))
+            .is_some())
     }
 
     /// Under the writer lock: syncs what this handle committed and returns
@@ -1162,7 +1190,7 @@ impl Shared {
         f: Frozen,
         prepared: Prepared,
         ckpt: &CheckpointLock,
-    ) -> Result<bool> {
+    ) -> Result<Option<Superseded>> {
         if let Some(why) = &w.broken {
             return Err(Error::new(ErrorKind::IoError, why.clone()));
         }
@@ -1263,21 +1291,16 @@ impl Shared {
             Some((_, delta)) => delta,
             None => cur.delta.clone(),
         };
-        let old_segment = old.store.manifest.segment.clone();
-        let old_delta = old.store.manifest.delta.clone();
+        let old_segment = &old.store.manifest.segment;
+        let superseded = Superseded {
+            segment: (*old_segment != store.manifest.segment).then(|| old_segment.clone()),
+            delta: old.store.manifest.delta.as_ref().map(|d| d.file.clone()),
+            manifest: store.manifest.clone(),
+        };
         *lock(&self.auto_baseline) = (store.manifest.generation, delta.approx_bytes());
         self.current
             .store(Arc::new(Version::new(store, delta, pos, cur.last_commit)));
-        if old_segment != self.current.load().store.manifest.segment {
-            crate::lock::remove_if_unused(&self.dir.join(old_segment));
-        }
-        if let Some(old) = old_delta {
-            // Read whole at load, never mapped: nobody needs it any more (a
-            // process loading the old manifest right now retries).
-            let _ = std::fs::remove_file(self.dir.join(old.file));
-        }
-        collect_leftovers(&self.dir, &self.current.load().store.manifest, ckpt);
-        Ok(true)
+        Ok(Some(superseded))
     }
 
     /// The new segment of a full checkpoint, opened, with the commits since
@@ -1332,6 +1355,16 @@ struct Frozen {
     generation: u64,
     /// A full checkpoint was asked for.
     full: bool,
+}
+
+/// The files an installed checkpoint replaced.
+struct Superseded {
+    /// The old segment, if the checkpoint wrote a new one.
+    segment: Option<String>,
+    /// The old delta file, if there was one.
+    delta: Option<String>,
+    /// The manifest installed.
+    manifest: Manifest,
 }
 
 /// The files a checkpoint wrote, not yet installed.
@@ -1580,7 +1613,12 @@ impl Database {
     /// The copy opens like any database. Works on a read-only handle.
     pub fn backup(&self, dest: &Path) -> Result<()> {
         crate::backup::prepare(dest)?;
-        for _ in 0..100 {
+        for attempt in 0..100 {
+            if attempt >= 10 {
+                // A checkpoint in another thread or process may be paused
+                // half way (a loaded machine): give it time.
+                std::thread::sleep(Duration::from_millis(attempt / 10));
+            }
             self.try_snapshot()?;
             let v = self.shared.current.load_full();
             let io = &*self.shared.options.io;

@@ -9,7 +9,8 @@
 //!    verbatim after an incremental checkpoint (ids are kept), renumbered
 //!    after a full one ([`Renumbering`]);
 //! 2. the manifest of the new generation is installed (atomic rename);
-//! 3. `wal.next` is renamed to `wal.log` (and the directory fsynced).
+//! 3. `wal.next` is renamed to `wal.log` (the directory is not synced for
+//!    it: see [`rename_next`]).
 //!
 //! A crash before 2 leaves the old manifest and the whole old log: `wal.next`
 //! is debris. A crash between 2 and 3 leaves a new manifest, a stale
@@ -179,11 +180,13 @@ pub(crate) fn write_next(
         .map_err(|e| Error::io(path.display(), e))
 }
 
-/// Renames `wal.next` to `wal.log` (step 3).
+/// Renames `wal.next` to `wal.log` (step 3). The directory is not synced:
+/// until a later sync makes the rename durable, a crash leaves the file
+/// under its old name, where [`live_next`] finds it with every commit
+/// appended (and synced) since — the file is the same.
 pub(crate) fn rename_next(dir: &Path) -> Result<()> {
     let path = dir.join(WAL_FILE);
-    std::fs::rename(dir.join(NEXT_WAL_FILE), &path).map_err(|e| Error::io(path.display(), e))?;
-    crate::manifest::sync_dir(dir)
+    std::fs::rename(dir.join(NEXT_WAL_FILE), &path).map_err(|e| Error::io(path.display(), e))
 }
 
 /// The generation in the header of the file at `path`, if it has one.

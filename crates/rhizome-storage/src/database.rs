@@ -8,7 +8,8 @@
 //! `manifest.json` names the current segment (`segment-NNNNNN.rhz`, NNNNNN =
 //! the manifest generation), `wal.log` holds the commits since that segment
 //! was written (see [`crate::wal`]) and `lock` carries the writer lock (see
-//! [`crate::lock`]). Anything else (`*.tmp`, segments the manifest does not
+//! [`crate::lock`]). `wal.next` exists only while a checkpoint switches to
+//! its new manifest, or after a crash then (see `relog`). Anything else (`*.tmp`, segments the manifest does not
 //! name) is debris of an interrupted or superseded checkpoint; the next
 //! writer removes it (segments only once no process maps them). Opening
 //! writes nothing.
@@ -301,8 +302,9 @@ pub struct DatabaseOptions {
     /// `crate::autocheckpoint`.
     pub checkpoint_delta_bytes: u64,
     /// Run due checkpoints on a background thread of this handle (default),
-    /// so that commits never wait for a checkpoint's file writes (they wait
-    /// for the writer lock only if they begin while a checkpoint holds it).
+    /// so that commits never wait for a checkpoint's file writes (a
+    /// checkpoint holds the writer lock only while it freezes its state and
+    /// while it installs its files).
     /// `false`: the commit that makes one due runs it before returning (the
     /// behaviour tests rely on to place checkpoints exactly).
     pub background_checkpoints: bool,
@@ -1579,8 +1581,11 @@ impl Database {
     }
 
     /// Saves every change since the last checkpoint, switches the manifest
-    /// atomically and resets the log. Waits for the writer lock like
-    /// [`Database::begin_write`]. Returns false if there was nothing to
+    /// atomically and starts a new log. Writes its files beside commits:
+    /// waits for the writer lock like [`Database::begin_write`] only to
+    /// freeze the state it saves and to install the result (the commits
+    /// made meanwhile are carried into the new log), and for another
+    /// checkpoint to end (up to [`DatabaseOptions::lock_timeout`]). Returns false if there was nothing to
     /// save. Incremental while the changes since the last full checkpoint
     /// are small (see [`DatabaseOptions::delta_checkpoint_ratio`]): it
     /// writes them as a delta file and keeps every id; else as
@@ -1591,7 +1596,7 @@ impl Database {
 
     /// Merges every change since the last full checkpoint (the delta file
     /// and the log) into a new segment, switches the manifest atomically
-    /// and resets the log. Returns false if there was nothing to merge.
+    /// and starts a new log (beside commits, as [`Database::checkpoint`]). Returns false if there was nothing to merge.
     /// Node and relationship ids are renumbered densely (see
     /// [`crate::checkpoint`]); snapshots taken before keep reading the old
     /// state with the old ids.

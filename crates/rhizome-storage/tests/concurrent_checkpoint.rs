@@ -428,3 +428,57 @@ fn a_commit_does_not_wait_for_a_background_checkpoint() {
     drop(db);
     assert_eq!(reopened_state(&dir), during);
 }
+
+#[test]
+fn commits_of_another_handle_during_a_checkpoint_are_carried_over() {
+    // Two handles exclude each other through the file locks exactly like
+    // two processes (see `lock`).
+    for full in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("db");
+        base(&dir);
+        let (hook, reached, go) = hook(None);
+        let a = Database::open_with(&dir, options(full, Some(hook))).unwrap();
+        let b = Database::open_with(
+            &dir,
+            DatabaseOptions {
+                lock_timeout: Duration::from_millis(300),
+                ..options(full, None)
+            },
+        )
+        .unwrap();
+        let mut rng = Rng(11);
+        let mut next_k = 10_000;
+        churn(&a, &mut rng, 10, &mut next_k);
+        let checkpoint = {
+            let a = a.clone();
+            std::thread::spawn(move || {
+                if full {
+                    a.checkpoint_full()
+                } else {
+                    a.checkpoint()
+                }
+            })
+        };
+        reached.recv_timeout(Duration::from_secs(60)).unwrap();
+        // The other handle writes, and may not checkpoint meanwhile.
+        churn(&b, &mut rng, 30, &mut next_k);
+        let err = b.checkpoint();
+        assert!(
+            err.as_ref()
+                .is_err_and(|e| e.kind == ErrorKind::TransientError),
+            "a second checkpoint ran beside the first: {err:?}"
+        );
+        let during = dump(&b.snapshot());
+        go.send(()).unwrap();
+        assert!(checkpoint.join().unwrap().unwrap());
+        assert_eq!(dump(&a.snapshot()), during, "full: {full}");
+        assert_eq!(dump(&b.snapshot()), during, "full: {full}");
+        // The other handle writes on over the new generation.
+        churn(&b, &mut rng, 5, &mut next_k);
+        let after = dump(&b.snapshot());
+        assert_eq!(dump(&a.snapshot()), after);
+        drop((a, b));
+        assert_eq!(reopened_state(&dir), after);
+    }
+}

@@ -273,6 +273,10 @@ pub enum CheckpointStep {
     /// taken the writer lock to install it. The hook may block here:
     /// commits go on meanwhile.
     Written,
+    /// Such a checkpoint wrote the commits made so far since it froze its
+    /// state to its new log and staged its manifest, and has not yet taken
+    /// the writer lock (commits go on; the hook may block here too).
+    Staged,
     /// Any checkpoint installed its manifest and has not yet renamed its
     /// new log into place (the writer lock is held: do not block).
     ManifestInstalled,
@@ -1077,7 +1081,12 @@ impl Shared {
             return Ok(None);
         };
         let prepared = self.write_checkpoint(&frozen)?;
-        self.install(w, frozen, prepared, ckpt)
+        match self.stage(&frozen, prepared)? {
+            Some(staged) => self.install(w, frozen, staged, ckpt),
+            None => Err(Error::internal(
+                "a checkpoint could not renumber the ids of commits it had to carry over",
+            )),
+        }
     }
 
     /// Removes the files a checkpoint replaced and what interrupted ones
@@ -1118,8 +1127,17 @@ impl Shared {
         if let Some(hook) = &self.options.checkpoint_hook {
             hook(CheckpointStep::Written)?;
         }
+        let staged = self.stage(&frozen, prepared)?;
+        if let Some(hook) = &self.options.checkpoint_hook {
+            hook(CheckpointStep::Staged)?;
+        }
         let ticket = self.acquire_writer()?;
-        let installed = self.install(&mut lock(&self.log), frozen, prepared, &ckpt);
+        let installed = match staged {
+            Some(staged) => self.install(&mut lock(&self.log), frozen, staged, &ckpt),
+            // Ids the renumbering could not place: checkpoint again with
+            // the lock held (nothing commits meanwhile).
+            None => self.checkpoint_held(&mut lock(&self.log), true, &ckpt),
+        };
         self.release_writer(ticket);
         Ok(installed?
             .map(|s| self.remove_superseded(s, &ckpt))
@@ -1182,15 +1200,128 @@ impl Shared {
         )?))
     }
 
-    /// Under the writer lock: installs a checkpoint written of `f`,
-    /// carrying the commits made since `f` was frozen over to the new log
-    /// (see [`crate::relog`] for the order of the steps and why a crash
-    /// between any two loses nothing), and removes the files it replaces.
+    /// Prepares the switch of a checkpoint of `f` without the writer lock:
+    /// the commits the log holds after the freeze so far (whole records
+    /// only) are written to `wal.next` — renumbered after a full checkpoint
+    /// — and the manifest is staged as `manifest.json.tmp`, so that the
+    /// install under the lock has only the commits made after this to
+    /// carry over. `None`: a full checkpoint's ids could not be renumbered
+    /// (its segment is removed; the caller checkpoints under the lock).
+    fn stage(&self, f: &Frozen, prepared: Prepared) -> Result<Option<Staged>> {
+        let old = &f.version;
+        let (wal, raw) = match old.pos.live {
+            // A log created since a stale one was frozen is read under the lock.
+            false => (None, Vec::new()),
+            true => {
+                let path = self.wal_path();
+                match self
+                    .options
+                    .io
+                    .read_from(&path, old.pos.wal_len)
+                    .map_err(|e| Error::io(path.display(), e))?
+                {
+                    Some((id, mut bytes)) if Some(id) == old.pos.wal => {
+                        // Whole records only: one may be being appended.
+                        let valid = crate::wal::parse_records(&bytes, old.pos.wal_len).valid_len;
+                        bytes.truncate(valid as usize);
+                        (Some(id), bytes)
+                    }
+                    _ => (None, Vec::new()),
+                }
+            }
+        };
+        self.stage_records(f, prepared, wal, raw)
+    }
+
+    /// [`Shared::stage`] with the log bytes to carry (`raw`, whole records
+    /// from the frozen position, of the log `wal`) read.
+    fn stage_records(
+        &self,
+        f: &Frozen,
+        prepared: Prepared,
+        wal: Option<FileId>,
+        raw: Vec<u8>,
+    ) -> Result<Option<Staged>> {
+        let from = tail_start(&f.version);
+        let records = crate::wal::parse_records(&raw, from).records;
+        let (manifest, log_records, full) = match prepared {
+            Prepared::Incremental(manifest) => (manifest, raw.clone(), None),
+            Prepared::Full(written) => {
+                let segment = written.manifest.segment.clone();
+                let store = match Store::from_manifest(&self.dir, written.manifest.clone()) {
+                    Ok(store) => Arc::new(store),
+                    Err(_) => {
+                        crate::lock::remove_if_unused(&self.dir.join(segment));
+                        return Ok(None);
+                    }
+                };
+                let base = Arc::new(empty_delta(&store));
+                let mut full = FullStage {
+                    store,
+                    delta: base.clone(),
+                    base,
+                    node_map: written.node_map,
+                };
+                match self.carry_renumbered(&f.version, &mut full, &records) {
+                    Some(bytes) => (written.manifest, bytes, Some(full)),
+                    None => {
+                        drop(full);
+                        crate::lock::remove_if_unused(&self.dir.join(segment));
+                        return Ok(None);
+                    }
+                }
+            }
+        };
+        let io = &*self.options.io;
+        crate::relog::write_next(&self.dir, io, f.generation, &log_records)?;
+        manifest.stage(&self.dir)?;
+        Ok(Some(Staged {
+            manifest,
+            wal,
+            raw,
+            full,
+        }))
+    }
+
+    /// `records` (old ids) renumbered into the ids of the new segment of
+    /// `full` and replayed over its state; the framed records, or `None` if
+    /// an id could not be renumbered or the records do not replay.
+    fn carry_renumbered(
+        &self,
+        old: &Version,
+        full: &mut FullStage,
+        records: &[crate::wal::Record],
+    ) -> Option<Vec<u8>> {
+        if records.is_empty() {
+            return Some(Vec::new());
+        }
+        let new = Snapshot::new(full.store.clone(), full.base.clone());
+        let renumbering = crate::relog::Renumbering {
+            old: &old.snapshot(),
+            new: &new,
+            node_map: &full.node_map,
+        };
+        let bytes = renumbering.records(records)?;
+        let over = Snapshot::new(full.store.clone(), full.delta.clone());
+        let at = crate::wal::HEADER_LEN;
+        match follow::replay(over, &bytes, at, 0, &self.dir) {
+            Ok((delta, _, scan)) if scan.valid_len == bytes.len() as u64 => {
+                full.delta = delta;
+                Some(bytes)
+            }
+            _ => None,
+        }
+    }
+
+    /// Under the writer lock: installs a checkpoint staged of `f`, carrying
+    /// the commits made since it was staged over to the new log too (see
+    /// [`crate::relog`] for the order of the steps and why a crash between
+    /// any two loses nothing). Returns the files it replaced.
     fn install(
         &self,
         w: &mut LogState,
         f: Frozen,
-        prepared: Prepared,
+        mut staged: Staged,
         ckpt: &CheckpointLock,
     ) -> Result<Option<Superseded>> {
         if let Some(why) = &w.broken {
@@ -1199,44 +1330,60 @@ impl Shared {
         self.sync_pending(w)?;
         let cur = self.current.load_full();
         let old = &f.version;
-        let abandoned = || {
-            Error::new(
+        if cur.pos.manifest != old.pos.manifest || (old.pos.live && cur.pos.wal != old.pos.wal) {
+            return Err(Error::new(
                 ErrorKind::TransientError,
                 "the database was checkpointed by another handle meanwhile; \
                  this checkpoint was abandoned",
             )
-            .with_code("DatabaseChanging")
-        };
-        if cur.pos.manifest != old.pos.manifest || (old.pos.live && cur.pos.wal != old.pos.wal) {
-            return Err(abandoned());
+            .with_code("DatabaseChanging"));
         }
         // The commits since the freeze: the rest of the log the frozen state
         // read, or all of a log created since (the frozen one was stale).
-        let from = if old.pos.live {
-            old.pos.wal_len
-        } else {
-            crate::wal::HEADER_LEN
-        };
+        let from = tail_start(old);
         let to = if cur.pos.live { cur.pos.wal_len } else { from };
         let io = &*self.options.io;
-        let (raw, records) = crate::relog::read_tail(&self.dir, io, cur.pos.wal, from, to)?;
-        let (manifest, log_records, renumbered) = match prepared {
-            Prepared::Incremental(manifest) => (manifest, raw, None),
-            Prepared::Full(written) => {
-                match self.renumber(old, &cur, written, &records) {
-                    Ok(done) => done,
-                    Err(segment) => {
-                        // Ids the renumbering could not place: write it
-                        // again with the lock held (nothing commits now).
-                        crate::lock::remove_if_unused(&self.dir.join(segment));
-                        return self.checkpoint_held(w, true, ckpt);
-                    }
+        let (raw, _) = crate::relog::read_tail(&self.dir, io, cur.pos.wal, from, to)?;
+        let carried = staged.raw.len();
+        let still = carried <= raw.len()
+            && raw[..carried] == staged.raw[..]
+            && (carried == 0 || staged.wal == cur.pos.wal);
+        if !still {
+            // The log changed under the staged part (a commit whose sync
+            // failed was cut off): stage again, now that nothing commits.
+            let prepared = match staged.full.take() {
+                None => Prepared::Incremental(staged.manifest),
+                Some(full) => Prepared::Full(crate::checkpoint::Written {
+                    manifest: staged.manifest,
+                    node_map: full.node_map,
+                }),
+            };
+            staged = match self.stage_records(&f, prepared, cur.pos.wal, raw.clone())? {
+                Some(s) => s,
+                None => return self.checkpoint_held(w, true, ckpt),
+            };
+        }
+        let extra_raw = &raw[staged.raw.len()..];
+        let extra = crate::wal::parse_records(extra_raw, from + staged.raw.len() as u64).records;
+        let extra_bytes = match staged.full.as_mut() {
+            None => extra_raw.to_vec(),
+            Some(full) => match self.carry_renumbered(old, full, &extra) {
+                Some(bytes) => bytes,
+                None => {
+                    // Ids the renumbering could not place: write it again
+                    // with the lock held (nothing commits now).
+                    let segment = staged.manifest.segment.clone();
+                    drop(staged);
+                    crate::lock::remove_if_unused(&self.dir.join(segment));
+                    return self.checkpoint_held(w, true, ckpt);
                 }
-            }
+            },
         };
         let generation = f.generation;
-        crate::relog::write_next(&self.dir, io, generation, &log_records)?;
-        if let Err(e) = manifest.write(&self.dir) {
+        if !extra_bytes.is_empty() {
+            crate::relog::append_next(&self.dir, io, &extra_bytes)?;
+        }
+        if let Err(e) = Manifest::install_staged(&self.dir) {
             if Manifest::read_with_id(&self.dir).map_or(true, |(_, id)| id != cur.pos.manifest) {
                 w.broken = Some(format!(
                     "a checkpoint failed while it installed its manifest ({e}); reopen the database"
@@ -1260,8 +1407,8 @@ impl Shared {
         let switched = crate::relog::rename_next(&self.dir)
             .and_then(|_| Manifest::read_with_id(&self.dir))
             .and_then(|(m, id)| {
-                let store = match renumbered.as_ref() {
-                    Some((store, _)) => Arc::clone(store),
+                let store = match staged.full.as_ref() {
+                    Some(full) => Arc::clone(&full.store),
                     None => Arc::new(Store::from_manifest(&self.dir, m)?),
                 };
                 Ok((store, id))
@@ -1289,8 +1436,8 @@ impl Shared {
         // After an incremental checkpoint the state is the same delta over
         // the same segment, now saved in the delta file (the commits since
         // the freeze included: they are in the new log too).
-        let delta = match renumbered {
-            Some((_, delta)) => delta,
+        let delta = match staged.full {
+            Some(full) => full.delta,
             None => cur.delta.clone(),
         };
         let old_segment = &old.store.manifest.segment;
@@ -1304,49 +1451,40 @@ impl Shared {
             .store(Arc::new(Version::new(store, delta, pos, cur.last_commit)));
         Ok(Some(superseded))
     }
+}
 
-    /// The new segment of a full checkpoint, opened, with the commits since
-    /// the freeze (`records`, old ids) renumbered into its ids and replayed
-    /// over it: the manifest to install, the records of the new log and
-    /// the new state. `Err(segment file)` if an id could not be renumbered.
-    #[allow(clippy::type_complexity)]
-    fn renumber(
-        &self,
-        old: &Version,
-        cur: &Version,
-        written: crate::checkpoint::Written,
-        records: &[crate::wal::Record],
-    ) -> std::result::Result<(Manifest, Vec<u8>, Option<(Arc<Store>, Arc<Delta>)>), String> {
-        let segment = written.manifest.segment.clone();
-        let store = match Store::from_manifest(&self.dir, written.manifest.clone()) {
-            Ok(store) => Arc::new(store),
-            Err(_) => return Err(segment),
-        };
-        let new = Snapshot::new(store.clone(), Arc::new(empty_delta(&store)));
-        if records.is_empty() {
-            let delta = new.delta().clone();
-            return Ok((written.manifest, Vec::new(), Some((store, delta))));
-        }
-        let renumbering = crate::relog::Renumbering {
-            old: &old.snapshot(),
-            new: &new,
-            node_map: &written.node_map,
-        };
-        let Some(bytes) = renumbering.records(records) else {
-            drop((new, store));
-            return Err(segment);
-        };
-        let at = crate::wal::HEADER_LEN;
-        match follow::replay(new, &bytes, at, cur.last_commit, &self.dir) {
-            Ok((delta, _, scan)) if scan.valid_len == bytes.len() as u64 => {
-                Ok((written.manifest, bytes, Some((store, delta))))
-            }
-            _ => {
-                drop(store);
-                Err(segment)
-            }
-        }
+/// Where the commits after the frozen state `old` start in the log.
+fn tail_start(old: &Version) -> u64 {
+    if old.pos.live {
+        old.pos.wal_len
+    } else {
+        crate::wal::HEADER_LEN
     }
+}
+
+/// A checkpoint's switch prepared without the writer lock (see [`Shared::stage`]).
+struct Staged {
+    /// The manifest to install (staged as `manifest.json.tmp`).
+    manifest: Manifest,
+    /// The log the carried bytes were read from.
+    wal: Option<FileId>,
+    /// The log bytes from the frozen position carried into `wal.next`
+    /// (checked unchanged under the writer lock).
+    raw: Vec<u8>,
+    /// A full checkpoint's new segment and state.
+    full: Option<FullStage>,
+}
+
+/// The new segment of a full checkpoint, opened, and the commits carried
+/// over replayed on it.
+struct FullStage {
+    store: Arc<Store>,
+    /// No changes over `store` (its ids are the new ones).
+    base: Arc<Delta>,
+    /// The commits carried so far, replayed over `store`.
+    delta: Arc<Delta>,
+    /// New id of every node id of the frozen state.
+    node_map: Vec<NodeId>,
 }
 
 /// The state a checkpoint writes, frozen under the writer lock.

@@ -2,13 +2,18 @@
 //!
 //! A checkpoint writes its delta file or segment from a frozen state without
 //! the writer lock (see `database.rs`), so commits made meanwhile sit in the
-//! log after the frozen position: the *tail*. Under the writer lock, the
-//! checkpoint then switches files in this order:
-//! 1. `wal.next` is written (temporary file, fsync, rename, fsync of the
-//!    directory): the header of the new generation and the tail's records —
-//!    verbatim after an incremental checkpoint (ids are kept), renumbered
-//!    after a full one ([`Renumbering`]);
-//! 2. the manifest of the new generation is installed (atomic rename);
+//! log after the frozen position: the *tail*. The checkpoint switches files
+//! in this order:
+//! 1. still without the writer lock, `wal.next` is written (temporary file,
+//!    fsync, rename, fsync of the directory): the header of the new
+//!    generation and the tail's whole records so far — verbatim after an
+//!    incremental checkpoint (ids are kept), renumbered after a full one
+//!    ([`Renumbering`]) — and the new manifest is staged as
+//!    `manifest.json.tmp` (fsynced); then, under the writer lock, the log is
+//!    checked to still hold the bytes carried, and the records appended
+//!    since are added to `wal.next` ([`append_next`], one sync);
+//! 2. the manifest of the new generation is installed (rename, fsync of the
+//!    directory);
 //! 3. `wal.next` is renamed to `wal.log` (the directory is not synced for
 //!    it: see [`rename_next`]).
 //!
@@ -20,7 +25,7 @@
 //! step: each is in the log the manifest on disk applies to.
 
 use crate::io::StorageIo;
-use crate::lock::FileId;
+use crate::lock::{CheckpointLock, FileId};
 use crate::manifest::Manifest;
 use crate::snapshot::{Direction, GraphRead, Snapshot};
 use crate::wal::{self, Op, Record, WAL_FILE};
@@ -180,6 +185,16 @@ pub(crate) fn write_next(
         .map_err(|e| Error::io(path.display(), e))
 }
 
+/// Appends `records` to `wal.next` and syncs it (the commits made after
+/// it was written, under the writer lock).
+pub(crate) fn append_next(dir: &Path, io: &dyn StorageIo, records: &[u8]) -> Result<()> {
+    let path = dir.join(NEXT_WAL_FILE);
+    let err = |e| Error::io(path.display(), e);
+    let mut file = io.open_append(&path).map_err(err)?;
+    file.append(records).map_err(err)?;
+    file.sync().map_err(err)
+}
+
 /// Renames `wal.next` to `wal.log` (step 3). The directory is not synced:
 /// until a later sync makes the rename durable, a crash leaves the file
 /// under its old name, where [`live_next`] finds it with every commit
@@ -228,9 +243,13 @@ pub(crate) fn finish_switch(dir: &Path) -> Result<()> {
     let manifest = Manifest::read(dir)?.generation;
     let next_generation = generation_of(&next);
     if next_generation == Some(manifest) && generation_of(&dir.join(WAL_FILE)) != Some(manifest) {
-        rename_next(dir)
-    } else {
-        std::fs::remove_file(&next).map_err(|e| Error::io(next.display(), e))?;
-        crate::manifest::sync_dir(dir)
+        return rename_next(dir);
     }
+    // Debris — unless a running checkpoint has just written it (it holds
+    // the checkpoint lock from before until after its install).
+    if let Some(_ckpt) = CheckpointLock::try_take(dir)? {
+        std::fs::remove_file(&next).map_err(|e| Error::io(next.display(), e))?;
+        crate::manifest::sync_dir(dir)?;
+    }
+    Ok(())
 }

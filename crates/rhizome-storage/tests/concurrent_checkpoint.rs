@@ -181,9 +181,10 @@ fn churn(db: &Database, rng: &mut Rng, commits: u64, next_k: &mut i64) {
     }
 }
 
-/// A hook that holds the first checkpoint at [`CheckpointStep::Written`] until the
-/// test lets it go (failing it if that takes more than 20 s: the commits
-/// made meanwhile must not wait for it), and fails it at `crash`.
+/// A hook that holds the first checkpoint at [`CheckpointStep::Written`]
+/// and then at [`CheckpointStep::Staged`], each time until the test lets it
+/// go (failing it if that takes more than 20 s: the commits made meanwhile
+/// must not wait for it), and fails it at `crash`.
 fn hook(
     crash: Option<CheckpointStep>,
 ) -> (
@@ -195,10 +196,15 @@ fn hook(
     let (go_tx, go_rx) = mpsc::channel::<()>();
     let reached_tx = Mutex::new(reached_tx);
     let go_rx = Mutex::new(go_rx);
-    let held = std::sync::atomic::AtomicBool::new(false);
+    let held = Mutex::new(Vec::new());
     let hook = move |step: CheckpointStep| {
-        if step == CheckpointStep::Written && !held.swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
+        let hold = matches!(step, CheckpointStep::Written | CheckpointStep::Staged) && {
+            let mut held = held.lock().unwrap();
+            let first = !held.contains(&step);
+            held.push(step);
+            first
+        };
+        if hold {
             reached_tx.lock().unwrap().send(()).ok();
             if go_rx
                 .lock()
@@ -269,11 +275,22 @@ fn commit_during_checkpoint(
     };
     reached.recv_timeout(Duration::from_secs(60)).unwrap();
     // The checkpoint holds here: these commits must complete (a commit
-    // waiting for the checkpoint would fail the checkpoint's hook).
-    churn(&db, &mut rng, 40, &mut next_k);
+    // waiting for the checkpoint would fail the checkpoint's hook). They
+    // are staged into the new log without the writer lock...
+    churn(&db, &mut rng, 30, &mut next_k);
+    go.send(()).unwrap();
+    let staged = match crash {
+        Some(CheckpointStep::Written) => Err(mpsc::RecvTimeoutError::Disconnected),
+        _ => reached.recv_timeout(Duration::from_secs(60)),
+    };
+    // ...and these carried over by the install (unless the checkpoint
+    // failed at the first step).
+    churn(&db, &mut rng, 10, &mut next_k);
     let during = dump(&db.snapshot());
     assert_ne!(during, before);
-    go.send(()).unwrap();
+    if staged.is_ok() {
+        go.send(()).unwrap();
+    }
     let done = checkpoint.join().unwrap();
     match crash {
         None => {
@@ -414,6 +431,9 @@ fn a_commit_does_not_wait_for_a_background_checkpoint() {
     }
     assert!(held, "no background checkpoint started");
     churn(&db, &mut rng, 20, &mut next_k);
+    go.send(()).unwrap();
+    reached.recv_timeout(Duration::from_secs(60)).unwrap();
+    churn(&db, &mut rng, 10, &mut next_k);
     let during = dump(&db.snapshot());
     go.send(()).unwrap();
     // The checkpoint installs; wait for it.
@@ -469,6 +489,9 @@ fn commits_of_another_handle_during_a_checkpoint_are_carried_over() {
                 .is_err_and(|e| e.kind == ErrorKind::TransientError),
             "a second checkpoint ran beside the first: {err:?}"
         );
+        go.send(()).unwrap();
+        reached.recv_timeout(Duration::from_secs(60)).unwrap();
+        churn(&b, &mut rng, 10, &mut next_k);
         let during = dump(&b.snapshot());
         go.send(()).unwrap();
         assert!(checkpoint.join().unwrap().unwrap());

@@ -17,9 +17,10 @@
 //!   checkpoint empties the delta, which is what bounds memory.
 //!
 //! Commits only wake the thread ([`Trigger::wake`]: a mutex and a condition
-//! variable, no I/O); the thread decides and checkpoints, so no commit waits
-//! for the checkpoint's segment or delta-file write — it waits for the writer
-//! lock only if it begins while the checkpoint holds it (see
+//! variable, no I/O); the thread decides and checkpoints. The checkpoint
+//! writes its segment or delta file without the writer lock, so no commit
+//! waits for those writes — a transaction waits only if it begins while the
+//! checkpoint freezes its state or installs its files (see `relog` and
 //! `docs/architecture.md`). The thread belongs to one database handle, holds
 //! it weakly and ends when the handle closes.
 

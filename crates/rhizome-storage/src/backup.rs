@@ -47,17 +47,22 @@ pub(crate) fn log_prefix(
     if !pos.live {
         return Ok(Some(None));
     }
-    let path = dir.join(WAL_FILE);
-    match io
-        .read_from(&path, 0)
-        .map_err(|e| Error::io(path.display(), e))?
-    {
-        Some((id, mut bytes)) if Some(id) == pos.wal && bytes.len() as u64 >= pos.wal_len => {
-            bytes.truncate(pos.wal_len as usize);
-            Ok(Some(Some(bytes)))
+    // The log is `wal.next` while a checkpoint is between installing its
+    // manifest and renaming it (see `relog`).
+    for name in [WAL_FILE, crate::relog::NEXT_WAL_FILE] {
+        let path = dir.join(name);
+        match io
+            .read_from(&path, 0)
+            .map_err(|e| Error::io(path.display(), e))?
+        {
+            Some((id, mut bytes)) if Some(id) == pos.wal && bytes.len() as u64 >= pos.wal_len => {
+                bytes.truncate(pos.wal_len as usize);
+                return Ok(Some(Some(bytes)));
+            }
+            _ => {}
         }
-        _ => Ok(None),
     }
+    Ok(None)
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {

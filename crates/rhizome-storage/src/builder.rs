@@ -268,7 +268,7 @@ impl GraphBuilder {
     }
 
     /// Writes a segment named `segment_name` into the existing directory
-    /// `dir`, then replaces its manifest atomically (the checkpoint path).
+    /// `dir`, then replaces its manifest atomically.
     pub(crate) fn write_files(
         self,
         dir: &Path,
@@ -276,7 +276,33 @@ impl GraphBuilder {
         generation: u64,
         schema: crate::schema::Schema,
     ) -> Result<WriteSummary> {
+        let (manifest, summary) =
+            self.write_segment(dir, segment_name, generation, schema, None)?;
+        manifest.write(dir)?;
+        sync_dir(dir)?;
+        Ok(WriteSummary {
+            bytes_on_disk: directory_size(dir)?,
+            ..summary
+        })
+    }
+
+    /// Writes a segment named `segment_name` into the existing directory
+    /// `dir` (fsynced, its directory entry too) and returns the manifest
+    /// that names it, not yet written (the checkpoint path: the manifest is
+    /// installed later, under the writer lock). `bytes_on_disk` of the
+    /// summary is 0. `sync_every`: see [`SegmentWriter::sync_every`].
+    pub(crate) fn write_segment(
+        self,
+        dir: &Path,
+        segment_name: String,
+        generation: u64,
+        schema: crate::schema::Schema,
+        sync_every: Option<u64>,
+    ) -> Result<(Manifest, WriteSummary)> {
         let mut w = SegmentWriter::create(&dir.join(&segment_name))?;
+        if let Some(bytes) = sync_every {
+            w = w.sync_every(bytes);
+        }
         let node_bound = self.next_node;
         let labels = LabelIndex::new(
             self.groups
@@ -393,11 +419,8 @@ impl GraphBuilder {
         };
         // The segment's directory entry is durable before the manifest names it.
         sync_dir(dir)?;
-        manifest.write(dir)?;
-        sync_dir(dir)?;
-        let bytes_on_disk = directory_size(dir)?;
-        Ok(WriteSummary {
-            bytes_on_disk,
+        let summary = WriteSummary {
+            bytes_on_disk: 0,
             node_count: node_bound,
             relationship_count: base,
             label_counts: self
@@ -416,7 +439,8 @@ impl GraphBuilder {
                 .cloned()
                 .zip(statistics.rel_types.iter().map(|t| t.count))
                 .collect(),
-        })
+        };
+        Ok((manifest, summary))
     }
 }
 

@@ -1,17 +1,18 @@
 //! Full checkpoint: merge base + delta into a new immutable segment (an
 //! incremental checkpoint writes only the delta: see [`crate::deltafile`]).
 //!
-//! The current state (a [`Snapshot`]) is written with the bulk
+//! A frozen state (a [`Snapshot`]) is written with the bulk
 //! [`GraphBuilder`] as a new segment `segment-NNNNNN.rhz` (NNNNNN = the new
-//! manifest generation), fsynced, and then the manifest is replaced
-//! atomically (temporary file, fsync, rename, fsync of the directory). Only
-//! after that does the caller reset the log and delete the old segment;
-//! snapshots still reading the old segment keep its mapping alive.
+//! manifest generation), fsynced, without the writer lock: commits go on
+//! meanwhile. The manifest naming the segment is returned, not written: the
+//! caller installs it under the writer lock, after carrying the commits made
+//! meanwhile over to the new log (see `relog`, which renumbers their ids with
+//! the map returned here). Snapshots still reading the old segment keep its
+//! mapping alive.
 //!
-//! A crash before the rename leaves the old manifest, the old segment and the
-//! whole log: recovery replays the log (the half-written new segment is
-//! removed as debris). A crash after the rename leaves the new manifest and a
-//! log of the older generation, which recovery ignores.
+//! A crash before the manifest is installed leaves the old manifest, the old
+//! segment and the whole log: recovery replays the log (the new segment is
+//! removed as debris).
 //!
 //! **Ids are renumbered.** The builder assigns dense node ids grouped by
 //! label set and relationship ids in adjacency order, so a node's or
@@ -23,6 +24,7 @@
 use crate::builder::{GraphBuilder, NodeGroupInput, RelGroupInput, RowLabels};
 use crate::catalog::{PropertyKeyId, RelTypeId};
 use crate::column::{ColumnBuilder, ColumnData};
+use crate::manifest::Manifest;
 use crate::snapshot::{Direction, GraphRead, Snapshot};
 use rhizome_common::{NodeId, Result, Value};
 use std::collections::HashMap;
@@ -70,8 +72,21 @@ impl Columns {
     }
 }
 
-/// Writes the state of `snap` as generation `generation` of the database in `dir`.
-pub(crate) fn write(dir: &Path, snap: &Snapshot, generation: u64) -> Result<()> {
+/// A checkpoint syncs its segment every this many bytes (see
+/// [`crate::segment::SegmentWriter::sync_every`]).
+const SYNC_EVERY: u64 = 8 << 20;
+
+/// A segment written by [`write`], not yet installed.
+pub(crate) struct Written {
+    /// The manifest naming the new segment.
+    pub(crate) manifest: Manifest,
+    /// New id of every node id of the written state (`NodeId::MAX`: no node).
+    pub(crate) node_map: Vec<NodeId>,
+}
+
+/// Writes the state of `snap` as the segment of generation `generation` of
+/// the database in `dir` (fsynced); the manifest is the caller's to install.
+pub(crate) fn write(dir: &Path, snap: &Snapshot, generation: u64) -> Result<Written> {
     let catalog = snap.catalog();
     let mut b = GraphBuilder::with_catalog(catalog.clone());
 
@@ -147,11 +162,15 @@ pub(crate) fn write(dir: &Path, snap: &Snapshot, generation: u64) -> Result<()> 
             catalog.property_key_name(def.key),
         );
     }
-    b.write_files(
+    let (manifest, _) = b.write_segment(
         dir,
         format!("segment-{generation:06}.rhz"),
         generation,
         schema.clone(),
+        Some(SYNC_EVERY),
     )?;
-    Ok(())
+    Ok(Written {
+        manifest,
+        node_map: map,
+    })
 }

@@ -16,6 +16,7 @@ use crate::delta::Delta;
 use crate::io::StorageIo;
 use crate::lock::FileId;
 use crate::manifest::{Manifest, MANIFEST_FILE};
+use crate::relog::{self, NEXT_WAL_FILE};
 use crate::snapshot::Snapshot;
 use crate::txn::TxnState;
 use crate::wal::{self, WAL_FILE};
@@ -73,6 +74,15 @@ pub(crate) fn news(dir: &Path, pos: &LogPosition) -> News {
                 News::Reload
             }
         }
+        // The live log is a `wal.next` an interrupted checkpoint left (see
+        // `relog`): nobody appends to it before renaming it.
+        (_, Some(known))
+            if pos.live
+                && file_id(&dir.join(NEXT_WAL_FILE))
+                    .is_some_and(|(id, len)| id == known && len == pos.wal_len) =>
+        {
+            News::None
+        }
         _ => News::Reload,
     }
 }
@@ -95,7 +105,7 @@ pub(crate) struct Loaded {
 /// delta, the last commit number and how far the valid records reach.
 /// Nothing is published before the whole valid prefix is applied, so a
 /// reader sees only complete commits.
-fn replay(
+pub(crate) fn replay(
     snap: Snapshot,
     bytes: &[u8],
     at: u64,
@@ -185,6 +195,21 @@ fn load_once(dir: &Path, io: &dyn StorageIo) -> Result<Option<Loaded>> {
         .map_err(|e| Error::io(wal_path.display(), e))?;
     let saved = Arc::new(saved);
     let generation = store.manifest.generation;
+    let log_generation = log.as_ref().and_then(|(_, b)| wal::header_generation(b));
+    let log = if log_generation.is_some_and(|g| g >= generation) {
+        log
+    } else {
+        // A checkpoint interrupted between installing its manifest and
+        // renaming its log left the live log as `wal.next` (see `relog`).
+        match relog::live_next(dir, io, generation)? {
+            Some(next) => Some(next),
+            // Renamed just now: read again.
+            None if file_id(&wal_path).map(|(id, _)| id) != log.as_ref().map(|(id, _)| *id) => {
+                return Ok(None)
+            }
+            None => log,
+        }
+    };
     let Some((wal_id, bytes)) = log else {
         return Ok(Some(Loaded {
             store,

@@ -46,6 +46,7 @@ pub mod lock;
 pub mod manifest;
 pub mod nodelist;
 mod numbers;
+mod relog;
 pub mod schema;
 pub mod segment;
 pub mod snapshot;
@@ -56,7 +57,7 @@ pub mod wal;
 
 pub use builder::{GraphBuilder, NodeGroupInput, RelGroupInput, RowLabels, WriteSummary};
 pub use catalog::{Catalog, LabelId, PropertyKeyId, RelTypeId};
-pub use database::{CheckpointStatus, Database, DatabaseOptions};
+pub use database::{CheckpointHook, CheckpointStatus, CheckpointStep, Database, DatabaseOptions};
 pub use external::ExternalGraph;
 pub use io::{FaultyIo, StdIo, StorageIo, WalFile, WalSync};
 pub use nodelist::NodeList;

@@ -14,6 +14,13 @@
 //!   maps it any more); otherwise the file stays and a later checkpoint or
 //!   write collects it.
 //!
+//! - **The checkpoint lock** is an exclusive `flock` on the database
+//!   directory itself, held by a checkpoint from the moment it freezes the
+//!   state it writes until its manifest is installed (most of that time
+//!   without the writer lock). It keeps two checkpoints from running at
+//!   once, and a writer collects leftover files only while it can take it,
+//!   so no file a checkpoint is writing is mistaken for debris.
+//!
 //! `flock` locks belong to an open file description, so two handles opened
 //! separately in one process exclude each other exactly like two processes.
 
@@ -77,6 +84,48 @@ pub(crate) fn remove_if_unused(path: &Path) -> bool {
     match try_lock(&file, true) {
         Ok(true) => std::fs::remove_file(path).is_ok(),
         _ => false,
+    }
+}
+
+/// The checkpoint lock of a database directory, held while the value lives.
+pub(crate) struct CheckpointLock {
+    _dir: File,
+}
+
+impl CheckpointLock {
+    /// Takes the lock if no checkpoint (of any process or handle) holds it.
+    pub(crate) fn try_take(dir: &Path) -> Result<Option<CheckpointLock>> {
+        let file = File::open(dir).map_err(|e| Error::io(dir.display(), e))?;
+        match try_lock(&file, true) {
+            Ok(true) => Ok(Some(CheckpointLock { _dir: file })),
+            Ok(false) => Ok(None),
+            Err(e) => Err(Error::io(dir.display(), e)),
+        }
+    }
+
+    /// Takes the lock, waiting until `deadline`; then fails with
+    /// `TransientError` / `LockAcquisitionTimeout`.
+    pub(crate) fn take(dir: &Path, deadline: Instant) -> Result<CheckpointLock> {
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some(lock) = CheckpointLock::try_take(dir)? {
+                return Ok(lock);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::new(
+                    ErrorKind::TransientError,
+                    format!(
+                        "another checkpoint of the database {} ran for longer than the lock \
+                         timeout; retry later",
+                        dir.display()
+                    ),
+                )
+                .with_code("LockAcquisitionTimeout"));
+            }
+            std::thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
     }
 }
 

@@ -209,6 +209,14 @@ impl Manifest {
 
     /// Writes the manifest into `dir` atomically and durably.
     pub fn write(&self, dir: &Path) -> Result<()> {
+        self.stage(dir)?;
+        Manifest::install_staged(dir)
+    }
+
+    /// The first half of [`Manifest::write`]: writes and fsyncs the
+    /// temporary file `manifest.json.tmp` (a checkpoint does this before it
+    /// takes the writer lock).
+    pub fn stage(&self, dir: &Path) -> Result<()> {
         let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
         let mut this = self.clone();
         this.version = self.needed_version();
@@ -216,7 +224,13 @@ impl Manifest {
         let mut file = fs::File::create(&tmp).map_err(|e| Error::io(tmp.display(), e))?;
         file.write_all(&json)
             .map_err(|e| Error::io(tmp.display(), e))?;
-        file.sync_all().map_err(|e| Error::io(tmp.display(), e))?;
+        file.sync_all().map_err(|e| Error::io(tmp.display(), e))
+    }
+
+    /// The second half of [`Manifest::write`]: renames the staged temporary
+    /// file over `manifest.json` and fsyncs the directory.
+    pub fn install_staged(dir: &Path) -> Result<()> {
+        let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
         let path = dir.join(MANIFEST_FILE);
         fs::rename(&tmp, &path).map_err(|e| Error::io(path.display(), e))?;
         sync_dir(dir)

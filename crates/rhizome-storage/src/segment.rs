@@ -35,6 +35,10 @@ pub struct SegmentWriter {
     out: BufWriter<File>,
     pos: u64,
     path: PathBuf,
+    /// Sync the file every this many bytes (see [`SegmentWriter::sync_every`]).
+    sync_every: Option<u64>,
+    /// Bytes written when the file was last synced.
+    synced: u64,
 }
 
 impl SegmentWriter {
@@ -45,6 +49,8 @@ impl SegmentWriter {
             out: BufWriter::with_capacity(1 << 20, file),
             pos: 0,
             path: path.to_path_buf(),
+            sync_every: None,
+            synced: 0,
         };
         let mut header = [0u8; HEADER_LEN as usize];
         header[..8].copy_from_slice(MAGIC);
@@ -52,11 +58,28 @@ impl SegmentWriter {
         Ok(writer)
     }
 
+    /// Makes the writer sync what it wrote every `bytes` bytes, so that the
+    /// file never holds much unsynced data: a checkpoint writing beside
+    /// commits uses it, because a log sync (`fdatasync`) can have to wait
+    /// for the dirty pages of every file of the file system (ext4 in
+    /// `data=ordered` mode), and one large burst at the end would stall the
+    /// commits behind it.
+    pub fn sync_every(mut self, bytes: u64) -> SegmentWriter {
+        self.sync_every = Some(bytes.max(1));
+        self
+    }
+
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
-        self.out
-            .write_all(bytes)
-            .map_err(|e| Error::io(self.path.display(), e))?;
+        let err = |e| Error::io(self.path.display(), e);
+        self.out.write_all(bytes).map_err(err)?;
         self.pos += bytes.len() as u64;
+        if let Some(every) = self.sync_every {
+            if self.pos - self.synced >= every {
+                self.out.flush().map_err(err)?;
+                self.out.get_ref().sync_data().map_err(err)?;
+                self.synced = self.pos;
+            }
+        }
         Ok(())
     }
 

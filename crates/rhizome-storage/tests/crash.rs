@@ -1,5 +1,7 @@
 //! Crash test: a child process commits groups of changes (checkpointing
-//! often: incremental delta-file checkpoints, and every fourth a full one) and prints each acknowledged commit; the parent kills it with
+//! often: incremental delta-file checkpoints, and every fourth a full one;
+//! a second thread checkpoints beside the commits, so kills also land while
+//! a checkpoint carries commits over) and prints each acknowledged commit; the parent kills it with
 //! SIGKILL at random moments, reopens the database and checks that every
 //! acknowledged group is there, no group is half there, and the integrity
 //! check passes.
@@ -66,6 +68,19 @@ fn child(dir: &Path) {
     let db = Database::open_with(dir, options()).unwrap();
     let start = verify(&db).last().map_or(0, |g| g + 1);
     let stdout = std::io::stdout();
+    // Checkpoints beside the commits (each waits for the other's to end).
+    let beside = db.clone();
+    std::thread::spawn(move || {
+        for i in 0u64.. {
+            std::thread::sleep(Duration::from_millis(3));
+            let done = if i % 3 == 0 {
+                beside.checkpoint_full()
+            } else {
+                beside.checkpoint()
+            };
+            done.unwrap();
+        }
+    });
     for g in start.. {
         let mut txn = db.begin_write().unwrap();
         let head = txn.create_node(&["G"], &[("g", Value::Int(g))]).unwrap();

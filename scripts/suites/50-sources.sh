@@ -7,7 +7,8 @@
 # (equal route costs native vs PostgreSQL vs Redis with every prefetcher,
 # the cache, mapping errors found by the backend, connections cut, stalled
 # and killed mid-query; labels read from a column (the places of
-# `sources.sh load-places`); Cypher over both giving the rows of a native import,
+# `sources.sh load-places`); row-number keys of a table without a key column
+# (its bus lines); Cypher over both giving the rows of a native import,
 # through the library and `rhizome query` / `rhizome shell MAPPING.json`),
 # and stops both when it exits, also on failure.
 set -euo pipefail
@@ -34,7 +35,7 @@ trap cleanup EXIT
 "$root/scripts/sources.sh" start
 "$root/scripts/sources.sh" load
 "$root/scripts/sources.sh" load-places
-(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher --test label_column -- --test-threads=2)
+(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher --test label_column --test row_keys -- --test-threads=2)
 # The small LDBC set in both backends: IC1-IC14 and IS1-IS7 over a native
 # import, PostgreSQL and Redis must give the same rows (tests/ldbc.rs).
 echo "== LDBC reads over native, PostgreSQL and Redis"

@@ -33,6 +33,8 @@ pub struct Source {
     pub(crate) counters: Counters,
     /// Located lists of route searches, per view (see [`crate::route_arena`]).
     pub(crate) routes: crate::route_arena::RouteArenas,
+    /// Keys of relationships without a key column (see [`crate::row_keys`]).
+    row_keys: crate::row_keys::RowKeys,
     /// Names, indexes and statistics the planner sees (made on first use).
     schema: std::sync::OnceLock<Arc<crate::query_graph::SourceSchema>>,
     /// Keys per node space, counted when the source connected (`None`
@@ -169,6 +171,7 @@ impl Source {
             connection,
             runtime: Some(runtime),
             counters: Counters::default(),
+            row_keys: Default::default(),
             schema: std::sync::OnceLock::new(),
         }))
     }
@@ -340,7 +343,7 @@ impl Source {
             Connection::Redis(r) => self.wait(deadline, round.requests(), r.round(round))?,
         };
         self.counters.received(fetched.rows, fetched.bytes);
-        Ok(fetched)
+        self.number_rows(fetched)
     }
 
     pub(crate) fn fetch_lookahead(
@@ -355,7 +358,7 @@ impl Source {
             Connection::Redis(r) => self.wait(deadline, 1, r.lookahead(list, keys, depth))?,
         };
         self.counters.received(fetched.rows, fetched.bytes);
-        Ok(fetched)
+        self.number_rows(fetched)
     }
 
     pub(crate) fn fetch_box(
@@ -370,7 +373,7 @@ impl Source {
             Connection::Redis(_) => Fetched::default(),
         };
         self.counters.received(fetched.rows, fetched.bytes);
-        Ok(fetched)
+        self.number_rows(fetched)
     }
 
     /// The `ellipse` prefetcher's region (see [`crate::region`]) in one
@@ -392,6 +395,23 @@ impl Source {
             self.counters.received(region.rows(), region.bytes());
         }
         Ok(fetched)
+    }
+
+    /// Gives relationships without a key column their row-number keys
+    /// (see [`crate::row_keys`]).
+    fn number_rows(&self, mut fetched: Fetched) -> Result<Fetched> {
+        let relationships = &self.mapping.relationships;
+        self.row_keys.number(
+            &self.mapping.name,
+            &|rel| relationships[rel as usize].key.is_none(),
+            &mut fetched.adjacency,
+        )?;
+        Ok(fetched)
+    }
+
+    /// Relationships given row-number keys so far (see [`crate::row_keys`]).
+    pub fn row_keys(&self) -> usize {
+        self.row_keys.len()
     }
 
     /// Puts fetched entries into the cache; `requested` entries are not

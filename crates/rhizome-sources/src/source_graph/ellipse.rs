@@ -48,6 +48,16 @@ impl SourceGraph<'_> {
         let (Some((lat, lon)), Some(_)) = (self.coordinates, &self.arena) else {
             return Ok(());
         };
+        // A region's statements carry key columns; spaces with row-number
+        // keys (crate::row_keys) are fetched plainly.
+        let relationships = &self.source.mapping().relationships;
+        if self
+            .lists
+            .iter()
+            .any(|(list, _)| relationships[list.rel as usize].key.is_none())
+        {
+            return Ok(());
+        }
         let (a, b) = (super::key_of(start), super::key_of(end));
         let rows = self.node_rows(&[a, b])?;
         let place = |key: i64| {

@@ -390,11 +390,53 @@ impl Source {
             return Ok(None);
         };
         let requests = 1 + lists.len() as u64;
-        let fetched = self.wait(deadline, requests, pg.region(space, lists, query))?;
+        let fetched = self.wait(
+            deadline,
+            requests,
+            pg.region(space, lists, crate::region::RegionAsk::Band(query)),
+        )?;
         if let Some(region) = &fetched {
             self.counters.received(region.rows(), region.bytes());
         }
         Ok(fetched)
+    }
+
+    /// A route's first region from its ends' keys (see
+    /// [`crate::region::RegionAsk::Ends`]) together with the ends' own
+    /// rows, all in one round trip; `None` (no round trip) if the backend
+    /// or the node space cannot answer a region.
+    pub(crate) fn fetch_region_from_ends(
+        &self,
+        space: u16,
+        lists: &[ListRef],
+        ends: (i64, i64),
+        stretch: f64,
+        deadline: Option<Instant>,
+    ) -> Result<Option<(Fetched, crate::region::RegionRows)>> {
+        let Connection::Postgres(pg) = &self.connection else {
+            return Ok(None);
+        };
+        let round = Round {
+            nodes: vec![(space, vec![ends.0, ends.1])],
+            adjacency: Vec::new(),
+        };
+        let ask = crate::region::RegionAsk::Ends {
+            a: ends.0,
+            b: ends.1,
+            stretch,
+        };
+        let requests = 2 + lists.len() as u64;
+        let (rows, region) = self.wait(
+            deadline,
+            requests,
+            futures_util::future::try_join(pg.round(&round), pg.region(space, lists, ask)),
+        )?;
+        self.counters.received(rows.rows, rows.bytes);
+        let Some(region) = region else {
+            return Ok(None);
+        };
+        self.counters.received(region.rows(), region.bytes());
+        Ok(Some((rows, region)))
     }
 
     /// Gives relationships without a key column their row-number keys

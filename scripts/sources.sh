@@ -276,10 +276,11 @@ INSERT INTO places.road VALUES (1, 1, 2, 20), (2, 1, 3, 45), (3, 2, 3, 60), (4, 
 CREATE INDEX ON places.road (source);
 CREATE INDEX ON places.road (target);
 -- Bus lines between places: no key column, and parallel duplicates (two
--- identical L1 rows from 1 to 2): row-number keys (docs/sources.md).
+-- identical L1 rows from 1 to 2): row-number keys (docs/sources.md). The
+-- L5 goes to place 99, which does not exist: a dangling neighbour.
 CREATE TABLE places.bus (source integer NOT NULL, target integer NOT NULL, line text NOT NULL, minutes integer NOT NULL);
 INSERT INTO places.bus VALUES (1, 2, 'L1', 30), (1, 2, 'L1', 30), (1, 2, 'L2', 25),
-  (2, 3, 'L3', 40), (1, 3, 'L4', 90), (3, 4, 'L3', 20);
+  (2, 3, 'L3', 40), (1, 3, 'L4', 90), (3, 4, 'L3', 20), (4, 99, 'L5', 15);
 CREATE INDEX ON places.bus (source);
 CREATE INDEX ON places.bus (target);
 SQL
@@ -304,6 +305,7 @@ SQL
     "${r[@]}" rpush places:bus:in:2 1:L1:30 1:L2:25 1:L1:30 >/dev/null
     "${r[@]}" rpush places:bus:in:3 2:L3:40 1:L4:90 >/dev/null
     "${r[@]}" rpush places:bus:in:4 3:L3:20 >/dev/null
+    "${r[@]}" rpush places:bus:out:4 99:L5:15 >/dev/null
     echo "PostgreSQL: places.place $(psql_roads -At -c "SELECT count(*) FROM places.place") rows; Redis: $("${r[@]}" zcard places:places) places"
 }
 

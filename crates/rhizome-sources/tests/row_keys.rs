@@ -99,7 +99,8 @@ fn relationships_without_a_key_column_get_stable_row_keys() {
             &e,
             "MATCH ()-[b:BUS]->() RETURN count(*), count(DISTINCT id(b))",
         );
-        assert_eq!((int(&all[0][0]), int(&all[0][1])), (6, 6), "{file}");
+        // Six between places, and the L5 to a place that does not exist.
+        assert_eq!((int(&all[0][0]), int(&all[0][1])), (7, 7), "{file}");
         // A route over them: 1 -> 2 (L2, 25) -> 3 (40) -> 4 (20).
         let route = rows(
             &e,
@@ -125,7 +126,33 @@ fn relationships_without_a_key_column_get_stable_row_keys() {
             route_ids[0], l2[0],
             "{file}: the route's first bus is the L2 row"
         );
-        // Ids number the rows seen, 6 of them.
-        assert_eq!(source.row_keys(), 6, "{file}");
+        // The source numbered the seven rows it read, no more.
+        assert_eq!(source.row_keys(), 7, "{file}");
+    }
+}
+
+/// The documented rule for dangling neighbours (docs/sources.md, "The
+/// cache and its freshness rule"): a neighbour key no node has reads as a
+/// node without properties, and Dijkstra may pass through it.
+#[test]
+fn a_dangling_neighbour_reads_as_a_node_without_properties() {
+    for file in ["places-postgres.json", "places-redis.json"] {
+        let source = Source::connect(Mapping::parse(&example(file)).unwrap()).unwrap();
+        let e = SourceEngine::new(source).unwrap();
+        let got = rows(
+            &e,
+            "MATCH (:Place {id: 4})-[b:BUS]->(x) RETURN b.line, x.id, x.name, properties(x)",
+        );
+        assert_eq!(got.len(), 1, "{file}: {got:?}");
+        assert_eq!(got[0][0], Value::String("L5".into()), "{file}");
+        assert_eq!(got[0][1..3], [Value::Null, Value::Null], "{file}: {got:?}");
+        assert_eq!(got[0][3], Value::Map(BTreeMap::new()), "{file}: {got:?}");
+        // 1 -> 2 (25) -> 3 (40) -> 4 (20) -> the dangling node (15).
+        let route = rows(
+            &e,
+            "MATCH (a:Place {id: 1})-[:BUS*4]->(x) WHERE x.id IS NULL \
+             CALL apoc.algo.dijkstra(a, x, 'BUS>', 'minutes') YIELD weight RETURN DISTINCT weight",
+        );
+        assert_eq!(route, [[Value::Float(100.0)]], "{file}");
     }
 }

@@ -11,8 +11,8 @@
 #   load-ldbc  loads the small LDBC SNB set (ldbc-tiny) into both:
 #           PostgreSQL schema ldbc with a table per CSV, Redis keys ldbc:...
 #           (docs/sources.md, examples/sources/ldbc-*.json)
-#   load-places  loads five places whose labels come from a column into
-#           both: PostgreSQL schema places, Redis keys places:...
+#   load-places  loads five places whose labels come from a column (and
+#           bus lines without a key column) into both: PostgreSQL schema places, Redis keys places:...
 #           (docs/sources.md, examples/sources/places-*.json)
 #   stop    stops both by pid and deletes their data directories
 #   status  says what runs where
@@ -275,6 +275,14 @@ INSERT INTO places.place VALUES
 INSERT INTO places.road VALUES (1, 1, 2, 20), (2, 1, 3, 45), (3, 2, 3, 60), (4, 3, 4, 30), (5, 1, 5, 28);
 CREATE INDEX ON places.road (source);
 CREATE INDEX ON places.road (target);
+-- Bus lines between places: no key column, and parallel duplicates (two
+-- identical L1 rows from 1 to 2): row-number keys (docs/sources.md). The
+-- L5 goes to place 99, which does not exist: a dangling neighbour.
+CREATE TABLE places.bus (source integer NOT NULL, target integer NOT NULL, line text NOT NULL, minutes integer NOT NULL);
+INSERT INTO places.bus VALUES (1, 2, 'L1', 30), (1, 2, 'L1', 30), (1, 2, 'L2', 25),
+  (2, 3, 'L3', 40), (1, 3, 'L4', 90), (3, 4, 'L3', 20), (4, 99, 'L5', 15);
+CREATE INDEX ON places.bus (source);
+CREATE INDEX ON places.bus (target);
 SQL
     local r=(redis-cli -h 127.0.0.1 -p "$redis_port")
     "${r[@]}" --scan --pattern "places:*" | xargs -r "${r[@]}" del >/dev/null
@@ -291,6 +299,13 @@ SQL
     "${r[@]}" rpush places:road:in:3 1:2:45 2:3:60 >/dev/null
     "${r[@]}" rpush places:road:in:4 3:4:30 >/dev/null
     "${r[@]}" rpush places:road:in:5 1:5:28 >/dev/null
+    "${r[@]}" rpush places:bus:out:1 2:L1:30 2:L1:30 2:L2:25 3:L4:90 >/dev/null
+    "${r[@]}" rpush places:bus:out:2 3:L3:40 >/dev/null
+    "${r[@]}" rpush places:bus:out:3 4:L3:20 >/dev/null
+    "${r[@]}" rpush places:bus:in:2 1:L1:30 1:L2:25 1:L1:30 >/dev/null
+    "${r[@]}" rpush places:bus:in:3 2:L3:40 1:L4:90 >/dev/null
+    "${r[@]}" rpush places:bus:in:4 3:L3:20 >/dev/null
+    "${r[@]}" rpush places:bus:out:4 99:L5:15 >/dev/null
     echo "PostgreSQL: places.place $(psql_roads -At -c "SELECT count(*) FROM places.place") rows; Redis: $("${r[@]}" zcard places:places) places"
 }
 

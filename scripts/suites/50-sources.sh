@@ -7,7 +7,9 @@
 # (equal route costs native vs PostgreSQL vs Redis with every prefetcher,
 # the cache, mapping errors found by the backend, connections cut, stalled
 # and killed mid-query; labels read from a column (the places of
-# `sources.sh load-places`); Cypher over both giving the rows of a native import,
+# `sources.sh load-places`); row-number keys of a table without a key column
+# (its bus lines); `rhizome bench roads --part hot` on two routes; Cypher
+# over both giving the rows of a native import,
 # through the library and `rhizome query` / `rhizome shell MAPPING.json`),
 # and stops both when it exits, also on failure.
 set -euo pipefail
@@ -34,7 +36,7 @@ trap cleanup EXIT
 "$root/scripts/sources.sh" start
 "$root/scripts/sources.sh" load
 "$root/scripts/sources.sh" load-places
-(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher --test label_column -- --test-threads=2)
+(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher --test label_column --test row_keys -- --test-threads=2)
 # The small LDBC set in both backends: IC1-IC14 and IS1-IS7 over a native
 # import, PostgreSQL and Redis must give the same rows (tests/ldbc.rs).
 echo "== LDBC reads over native, PostgreSQL and Redis"
@@ -79,6 +81,16 @@ ensure_driver_venv
 lux="$root/../shared/datasets/roads/luxembourg-dimacs10"
 db="$RHIZOME_SOURCES_DIR/native-lux"
 "$rhizome" import-dimacs "$db" --gr "$lux/luxembourg.gr" --co "$lux/luxembourg.co" >/dev/null
+# `rhizome bench roads` end to end (its hot part, two random routes, about
+# 20 s in a debug build): a route cost over either source that differs
+# from native's fails the command.
+echo "== rhizome bench roads --part hot"
+"$rhizome" bench roads "$db" --postgres "$root/examples/sources/roads-postgres.json" \
+    --redis "$root/examples/sources/roads-redis.json" --part hot --routes 2 --repeats 1 \
+    >"$RHIZOME_SOURCES_DIR/bench.log" 2>&1 ||
+    { cat "$RHIZOME_SOURCES_DIR/bench.log"; echo "rhizome bench roads failed" >&2; exit 1; }
+grep -q "^hot routes: 2 routes" "$RHIZOME_SOURCES_DIR/bench.log" ||
+    { cat "$RHIZOME_SOURCES_DIR/bench.log"; echo "rhizome bench roads printed no hot routes" >&2; exit 1; }
 "$rhizome" serve "$db" --auth none --bolt 127.0.0.1:0 --http 127.0.0.1:0 \
     --source "pg=$root/examples/sources/roads-postgres.json" \
     --source "redis=$root/examples/sources/roads-redis.json" \

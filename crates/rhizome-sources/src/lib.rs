@@ -8,6 +8,7 @@
 //! backends), [`cache`] (the shared cache and its freshness rule), [`region`]
 //! (the `ellipse` prefetcher's geometry),
 //! [`counters`] (round trips, rows, bytes, hits, prefetch use, waiting),
+//! [`row_keys`] (stable keys of relationships without a key column),
 //! [`source`] (a connected [`Source`]), [`source_graph`] ([`SourceGraph`],
 //! the route searches' view of it, and its allocation-free hot path),
 //! [`query_graph`], [`query_options`] (a statement's `CYPHER prefetch=…`)
@@ -34,6 +35,7 @@ pub mod query_options;
 pub mod redis_backend;
 pub mod region;
 pub mod route_arena;
+pub mod row_keys;
 pub mod source;
 pub mod source_graph;
 

@@ -153,8 +153,9 @@ pub struct RelSpace {
     /// Node space (primary label) of the end nodes.
     pub to: String,
     /// The relationship key (an integer column or element field); `None`
-    /// (`"key": null`): relationships have no key and are told apart by
-    /// their endpoints (at most one per start, end and space).
+    /// (`"key": null`): the rows have no key column and the source gives
+    /// each relationship a row-number key from its endpoints and its
+    /// ordinal among parallel duplicates (see [`crate::row_keys`]).
     pub key: Option<String>,
     /// Properties in declaration order.
     pub properties: Vec<(String, PropertyType)>,
@@ -698,6 +699,12 @@ fn parse_node_space(label: &str, value: &Json, backend: Backend) -> Result<NodeS
         return Err(invalid(
             &o.path("labels"),
             "must be a list of non-empty label names",
+        ));
+    }
+    if o.map.get("key") == Some(&Json::Null) {
+        return Err(invalid(
+            &o.path("key"),
+            "a node space needs a key property: relationships name their ends by it (row-number keys, `\"key\": null`, are for relationship spaces)",
         ));
     }
     let key = o.required("key")?;

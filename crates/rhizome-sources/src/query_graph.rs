@@ -75,9 +75,6 @@ pub(crate) struct SourceSchema {
     rel_spaces: Vec<(u16, u16)>,
     /// Per relationship space: its type.
     rel_type_of: Vec<RelTypeId>,
-    /// Per relationship space: true if it has no key (relationships are
-    /// told apart by their endpoints).
-    keyless: Vec<bool>,
     /// Per relationship type: its spaces.
     type_spaces: Vec<Vec<u16>>,
     /// Per node space: its labels (its own first, then the extra ones).
@@ -372,11 +369,6 @@ impl SourceSchema {
                 .iter()
                 .map(|r| (space_of(&r.from), space_of(&r.to)))
                 .collect(),
-            keyless: mapping
-                .relationships
-                .iter()
-                .map(|r| r.key.is_none())
-                .collect(),
             rel_type_of,
             type_spaces,
             labels,
@@ -462,15 +454,6 @@ struct SeenRel {
     at: usize,
 }
 
-/// Keys a query gave relationships of spaces without a key.
-#[derive(Default)]
-struct PairKeys {
-    /// (relationship space, start key, end key) -> key.
-    keys: HashMap<(u16, i64, i64), i64>,
-    /// The next key to give.
-    next: i64,
-}
-
 /// One query's view of a source (see the module documentation).
 pub struct QueryGraph {
     source: Arc<Source>,
@@ -479,9 +462,6 @@ pub struct QueryGraph {
     nodes: RwLock<HashMap<NodeId, Option<Arc<Vec<Value>>>>>,
     lists: Arena,
     rels: RwLock<HashMap<RelId, SeenRel>>,
-    /// Keys given to relationships without a key in the mapping, by
-    /// (relationship space, start key, end key); the next key to give.
-    pair_keys: Mutex<PairKeys>,
     /// Label ranges, computed on the first scan of each label.
     scans: Vec<OnceLock<Vec<Range<NodeId>>>>,
     /// The prefetcher the statement chose (`CYPHER prefetch=...`), if any.
@@ -503,7 +483,6 @@ impl QueryGraph {
             nodes: RwLock::new(HashMap::new()),
             lists: Arena::new(),
             rels: RwLock::new(HashMap::new()),
-            pair_keys: Mutex::new(PairKeys::default()),
             scans: (0..labels).map(|_| OnceLock::new()).collect(),
             prefetch: OnceLock::new(),
             error: Mutex::new(None),
@@ -675,11 +654,6 @@ impl QueryGraph {
                 found.insert((list.rel, key), Arc::new(a));
             }
         }
-        // Only spaces without keys need the query's pair numbering (and its lock).
-        let mut pair_keys = lists
-            .iter()
-            .any(|l| self.schema.keyless[l.rel as usize])
-            .then(|| self.pair_keys.lock().unwrap_or_else(|p| p.into_inner()));
         let mut entries: Vec<(NodeId, RelId, usize, usize)> = Vec::new();
         let mut sources: Vec<Arc<AdjacencyList>> = Vec::with_capacity(lists.len());
         for key in keys {
@@ -692,23 +666,11 @@ impl QueryGraph {
                 };
                 let (from_space, to_space) = self.schema.rel_spaces[list.rel as usize];
                 let there = if list.outgoing { to_space } else { from_space };
-                let keyless = self.schema.keyless[list.rel as usize];
                 for i in 0..a.neighbours.len() {
                     let neighbour = a.neighbours[i];
-                    let rel_key = match pair_keys.as_deref_mut() {
-                        Some(PairKeys { keys: pairs, next }) if keyless => {
-                            let ends = if list.outgoing {
-                                (key, neighbour)
-                            } else {
-                                (neighbour, key)
-                            };
-                            *pairs.entry((list.rel, ends.0, ends.1)).or_insert_with(|| {
-                                *next += 1;
-                                *next - 1
-                            })
-                        }
-                        _ => a.rels[i],
-                    };
+                    // Spaces without a key column carry row-number keys
+                    // (crate::row_keys), given as the lists were fetched.
+                    let rel_key = a.rels[i];
                     match (node_id(there, neighbour), node_id(list.rel, rel_key)) {
                         (Some(n), Some(r)) => entries.push((n, r, sources.len(), i)),
                         _ => {
@@ -1226,7 +1188,6 @@ mod tests {
         assert_eq!(schema.type_spaces[located as usize].len(), 5);
         for &space in &schema.type_spaces[located as usize] {
             assert_eq!(schema.rel_type_of[space as usize], located);
-            assert!(schema.keyless[space as usize]);
         }
         assert_eq!(schema.statistics.rel_types.len(), 15);
         assert_eq!(schema.statistics.triples.len(), 25);

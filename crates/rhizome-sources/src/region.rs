@@ -28,6 +28,13 @@ pub const METRES_PER_DEGREE: f64 = 6_371_008.8 * std::f64::consts::PI / 180.0;
 /// beyond the lists, so that neighbours across a region's edge are known.
 pub const MARGIN_M: f64 = 1_000.0;
 
+/// The outer sum of a route's first region: `stretch` times the ends'
+/// distance `span`, at least the span plus twice [`MARGIN_M`] (the SQL of
+/// a first region from the ends computes the same).
+pub fn first_outer(span: f64, stretch: f64) -> f64 {
+    (stretch * span).max(span + 2.0 * MARGIN_M)
+}
+
 /// An ellipse's two foci in a local planar projection.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Foci {
@@ -149,6 +156,27 @@ impl RegionQuery {
             lists: Band::new(&foci, inner, outer),
         }
     }
+}
+
+/// What a region fetch asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RegionAsk<'a> {
+    /// A band around foci known already (a ring, or a first region whose
+    /// ends' rows were cached).
+    Band(&'a RegionQuery),
+    /// A route's first region from its ends' keys alone: the backend
+    /// reads the ends' places and computes the foci and the bands of
+    /// [`RegionQuery::ring`]`(foci, -1, max(stretch × span, span + 2 ×`
+    /// [`MARGIN_M`]`))` itself, so the ends cost no round trip of their
+    /// own.
+    Ends {
+        /// The first end's key.
+        a: i64,
+        /// The second end's key.
+        b: i64,
+        /// The stretch of the first region.
+        stretch: f64,
+    },
 }
 
 /// One followed list's relationships in a region, column by column.

@@ -33,6 +33,8 @@ pub struct Source {
     pub(crate) counters: Counters,
     /// Located lists of route searches, per view (see [`crate::route_arena`]).
     pub(crate) routes: crate::route_arena::RouteArenas,
+    /// Keys of relationships without a key column (see [`crate::row_keys`]).
+    row_keys: crate::row_keys::RowKeys,
     /// Names, indexes and statistics the planner sees (made on first use).
     schema: std::sync::OnceLock<Arc<crate::query_graph::SourceSchema>>,
     /// Keys per node space, counted when the source connected (`None`
@@ -169,6 +171,7 @@ impl Source {
             connection,
             runtime: Some(runtime),
             counters: Counters::default(),
+            row_keys: Default::default(),
             schema: std::sync::OnceLock::new(),
         }))
     }
@@ -340,7 +343,7 @@ impl Source {
             Connection::Redis(r) => self.wait(deadline, round.requests(), r.round(round))?,
         };
         self.counters.received(fetched.rows, fetched.bytes);
-        Ok(fetched)
+        self.number_rows(fetched)
     }
 
     pub(crate) fn fetch_lookahead(
@@ -355,7 +358,7 @@ impl Source {
             Connection::Redis(r) => self.wait(deadline, 1, r.lookahead(list, keys, depth))?,
         };
         self.counters.received(fetched.rows, fetched.bytes);
-        Ok(fetched)
+        self.number_rows(fetched)
     }
 
     pub(crate) fn fetch_box(
@@ -370,7 +373,7 @@ impl Source {
             Connection::Redis(_) => Fetched::default(),
         };
         self.counters.received(fetched.rows, fetched.bytes);
-        Ok(fetched)
+        self.number_rows(fetched)
     }
 
     /// The `ellipse` prefetcher's region (see [`crate::region`]) in one
@@ -387,11 +390,70 @@ impl Source {
             return Ok(None);
         };
         let requests = 1 + lists.len() as u64;
-        let fetched = self.wait(deadline, requests, pg.region(space, lists, query))?;
+        let fetched = self.wait(
+            deadline,
+            requests,
+            pg.region(space, lists, crate::region::RegionAsk::Band(query)),
+        )?;
         if let Some(region) = &fetched {
             self.counters.received(region.rows(), region.bytes());
         }
         Ok(fetched)
+    }
+
+    /// A route's first region from its ends' keys (see
+    /// [`crate::region::RegionAsk::Ends`]) together with the ends' own
+    /// rows, all in one round trip; `None` (no round trip) if the backend
+    /// or the node space cannot answer a region.
+    pub(crate) fn fetch_region_from_ends(
+        &self,
+        space: u16,
+        lists: &[ListRef],
+        ends: (i64, i64),
+        stretch: f64,
+        deadline: Option<Instant>,
+    ) -> Result<Option<(Fetched, crate::region::RegionRows)>> {
+        let Connection::Postgres(pg) = &self.connection else {
+            return Ok(None);
+        };
+        let round = Round {
+            nodes: vec![(space, vec![ends.0, ends.1])],
+            adjacency: Vec::new(),
+        };
+        let ask = crate::region::RegionAsk::Ends {
+            a: ends.0,
+            b: ends.1,
+            stretch,
+        };
+        let requests = 2 + lists.len() as u64;
+        let (rows, region) = self.wait(
+            deadline,
+            requests,
+            futures_util::future::try_join(pg.round(&round), pg.region(space, lists, ask)),
+        )?;
+        self.counters.received(rows.rows, rows.bytes);
+        let Some(region) = region else {
+            return Ok(None);
+        };
+        self.counters.received(region.rows(), region.bytes());
+        Ok(Some((rows, region)))
+    }
+
+    /// Gives relationships without a key column their row-number keys
+    /// (see [`crate::row_keys`]).
+    fn number_rows(&self, mut fetched: Fetched) -> Result<Fetched> {
+        let relationships = &self.mapping.relationships;
+        self.row_keys.number(
+            &self.mapping.name,
+            &|rel| relationships[rel as usize].key.is_none(),
+            &mut fetched.adjacency,
+        )?;
+        Ok(fetched)
+    }
+
+    /// Relationships given row-number keys so far (see [`crate::row_keys`]).
+    pub fn row_keys(&self) -> usize {
+        self.row_keys.len()
     }
 
     /// Puts fetched entries into the cache; `requested` entries are not

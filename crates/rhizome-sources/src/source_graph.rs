@@ -80,12 +80,6 @@ impl<'a> SourceGraph<'a> {
             }
             for r in rels {
                 let rel = &mapping.relationships[r];
-                if rel.key.is_none() {
-                    return Err(argument(format!(
-                        "graph source `{}`: route searches need relationship keys, and relationships.{} has none (`\"key\": null`)",
-                        mapping.name, rel.name
-                    )));
-                }
                 let directions: &[bool] = match spec.direction {
                     TypeDirection::Outgoing => &[true],
                     TypeDirection::Incoming => &[false],

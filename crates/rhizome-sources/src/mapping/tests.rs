@@ -182,6 +182,30 @@ fn spaces_types_labels_and_keys_are_checked() {
     assert!(e.message.contains("has no `id` field"), "{e}");
     let m = Mapping::parse_with_env(&base, &no_env).unwrap();
     assert!(m.relationships.iter().all(|r| r.key.is_none()));
+    // Row-number keys are for relationship spaces; a node space needs a key.
+    let places = example("places-postgres.json");
+    assert!(
+        places.contains("\"BUS\": {\n      \"from\": \"Place\", \"to\": \"Place\", \"key\": null,")
+    );
+    let m = Mapping::parse_with_env(&places, &no_env).unwrap();
+    assert_eq!(m.rel_space("BUS").unwrap().key, None);
+    let e = Mapping::parse_with_env(
+        &places.replacen("\"key\": \"id\"", "\"key\": null", 1),
+        &no_env,
+    )
+    .unwrap_err();
+    assert!(
+        e.message
+            .contains("mapping key `nodes.Place.key`: a node space needs a key property"),
+        "{e}"
+    );
+    let e = Mapping::parse_with_env(&places.replacen("\"key\": null", "\"key\": 7", 1), &no_env)
+        .unwrap_err();
+    assert!(
+        e.message
+            .contains("mapping key `relationships.BUS.key`: must be a non-empty string"),
+        "{e}"
+    );
     // The road mappings keep their default key `id`.
     let roads = Mapping::parse_with_env(&example("roads-redis.json"), &no_env).unwrap();
     assert_eq!(roads.rel_space("ROAD").unwrap().key.as_deref(), Some("id"));
@@ -283,6 +307,7 @@ fn garbage_never_panics() {
         "roads-postgres.json",
         "ldbc-redis.json",
         "places-postgres.json",
+        "places-redis.json",
     ] {
         mutate(&example(file));
     }

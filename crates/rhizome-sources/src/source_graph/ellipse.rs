@@ -16,7 +16,7 @@
 use super::{number, SourceGraph};
 use crate::cache::LocatedRel;
 use crate::query_graph::node_id;
-use crate::region::{grown, Foci, RegionQuery, RegionRows};
+use crate::region::{first_outer, grown, Foci, RegionQuery, RegionRows};
 use rhizome_common::{NodeId, RelId, Result};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -48,7 +48,60 @@ impl SourceGraph<'_> {
         let (Some((lat, lon)), Some(_)) = (self.coordinates, &self.arena) else {
             return Ok(());
         };
+        // A region's statements carry key columns; spaces with row-number
+        // keys (crate::row_keys) are fetched plainly.
+        let relationships = &self.source.mapping().relationships;
+        if self
+            .lists
+            .iter()
+            .any(|(list, _)| relationships[list.rel as usize].key.is_none())
+        {
+            return Ok(());
+        }
         let (a, b) = (super::key_of(start), super::key_of(end));
+        let cached = |key: i64| {
+            let k = crate::cache::CacheKey::Node {
+                space: self.space,
+                key,
+            };
+            self.source.cache.peek(&k, &self.source.counters).is_some()
+        };
+        if !(cached(a) && cached(b)) {
+            // The ends' rows and the first region in one round trip.
+            let lists: Vec<_> = self.lists.iter().map(|(l, _)| *l).collect();
+            let at = Instant::now();
+            if let Some((ends, fetched)) = self.source.fetch_region_from_ends(
+                self.space,
+                &lists,
+                (a, b),
+                stretch,
+                self.deadline,
+            )? {
+                self.source.remember(&ends, &|_| true);
+                let place = |key: i64| {
+                    ends.nodes
+                        .iter()
+                        .find(|(_, k, _)| *k == key)
+                        .and_then(|(_, _, row)| row.as_ref())
+                        .and_then(|r| Some((number(r.get(lat)?)?, number(r.get(lon)?)?)))
+                };
+                if let (Some(a), Some(b)) = (place(a), place(b)) {
+                    let foci = Foci::new(a, b);
+                    let outer = first_outer(foci.span(), stretch);
+                    let mut fresh = RouteRegion {
+                        foci,
+                        stretch,
+                        lists_outer: Some(outer),
+                        rings: 0,
+                        places: HashMap::default(),
+                    };
+                    let query = RegionQuery::ring(foci, -1.0, outer);
+                    self.absorb(&mut fresh, &query, fetched, at)?;
+                    *region = Some(fresh);
+                }
+                return Ok(());
+            }
+        }
         let rows = self.node_rows(&[a, b])?;
         let place = |key: i64| {
             rows.iter()
@@ -78,10 +131,7 @@ impl SourceGraph<'_> {
         };
         let span = region.foci.span();
         let (inner, outer) = match region.lists_outer {
-            None => (
-                -1.0,
-                (region.stretch * span).max(span + 2.0 * crate::region::MARGIN_M),
-            ),
+            None => (-1.0, first_outer(span, region.stretch)),
             Some(_) if region.rings >= MAX_RINGS => return Ok(false),
             Some(outer) => {
                 // The farthest node asking; unknown places count as far.

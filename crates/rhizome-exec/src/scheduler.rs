@@ -96,6 +96,45 @@ thread_local! {
     /// This thread runs a query's task now ([`QueryScope::run_now`] must
     /// not nest a second one in it: it would count twice as executing).
     static IN_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The query task this thread runs now: what of its time is not charged
+    /// yet, and whether it may yield ([`QueryScope::yield_now`]).
+    static FRAME: std::cell::Cell<Option<TaskFrame>> = const { std::cell::Cell::new(None) };
+    /// Time (ns, ever growing) this thread spent in work a PROFILE timer
+    /// around it must not count as its own ([`nested_nanos`]).
+    static NESTED_NANOS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The running task's frame ([`QueryScope::yield_now`]).
+#[derive(Clone, Copy)]
+struct TaskFrame {
+    /// Start of the part of the task's time not charged yet (the task's
+    /// start, or its last yield point).
+    since: Instant,
+    /// The pick's advance ([`PICK_ADVANCE`]) not yet subtracted from a charge.
+    advance: u64,
+    /// The worker running the task, if it may yield: a task a pool worker
+    /// runs at top level (a task run nested at a yield point may not yield
+    /// again, so nesting is at most one level deep).
+    yield_as: Option<usize>,
+}
+
+/// Time the calling thread has spent, in total, in work that a PROFILE
+/// timer bracketing it must not count as the timed operator's own: other
+/// queries' work run nested at yield points ([`QueryScope::yield_now`]),
+/// and inline runs of subqueries, whose own operators count their time
+/// ([`exclude_from_profile`]). A timer subtracts this counter's growth.
+#[inline]
+pub fn nested_nanos() -> u64 {
+    NESTED_NANOS.with(|n| n.get())
+}
+
+/// Marks the time since `start` as not the enclosing operator's own:
+/// called when a region ends that began at `start` with [`nested_nanos`]
+/// at `before` (the region's own excluded parts are within it, so the
+/// counter is set, not added to).
+pub fn exclude_from_profile(start: Instant, before: u64) {
+    let elapsed = start.elapsed().as_nanos() as u64;
+    NESTED_NANOS.with(|n| n.set(before.wrapping_add(elapsed)));
 }
 
 /// The index of the pool worker the calling thread is, if it is one and
@@ -574,16 +613,98 @@ impl QueryScope {
         self.pool
             .peak_executing
             .fetch_max(executing, Ordering::Relaxed);
-        let start = Instant::now();
-        let outer = IN_TASK.with(|t| t.replace(true));
-        task(&WorkerContext { worker });
-        IN_TASK.with(|t| t.set(outer));
-        let nanos = start.elapsed().as_nanos() as u64;
+        let may_yield =
+            WORKER.with(|w| w.get()) == Some(worker) && FRAME.with(|f| f.get()).is_none();
+        self.run_framed(task, worker, advance, may_yield);
         self.pool.executing.fetch_sub(1, Ordering::SeqCst);
+        self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Runs `task` as `worker` inside a frame of its own, and charges its
+    /// time (what a yield point has not charged yet) to the query.
+    fn run_framed(&self, task: Task, worker: usize, advance: u64, may_yield: bool) {
+        let outer_in_task = IN_TASK.with(|t| t.replace(true));
+        let frame = TaskFrame {
+            since: Instant::now(),
+            advance,
+            yield_as: may_yield.then_some(worker),
+        };
+        let outer_frame = FRAME.with(|f| f.replace(Some(frame)));
+        task(&WorkerContext { worker });
+        let frame = FRAME.with(|f| f.replace(outer_frame)).unwrap_or(frame);
+        IN_TASK.with(|t| t.set(outer_in_task));
+        self.account(frame.since.elapsed().as_nanos() as u64, frame.advance);
+    }
+
+    /// Charges `nanos` of a task's worker time to the query and its tenant
+    /// (less the pick's `advance`, charged already).
+    fn account(&self, nanos: u64, advance: u64) {
         self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
         self.tenant.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
         self.charge(nanos.saturating_sub(advance));
-        self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// A yield point, for code deep inside a task that cannot hand its
+    /// work back to the queue (an `EXISTS`, `OPTIONAL MATCH` or `CALL`
+    /// instance running inline for one row, an ordered pipeline's task).
+    /// Once the calling task has run a [`QUANTUM`] since it started or
+    /// last looked, its time so far is charged to its query, and if the
+    /// scheduler holds work the worker would pick before this query were
+    /// the task to end now — a queued statement's job, or a queued task of
+    /// another query whose tenant, or (same tenant) whose query, has less
+    /// virtual time — the worker runs that one piece of work here, nested,
+    /// then returns to the task. So a short query waits for at most a
+    /// quantum, not for a long instance to end.
+    ///
+    /// Only a task a pool worker runs at top level yields: the nested work
+    /// runs without yield points of its own (at most one level deep), and
+    /// a nested job queues its query's first task rather than running it
+    /// (it would be a second nested level). Work of the calling query
+    /// itself is never nested (its per-worker state is in use). The caller
+    /// must hold no lock another query could take (query-private state
+    /// only). Returns the worker time spent in nested work (ns), also
+    /// added to [`nested_nanos`].
+    pub fn yield_now(&self) -> u64 {
+        let Some(frame) = FRAME.with(|f| f.get()) else {
+            return 0;
+        };
+        let Some(worker) = frame.yield_as else {
+            return 0;
+        };
+        let now = Instant::now();
+        let span = now.saturating_duration_since(frame.since);
+        if span < QUANTUM {
+            return 0;
+        }
+        self.account(span.as_nanos() as u64, frame.advance);
+        let mut frame = TaskFrame {
+            since: now,
+            advance: 0,
+            yield_as: Some(worker),
+        };
+        FRAME.with(|f| f.set(Some(frame)));
+        let Some(work) = self.pool.pick_before(self) else {
+            return 0;
+        };
+        let nested_frame = TaskFrame {
+            yield_as: None,
+            ..frame
+        };
+        FRAME.with(|f| f.set(Some(nested_frame)));
+        self.pool.nested_runs.fetch_add(1, Ordering::Relaxed);
+        match work {
+            Work::Job(job) => job(&WorkerContext { worker }),
+            Work::Task(scope, task) => {
+                scope.run_framed(task, worker, PICK_ADVANCE, false);
+                scope.running.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let after = Instant::now();
+        let nested = after.saturating_duration_since(now).as_nanos() as u64;
+        NESTED_NANOS.with(|n| n.set(n.get() + nested));
+        frame.since = after;
+        FRAME.with(|f| f.set(Some(frame)));
+        nested
     }
 
     /// Adds `nanos` of worker time to the query's and its tenant's virtual
@@ -670,7 +791,7 @@ struct PoolInner {
     tenant_floor: AtomicU64,
     /// Work of no query yet, with the tenant it is for
     /// ([`WorkerPool::submit_as`]); see `pick`.
-    jobs: Injector<(Arc<Tenant>, Task)>,
+    jobs: Injector<QueuedJob>,
     jobs_pending: AtomicUsize,
     threads: usize,
     idle: AtomicUsize,
@@ -692,6 +813,8 @@ struct PoolInner {
     executing: AtomicUsize,
     /// The most threads seen running query tasks at once.
     peak_executing: AtomicUsize,
+    /// Pieces of work run nested at yield points ([`QueryScope::yield_now`]).
+    nested_runs: AtomicU64,
 }
 
 impl PoolInner {
@@ -729,6 +852,12 @@ impl PoolInner {
     /// ahead goes first even when it has no query running yet. The other
     /// jobs are put back at the end, in their order.
     fn pick_job(&self) -> Option<Work> {
+        self.pick_job_of(false)
+    }
+
+    /// [`PoolInner::pick_job`] among all jobs, or only among those
+    /// submitted as short ([`WorkerPool::submit_short_as`]).
+    fn pick_job_of(&self, only_short: bool) -> Option<Work> {
         let queued = self.jobs_pending.load(Ordering::SeqCst);
         let floor = self.tenant_floor.load(Ordering::Relaxed);
         let key = |t: &Arc<Tenant>| {
@@ -749,8 +878,8 @@ impl PoolInner {
                 Steal::Empty => break,
             };
             looked += 1;
-            let job_key = key(&job.0);
-            if best.is_none_or(|b| job_key < b) {
+            let job_key = key(&job.tenant);
+            if (job.short || !only_short) && best.is_none_or(|b| job_key < b) {
                 best = Some(job_key);
             }
             self.jobs.push(job);
@@ -763,18 +892,21 @@ impl PoolInner {
                 Steal::Retry => continue,
                 Steal::Empty => break,
             };
-            if taken.is_none() && Arc::as_ptr(&job.0) as usize == wanted {
+            if taken.is_none()
+                && (job.short || !only_short)
+                && Arc::as_ptr(&job.tenant) as usize == wanted
+            {
                 taken = Some(job);
             } else {
                 self.jobs.push(job);
             }
         }
-        let (tenant, job) = taken?;
-        if self.first_in_line(&tenant) {
+        let job = taken?;
+        if self.first_in_line(&job.tenant) {
             self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
-            return Some(Work::Job(job));
+            return Some(Work::Job(job.job));
         }
-        self.jobs.push((tenant, job));
+        self.jobs.push(job);
         None
     }
 
@@ -816,6 +948,73 @@ impl PoolInner {
             }
         }
         None
+    }
+
+    /// Work to run nested in `current`'s long task at a yield point
+    /// ([`QueryScope::yield_now`]): what a worker would pick before
+    /// `current` were its task to end now. A short job first (a statement
+    /// start, [`WorkerPool::submit_short_as`], first in line as for
+    /// [`PoolInner::pick_job`]); else a queued task of another query: the
+    /// least key of those whose tenant has less virtual time than
+    /// `current`'s, or, in `current`'s tenant, whose query has less
+    /// virtual time than `current`. A scan of the scope snapshot, no lock.
+    fn pick_before(&self, current: &QueryScope) -> Option<Work> {
+        if self.jobs_pending.load(Ordering::SeqCst) > 0 {
+            if let Some(job) = self.pick_job_of(true) {
+                return Some(job);
+            }
+        }
+        let scopes = self.scopes.load();
+        let floor = self.tenant_floor.load(Ordering::Relaxed);
+        let tenant_key = |t: &Arc<Tenant>| {
+            (
+                t.vtime.load(Ordering::Relaxed).max(floor),
+                Arc::as_ptr(t) as usize,
+            )
+        };
+        let mine_tenant = tenant_key(&current.tenant);
+        let mine_query = current.vtime.load(Ordering::Relaxed);
+        type Key = ((u64, usize), (u64, usize));
+        let mut best: Option<(Key, &Arc<QueryScope>)> = None;
+        for (at, scope) in scopes.iter().enumerate() {
+            if std::ptr::eq(&**scope, current) || scope.pending.load(Ordering::SeqCst) == 0 {
+                continue;
+            }
+            let t = tenant_key(&scope.tenant);
+            let q = (
+                scope
+                    .vtime
+                    .load(Ordering::Relaxed)
+                    .max(scope.tenant.query_floor.load(Ordering::Relaxed)),
+                at,
+            );
+            let before = if Arc::ptr_eq(&scope.tenant, &current.tenant) {
+                q.0 < mine_query
+            } else {
+                t < mine_tenant
+            };
+            if !before || best.is_some_and(|(b, _)| (t, q) >= b) {
+                continue;
+            }
+            if scope.runnable() {
+                best = Some(((t, q), scope));
+            }
+        }
+        let ((_, q), scope) = best?;
+        if !scope.try_reserve() {
+            return None;
+        }
+        match scope.take() {
+            Some(task) => {
+                scope.vtime.fetch_max(q.0, Ordering::Relaxed);
+                scope.charge(PICK_ADVANCE);
+                Some(Work::Task(scope.clone(), task))
+            }
+            None => {
+                scope.running.fetch_sub(1, Ordering::AcqRel);
+                None
+            }
+        }
     }
 
     /// True if no other tenant with less virtual time than `tenant` has a
@@ -1019,6 +1218,15 @@ impl PoolInner {
     }
 }
 
+/// A job waiting for a worker ([`WorkerPool::submit_as`]).
+struct QueuedJob {
+    /// The tenant it is for.
+    tenant: Arc<Tenant>,
+    job: Task,
+    /// Submitted with [`WorkerPool::submit_short_as`]: may run nested.
+    short: bool,
+}
+
 /// What a worker found to do.
 enum Work {
     /// A job ([`WorkerPool::submit`]).
@@ -1087,6 +1295,7 @@ impl WorkerPool {
             waiters_polling: AtomicUsize::new(0),
             executing: AtomicUsize::new(0),
             peak_executing: AtomicUsize::new(0),
+            nested_runs: AtomicU64::new(0),
         });
         for worker in 0..threads {
             let inner = inner.clone();
@@ -1129,8 +1338,24 @@ impl WorkerPool {
     /// tenant): the job waits while another tenant with less virtual time
     /// has runnable work, as that tenant's queries' tasks would.
     pub fn submit_as(&self, tenant: Option<Arc<Tenant>>, job: Task) {
+        self.submit_job(tenant, job, false);
+    }
+
+    /// [`WorkerPool::submit_as`] for a *short* job: one that never blocks
+    /// and starts its query's tasks with [`QueryScope::run_now`] (a read
+    /// statement's start: planning, then its first task). A worker inside
+    /// a long task may run such a job nested at a yield point
+    /// ([`QueryScope::yield_now`]; `run_now` then queues the first task),
+    /// so a statement starts within a quantum even while every worker is
+    /// busy. A job that may wait (a write statement waits for its run)
+    /// must use [`WorkerPool::submit_as`].
+    pub fn submit_short_as(&self, tenant: Option<Arc<Tenant>>, job: Task) {
+        self.submit_job(tenant, job, true);
+    }
+
+    fn submit_job(&self, tenant: Option<Arc<Tenant>>, job: Task, short: bool) {
         let tenant = tenant.unwrap_or_else(|| self.inner.default_tenant.clone());
-        self.inner.jobs.push((tenant, job));
+        self.inner.jobs.push(QueuedJob { tenant, job, short });
         self.inner.jobs_pending.fetch_add(1, Ordering::SeqCst);
         self.inner.wake_one();
     }
@@ -1151,6 +1376,13 @@ impl WorkerPool {
     /// or [`WorkerPool::reset_peak_executing`] (tests of the thread bound).
     pub fn peak_executing(&self) -> usize {
         self.inner.peak_executing.load(Ordering::SeqCst)
+    }
+
+    /// Pieces of work (other queries' tasks, statements' jobs) run nested
+    /// at yield points inside long tasks since the pool began
+    /// ([`QueryScope::yield_now`]).
+    pub fn nested_runs(&self) -> u64 {
+        self.inner.nested_runs.load(Ordering::Relaxed)
     }
 
     /// Starts counting [`WorkerPool::peak_executing`] afresh.
@@ -2000,3 +2232,7 @@ mod tests {
         pool.close_scope(&scope);
     }
 }
+
+#[cfg(test)]
+#[path = "scheduler_yield_tests.rs"]
+mod yield_tests;

@@ -102,6 +102,9 @@ thread_local! {
     /// Time (ns, ever growing) this thread spent in work a PROFILE timer
     /// around it must not count as its own ([`nested_nanos`]).
     static NESTED_NANOS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The queries whose tasks this thread suspended at yield points
+    /// (addresses of their scopes): their work is never nested here.
+    static SUSPENDED: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The running task's frame ([`QueryScope::yield_now`]).
@@ -113,10 +116,16 @@ struct TaskFrame {
     /// The pick's advance ([`PICK_ADVANCE`]) not yet subtracted from a charge.
     advance: u64,
     /// The worker running the task, if it may yield: a task a pool worker
-    /// runs at top level (a task run nested at a yield point may not yield
-    /// again, so nesting is at most one level deep).
+    /// runs (at top level, or nested at a yield point).
     yield_as: Option<usize>,
+    /// How many tasks this one is nested in (0: top level); a task nested
+    /// [`WorkerPool::yield_depth`] deep has no yield points.
+    depth: usize,
 }
+
+/// How deep tasks nest at yield points by default ([`QueryScope::yield_now`],
+/// `RHIZOME_YIELD_DEPTH` for the process-wide pool; 0 turns yield points off).
+pub const DEFAULT_YIELD_DEPTH: usize = 1;
 
 /// Time the calling thread has spent, in total, in work that a PROFILE
 /// timer bracketing it must not count as the timed operator's own: other
@@ -615,19 +624,27 @@ impl QueryScope {
             .fetch_max(executing, Ordering::Relaxed);
         let may_yield =
             WORKER.with(|w| w.get()) == Some(worker) && FRAME.with(|f| f.get()).is_none();
-        self.run_framed(task, worker, advance, may_yield);
+        self.run_framed(task, worker, advance, may_yield.then_some(worker), 0);
         self.pool.executing.fetch_sub(1, Ordering::SeqCst);
         self.running.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// Runs `task` as `worker` inside a frame of its own, and charges its
     /// time (what a yield point has not charged yet) to the query.
-    fn run_framed(&self, task: Task, worker: usize, advance: u64, may_yield: bool) {
+    fn run_framed(
+        &self,
+        task: Task,
+        worker: usize,
+        advance: u64,
+        yield_as: Option<usize>,
+        depth: usize,
+    ) {
         let outer_in_task = IN_TASK.with(|t| t.replace(true));
         let frame = TaskFrame {
             since: Instant::now(),
             advance,
-            yield_as: may_yield.then_some(worker),
+            yield_as,
+            depth,
         };
         let outer_frame = FRAME.with(|f| f.replace(Some(frame)));
         task(&WorkerContext { worker });
@@ -656,11 +673,12 @@ impl QueryScope {
     /// then returns to the task. So a short query waits for at most a
     /// quantum, not for a long instance to end.
     ///
-    /// Only a task a pool worker runs at top level yields: the nested work
-    /// runs without yield points of its own (at most one level deep), and
-    /// a nested job queues its query's first task rather than running it
-    /// (it would be a second nested level). Work of the calling query
-    /// itself is never nested (its per-worker state is in use). The caller
+    /// Only a task a pool worker runs yields, and nesting is at most
+    /// [`WorkerPool::yield_depth`] deep (a task nested that deep has no
+    /// yield points); a nested job queues its query's first task rather
+    /// than running it (it would be one more level). Work of a query whose
+    /// task this thread runs or suspended is never nested (its per-worker
+    /// state is in use). The caller
     /// must hold no lock another query could take (query-private state
     /// only). Returns the worker time spent in nested work (ns), also
     /// added to [`nested_nanos`].
@@ -680,28 +698,48 @@ impl QueryScope {
         let mut frame = TaskFrame {
             since: now,
             advance: 0,
-            yield_as: Some(worker),
-        };
-        FRAME.with(|f| f.set(Some(frame)));
-        let Some(work) = self.pool.pick_before(self) else {
-            return 0;
-        };
-        let nested_frame = TaskFrame {
-            yield_as: None,
             ..frame
         };
-        FRAME.with(|f| f.set(Some(nested_frame)));
+        FRAME.with(|f| f.set(Some(frame)));
+        if frame.depth >= self.pool.yield_depth {
+            return 0;
+        }
+        let me = self as *const QueryScope as usize;
+        let work = SUSPENDED.with(|s| {
+            let mut suspended = s.borrow_mut();
+            suspended.push(me);
+            let work = self.pool.pick_before(self, &suspended);
+            if work.is_none() {
+                suspended.pop();
+            }
+            work
+        });
+        let Some(work) = work else {
+            return 0;
+        };
+        let before = nested_nanos();
         self.pool.nested_runs.fetch_add(1, Ordering::Relaxed);
         match work {
-            Work::Job(job) => job(&WorkerContext { worker }),
+            Work::Job(job) => {
+                FRAME.with(|f| {
+                    f.set(Some(TaskFrame {
+                        yield_as: None,
+                        ..frame
+                    }))
+                });
+                job(&WorkerContext { worker })
+            }
             Work::Task(scope, task) => {
-                scope.run_framed(task, worker, PICK_ADVANCE, false);
+                let depth = frame.depth + 1;
+                scope.run_framed(task, worker, PICK_ADVANCE, Some(worker), depth);
                 scope.running.fetch_sub(1, Ordering::AcqRel);
             }
         }
+        SUSPENDED.with(|s| s.borrow_mut().pop());
         let after = Instant::now();
         let nested = after.saturating_duration_since(now).as_nanos() as u64;
-        NESTED_NANOS.with(|n| n.set(n.get() + nested));
+        // Set, not added to: deeper nested work is inside this span.
+        NESTED_NANOS.with(|n| n.set(before.wrapping_add(nested)));
         frame.since = after;
         FRAME.with(|f| f.set(Some(frame)));
         nested
@@ -815,6 +853,8 @@ struct PoolInner {
     peak_executing: AtomicUsize,
     /// Pieces of work run nested at yield points ([`QueryScope::yield_now`]).
     nested_runs: AtomicU64,
+    /// How deep tasks nest at yield points ([`WorkerPool::yield_depth`]).
+    yield_depth: usize,
 }
 
 impl PoolInner {
@@ -951,6 +991,8 @@ impl PoolInner {
     }
 
     /// Work to run nested in `current`'s long task at a yield point
+    /// (never of a query in `suspended`, the scopes whose tasks the thread
+    /// runs or suspended)
     /// ([`QueryScope::yield_now`]): what a worker would pick before
     /// `current` were its task to end now. A short job first (a statement
     /// start, [`WorkerPool::submit_short_as`], first in line as for
@@ -958,7 +1000,7 @@ impl PoolInner {
     /// least key of those whose tenant has less virtual time than
     /// `current`'s, or, in `current`'s tenant, whose query has less
     /// virtual time than `current`. A scan of the scope snapshot, no lock.
-    fn pick_before(&self, current: &QueryScope) -> Option<Work> {
+    fn pick_before(&self, current: &QueryScope, suspended: &[usize]) -> Option<Work> {
         if self.jobs_pending.load(Ordering::SeqCst) > 0 {
             if let Some(job) = self.pick_job_of(true) {
                 return Some(job);
@@ -977,7 +1019,9 @@ impl PoolInner {
         type Key = ((u64, usize), (u64, usize));
         let mut best: Option<(Key, &Arc<QueryScope>)> = None;
         for (at, scope) in scopes.iter().enumerate() {
-            if std::ptr::eq(&**scope, current) || scope.pending.load(Ordering::SeqCst) == 0 {
+            if suspended.contains(&(Arc::as_ptr(scope) as usize))
+                || scope.pending.load(Ordering::SeqCst) == 0
+            {
                 continue;
             }
             let t = tenant_key(&scope.tenant);
@@ -1278,6 +1322,12 @@ impl WorkerPool {
     /// A new pool whose workers, and the threads waiting for its queries,
     /// poll for work for `spin` before they sleep (zero: never poll).
     pub fn with_spin(threads: usize, spin: Duration) -> WorkerPool {
+        WorkerPool::with_yield_depth(threads, spin, DEFAULT_YIELD_DEPTH)
+    }
+
+    /// [`WorkerPool::with_spin`] whose tasks nest up to `yield_depth` deep
+    /// at yield points ([`QueryScope::yield_now`]; 0: no yield points).
+    pub fn with_yield_depth(threads: usize, spin: Duration, yield_depth: usize) -> WorkerPool {
         let threads = threads.max(1);
         let inner = Arc::new(PoolInner {
             scopes: ArcSwap::from_pointee(Vec::new()),
@@ -1296,6 +1346,7 @@ impl WorkerPool {
             executing: AtomicUsize::new(0),
             peak_executing: AtomicUsize::new(0),
             nested_runs: AtomicU64::new(0),
+            yield_depth,
         });
         for worker in 0..threads {
             let inner = inner.clone();
@@ -1308,7 +1359,9 @@ impl WorkerPool {
     }
 
     /// The process-wide pool, sized by `RHIZOME_WORKERS` or the number of
-    /// cores, polling for `RHIZOME_SPIN_US` microseconds or [`DEFAULT_SPIN`].
+    /// cores, polling for `RHIZOME_SPIN_US` microseconds or [`DEFAULT_SPIN`],
+    /// nesting `RHIZOME_YIELD_DEPTH` or [`DEFAULT_YIELD_DEPTH`] deep at
+    /// yield points.
     pub fn global() -> &'static WorkerPool {
         GLOBAL.get_or_init(|| {
             let threads = std::env::var("RHIZOME_WORKERS")
@@ -1319,7 +1372,11 @@ impl WorkerPool {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .map_or(DEFAULT_SPIN, Duration::from_micros);
-            WorkerPool::with_spin(threads, spin)
+            let depth = std::env::var("RHIZOME_YIELD_DEPTH")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_YIELD_DEPTH);
+            WorkerPool::with_yield_depth(threads, spin, depth)
         })
     }
 
@@ -1376,6 +1433,11 @@ impl WorkerPool {
     /// or [`WorkerPool::reset_peak_executing`] (tests of the thread bound).
     pub fn peak_executing(&self) -> usize {
         self.inner.peak_executing.load(Ordering::SeqCst)
+    }
+
+    /// How deep tasks nest at yield points ([`QueryScope::yield_now`]).
+    pub fn yield_depth(&self) -> usize {
+        self.inner.yield_depth
     }
 
     /// Pieces of work (other queries' tasks, statements' jobs) run nested

@@ -13,11 +13,12 @@ thread_local! {
 }
 
 /// Runs `body` as query `id`'s task, checking that no task runs nested
-/// more than one level deep nor inside a task of its own query.
-fn as_query(id: usize, violations: &Arc<AtomicUsize>, body: impl FnOnce()) {
+/// deeper than `max_depth` (the pool's) nor inside a task of its own
+/// query.
+fn as_query(id: usize, max_depth: usize, violations: &Arc<AtomicUsize>, body: impl FnOnce()) {
     RUNNING.with(|r| {
         let mut r = r.borrow_mut();
-        if r.len() >= 2 || r.contains(&id) {
+        if r.len() > max_depth || r.contains(&id) {
             violations.fetch_add(1, Ordering::SeqCst);
         }
         r.push(id);
@@ -44,6 +45,7 @@ fn long_query(
 ) -> Arc<QueryScope> {
     let scope = server_scope(pool);
     let started = Arc::new(AtomicUsize::new(0));
+    let pool_depth = pool.yield_depth();
     for _ in 0..pool.threads() {
         let (inner, stop, started, violations) = (
             scope.clone(),
@@ -52,7 +54,7 @@ fn long_query(
             violations.clone(),
         );
         scope.spawn(Box::new(move |_| {
-            as_query(0, &violations, || {
+            as_query(0, pool_depth, &violations, || {
                 started.fetch_add(1, Ordering::SeqCst);
                 let until = Instant::now() + Duration::from_secs(10);
                 while !stop.load(Ordering::SeqCst) && Instant::now() < until {
@@ -89,7 +91,9 @@ fn short_query_wait(yields: bool) -> Option<Duration> {
     let queued = Instant::now();
     let v = violations.clone();
     short.spawn(Box::new(move |_| {
-        as_query(1, &v, || tx.send(queued.elapsed()).unwrap())
+        as_query(1, DEFAULT_YIELD_DEPTH, &v, || {
+            tx.send(queued.elapsed()).unwrap()
+        })
     }));
     let waited = rx.recv_timeout(Duration::from_secs(2)).ok();
     let still_long = !stop.swap(true, Ordering::SeqCst);
@@ -130,7 +134,9 @@ fn a_short_job_starts_nested_and_its_task_runs_nested_next() {
             let task_sent = sent.clone();
             let v2 = v.clone();
             inner.run_now(Box::new(move |_| {
-                as_query(1, &v2, || task_sent.send("task").unwrap())
+                as_query(1, DEFAULT_YIELD_DEPTH, &v2, || {
+                    task_sent.send("task").unwrap()
+                })
             }));
             sent.send("short job").unwrap();
         }),
@@ -154,7 +160,12 @@ fn a_short_job_starts_nested_and_its_task_runs_nested_next() {
 
 #[test]
 fn nested_work_yields_no_further_and_never_nests_its_own_query() {
-    let pool = WorkerPool::with_spin(2, Duration::ZERO);
+    nesting_stays_within(DEFAULT_YIELD_DEPTH);
+    nesting_stays_within(2);
+}
+
+fn nesting_stays_within(depth: usize) {
+    let pool = WorkerPool::with_yield_depth(2, Duration::ZERO, depth);
     let (stop, violations) = (Arc::new(AtomicBool::new(false)), Arc::default());
     let long = long_query(&pool, true, &stop, &violations);
     // The long query queues more of its own tasks, and three more queries
@@ -167,7 +178,7 @@ fn nested_work_yields_no_further_and_never_nests_its_own_query() {
         for _ in 0..4 {
             let (inner, v, done) = (scope.clone(), violations.clone(), done.clone());
             scope.spawn(Box::new(move |_| {
-                as_query(id, &v, || {
+                as_query(id, depth, &v, || {
                     let until = Instant::now() + Duration::from_millis(3);
                     while Instant::now() < until {
                         inner.yield_now();
@@ -181,7 +192,7 @@ fn nested_work_yields_no_further_and_never_nests_its_own_query() {
     for _ in 0..4 {
         let (inner, v, done) = (long.clone(), violations.clone(), done.clone());
         long.spawn(Box::new(move |_| {
-            as_query(0, &v, || {
+            as_query(0, depth, &v, || {
                 inner.yield_now();
             });
             done.fetch_add(1, Ordering::SeqCst);

@@ -4,8 +4,8 @@
 //! waiting query's work at the instance's yield points
 //! (`QueryScope::yield_now`). Every worker of a two-worker pool runs a
 //! long instance (a trail search over a complete graph that finds
-//! nothing, stopped by its timeout); a short query submitted meanwhile
-//! must answer long before they end.
+//! nothing, seconds in a debug build, or stopped by its timeout); a short
+//! query submitted meanwhile must answer long before they end.
 
 use rhizome_common::Value;
 use rhizome_engine::{Engine, QueryOptions};
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-/// A complete graph of 9 `:N {id}` nodes over `R`: trails of up to 8
+/// A complete graph of 9 `:N {id}` nodes over `R`: trails of up to 9
 /// hops number in the millions from every node.
 fn complete_graph(dir: &std::path::Path) -> Engine {
     let engine = common::empty_engine(dir);
@@ -55,7 +55,7 @@ fn a_short_query_answers_while_long_exists_instances_hold_every_worker() {
             let (engine, pool, ended) = (engine.clone(), pool.clone(), ended.clone());
             std::thread::spawn(move || {
                 let q = format!(
-                    "MATCH (a:N) WHERE a.id = {i} AND EXISTS {{ MATCH (a)-[:R*1..8]-(b) \
+                    "MATCH (a:N) WHERE a.id = {i} AND EXISTS {{ MATCH (a)-[:R*1..9]-(b) \
                      WHERE b.id = -1 }} RETURN a.id"
                 );
                 let r = engine.execute(&q, BTreeMap::new(), &on_pool(&pool, long_for));
@@ -90,9 +90,12 @@ fn a_short_query_answers_while_long_exists_instances_hold_every_worker() {
     // long instances run for seconds.
     assert!(waited < Duration::from_secs(2), "waited {waited:?}");
     assert!(pool.nested_runs() > 0);
+    // Each long query finds nothing, or is stopped by its timeout.
     for handle in long {
-        let error = handle.join().unwrap().unwrap_err();
-        assert!(error.to_string().contains("timeout"), "{error}");
+        match handle.join().unwrap() {
+            Ok(result) => assert!(result.rows.is_empty()),
+            Err(error) => assert!(error.to_string().contains("timeout"), "{error}"),
+        }
     }
 }
 

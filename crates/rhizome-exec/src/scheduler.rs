@@ -124,8 +124,13 @@ struct TaskFrame {
 }
 
 /// How deep tasks nest at yield points by default ([`QueryScope::yield_now`],
-/// `RHIZOME_YIELD_DEPTH` for the process-wide pool; 0 turns yield points off).
-pub const DEFAULT_YIELD_DEPTH: usize = 1;
+/// `RHIZOME_YIELD_DEPTH` for the process-wide pool; 0 turns yield points
+/// off). Two levels: a task nested at a yield point is often another heavy
+/// query's start, and with one level a waiting query could find every
+/// worker inside such nested work (measurement 2 on SF0.1, W = 2 and 4
+/// background clients: foreground p95 about halved from one level to two;
+/// a third level did not help further, docs/benchmarks.md).
+pub const DEFAULT_YIELD_DEPTH: usize = 2;
 
 /// Time the calling thread has spent, in total, in work that a PROFILE
 /// timer bracketing it must not count as the timed operator's own: other

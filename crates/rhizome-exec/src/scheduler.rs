@@ -288,6 +288,8 @@ pub struct QueryScope {
     opener_awake: AtomicBool,
     /// The thread that waits for the query runs its tasks too.
     caller_helps: bool,
+    /// Its tasks yield and are nested at yield points ([`ScopeOptions::nestable`]).
+    nestable: bool,
     /// No worker takes the query's tasks ([`QueryScope::hold`]).
     held: AtomicBool,
     /// When a hold ends with the query failing, and that error.
@@ -688,6 +690,9 @@ impl QueryScope {
     /// only). Returns the worker time spent in nested work (ns), also
     /// added to [`nested_nanos`].
     pub fn yield_now(&self) -> u64 {
+        if !self.nestable {
+            return 0;
+        }
         let Some(frame) = FRAME.with(|f| f.get()) else {
             return 0;
         };
@@ -801,6 +806,11 @@ pub struct ScopeOptions {
     /// workers (a server, where a thread per running statement must not
     /// compute).
     pub caller_helps: bool,
+    /// The query's tasks may yield, and be run nested, at yield points
+    /// ([`QueryScope::yield_now`]; default). False for a query over a
+    /// graph source, whose tasks wait for its backend and may hold its
+    /// connections across a push.
+    pub nestable: bool,
 }
 
 impl Default for ScopeOptions {
@@ -812,6 +822,7 @@ impl Default for ScopeOptions {
             deadline: None,
             parent: None,
             caller_helps: true,
+            nestable: true,
         }
     }
 }
@@ -1004,7 +1015,8 @@ impl PoolInner {
     /// [`PoolInner::pick_job`]); else a queued task of another query: the
     /// least key of those whose tenant has less virtual time than
     /// `current`'s, or, in `current`'s tenant, whose query has less
-    /// virtual time than `current`. A scan of the scope snapshot, no lock.
+    /// virtual time than `current`, and that may be nested
+    /// ([`ScopeOptions::nestable`]). A scan of the scope snapshot, no lock.
     fn pick_before(&self, current: &QueryScope, suspended: &[usize]) -> Option<Work> {
         if self.jobs_pending.load(Ordering::SeqCst) > 0 {
             if let Some(job) = self.pick_job_of(true) {
@@ -1024,7 +1036,8 @@ impl PoolInner {
         type Key = ((u64, usize), (u64, usize));
         let mut best: Option<(Key, &Arc<QueryScope>)> = None;
         for (at, scope) in scopes.iter().enumerate() {
-            if suspended.contains(&(Arc::as_ptr(scope) as usize))
+            if !scope.nestable
+                || suspended.contains(&(Arc::as_ptr(scope) as usize))
                 || scope.pending.load(Ordering::SeqCst) == 0
             {
                 continue;
@@ -1502,6 +1515,7 @@ impl WorkerPool {
             watchers: AtomicUsize::new(0),
             opener_awake: AtomicBool::new(options.caller_helps),
             caller_helps: options.caller_helps,
+            nestable: options.nestable,
             held: AtomicBool::new(false),
             hold_limit: Mutex::new(None),
             pool: self.inner.clone(),

@@ -253,3 +253,27 @@ fn a_yield_charges_the_task_s_time_so_far_and_not_the_nested_work() {
     pool.close_scope(&long);
     pool.close_scope(&other);
 }
+
+#[test]
+fn a_query_that_may_not_nest_neither_yields_nor_runs_nested() {
+    let pool = WorkerPool::with_spin(2, Duration::ZERO);
+    let (stop, violations) = (Arc::new(AtomicBool::new(false)), Arc::default());
+    let long = long_query(&pool, true, &stop, &violations);
+    // A query over a graph source: its task must wait for a free worker.
+    let source = pool.open_scope(ScopeOptions {
+        caller_helps: false,
+        nestable: false,
+        ..ScopeOptions::default()
+    });
+    let (tx, rx) = mpsc::channel();
+    let inner = source.clone();
+    source.spawn(Box::new(move |_| {
+        // Nor does it yield: a yield point inside it runs nothing.
+        tx.send(inner.yield_now()).unwrap();
+    }));
+    assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
+    stop.store(true, Ordering::SeqCst);
+    assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(0));
+    pool.close_scope(&source);
+    pool.close_scope(&long);
+}

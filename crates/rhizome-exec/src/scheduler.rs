@@ -19,6 +19,14 @@
 //! expansion, or a scan's run of a [`QUANTUM`] and one morsel) after which
 //! the worker chooses again.
 //!
+//! Work a task cannot hand back — a subquery instance run inline for one
+//! row, an ordered pipeline's task — has *yield points*
+//! ([`QueryScope::yield_now`]): once the task has run a quantum, the
+//! worker runs there, nested, the work it would pick first were the task
+//! to end (a short statement start, another query's task with less
+//! virtual time), at most [`DEFAULT_YIELD_DEPTH`] levels deep, then
+//! resumes; so a waiting query waits for a quantum, not for an instance.
+//!
 //! Below a query, [`CancelToken`]s form the rest of the scope tree: a
 //! pipeline, an inner run of an `OPTIONAL MATCH` or `EXISTS` subquery, each
 //! has a token whose cancellation stops its own work without touching its

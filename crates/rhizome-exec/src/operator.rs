@@ -20,7 +20,7 @@
 
 use crate::chunk::Chunk;
 use crate::context::QueryContext;
-use crate::scheduler::{CancelToken, QUANTUM};
+use crate::scheduler::{nested_nanos, CancelToken, QUANTUM};
 use rhizome_common::Result;
 use rhizome_plan::Slot;
 use std::ops::Range;
@@ -215,15 +215,23 @@ impl<'a> TaskCtx<'a> {
         let saved_stage = self.stage;
         self.stage = stage;
         let outer_inner = std::mem::take(&mut self.inner_nanos);
-        let start = self.q.profile.as_ref().map(|_| Instant::now());
+        let start = self
+            .q
+            .profile
+            .as_ref()
+            .map(|_| (Instant::now(), nested_nanos()));
+        self.yield_point();
         let at_sink = stage == chain.operators.len();
         let result = if at_sink {
             chain.sink.1.consume(chunk, self)
         } else {
             chain.operators[stage].1.execute(chunk, self)
         };
-        if let (Some(profile), Some(start)) = (&self.q.profile, start) {
-            let total = start.elapsed().as_nanos() as u64;
+        if let (Some(profile), Some((start, nested))) = (&self.q.profile, start) {
+            // Another query's work run nested at a yield point in between is
+            // not this query's time.
+            let total = (start.elapsed().as_nanos() as u64)
+                .saturating_sub(nested_nanos().wrapping_sub(nested));
             let id = if at_sink {
                 chain.sink.0
             } else {
@@ -280,6 +288,19 @@ impl<'a> TaskCtx<'a> {
     pub fn quantum_spent(&self) -> bool {
         self.is_parallel()
             && (self.q.scope.is_held() || self.started.is_some_and(|t| t.elapsed() >= QUANTUM))
+    }
+
+    /// A yield point ([`crate::scheduler::QueryScope::yield_now`]) where
+    /// the task cannot hand its work back instead: inline (an `EXISTS`,
+    /// `OPTIONAL MATCH` or `CALL` instance for one row) and in ordered
+    /// pipelines. Every push between stages is one; long loops that push
+    /// rarely call it every few thousand steps. The caller holds no lock
+    /// of another query's; PROFILE's timers subtract the nested work.
+    #[inline]
+    pub fn yield_point(&self) {
+        if !self.is_parallel() {
+            self.q.scope.yield_now();
+        }
     }
 
     /// Starts the task's quantum again. Called after a batched fetch of a

@@ -246,6 +246,9 @@ impl Run {
             parent: options.cancel.clone(),
             caller_helps: !options.caller_waits,
             tenant: options.tenant.clone(),
+            // A source's tasks wait for its backend: they neither yield
+            // nor run nested in another query's task.
+            nestable: snapshot.external().is_none(),
             ..ScopeOptions::default()
         });
         if let Some(receiver) = &receiver {

@@ -19,6 +19,14 @@
 //! expansion, or a scan's run of a [`QUANTUM`] and one morsel) after which
 //! the worker chooses again.
 //!
+//! Work a task cannot hand back — a subquery instance run inline for one
+//! row, an ordered pipeline's task — has *yield points*
+//! ([`QueryScope::yield_now`]): once the task has run a quantum, the
+//! worker runs there, nested, the work it would pick first were the task
+//! to end (a short statement start, another query's task with less
+//! virtual time), at most [`DEFAULT_YIELD_DEPTH`] levels deep, then
+//! resumes; so a waiting query waits for a quantum, not for an instance.
+//!
 //! Below a query, [`CancelToken`]s form the rest of the scope tree: a
 //! pipeline, an inner run of an `OPTIONAL MATCH` or `EXISTS` subquery, each
 //! has a token whose cancellation stops its own work without touching its
@@ -96,6 +104,59 @@ thread_local! {
     /// This thread runs a query's task now ([`QueryScope::run_now`] must
     /// not nest a second one in it: it would count twice as executing).
     static IN_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The query task this thread runs now: what of its time is not charged
+    /// yet, and whether it may yield ([`QueryScope::yield_now`]).
+    static FRAME: std::cell::Cell<Option<TaskFrame>> = const { std::cell::Cell::new(None) };
+    /// Time (ns, ever growing) this thread spent in work a PROFILE timer
+    /// around it must not count as its own ([`nested_nanos`]).
+    static NESTED_NANOS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The queries whose tasks this thread suspended at yield points
+    /// (addresses of their scopes): their work is never nested here.
+    static SUSPENDED: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The running task's frame ([`QueryScope::yield_now`]).
+#[derive(Clone, Copy)]
+struct TaskFrame {
+    /// Start of the part of the task's time not charged yet (the task's
+    /// start, or its last yield point).
+    since: Instant,
+    /// The pick's advance ([`PICK_ADVANCE`]) not yet subtracted from a charge.
+    advance: u64,
+    /// The worker running the task, if it may yield: a task a pool worker
+    /// runs (at top level, or nested at a yield point).
+    yield_as: Option<usize>,
+    /// How many tasks this one is nested in (0: top level); a task nested
+    /// [`WorkerPool::yield_depth`] deep has no yield points.
+    depth: usize,
+}
+
+/// How deep tasks nest at yield points by default ([`QueryScope::yield_now`],
+/// `RHIZOME_YIELD_DEPTH` for the process-wide pool; 0 turns yield points
+/// off). Two levels: a task nested at a yield point is often another heavy
+/// query's start, and with one level a waiting query could find every
+/// worker inside such nested work (measurement 2 on SF0.1, W = 2 and 4
+/// background clients: foreground p95 about halved from one level to two;
+/// a third level did not help further, docs/benchmarks.md).
+pub const DEFAULT_YIELD_DEPTH: usize = 2;
+
+/// Time the calling thread has spent, in total, in work that a PROFILE
+/// timer bracketing it must not count as the timed operator's own: other
+/// queries' work run nested at yield points ([`QueryScope::yield_now`]),
+/// and inline runs of subqueries, whose own operators count their time
+/// ([`exclude_from_profile`]). A timer subtracts this counter's growth.
+#[inline]
+pub fn nested_nanos() -> u64 {
+    NESTED_NANOS.with(|n| n.get())
+}
+
+/// Marks the time since `start` as not the enclosing operator's own:
+/// called when a region ends that began at `start` with [`nested_nanos`]
+/// at `before` (the region's own excluded parts are within it, so the
+/// counter is set, not added to).
+pub fn exclude_from_profile(start: Instant, before: u64) {
+    let elapsed = start.elapsed().as_nanos() as u64;
+    NESTED_NANOS.with(|n| n.set(before.wrapping_add(elapsed)));
 }
 
 /// The index of the pool worker the calling thread is, if it is one and
@@ -235,6 +296,8 @@ pub struct QueryScope {
     opener_awake: AtomicBool,
     /// The thread that waits for the query runs its tasks too.
     caller_helps: bool,
+    /// Its tasks yield and are nested at yield points ([`ScopeOptions::nestable`]).
+    nestable: bool,
     /// No worker takes the query's tasks ([`QueryScope::hold`]).
     held: AtomicBool,
     /// When a hold ends with the query failing, and that error.
@@ -574,16 +637,130 @@ impl QueryScope {
         self.pool
             .peak_executing
             .fetch_max(executing, Ordering::Relaxed);
-        let start = Instant::now();
-        let outer = IN_TASK.with(|t| t.replace(true));
-        task(&WorkerContext { worker });
-        IN_TASK.with(|t| t.set(outer));
-        let nanos = start.elapsed().as_nanos() as u64;
+        let may_yield =
+            WORKER.with(|w| w.get()) == Some(worker) && FRAME.with(|f| f.get()).is_none();
+        self.run_framed(task, worker, advance, may_yield.then_some(worker), 0);
         self.pool.executing.fetch_sub(1, Ordering::SeqCst);
+        self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Runs `task` as `worker` inside a frame of its own, and charges its
+    /// time (what a yield point has not charged yet) to the query.
+    fn run_framed(
+        &self,
+        task: Task,
+        worker: usize,
+        advance: u64,
+        yield_as: Option<usize>,
+        depth: usize,
+    ) {
+        let outer_in_task = IN_TASK.with(|t| t.replace(true));
+        let frame = TaskFrame {
+            since: Instant::now(),
+            advance,
+            yield_as,
+            depth,
+        };
+        let outer_frame = FRAME.with(|f| f.replace(Some(frame)));
+        task(&WorkerContext { worker });
+        let frame = FRAME.with(|f| f.replace(outer_frame)).unwrap_or(frame);
+        IN_TASK.with(|t| t.set(outer_in_task));
+        self.account(frame.since.elapsed().as_nanos() as u64, frame.advance);
+    }
+
+    /// Charges `nanos` of a task's worker time to the query and its tenant
+    /// (less the pick's `advance`, charged already).
+    fn account(&self, nanos: u64, advance: u64) {
         self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
         self.tenant.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
         self.charge(nanos.saturating_sub(advance));
-        self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// A yield point, for code deep inside a task that cannot hand its
+    /// work back to the queue (an `EXISTS`, `OPTIONAL MATCH` or `CALL`
+    /// instance running inline for one row, an ordered pipeline's task).
+    /// Once the calling task has run a [`QUANTUM`] since it started or
+    /// last looked, its time so far is charged to its query, and if the
+    /// scheduler holds work the worker would pick before this query were
+    /// the task to end now — a queued statement's job, or a queued task of
+    /// another query whose tenant, or (same tenant) whose query, has less
+    /// virtual time — the worker runs that one piece of work here, nested,
+    /// then returns to the task. So a short query waits for at most a
+    /// quantum, not for a long instance to end.
+    ///
+    /// Only a task a pool worker runs yields, and nesting is at most
+    /// [`WorkerPool::yield_depth`] deep (a task nested that deep has no
+    /// yield points); a nested job queues its query's first task rather
+    /// than running it (it would be one more level). Work of a query whose
+    /// task this thread runs or suspended is never nested (its per-worker
+    /// state is in use). The caller
+    /// must hold no lock another query could take (query-private state
+    /// only). Returns the worker time spent in nested work (ns), also
+    /// added to [`nested_nanos`].
+    pub fn yield_now(&self) -> u64 {
+        if !self.nestable {
+            return 0;
+        }
+        let Some(frame) = FRAME.with(|f| f.get()) else {
+            return 0;
+        };
+        let Some(worker) = frame.yield_as else {
+            return 0;
+        };
+        let now = Instant::now();
+        let span = now.saturating_duration_since(frame.since);
+        if span < QUANTUM {
+            return 0;
+        }
+        self.account(span.as_nanos() as u64, frame.advance);
+        let mut frame = TaskFrame {
+            since: now,
+            advance: 0,
+            ..frame
+        };
+        FRAME.with(|f| f.set(Some(frame)));
+        if frame.depth >= self.pool.yield_depth {
+            return 0;
+        }
+        let me = self as *const QueryScope as usize;
+        let work = SUSPENDED.with(|s| {
+            let mut suspended = s.borrow_mut();
+            suspended.push(me);
+            let work = self.pool.pick_before(self, &suspended);
+            if work.is_none() {
+                suspended.pop();
+            }
+            work
+        });
+        let Some(work) = work else {
+            return 0;
+        };
+        let before = nested_nanos();
+        self.pool.nested_runs.fetch_add(1, Ordering::Relaxed);
+        match work {
+            Work::Job(job) => {
+                FRAME.with(|f| {
+                    f.set(Some(TaskFrame {
+                        yield_as: None,
+                        ..frame
+                    }))
+                });
+                job(&WorkerContext { worker })
+            }
+            Work::Task(scope, task) => {
+                let depth = frame.depth + 1;
+                scope.run_framed(task, worker, PICK_ADVANCE, Some(worker), depth);
+                scope.running.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        SUSPENDED.with(|s| s.borrow_mut().pop());
+        let after = Instant::now();
+        let nested = after.saturating_duration_since(now).as_nanos() as u64;
+        // Set, not added to: deeper nested work is inside this span.
+        NESTED_NANOS.with(|n| n.set(before.wrapping_add(nested)));
+        frame.since = after;
+        FRAME.with(|f| f.set(Some(frame)));
+        nested
     }
 
     /// Adds `nanos` of worker time to the query's and its tenant's virtual
@@ -637,6 +814,11 @@ pub struct ScopeOptions {
     /// workers (a server, where a thread per running statement must not
     /// compute).
     pub caller_helps: bool,
+    /// The query's tasks may yield, and be run nested, at yield points
+    /// ([`QueryScope::yield_now`]; default). False for a query over a
+    /// graph source, whose tasks wait for its backend and may hold its
+    /// connections across a push.
+    pub nestable: bool,
 }
 
 impl Default for ScopeOptions {
@@ -648,6 +830,7 @@ impl Default for ScopeOptions {
             deadline: None,
             parent: None,
             caller_helps: true,
+            nestable: true,
         }
     }
 }
@@ -670,7 +853,7 @@ struct PoolInner {
     tenant_floor: AtomicU64,
     /// Work of no query yet, with the tenant it is for
     /// ([`WorkerPool::submit_as`]); see `pick`.
-    jobs: Injector<(Arc<Tenant>, Task)>,
+    jobs: Injector<QueuedJob>,
     jobs_pending: AtomicUsize,
     threads: usize,
     idle: AtomicUsize,
@@ -692,6 +875,10 @@ struct PoolInner {
     executing: AtomicUsize,
     /// The most threads seen running query tasks at once.
     peak_executing: AtomicUsize,
+    /// Pieces of work run nested at yield points ([`QueryScope::yield_now`]).
+    nested_runs: AtomicU64,
+    /// How deep tasks nest at yield points ([`WorkerPool::yield_depth`]).
+    yield_depth: usize,
 }
 
 impl PoolInner {
@@ -729,6 +916,12 @@ impl PoolInner {
     /// ahead goes first even when it has no query running yet. The other
     /// jobs are put back at the end, in their order.
     fn pick_job(&self) -> Option<Work> {
+        self.pick_job_of(false)
+    }
+
+    /// [`PoolInner::pick_job`] among all jobs, or only among those
+    /// submitted as short ([`WorkerPool::submit_short_as`]).
+    fn pick_job_of(&self, only_short: bool) -> Option<Work> {
         let queued = self.jobs_pending.load(Ordering::SeqCst);
         let floor = self.tenant_floor.load(Ordering::Relaxed);
         let key = |t: &Arc<Tenant>| {
@@ -749,8 +942,8 @@ impl PoolInner {
                 Steal::Empty => break,
             };
             looked += 1;
-            let job_key = key(&job.0);
-            if best.is_none_or(|b| job_key < b) {
+            let job_key = key(&job.tenant);
+            if (job.short || !only_short) && best.is_none_or(|b| job_key < b) {
                 best = Some(job_key);
             }
             self.jobs.push(job);
@@ -763,18 +956,21 @@ impl PoolInner {
                 Steal::Retry => continue,
                 Steal::Empty => break,
             };
-            if taken.is_none() && Arc::as_ptr(&job.0) as usize == wanted {
+            if taken.is_none()
+                && (job.short || !only_short)
+                && Arc::as_ptr(&job.tenant) as usize == wanted
+            {
                 taken = Some(job);
             } else {
                 self.jobs.push(job);
             }
         }
-        let (tenant, job) = taken?;
-        if self.first_in_line(&tenant) {
+        let job = taken?;
+        if self.first_in_line(&job.tenant) {
             self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
-            return Some(Work::Job(job));
+            return Some(Work::Job(job.job));
         }
-        self.jobs.push((tenant, job));
+        self.jobs.push(job);
         None
     }
 
@@ -816,6 +1012,79 @@ impl PoolInner {
             }
         }
         None
+    }
+
+    /// Work to run nested in `current`'s long task at a yield point
+    /// (never of a query in `suspended`, the scopes whose tasks the thread
+    /// runs or suspended)
+    /// ([`QueryScope::yield_now`]): what a worker would pick before
+    /// `current` were its task to end now. A short job first (a statement
+    /// start, [`WorkerPool::submit_short_as`], first in line as for
+    /// [`PoolInner::pick_job`]); else a queued task of another query: the
+    /// least key of those whose tenant has less virtual time than
+    /// `current`'s, or, in `current`'s tenant, whose query has less
+    /// virtual time than `current`, and that may be nested
+    /// ([`ScopeOptions::nestable`]). A scan of the scope snapshot, no lock.
+    fn pick_before(&self, current: &QueryScope, suspended: &[usize]) -> Option<Work> {
+        if self.jobs_pending.load(Ordering::SeqCst) > 0 {
+            if let Some(job) = self.pick_job_of(true) {
+                return Some(job);
+            }
+        }
+        let scopes = self.scopes.load();
+        let floor = self.tenant_floor.load(Ordering::Relaxed);
+        let tenant_key = |t: &Arc<Tenant>| {
+            (
+                t.vtime.load(Ordering::Relaxed).max(floor),
+                Arc::as_ptr(t) as usize,
+            )
+        };
+        let mine_tenant = tenant_key(&current.tenant);
+        let mine_query = current.vtime.load(Ordering::Relaxed);
+        type Key = ((u64, usize), (u64, usize));
+        let mut best: Option<(Key, &Arc<QueryScope>)> = None;
+        for (at, scope) in scopes.iter().enumerate() {
+            if !scope.nestable
+                || suspended.contains(&(Arc::as_ptr(scope) as usize))
+                || scope.pending.load(Ordering::SeqCst) == 0
+            {
+                continue;
+            }
+            let t = tenant_key(&scope.tenant);
+            let q = (
+                scope
+                    .vtime
+                    .load(Ordering::Relaxed)
+                    .max(scope.tenant.query_floor.load(Ordering::Relaxed)),
+                at,
+            );
+            let before = if Arc::ptr_eq(&scope.tenant, &current.tenant) {
+                q.0 < mine_query
+            } else {
+                t < mine_tenant
+            };
+            if !before || best.is_some_and(|(b, _)| (t, q) >= b) {
+                continue;
+            }
+            if scope.runnable() {
+                best = Some(((t, q), scope));
+            }
+        }
+        let ((_, q), scope) = best?;
+        if !scope.try_reserve() {
+            return None;
+        }
+        match scope.take() {
+            Some(task) => {
+                scope.vtime.fetch_max(q.0, Ordering::Relaxed);
+                scope.charge(PICK_ADVANCE);
+                Some(Work::Task(scope.clone(), task))
+            }
+            None => {
+                scope.running.fetch_sub(1, Ordering::AcqRel);
+                None
+            }
+        }
     }
 
     /// True if no other tenant with less virtual time than `tenant` has a
@@ -1019,6 +1288,15 @@ impl PoolInner {
     }
 }
 
+/// A job waiting for a worker ([`WorkerPool::submit_as`]).
+struct QueuedJob {
+    /// The tenant it is for.
+    tenant: Arc<Tenant>,
+    job: Task,
+    /// Submitted with [`WorkerPool::submit_short_as`]: may run nested.
+    short: bool,
+}
+
 /// What a worker found to do.
 enum Work {
     /// A job ([`WorkerPool::submit`]).
@@ -1070,6 +1348,12 @@ impl WorkerPool {
     /// A new pool whose workers, and the threads waiting for its queries,
     /// poll for work for `spin` before they sleep (zero: never poll).
     pub fn with_spin(threads: usize, spin: Duration) -> WorkerPool {
+        WorkerPool::with_yield_depth(threads, spin, DEFAULT_YIELD_DEPTH)
+    }
+
+    /// [`WorkerPool::with_spin`] whose tasks nest up to `yield_depth` deep
+    /// at yield points ([`QueryScope::yield_now`]; 0: no yield points).
+    pub fn with_yield_depth(threads: usize, spin: Duration, yield_depth: usize) -> WorkerPool {
         let threads = threads.max(1);
         let inner = Arc::new(PoolInner {
             scopes: ArcSwap::from_pointee(Vec::new()),
@@ -1087,6 +1371,8 @@ impl WorkerPool {
             waiters_polling: AtomicUsize::new(0),
             executing: AtomicUsize::new(0),
             peak_executing: AtomicUsize::new(0),
+            nested_runs: AtomicU64::new(0),
+            yield_depth,
         });
         for worker in 0..threads {
             let inner = inner.clone();
@@ -1099,7 +1385,9 @@ impl WorkerPool {
     }
 
     /// The process-wide pool, sized by `RHIZOME_WORKERS` or the number of
-    /// cores, polling for `RHIZOME_SPIN_US` microseconds or [`DEFAULT_SPIN`].
+    /// cores, polling for `RHIZOME_SPIN_US` microseconds or [`DEFAULT_SPIN`],
+    /// nesting `RHIZOME_YIELD_DEPTH` or [`DEFAULT_YIELD_DEPTH`] deep at
+    /// yield points.
     pub fn global() -> &'static WorkerPool {
         GLOBAL.get_or_init(|| {
             let threads = std::env::var("RHIZOME_WORKERS")
@@ -1110,7 +1398,11 @@ impl WorkerPool {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .map_or(DEFAULT_SPIN, Duration::from_micros);
-            WorkerPool::with_spin(threads, spin)
+            let depth = std::env::var("RHIZOME_YIELD_DEPTH")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_YIELD_DEPTH);
+            WorkerPool::with_yield_depth(threads, spin, depth)
         })
     }
 
@@ -1129,8 +1421,24 @@ impl WorkerPool {
     /// tenant): the job waits while another tenant with less virtual time
     /// has runnable work, as that tenant's queries' tasks would.
     pub fn submit_as(&self, tenant: Option<Arc<Tenant>>, job: Task) {
+        self.submit_job(tenant, job, false);
+    }
+
+    /// [`WorkerPool::submit_as`] for a *short* job: one that never blocks
+    /// and starts its query's tasks with [`QueryScope::run_now`] (a read
+    /// statement's start: planning, then its first task). A worker inside
+    /// a long task may run such a job nested at a yield point
+    /// ([`QueryScope::yield_now`]; `run_now` then queues the first task),
+    /// so a statement starts within a quantum even while every worker is
+    /// busy. A job that may wait (a write statement waits for its run)
+    /// must use [`WorkerPool::submit_as`].
+    pub fn submit_short_as(&self, tenant: Option<Arc<Tenant>>, job: Task) {
+        self.submit_job(tenant, job, true);
+    }
+
+    fn submit_job(&self, tenant: Option<Arc<Tenant>>, job: Task, short: bool) {
         let tenant = tenant.unwrap_or_else(|| self.inner.default_tenant.clone());
-        self.inner.jobs.push((tenant, job));
+        self.inner.jobs.push(QueuedJob { tenant, job, short });
         self.inner.jobs_pending.fetch_add(1, Ordering::SeqCst);
         self.inner.wake_one();
     }
@@ -1151,6 +1459,18 @@ impl WorkerPool {
     /// or [`WorkerPool::reset_peak_executing`] (tests of the thread bound).
     pub fn peak_executing(&self) -> usize {
         self.inner.peak_executing.load(Ordering::SeqCst)
+    }
+
+    /// How deep tasks nest at yield points ([`QueryScope::yield_now`]).
+    pub fn yield_depth(&self) -> usize {
+        self.inner.yield_depth
+    }
+
+    /// Pieces of work (other queries' tasks, statements' jobs) run nested
+    /// at yield points inside long tasks since the pool began
+    /// ([`QueryScope::yield_now`]).
+    pub fn nested_runs(&self) -> u64 {
+        self.inner.nested_runs.load(Ordering::Relaxed)
     }
 
     /// Starts counting [`WorkerPool::peak_executing`] afresh.
@@ -1203,6 +1523,7 @@ impl WorkerPool {
             watchers: AtomicUsize::new(0),
             opener_awake: AtomicBool::new(options.caller_helps),
             caller_helps: options.caller_helps,
+            nestable: options.nestable,
             held: AtomicBool::new(false),
             hold_limit: Mutex::new(None),
             pool: self.inner.clone(),
@@ -2000,3 +2321,7 @@ mod tests {
         pool.close_scope(&scope);
     }
 }
+
+#[cfg(test)]
+#[path = "scheduler_yield_tests.rs"]
+mod yield_tests;

@@ -1397,6 +1397,7 @@ impl Session {
             buffer.clone(),
         );
         let holding_writer = read.holding_writer;
+        let native = source.is_none();
         // Closes the buffer (stopping the query) if this future is dropped
         // before the result is the session's (a request gone mid-RUN).
         let mut abandoned = CloseOnDrop(Some(buffer.clone()));
@@ -1453,7 +1454,14 @@ impl Session {
                 let _ = answer.send(outcome.map(|(info, started)| (info, started, plan)));
             }
         });
-        WorkerPool::global().submit_as(tenant, job);
+        // A native read's start never blocks: it may run nested in a long
+        // task at a yield point, so it starts within a quantum. (One over a
+        // source may wait for its backend.)
+        if native {
+            WorkerPool::global().submit_short_as(tenant, job);
+        } else {
+            WorkerPool::global().submit_as(tenant, job);
+        }
         let outcome = answered
             .await
             .map_err(|_| {

@@ -1,7 +1,11 @@
 //! Correlated inner plans: `Optional` (OPTIONAL MATCH), `Apply` (CALL { })
 //! and `SemiApply` (EXISTS-style filters). Each input row starts an inline
 //! run of the inner plan — its own scope instance, cancelled on its own when
-//! a semi-apply has seen its first row.
+//! a semi-apply has seen its first row. A task hands the rows it has not
+//! started back to the queue once its quantum is spent; inside one long
+//! instance, the inline run's yield points
+//! ([`crate::scheduler::QueryScope::yield_now`]) bound a waiting query's
+//! wait instead.
 
 use crate::chunk::Chunk;
 use crate::compile::CNode;
@@ -44,6 +48,13 @@ impl Operator for Apply {
             if ctx.cancelled() {
                 return NEED_MORE;
             }
+            if row > 0 && ctx.quantum_spent() {
+                // Between instances: hand the rows not started yet back to
+                // the queue as a new task, so the worker chooses again.
+                let rest = input.select((row as u32..input.len() as u32).collect());
+                ctx.spawn(move |ctx| ctx.push_here(rest).map(|_| ()))?;
+                return self.emit_kept(input, keep, ctx);
+            }
             let argument = input.select(vec![row as u32]);
             match &self.node.kind {
                 OpKind::SemiApply { anti } => {
@@ -82,6 +93,18 @@ impl Operator for Apply {
                 }
             }
         }
+        self.emit_kept(input, keep, ctx)
+    }
+}
+
+impl Apply {
+    /// A semi-apply's rows kept so far (`keep`, of `input`), emitted.
+    fn emit_kept(
+        &self,
+        input: Chunk,
+        keep: Vec<u32>,
+        ctx: &mut TaskCtx<'_>,
+    ) -> Result<OperatorResult> {
         if matches!(self.node.kind, OpKind::SemiApply { .. }) && !keep.is_empty() {
             let out = if keep.len() == input.len() {
                 input

@@ -104,6 +104,8 @@ impl Operator for VarExpand {
             chunk.set_column(*to, Column::new(ColumnData::Nodes(std::mem::take(ns))));
             ctx.emit(chunk)
         };
+        // Steps of the walk, for its yield points.
+        let mut steps = 0u32;
         for row in 0..input.len() {
             if ctx.cancelled() {
                 return NEED_MORE;
@@ -195,6 +197,10 @@ impl Operator for VarExpand {
                     out_nodes.push(start);
                 }
                 while let Some(frame) = stack.last_mut() {
+                    steps = steps.wrapping_add(1);
+                    if steps.is_multiple_of(4096) {
+                        ctx.yield_point();
+                    }
                     match frame.next.pop() {
                         Some((r, n)) => {
                             path.push(r);
@@ -337,9 +343,12 @@ impl VarExpand {
         loop {
             // A walk that emits nothing for long still sees a cancellation.
             taken = taken.wrapping_add(1);
-            if taken.is_multiple_of(4096) && ctx.cancelled() {
-                tally(ctx, started, finished, expanded, &frontier, true);
-                return NEED_MORE;
+            if taken.is_multiple_of(4096) {
+                if ctx.cancelled() {
+                    tally(ctx, started, finished, expanded, &frontier, true);
+                    return NEED_MORE;
+                }
+                ctx.yield_point();
             }
             // Start instances while slots are free (MAX_SI).
             for (slot, instance) in active.iter_mut().enumerate() {

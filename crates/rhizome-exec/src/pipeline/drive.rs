@@ -9,7 +9,7 @@ use crate::chunk::Chunk;
 use crate::compile::CNode;
 use crate::context::{InlineLimit, QueryContext, SubqueryRunner};
 use crate::operator::{Spawner, TaskCtx, TaskWork};
-use crate::scheduler::Task;
+use crate::scheduler::{exclude_from_profile, nested_nanos, Task};
 use rhizome_common::{Error, ErrorKind, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -211,14 +211,20 @@ impl Spawner for Arc<SharedRun> {
                     worker.worker,
                     source,
                 );
-                let start = shared.q.profile.as_ref().map(|_| Instant::now());
+                let start = shared
+                    .q
+                    .profile
+                    .as_ref()
+                    .map(|_| (Instant::now(), nested_nanos()));
                 if let Err(e) = work(&mut ctx) {
                     shared.q.scope.fail(e);
                 }
                 // Work done directly in the task (not through a stage) belongs
-                // to the operator that spawned it.
-                if let (Some(profile), Some(start)) = (&shared.q.profile, start) {
-                    let total = start.elapsed().as_nanos() as u64;
+                // to the operator that spawned it (less other queries' work
+                // run nested at its yield points).
+                if let (Some(profile), Some((start, nested))) = (&shared.q.profile, start) {
+                    let total = (start.elapsed().as_nanos() as u64)
+                        .saturating_sub(nested_nanos().wrapping_sub(nested));
                     if let Some((id, _)) = chain.operators.get(stage) {
                         profile.record(
                             *id,
@@ -365,6 +371,22 @@ impl Drive {
 /// with its own cancellation token, so stopping at the first row stops only
 /// this run.
 pub fn run_inline(
+    node: &Arc<CNode>,
+    argument: Chunk,
+    q: &QueryContext,
+    limit: InlineLimit,
+) -> Result<Vec<Chunk>> {
+    let timed = q.profile.as_ref().map(|_| (Instant::now(), nested_nanos()));
+    let result = run_inline_untimed(node, argument, q, limit);
+    // The run's operators count its time under PROFILE; the operator that
+    // started it does not.
+    if let Some((start, before)) = timed {
+        exclude_from_profile(start, before);
+    }
+    result
+}
+
+fn run_inline_untimed(
     node: &Arc<CNode>,
     argument: Chunk,
     q: &QueryContext,

@@ -110,6 +110,54 @@ fn runs(group_of: &[u32]) -> impl Iterator<Item = (u32, std::ops::Range<usize>)>
     })
 }
 
+/// A chunk's rows in group order (a stable counting sort of the rows by
+/// group), built when the rows' groups change so often that feeding each
+/// run of equal groups would feed one row at a time.
+struct GroupedRows {
+    /// Row indexes, group by group, ascending within a group.
+    order: Vec<u32>,
+    /// For each group index, where its rows start in `order` (one more
+    /// entry at the end).
+    starts: Vec<u32>,
+}
+
+impl GroupedRows {
+    /// Groups at most this many (a worker's groups so far) are sorted by
+    /// counting; more keep the runs.
+    const MAX_GROUPS: usize = 4_096;
+
+    /// The rows of `group_of` in group order, if its runs average fewer
+    /// than four rows and there are at most [`Self::MAX_GROUPS`] groups.
+    fn when_runs_are_short(group_of: &[u32], groups: usize) -> Option<GroupedRows> {
+        let runs = 1 + group_of.windows(2).filter(|w| w[0] != w[1]).count();
+        if group_of.is_empty() || groups > Self::MAX_GROUPS || runs * 4 <= group_of.len() {
+            return None;
+        }
+        let mut starts = vec![0u32; groups + 1];
+        for &g in group_of {
+            starts[g as usize + 1] += 1;
+        }
+        for g in 0..groups {
+            starts[g + 1] += starts[g];
+        }
+        let mut next = starts.clone();
+        let mut order = vec![0u32; group_of.len()];
+        for (row, &g) in group_of.iter().enumerate() {
+            order[next[g as usize] as usize] = row as u32;
+            next[g as usize] += 1;
+        }
+        Some(GroupedRows { order, starts })
+    }
+
+    /// Each group that has rows in the chunk, with its rows in order.
+    fn groups(&self) -> impl Iterator<Item = (u32, &[u32])> + '_ {
+        self.starts.windows(2).enumerate().filter_map(|(g, w)| {
+            let rows = &self.order[w[0] as usize..w[1] as usize];
+            (!rows.is_empty()).then_some((g as u32, rows))
+        })
+    }
+}
+
 /// True if the aggregate is a plain `count(v)` of a slot: counted from the
 /// slot's column without building values.
 fn counts_ids(function: AggregateKind, distinct: bool, exprs: &[CExpr]) -> bool {
@@ -416,9 +464,31 @@ impl Sink for AggregateSink {
         }
         let mut args = Vec::new();
         let mut held = 0;
+        // Keys that change from row to row (`n.id % 7`) make runs of one
+        // row: the rows are then put in group order once, so each group's
+        // typed values go to its accumulators as one slice.
+        let by_group = GroupedRows::when_runs_are_short(&group_of, groups.groups.len());
+        let mut gathered: Vec<i64> = Vec::new();
         for (a, ((_, exprs), columns)) in aggregates.iter().zip(&arg_columns).enumerate() {
-            match (exprs.as_slice(), columns.as_slice()) {
-                ([_], [Some(Vector::Ints(xs, None))]) => {
+            match (exprs.as_slice(), columns.as_slice(), &by_group) {
+                ([], _, Some(by_group))
+                    if groups.groups[group_of[0] as usize].1[a].add_count(0) =>
+                {
+                    for (g, rows) in by_group.groups() {
+                        groups.groups[g as usize].1[a].add_count(rows.len() as u64);
+                    }
+                }
+                ([_], [Some(Vector::Ints(xs, None))], Some(by_group)) => {
+                    for (g, rows) in by_group.groups() {
+                        gathered.clear();
+                        gathered.extend(rows.iter().map(|&row| xs[row as usize]));
+                        let acc = &mut groups.groups[g as usize].1[a];
+                        let before = acc.held_bytes(VALUE_BYTES);
+                        acc.update_ints(&gathered, None)?;
+                        held += acc.held_bytes(VALUE_BYTES) - before;
+                    }
+                }
+                ([_], [Some(Vector::Ints(xs, None))], None) => {
                     for (g, rows) in runs(&group_of) {
                         let acc = &mut groups.groups[g as usize].1[a];
                         let before = acc.held_bytes(VALUE_BYTES);
@@ -426,7 +496,7 @@ impl Sink for AggregateSink {
                         held += acc.held_bytes(VALUE_BYTES) - before;
                     }
                 }
-                ([_], [Some(Vector::Floats(xs, None))]) => {
+                ([_], [Some(Vector::Floats(xs, None))], _) => {
                     for (g, rows) in runs(&group_of) {
                         let acc = &mut groups.groups[g as usize].1[a];
                         let before = acc.held_bytes(VALUE_BYTES);
@@ -434,7 +504,7 @@ impl Sink for AggregateSink {
                         held += acc.held_bytes(VALUE_BYTES) - before;
                     }
                 }
-                ([_], [Some(Vector::Strs(xs, nulls))]) => {
+                ([_], [Some(Vector::Strs(xs, nulls))], _) => {
                     for (g, rows) in runs(&group_of) {
                         let acc = &mut groups.groups[g as usize].1[a];
                         let before = acc.held_bytes(VALUE_BYTES);
@@ -667,6 +737,30 @@ mod tests {
         groups.find_typed(&columns, strs.len(), &mut group_of, fresh);
         assert_eq!(group_of, vec![0, 0, 1, 2, 3, 0]);
         assert_eq!(groups.groups.len(), 4);
+    }
+
+    #[test]
+    fn rows_are_put_in_group_order_only_when_runs_are_short() {
+        let cycling = [2, 0, 1, 2, 0, 1, 2, 0];
+        let by_group = GroupedRows::when_runs_are_short(&cycling, 3).unwrap();
+        let groups: Vec<(u32, Vec<u32>)> = by_group
+            .groups()
+            .map(|(g, rows)| (g, rows.to_vec()))
+            .collect();
+        assert_eq!(
+            groups,
+            vec![(0, vec![1, 4, 7]), (1, vec![2, 5]), (2, vec![0, 3, 6])]
+        );
+        // A group with no row in the chunk is left out.
+        let by_group = GroupedRows::when_runs_are_short(&[3, 1, 3, 1], 4).unwrap();
+        assert_eq!(
+            by_group.groups().map(|(g, _)| g).collect::<Vec<_>>(),
+            [1, 3]
+        );
+        // Long runs keep the run-by-run path, and so do many groups.
+        assert!(GroupedRows::when_runs_are_short(&[0, 0, 0, 0, 1, 1, 1, 1], 2).is_none());
+        assert!(GroupedRows::when_runs_are_short(&[0, 1], GroupedRows::MAX_GROUPS + 1).is_none());
+        assert!(GroupedRows::when_runs_are_short(&[], 0).is_none());
     }
 
     #[test]

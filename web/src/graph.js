@@ -253,6 +253,8 @@ export class GraphView {
       if (!pan) return;
       const { x0, y0, dx, dy, box } = pan;
       pan = null;
+      // Edges a layout ended during the pan would have drawn (see stopLayout).
+      if (this.showEdgesAfterPan) this.showEdges();
       if (!dx && !dy) return;
       swallowClick = true;
       setTimeout(() => (swallowClick = false), 0);
@@ -314,9 +316,19 @@ export class GraphView {
       this.layout.kill();
       this.layout = null;
     }
+    this.el.layoutButton.textContent = "Run layout";
+    // Drawing a big graph's edges again costs a long frame: never in the
+    // middle of a pan (the layout's timer may end it there); the pan's
+    // release draws them with the moved camera.
+    if (this.picturePanning()) this.showEdgesAfterPan = true;
+    else this.showEdges();
+  }
+
+  /** Draws the edges that a running layout hid. */
+  showEdges() {
+    this.showEdgesAfterPan = false;
     if (this.edgesHidden && this.renderer) this.renderer.setSetting("edgeReducer", null);
     this.edgesHidden = false;
-    this.el.layoutButton.textContent = "Run layout";
   }
 
   /** The number of nodes the renderer draws (those it holds display data for, not hidden). */

@@ -843,3 +843,49 @@ fn schema_and_stats_show_the_same_over_bolt() {
         remote.stdout
     );
 }
+
+/// The remote shell's clock stops at the statement's last answer, and the
+/// server sends that answer only once the commit is durable: so the time
+/// the shell prints includes the commit. Shown by killing the server with
+/// SIGKILL the moment the shell has exited: every write it printed a
+/// footer (or `Committed.`) for is in the database when it is reopened.
+#[test]
+fn a_remote_write_is_answered_after_its_commit_is_durable() {
+    let (tmp, db) = with_demo();
+    let mut served = serve(tmp.path(), &db, &["--auth", "none"]);
+    // Large records: their commit (log write and sync) takes tens of
+    // milliseconds, far longer than killing the server takes. The
+    // autocommit write comes last, so nothing after it waits for its
+    // commit (a later statement would wait for the writer lock).
+    let script = "\
+BEGIN;
+UNWIND range(1, 20000) AS i CREATE (:InTx {i: i, text: 'a value the log has to hold'});
+COMMIT;
+UNWIND range(1, 20000) AS i CREATE (:Logged {i: i, text: 'a value the log has to hold'});
+";
+    let run = rhizome(tmp.path(), &["shell", &served.address], script);
+    run.assert_code(0);
+    served.child.kill().expect("SIGKILL the server");
+    served.child.wait().unwrap();
+    let footer = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("20000 nodes created"))
+        .unwrap_or_else(|| panic!("no footer for the write: {}", run.stdout));
+    assert!(
+        footer.contains(", elapsed ") && footer.ends_with(" ms"),
+        "{footer}"
+    );
+    assert!(run.stdout.contains("Committed."), "{}", run.stdout);
+    let counted = rhizome(
+        tmp.path(),
+        &["shell", path_str(&db), "--format", "json"],
+        "MATCH (n:Logged) RETURN count(n) AS auto;\nMATCH (n:InTx) RETURN count(n) AS explicit;\n",
+    );
+    counted.assert_code(0);
+    assert_eq!(
+        counted.stdout, "{\"auto\":20000}\n{\"explicit\":20000}\n",
+        "{}",
+        counted.stderr
+    );
+}

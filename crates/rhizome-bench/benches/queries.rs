@@ -10,23 +10,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    let mut options = rhizome_bench::QueryBenchOptions::default();
-    if let Some(runs) = std::env::var("RHIZOME_BENCH_RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-    {
-        options.runs = runs;
-    }
-    if let Some(seconds) = std::env::var("RHIZOME_BENCH_SECONDS")
-        .ok()
-        .and_then(|r| r.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-    {
-        options.min_time = std::time::Duration::from_secs_f64(seconds);
-    }
-    if let Ok(only) = std::env::var("RHIZOME_BENCH_ONLY") {
-        options.select(&only);
-    }
+    let options = rhizome_bench::QueryBenchOptions::from_env();
     if let Err(e) = rhizome_bench::run_query_bench(&options, &mut std::io::stdout()) {
         eprintln!("{e}");
         std::process::exit(1);

@@ -102,6 +102,32 @@ impl Default for QueryBenchOptions {
 }
 
 impl QueryBenchOptions {
+    /// The defaults changed by the environment of `cargo bench`:
+    /// `RHIZOME_BENCH_RUNS` (timed runs at least), `RHIZOME_BENCH_SECONDS`
+    /// (time per query at least; a negative or non-finite value is ignored)
+    /// and `RHIZOME_BENCH_ONLY` (as [`QueryBenchOptions::select`] takes it).
+    /// `RHIZOME_BENCH_DATA` is read by the default data directory.
+    pub fn from_env() -> QueryBenchOptions {
+        let mut options = QueryBenchOptions::default();
+        if let Some(runs) = std::env::var("RHIZOME_BENCH_RUNS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+        {
+            options.runs = runs;
+        }
+        if let Some(seconds) = std::env::var("RHIZOME_BENCH_SECONDS")
+            .ok()
+            .and_then(|r| r.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+        {
+            options.min_time = Duration::from_secs_f64(seconds);
+        }
+        if let Ok(only) = std::env::var("RHIZOME_BENCH_ONLY") {
+            options.select(&only);
+        }
+        options
+    }
+
     /// Restricts the run to `only`: `likes`, `chain`, or a comma-separated
     /// list of query names (`A3,SQ4`).
     pub fn select(&mut self, only: &str) {

@@ -831,8 +831,7 @@ impl Postgres {
             columns.node.expect("adjacency"),
             columns.neighbour.expect("adjacency"),
         );
-        let mut edges: std::collections::HashMap<i64, Vec<i64>> =
-            std::collections::HashMap::new();
+        let mut edges: std::collections::HashMap<i64, Vec<i64>> = std::collections::HashMap::new();
         for r in &edge_rows {
             let node = int_at(r, node_col, &self.name, "`node`")?;
             let neighbour = int_at(r, neighbour_col, &self.name, "`neighbour`")?;

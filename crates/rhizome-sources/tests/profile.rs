@@ -124,7 +124,11 @@ fn profile_reports_every_counter_of_a_statement() {
         // Cold: node 1's row, node 1's list (3 roads), the rows of 2, 3
         // and 5: three round trips, 7 rows, 5 lookups that miss.
         let cold = profile(&engine, name, ROADS_OF_1);
-        assert_eq!(cold.counts(), [3, 7, cold_bytes, 0, 5, 0, 0], "{file} cold: {cold:?}");
+        assert_eq!(
+            cold.counts(),
+            [3, 7, cold_bytes, 0, 5, 0, 0],
+            "{file} cold: {cold:?}"
+        );
         assert!(cold.waiting_ms > 0.0, "{file} cold: {cold:?}");
         // Hot: the same 5 lookups hit, nothing is fetched or waited for.
         let hot = profile(&engine, name, ROADS_OF_1);
@@ -133,7 +137,13 @@ fn profile_reports_every_counter_of_a_statement() {
         // The source's own counters are the sum of what PROFILE reported.
         let total = source.counters();
         assert_eq!(
-            (total.round_trips, total.rows, total.bytes, total.hits, total.misses),
+            (
+                total.round_trips,
+                total.rows,
+                total.bytes,
+                total.hits,
+                total.misses
+            ),
             (3, 7, cold_bytes, 5, 5),
             "{file}: {}",
             total.render()

@@ -8,7 +8,9 @@
 # the cache, mapping errors found by the backend, connections cut, stalled
 # and killed mid-query; labels read from a column (the places of
 # `sources.sh load-places`); row-number keys of a table without a key column
-# (its bus lines); `rhizome bench roads --part hot` on two routes; Cypher
+# (its bus lines: the same ids in every process); every PROFILE counter's
+# value on those places, cold, hot and with a lookahead;
+# `rhizome bench roads --part hot` on two routes; Cypher
 # over both giving the rows of a native import,
 # through the library and `rhizome query` / `rhizome shell MAPPING.json`),
 # and stops both when it exits, also on failure.
@@ -36,7 +38,7 @@ trap cleanup EXIT
 "$root/scripts/sources.sh" start
 "$root/scripts/sources.sh" load
 "$root/scripts/sources.sh" load-places
-(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher --test label_column --test row_keys -- --test-threads=2)
+(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher --test label_column --test row_keys --test profile -- --test-threads=2)
 # The small LDBC set in both backends: IC1-IC14 and IS1-IS7 over a native
 # import, PostgreSQL and Redis must give the same rows (tests/ldbc.rs).
 echo "== LDBC reads over native, PostgreSQL and Redis"
@@ -60,6 +62,15 @@ for m in roads-postgres roads-redis; do
         echo "rhizome query $m.json ran a write" >&2; exit 1
     fi
     case "$err" in *ReadOnlySource*) ;; *) echo "unexpected error: $err" >&2; exit 1 ;; esac
+done
+# Row-number keys (`"key": null`) are a function of the row, the same in
+# every process: two processes (one per backend) give the ids that
+# docs/sources.md shows for the three buses from place 1 to place 2.
+for m in places-postgres places-redis; do
+    got=$("$rhizome" query --format csv "$root/examples/sources/$m.json" \
+        'MATCH (:Place {id: 1})-[b:BUS]->(:Place {id: 2}) RETURN id(b) AS id, b.line AS line ORDER BY id')
+    [ "$got" = $'id,line\n77359922345766,L1\n262006263529038,L2\n266511728322701,L1' ] ||
+        { echo "rhizome query $m.json gave bus ids: $got" >&2; exit 1; }
 done
 # The LDBC mappings through `rhizome query`: a type over two relationship
 # spaces (HAS_CREATOR from Post and Comment), a label over two node spaces.

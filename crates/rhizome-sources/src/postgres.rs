@@ -822,20 +822,36 @@ impl Postgres {
         .map_err(|e| self.query_error(e))?;
         let mut out = Fetched::default();
         self.node_rows(0, &node_rows, &mut out)?;
-        // Lists of nodes with no relationships are absent from the rows; the
-        // caller requested `keys`, whose lists are complete (maybe empty).
-        let mut expanded: Vec<i64> = edge_rows
-            .iter()
-            .map(|r| {
-                int_at(
-                    r,
-                    self.list_columns(list).node.expect("adjacency"),
-                    &self.name,
-                    "`node`",
-                )
-            })
-            .collect::<Result<_>>()?;
-        expanded.extend_from_slice(keys);
+        // The lists of every node fewer than `depth` steps away came, but
+        // a node without relationships has no rows: walk the fetched
+        // edges breadth first from `keys` (they hold every list the walk
+        // meets before `depth`) so such nodes get their empty list too.
+        let columns = self.list_columns(list);
+        let (node_col, neighbour_col) = (
+            columns.node.expect("adjacency"),
+            columns.neighbour.expect("adjacency"),
+        );
+        let mut edges: std::collections::HashMap<i64, Vec<i64>> = std::collections::HashMap::new();
+        for r in &edge_rows {
+            let node = int_at(r, node_col, &self.name, "`node`")?;
+            let neighbour = int_at(r, neighbour_col, &self.name, "`neighbour`")?;
+            edges.entry(node).or_default().push(neighbour);
+        }
+        let mut expanded: Vec<i64> = keys.to_vec();
+        let mut seen: std::collections::HashSet<i64> = keys.iter().copied().collect();
+        let mut level: Vec<i64> = keys.to_vec();
+        for _ in 1..depth {
+            let mut next = Vec::new();
+            for n in &level {
+                for &m in edges.get(n).map(Vec::as_slice).unwrap_or_default() {
+                    if seen.insert(m) {
+                        next.push(m);
+                    }
+                }
+            }
+            expanded.extend_from_slice(&next);
+            level = next;
+        }
         expanded.sort_unstable();
         expanded.dedup();
         self.adjacency_rows(list, &expanded, &edge_rows, &mut out)?;

@@ -12,14 +12,22 @@
 //! apart. PostgreSQL's `ctid` is not used: `VACUUM FULL` and updates move
 //! rows, while this rule depends only on the values.
 //!
-//! The tuple does not fit the 48 key bits of a relationship id (two node
-//! keys alone may need 86), so the source numbers the tuples in the order
-//! it first reads them and keeps the numbers for its lifetime: `id(r)` and
-//! `elementId(r)` stay the same across queries, sessions and cache clears
-//! while the rows are unchanged (a changed row is a new tuple, so a new
-//! key). A new process numbers afresh. The numbering holds at most
+//! The key is a function of the row, so it is the same in every process
+//! that reads the same rows ([`row_key`]): the 64-bit FNV-1a hash of the
+//! 20 bytes start key (`i64`, little-endian), end key (`i64`, LE) and
+//! ordinal (`u32`, LE), folded to the 48 key bits of a relationship id as
+//! `(h ^ (h >> 48)) & (2^48 - 1)`. The space is not hashed: it is the
+//! id's top 16 bits already. The tuple itself does not fit 48 bits (two
+//! LDBC node keys alone need 86), so two rows of one space may hash
+//! alike. The source keeps the key of every tuple it has read and detects
+//! that: the row read second takes the next free key (`key + 1`, ...,
+//! wrapping at 2^48), so ids stay unique within a process, and only such
+//! a row can get another id in a process that read the two rows in the
+//! other order. For a space of which a process reads `n` relationships,
+//! the expected number of such pairs is about `n^2 / 2^49` (70,000: 1 in
+//! 100,000; a million: 1 in 560). The source keeps at most
 //! [`MAX_ROW_KEYS`] tuples; a query that would need more fails with a
-//! clear error rather than reusing a key.
+//! clear error rather than risk an undetected duplicate.
 
 use crate::cache::AdjacencyList;
 use crate::fetch::ListRef;
@@ -28,14 +36,36 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// Most tuples one source numbers (about 60 bytes each).
+/// Most tuples one source keeps (about 60 bytes each).
 pub const MAX_ROW_KEYS: usize = 1 << 24;
 
-/// (relationship space, start key, end key, ordinal among duplicates).
-type RowTuple = (u16, i64, i64, u32);
+/// The 48 key bits of a relationship id.
+const KEY_MASK: u64 = (1 << 48) - 1;
 
-/// A source's numbering of keyless relationships (see the module
-/// documentation).
+/// The row-number key of the relationship from `start` to `end` with
+/// `ordinal` among the rows of its space between those two nodes, before
+/// any collision (see the module documentation): 64-bit FNV-1a of the
+/// little-endian bytes of `start`, `end` and `ordinal`, folded to 48 bits.
+pub fn row_key(start: i64, end: i64, ordinal: u32) -> i64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h = OFFSET;
+    let bytes = start
+        .to_le_bytes()
+        .into_iter()
+        .chain(end.to_le_bytes())
+        .chain(ordinal.to_le_bytes());
+    for b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(PRIME);
+    }
+    ((h ^ (h >> 48)) & KEY_MASK) as i64
+}
+
+/// (start key, end key, ordinal among duplicates).
+type RowTuple = (i64, i64, u32);
+
+/// A source's row-number keys (see the module documentation).
 #[derive(Default)]
 pub struct RowKeys {
     numbered: Mutex<Numbered>,
@@ -43,8 +73,52 @@ pub struct RowKeys {
 
 #[derive(Default)]
 struct Numbered {
-    keys: HashMap<RowTuple, i64>,
-    next: i64,
+    /// (space, key) → the tuple holding it.
+    taken: HashMap<(u16, i64), RowTuple>,
+    /// Tuples that collided, and the key each took instead of its hash.
+    moved: HashMap<(u16, RowTuple), i64>,
+}
+
+impl Numbered {
+    fn len(&self) -> usize {
+        self.taken.len()
+    }
+
+    /// The key of `tuple` in `space`, taking one if it has none yet; `None`
+    /// when a new one would pass [`MAX_ROW_KEYS`].
+    fn key(&mut self, space: u16, tuple: RowTuple) -> Option<i64> {
+        self.key_hashed(space, tuple, row_key(tuple.0, tuple.1, tuple.2))
+    }
+
+    /// [`Self::key`] with the tuple's hash given (tests give colliding ones).
+    fn key_hashed(&mut self, space: u16, tuple: RowTuple, hashed: i64) -> Option<i64> {
+        match self.taken.get(&(space, hashed)) {
+            Some(t) if *t == tuple => return Some(hashed),
+            None => {
+                if self.taken.len() >= MAX_ROW_KEYS {
+                    return None;
+                }
+                self.taken.insert((space, hashed), tuple);
+                return Some(hashed);
+            }
+            Some(_) => {}
+        }
+        if let Some(&k) = self.moved.get(&(space, tuple)) {
+            return Some(k);
+        }
+        if self.taken.len() >= MAX_ROW_KEYS {
+            return None;
+        }
+        let mut k = hashed;
+        loop {
+            k = ((k as u64 + 1) & KEY_MASK) as i64;
+            if let std::collections::hash_map::Entry::Vacant(e) = self.taken.entry((space, k)) {
+                e.insert(tuple);
+                self.moved.insert((space, tuple), k);
+                return Some(k);
+            }
+        }
+    }
 }
 
 /// Orders the values of one property: by kind, then by value (floats by
@@ -84,12 +158,12 @@ fn rows_order(a: &[Value], b: &[Value]) -> Ordering {
 }
 
 impl RowKeys {
-    /// Tuples numbered so far.
+    /// Tuples keyed so far.
     pub fn len(&self) -> usize {
-        self.lock().keys.len()
+        self.lock().len()
     }
 
-    /// True before the first tuple is numbered.
+    /// True before the first tuple is keyed.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -111,7 +185,6 @@ impl RowKeys {
             return Ok(());
         }
         let mut numbered = self.lock();
-        let Numbered { keys, next } = &mut *numbered;
         let mut order: Vec<usize> = Vec::new();
         for (list, key, adjacency) in lists.iter_mut() {
             if !keyless(list.rel) {
@@ -138,21 +211,14 @@ impl RowKeys {
                 } else {
                     (neighbour, *key)
                 };
-                let tuple = (list.rel, start, end, ordinal);
-                let len = keys.len();
-                let row_key = *keys.entry(tuple).or_insert_with(|| {
-                    *next += 1;
-                    *next - 1
-                });
-                if len >= MAX_ROW_KEYS && keys.len() > len {
-                    keys.remove(&tuple);
+                let Some(row_key) = numbered.key(list.rel, (start, end, ordinal)) else {
                     return Err(Error::new(
                         ErrorKind::QueryAborted,
                         format!(
-                            "graph source `{source}` has numbered {MAX_ROW_KEYS} relationships without a key column (row-number keys), its most; give the relationship space a key column (`key`) or reconnect the source"
+                            "graph source `{source}` has keyed {MAX_ROW_KEYS} relationships without a key column (row-number keys), its most; give the relationship space a key column (`key`) or reconnect the source"
                         ),
                     ));
-                }
+                };
                 adjacency.rels[i] = row_key;
             }
         }
@@ -210,6 +276,80 @@ mod tests {
         assert_eq!(again[0].2.rels[0], out[2]);
         assert_eq!(again[0].2.rels[2], out[1]);
         assert_eq!(keys.len(), 4);
+    }
+
+    /// 64-bit FNV-1a folded to 48 bits, written out again from its
+    /// definition (docs/sources.md), so that a change of [`row_key`] fails.
+    fn documented(start: i64, end: i64, ordinal: u32) -> i64 {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&start.to_le_bytes());
+        bytes.extend_from_slice(&end.to_le_bytes());
+        bytes.extend_from_slice(&ordinal.to_le_bytes());
+        let mut h: u64 = 14695981039346656037;
+        for b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(1099511628211);
+        }
+        ((h ^ (h >> 48)) % (1u64 << 48)) as i64
+    }
+
+    #[test]
+    fn keys_are_a_documented_function_of_the_row() {
+        // The bus rows of docs/sources.md: 1 -> 2, ordinals 0, 1, 2.
+        assert_eq!(row_key(1, 2, 0), 77_359_922_345_766);
+        assert_eq!(row_key(1, 2, 1), 266_511_728_322_701);
+        assert_eq!(row_key(1, 2, 2), 262_006_263_529_038);
+        for (s, e, o) in [
+            (1, 2, 0),
+            (0, 0, 0),
+            (-1, i64::MAX, u32::MAX),
+            (4_398_046_511_146, 2_199_023_255_594, 3),
+        ] {
+            assert_eq!(row_key(s, e, o), documented(s, e, o), "{s} {e} {o}");
+            assert!((0..1 << 48).contains(&row_key(s, e, o)));
+        }
+    }
+
+    #[test]
+    fn two_sources_reading_in_different_orders_give_the_same_keys() {
+        // Two sources (two processes): one reads node 1's outgoing list,
+        // the other node 2's incoming list first, then node 1's.
+        let first = RowKeys::default();
+        let mut a = vec![(OUT, 1, list(&[2, 3, 2, 2], &[7, 1, 5, 7]))];
+        first.number("s", &|_| true, &mut a).unwrap();
+        let second = RowKeys::default();
+        let mut b = vec![(IN, 2, list(&[1, 1, 1], &[5, 7, 7]))];
+        second.number("s", &|_| true, &mut b).unwrap();
+        let mut c = vec![(OUT, 1, list(&[3, 2, 2, 2], &[1, 7, 7, 5]))];
+        second.number("s", &|_| true, &mut c).unwrap();
+        let mut keys_a = a[0].2.rels.clone();
+        keys_a.sort();
+        let mut keys_c = c[0].2.rels.clone();
+        keys_c.sort();
+        assert_eq!(keys_a, keys_c);
+        // The road to 3 and the weight-5 road by their rows.
+        assert_eq!(a[0].2.rels[1], c[0].2.rels[0]);
+        assert_eq!(a[0].2.rels[1], row_key(1, 3, 0));
+        assert_eq!(a[0].2.rels[2], c[0].2.rels[3]);
+        assert_eq!(a[0].2.rels[2], row_key(1, 2, 0), "5 sorts before 7");
+    }
+
+    #[test]
+    fn a_collision_takes_the_next_free_key_and_keeps_it() {
+        let mut n = Numbered::default();
+        let top = KEY_MASK as i64;
+        assert_eq!(n.key_hashed(0, (1, 2, 0), top), Some(top));
+        // Another row with the same hash: the next key, wrapping at 2^48.
+        assert_eq!(n.key_hashed(0, (5, 6, 0), top), Some(0));
+        assert_eq!(n.key_hashed(0, (7, 8, 0), top), Some(1));
+        // Asked again: the same keys.
+        assert_eq!(n.key_hashed(0, (5, 6, 0), top), Some(0));
+        assert_eq!(n.key_hashed(0, (1, 2, 0), top), Some(top));
+        assert_eq!(n.key_hashed(0, (7, 8, 0), top), Some(1));
+        // A row whose own hash was taken by a moved one moves on too.
+        assert_eq!(n.key_hashed(0, (9, 9, 0), 0), Some(2));
+        // Another space has keys of its own.
+        assert_eq!(n.key_hashed(1, (5, 6, 0), top), Some(top));
+        assert_eq!(n.len(), 5);
     }
 
     #[test]

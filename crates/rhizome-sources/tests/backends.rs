@@ -690,3 +690,37 @@ fn a_killed_redis_server_is_a_clear_error() {
         started.elapsed()
     );
 }
+
+/// A cache smaller than a search's working set evicts (counted), stays
+/// within its bound, and the routes are the same: over both backends, a
+/// Dijkstra search (hundreds of settled nodes) with a cache of 256
+/// entries, cold and again with what is left.
+#[test]
+fn a_small_cache_evicts_and_gives_the_same_routes() {
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let (from, to, reference) = routes()[0];
+    for file in ["roads-postgres.json", "roads-redis.json"] {
+        let mut small = mapping(file);
+        small.cache.max_entries = 256;
+        let source = Source::connect(small).unwrap();
+        let graph = SourceGraph::new(&source, &specs, "distance")
+            .unwrap()
+            .with_prefetch(Prefetch::Lookahead(4));
+        for run in ["cold", "again"] {
+            let before = source.counters();
+            let got = source_cost(&graph, from, to, Goal::Dijkstra).unwrap();
+            let used = source.counters().since(&before);
+            eprintln!("{file} small cache {run}: {}", used.render());
+            assert_eq!(got, Some(reference), "{file} {run}: {}", used.render());
+            assert!(used.evicted > 0, "{file} {run}: {}", used.render());
+            // What eviction costs: the second run fetches again (with a
+            // cache that holds the search, it needs no round trip).
+            assert!(used.round_trips > 0, "{file} {run}: {}", used.render());
+            assert!(
+                source.cached_entries() <= 256,
+                "{file} {run}: {} entries",
+                source.cached_entries()
+            );
+        }
+    }
+}

@@ -2,7 +2,8 @@
 //! servers with the bus lines of `scripts/sources.sh load-places` (run by
 //! `scripts/suites/50-sources.sh`): a table without a key column, with two
 //! identical rows. Every relationship gets its own id, the same from
-//! either end, across queries and cache clears; relationship uniqueness
+//! either end, across queries, cache clears and sources (processes): the
+//! documented function of the row; relationship uniqueness
 //! in patterns tells parallel duplicates apart; route procedures follow
 //! such relationships.
 
@@ -126,8 +127,54 @@ fn relationships_without_a_key_column_get_stable_row_keys() {
             route_ids[0], l2[0],
             "{file}: the route's first bus is the L2 row"
         );
-        // The source numbered the seven rows it read, no more.
+        // The source keyed the seven rows it read, no more.
         assert_eq!(source.row_keys(), 7, "{file}");
+    }
+}
+
+/// The ids of the three buses from 1 to 2 (`BUS`, relationship space 0,
+/// the first name in order, so the id is the key): the documented key of
+/// (start, end, ordinal), the two `('L1', 30)` rows ordinals 0 and 1,
+/// `('L2', 25)` ordinal 2 (docs/sources.md).
+const BUS_IDS: [(i64, &str); 3] = [
+    (77_359_922_345_766, "L1"),
+    (262_006_263_529_038, "L2"),
+    (266_511_728_322_701, "L1"),
+];
+
+#[test]
+fn row_keys_are_the_same_in_every_source_whatever_it_reads_first() {
+    for (i, (key, _)) in BUS_IDS.iter().enumerate() {
+        let ordinal = [0, 2, 1][i];
+        assert_eq!(
+            *key,
+            rhizome_sources::row_keys::row_key(1, 2, ordinal),
+            "the documented ids"
+        );
+    }
+    let want: Vec<Vec<Value>> = BUS_IDS
+        .iter()
+        .map(|(id, line)| vec![Value::Int(*id), Value::String((*line).into())])
+        .collect();
+    let query =
+        "MATCH (:Place {id: 1})-[b:BUS]->(:Place {id: 2}) RETURN id(b), b.line ORDER BY id(b)";
+    for file in ["places-postgres.json", "places-redis.json"] {
+        // Each source is what a new process has: nothing numbered yet.
+        // The first reads every bus from place 4's side of the graph first
+        // (an order in which the 1 -> 2 rows come last), the second reads
+        // the 1 -> 2 buses from place 2's incoming list, the third from
+        // place 1's outgoing list.
+        let firsts = [
+            "MATCH (:Place {id: 4})<-[:BUS*0..3]-(x)<-[b:BUS]-() RETURN count(b)",
+            "MATCH (:Place {id: 2})<-[b:BUS]-() RETURN count(b)",
+            "RETURN 1",
+        ];
+        for first in firsts {
+            let source = Source::connect(Mapping::parse(&example(file)).unwrap()).unwrap();
+            let e = SourceEngine::new(source).unwrap();
+            rows(&e, first);
+            assert_eq!(rows(&e, query), want, "{file}, after {first}");
+        }
     }
 }
 

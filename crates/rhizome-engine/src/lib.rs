@@ -82,6 +82,7 @@ fn checkpoint_procedure(db: Option<Database>) -> Procedure {
             ("success".into(), "BOOLEAN".into()),
             ("message".into(), "STRING".into()),
         ],
+        defaults: vec![],
         body: Arc::new(move |_, _| {
             let Some(db) = &db else {
                 return Err(Error::new(
@@ -326,6 +327,7 @@ impl Engine {
                             .iter()
                             .map(|(n, t)| (n.clone(), type_of(t)))
                             .collect(),
+                        optional: p.defaults.len(),
                         outputs: p
                             .outputs
                             .iter()

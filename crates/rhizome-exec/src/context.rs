@@ -306,8 +306,19 @@ pub struct Procedure {
     pub inputs: Vec<(String, String)>,
     /// Output field names and type names, in order.
     pub outputs: Vec<(String, String)>,
+    /// Default values of the last `defaults.len()` inputs, which a call may
+    /// leave out (as APOC's `defaultWeight = NaN`); empty when every input
+    /// is required. Never longer than `inputs`.
+    pub defaults: Vec<Value>,
     /// The implementation.
     pub body: ProcedureFn,
+}
+
+impl Procedure {
+    /// How many inputs a call must give: the inputs without a default.
+    pub fn required_inputs(&self) -> usize {
+        self.inputs.len().saturating_sub(self.defaults.len())
+    }
 }
 
 /// All procedures known to a query (the built-ins are in
@@ -334,7 +345,8 @@ impl Procedures {
         self.by_name.values()
     }
 
-    /// Calls `name` with `args`, checking the argument count.
+    /// Calls `name` with `args`, checking the argument count; inputs left
+    /// out take their defaults, so the body always receives every input.
     pub fn call(&self, q: &QueryContext, name: &str, args: &[Value]) -> Result<Vec<Vec<Value>>> {
         let procedure = self.get(name).ok_or_else(|| {
             Error::new(
@@ -343,18 +355,28 @@ impl Procedures {
             )
             .with_code("ProcedureNotFound")
         })?;
-        if args.len() != procedure.inputs.len() {
+        let (required, all) = (procedure.required_inputs(), procedure.inputs.len());
+        if args.len() < required || args.len() > all {
+            let expected = if required == all {
+                all.to_string()
+            } else {
+                format!("{required} to {all}")
+            };
             return Err(Error::new(
                 ErrorKind::SemanticError,
                 format!(
-                    "procedure `{name}` takes {} argument(s), got {}",
-                    procedure.inputs.len(),
+                    "procedure `{name}` takes {expected} argument(s), got {}",
                     args.len()
                 ),
             )
             .with_code("InvalidNumberOfArguments"));
         }
-        (procedure.body)(q, args)
+        if args.len() == all {
+            return (procedure.body)(q, args);
+        }
+        let mut full = args.to_vec();
+        full.extend_from_slice(&procedure.defaults[args.len() - required..]);
+        (procedure.body)(q, &full)
     }
 }
 

@@ -25,18 +25,21 @@ impl Procedures {
             name: "db.labels".into(),
             inputs: vec![],
             outputs: vec![("label".into(), "STRING".into())],
+            defaults: vec![],
             body: names(|c| c.labels.names()),
         });
         p.register(Procedure {
             name: "db.relationshipTypes".into(),
             inputs: vec![],
             outputs: vec![("relationshipType".into(), "STRING".into())],
+            defaults: vec![],
             body: names(|c| c.rel_types.names()),
         });
         p.register(Procedure {
             name: "db.propertyKeys".into(),
             inputs: vec![],
             outputs: vec![("propertyKey".into(), "STRING".into())],
+            defaults: vec![],
             body: names(|c| c.property_keys.names()),
         });
         p

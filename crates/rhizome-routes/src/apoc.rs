@@ -1,12 +1,13 @@
 //! The APOC route procedures over a native snapshot:
 //!
-//! - `apoc.algo.dijkstra(startNode, endNode, relTypesAndDirections, weightPropertyName)`
+//! - `apoc.algo.dijkstra(startNode, endNode, relTypesAndDirections, weightPropertyName[, defaultWeight = NaN[, numberOfWantedPaths = 1]])`
 //! - `apoc.algo.dijkstraWithDefaultWeight(startNode, endNode, relTypesAndDirections, weightPropertyName, defaultWeight)`
 //! - `apoc.algo.aStar(startNode, endNode, relTypesAndDirections, weightPropertyName, latPropertyName, lonPropertyName)`
 //! - `apoc.algo.aStarConfig(startNode, endNode, relTypesAndDirections, config)`
 //!
-//! Each yields `path` and `weight` (a float), one row per path found, none
-//! when the end is unreachable. The searches check the query's cancellation
+//! Each yields `path` and `weight` (a float), one row per path found
+//! (`numberOfWantedPaths` of them at most, cheapest first), none when the
+//! end is unreachable. The searches check the query's cancellation
 //! and timeout every few hundred settled nodes. Bad arguments (not a node,
 //! a malformed filter, an unknown config key, a negative default weight)
 //! are `ArgumentError`s naming the argument; a relationship without a
@@ -80,6 +81,21 @@ fn default_weight_arg(value: &Value, name: &str) -> Result<Option<f64>> {
         )));
     }
     Ok(Some(w))
+}
+
+/// `numberOfWantedPaths`: a positive integer (null means one path).
+fn wanted_paths_arg(value: &Value) -> Result<usize> {
+    match value {
+        Value::Null => Ok(1),
+        Value::Int(k) if *k >= 1 => Ok(usize::try_from(*k).unwrap_or(usize::MAX)),
+        Value::Int(k) => Err(argument_error(format!(
+            "numberOfWantedPaths must be at least 1, got {k}"
+        ))),
+        other => Err(argument_error(format!(
+            "numberOfWantedPaths must be an integer, got {}",
+            other.type_name()
+        ))),
+    }
 }
 
 fn filter_arg(value: &Value) -> Result<String> {
@@ -178,6 +194,7 @@ fn procedure(
     graphs: &Arc<dyn RouteGraphs>,
     name: &str,
     inputs: &[(&str, &str)],
+    defaults: Vec<Value>,
     body: impl Fn(&QueryContext, &[Value]) -> Result<Call> + Send + Sync + 'static,
 ) -> Procedure {
     let graphs = graphs.clone();
@@ -195,6 +212,7 @@ fn procedure(
             ("path".into(), "PATH?".into()),
             ("weight".into(), "FLOAT?".into()),
         ],
+        defaults,
         body,
     }
 }
@@ -272,13 +290,28 @@ pub fn procedures_over(graphs: Arc<dyn RouteGraphs>) -> Vec<Procedure> {
         procedure(
             &graphs,
             "apoc.algo.dijkstra",
-            &[START, END, FILTER, WEIGHT],
-            |q, a| dijkstra_call(q, a, None),
+            &[
+                START,
+                END,
+                FILTER,
+                WEIGHT,
+                ("defaultWeight", "FLOAT?"),
+                ("numberOfWantedPaths", "INTEGER?"),
+            ],
+            // APOC 5's defaults: no default weight, one path.
+            vec![Value::Float(f64::NAN), Value::Int(1)],
+            |q, a| {
+                let default = default_weight_arg(&a[4], "defaultWeight")?;
+                let mut call = dijkstra_call(q, a, default)?;
+                call.paths = wanted_paths_arg(&a[5])?;
+                Ok(call)
+            },
         ),
         procedure(
             &graphs,
             "apoc.algo.dijkstraWithDefaultWeight",
             &[START, END, FILTER, WEIGHT, ("defaultWeight", "FLOAT?")],
+            vec![],
             |q, a| {
                 let default = default_weight_arg(&a[4], "defaultWeight")?;
                 dijkstra_call(q, a, default)
@@ -295,6 +328,7 @@ pub fn procedures_over(graphs: Arc<dyn RouteGraphs>) -> Vec<Procedure> {
                 ("latPropertyName", "STRING?"),
                 ("lonPropertyName", "STRING?"),
             ],
+            vec![],
             |q, a| {
                 let mut call = dijkstra_call(q, a, None)?;
                 call.options.goal = Goal::AStar;
@@ -309,6 +343,7 @@ pub fn procedures_over(graphs: Arc<dyn RouteGraphs>) -> Vec<Procedure> {
             &graphs,
             "apoc.algo.aStarConfig",
             &[START, END, FILTER, ("config", "MAP?")],
+            vec![],
             a_star_config_call,
         ),
     ]

@@ -169,6 +169,48 @@ fn missing_weights_use_the_default_or_fail() {
     );
 }
 
+/// APOC 5's optional fifth and sixth arguments of `apoc.algo.dijkstra`:
+/// `defaultWeight` (NaN: none) and `numberOfWantedPaths` (the k cheapest
+/// loopless paths, cheapest first, one row each).
+#[test]
+fn dijkstra_takes_apoc_5s_optional_arguments() {
+    let (_tmp, e) = engine_with(SMALL);
+    let cheapest = vec![names(&["a", "b", "c"]), Value::Float(1600.0)];
+    let direct = vec![names(&["a", "c"]), Value::Float(2000.0)];
+    // Left out, NaN and null mean what APOC's defaults mean: no default
+    // weight, one path.
+    for call in [
+        "apoc.algo.dijkstra(s, t, 'R>', 'w')",
+        "apoc.algo.dijkstra(s, t, 'R>', 'w', 0.0 / 0.0)",
+        "apoc.algo.dijkstra(s, t, 'R>', 'w', null, null)",
+        "apoc.algo.dijkstra(s, t, 'R>', 'w', 7, 1)",
+    ] {
+        assert_eq!(route(&e, "a", "c", call), vec![cheapest.clone()], "{call}");
+    }
+    assert_eq!(
+        route(
+            &e,
+            "a",
+            "c",
+            "apoc.algo.dijkstra(s, t, 'R>', 'w', 0.0 / 0.0, 2)"
+        ),
+        vec![cheapest.clone(), direct.clone()]
+    );
+    // More paths wanted than there are: every loopless path once.
+    assert_eq!(
+        route(&e, "a", "c", "apoc.algo.dijkstra(s, t, 'R>', 'w', 1.0, 10)"),
+        vec![cheapest, direct]
+    );
+    // The fifth argument is the default weight, as in
+    // dijkstraWithDefaultWeight.
+    assert_eq!(
+        route(&e, "f", "g", "apoc.algo.dijkstra(s, t, 'R>', 'w', 5)"),
+        vec![vec![names(&["f", "g"]), Value::Float(5.0)]]
+    );
+    let err = error(&e, "MATCH (s:P {name: 'f'}), (t:P {name: 'g'}) CALL apoc.algo.dijkstra(s, t, 'R>', 'w', 0.0 / 0.0, 3) YIELD weight RETURN weight");
+    assert_eq!(err.kind, ErrorKind::ProcedureError, "{err}");
+}
+
 #[test]
 fn a_star_without_coordinates_fails_clearly() {
     let (_tmp, e) = engine_with(SMALL);
@@ -192,7 +234,12 @@ fn bad_arguments_are_clear_errors() {
         ("MATCH (s:P {name: 'a'}) CALL apoc.algo.dijkstraWithDefaultWeight(s, s, 'R', 'w', -1) YIELD weight RETURN weight", ErrorKind::ArgumentError, "defaultWeight must be a finite number that is not negative"),
         ("MATCH (s:P {name: 'a'}) CALL apoc.algo.aStarConfig(s, s, 'R', {wieght: 'w'}) YIELD weight RETURN weight", ErrorKind::ArgumentError, "config has an unknown key `wieght`"),
         ("MATCH (s:P {name: 'a'}) UNWIND ['w', 1] AS c CALL apoc.algo.aStarConfig(s, s, 'R', c) YIELD weight RETURN weight", ErrorKind::ArgumentError, "config must be a map"),
-        ("MATCH (s:P {name: 'a'}) CALL apoc.algo.dijkstra(s, s, 'R') YIELD weight RETURN weight", ErrorKind::SyntaxError, "takes 4 argument(s) but 3 were given"),
+        ("MATCH (s:P {name: 'a'}) CALL apoc.algo.dijkstra(s, s, 'R') YIELD weight RETURN weight", ErrorKind::SyntaxError, "takes 4 to 6 argument(s) but 3 were given"),
+        ("MATCH (s:P {name: 'a'}) CALL apoc.algo.dijkstra(s, s, 'R', 'w', 1.0, 2, 3) YIELD weight RETURN weight", ErrorKind::SyntaxError, "takes 4 to 6 argument(s) but 7 were given"),
+        ("MATCH (s:P {name: 'a'}) CALL apoc.algo.dijkstraWithDefaultWeight(s, s, 'R', 'w') YIELD weight RETURN weight", ErrorKind::SyntaxError, "takes 5 argument(s) but 4 were given"),
+        ("MATCH (s:P {name: 'a'}) CALL apoc.algo.dijkstra(s, s, 'R', 'w', 1.0, 0) YIELD weight RETURN weight", ErrorKind::ArgumentError, "numberOfWantedPaths must be at least 1, got 0"),
+        ("MATCH (s:P {name: 'a'}) UNWIND [1, 'two'] AS k CALL apoc.algo.dijkstra(s, s, 'R', 'w', 1.0, k) YIELD weight RETURN weight", ErrorKind::ArgumentError, "numberOfWantedPaths must be an integer, got STRING"),
+        ("MATCH (s:P {name: 'a'}) CALL apoc.algo.dijkstra(s, s, 'R', 'w', -2.5) YIELD weight RETURN weight", ErrorKind::ArgumentError, "defaultWeight must be a finite number that is not negative"),
     ];
     for (query, kind, message) in cases {
         let err = error(&e, query);

@@ -20,6 +20,7 @@ pub fn procedures() -> Vec<Procedure> {
                 ("description".into(), "STRING".into()),
                 ("mode".into(), "STRING".into()),
             ],
+            defaults: vec![],
             body: Arc::new(|q, _| {
                 let mut rows: Vec<Vec<Value>> = q
                     .procedures
@@ -45,12 +46,14 @@ pub fn procedures() -> Vec<Procedure> {
                 ("signature".into(), "STRING".into()),
                 ("aggregating".into(), "BOOLEAN".into()),
             ],
+            defaults: vec![],
             body: Arc::new(|_, _| Ok(function_rows())),
         },
     ]
 }
 
-/// `name(in :: TYPE, …) :: (out :: TYPE, …)`, the form Neo4j prints.
+/// `name(in :: TYPE, opt = DEFAULT :: TYPE, …) :: (out :: TYPE, …)`, the
+/// form Neo4j prints.
 pub fn procedure_signature(p: &Procedure) -> String {
     let list = |items: &[(String, String)]| {
         items
@@ -59,7 +62,28 @@ pub fn procedure_signature(p: &Procedure) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    format!("{}({}) :: ({})", p.name, list(&p.inputs), list(&p.outputs))
+    let required = p.required_inputs();
+    let inputs = p
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, (n, t))| match i.checked_sub(required) {
+            Some(d) => format!("{n} = {} :: {t}", default_text(&p.defaults[d])),
+            None => format!("{n} :: {t}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("{}({inputs}) :: ({})", p.name, list(&p.outputs))
+}
+
+/// A default value as Neo4j's signatures print it (`NaN`, `1`, `null`).
+fn default_text(value: &Value) -> String {
+    match value {
+        Value::Float(x) if x.is_nan() => "NaN".to_string(),
+        Value::Null => "null".to_string(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// One row per scalar and aggregate function: its name, a signature that
@@ -103,9 +127,26 @@ mod tests {
             name: "db.labels".into(),
             inputs: vec![],
             outputs: vec![("label".into(), "STRING".into())],
+            defaults: vec![],
             body: Arc::new(|_, _| Ok(vec![])),
         };
         assert_eq!(procedure_signature(&p), "db.labels() :: (label :: STRING)");
+        let p = Procedure {
+            name: "apoc.algo.dijkstra".into(),
+            inputs: vec![
+                ("startNode".into(), "NODE?".into()),
+                ("defaultWeight".into(), "FLOAT?".into()),
+                ("numberOfWantedPaths".into(), "INTEGER?".into()),
+            ],
+            outputs: vec![("weight".into(), "FLOAT?".into())],
+            defaults: vec![Value::Float(f64::NAN), Value::Int(1)],
+            body: Arc::new(|_, _| Ok(vec![])),
+        };
+        assert_eq!(
+            procedure_signature(&p),
+            "apoc.algo.dijkstra(startNode :: NODE?, defaultWeight = NaN :: FLOAT?, \
+             numberOfWantedPaths = 1 :: INTEGER?) :: (weight :: FLOAT?)"
+        );
     }
 
     #[test]

@@ -149,6 +149,7 @@ fn server_procedures() -> Vec<Procedure> {
                 ("versions".into(), "LIST".into()),
                 ("edition".into(), "STRING".into()),
             ],
+            defaults: vec![],
             body: Arc::new(|_, _| {
                 Ok(vec![vec![
                     Value::String("Neo4j Kernel".into()),
@@ -164,6 +165,7 @@ fn server_procedures() -> Vec<Procedure> {
                 ("nodes".into(), "LIST".into()),
                 ("relationships".into(), "LIST".into()),
             ],
+            defaults: vec![],
             body: Arc::new(|_, _| Ok(vec![vec![Value::List(vec![]), Value::List(vec![])]])),
         },
     ]);

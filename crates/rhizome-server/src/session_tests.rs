@@ -738,6 +738,7 @@ async fn thread_probe() -> Harness {
         name: "test.thread".into(),
         inputs: vec![],
         outputs: vec![("name".into(), "STRING?".into())],
+        defaults: vec![],
         body: Arc::new(|_, _| {
             let name = std::thread::current().name().unwrap_or("").to_string();
             Ok(vec![vec![Value::String(name)]])

@@ -342,6 +342,7 @@ fn clear_procedure(source: Arc<Source>) -> Procedure {
         name: "db.source.clear".into(),
         inputs: Vec::new(),
         outputs: vec![("cleared".into(), "INTEGER?".into())],
+        defaults: vec![],
         body: Arc::new(move |_: &QueryContext, _: &[Value]| {
             let n = source.cached_entries();
             source.clear_cache();
@@ -368,6 +369,7 @@ fn counters_procedure(source: Arc<Source>) -> Procedure {
             ("waitingMs".into(), "FLOAT?".into()),
             field("cachedEntries"),
         ],
+        defaults: vec![],
         body: Arc::new(move |_: &QueryContext, _: &[Value]| {
             let c = source.counters();
             let int = |x: u64| Value::Int(x.min(i64::MAX as u64) as i64);

@@ -600,6 +600,7 @@ fn procedure(signature: &str, table: &[Vec<String>]) -> Result<Procedure, String
         name,
         inputs,
         outputs,
+        defaults: vec![],
         body,
     })
 }

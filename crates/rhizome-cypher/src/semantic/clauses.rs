@@ -355,14 +355,20 @@ impl<'a> Analyzer<'a> {
                             ));
                         }
                     }
-                    if args.len() != sig.inputs.len() {
+                    let all = sig.inputs.len();
+                    let required = all.saturating_sub(sig.optional);
+                    if args.len() < required || args.len() > all {
+                        let expected = if required == all {
+                            all.to_string()
+                        } else {
+                            format!("{required} to {all}")
+                        };
                         return Err(self.err(
                             c.span,
                             "InvalidNumberOfArguments",
                             format!(
-                                "procedure `{}` takes {} argument(s) but {} were given",
+                                "procedure `{}` takes {expected} argument(s) but {} were given",
                                 sig.name,
-                                sig.inputs.len(),
                                 args.len()
                             ),
                         ));

@@ -30,6 +30,8 @@ pub struct ProcedureSignature {
     pub name: String,
     /// Input parameters (name, type).
     pub inputs: Vec<(String, Type)>,
+    /// How many of the last inputs have a default and may be left out.
+    pub optional: usize,
     /// Output fields (name, type).
     pub outputs: Vec<(String, Type)>,
 }

@@ -79,6 +79,7 @@ fn parse_procedure(text: &str) -> Option<ProcedureSignature> {
     Some(ProcedureSignature {
         name,
         inputs,
+        optional: 0,
         outputs,
     })
 }

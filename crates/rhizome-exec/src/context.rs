@@ -30,7 +30,7 @@ pub struct OperatorStats {
     pub scope: ScopeStats,
 }
 
-/// PROFILE counters of a loop scope (docs/scheduling.md, "PROFILE").
+/// PROFILE counters of a loop or branch scope (docs/scheduling.md, "PROFILE").
 #[derive(Debug, Default)]
 pub struct ScopeStats {
     /// Instances (input rows) started.
@@ -40,10 +40,17 @@ pub struct ScopeStats {
     /// Instances still active when the consumer stopped the operator
     /// (a LIMIT reached, an EXISTS matched, the query cancelled).
     pub cancelled: AtomicU64,
-    /// Pending work items (path prefixes) taken and expanded.
+    /// Pending work items taken and run: path prefixes expanded (a loop
+    /// scope), steps of instances (a branch scope).
     pub taken: AtomicU64,
-    /// Pending work items dropped by those cancellations, never expanded.
+    /// Pending work items dropped by those cancellations, never run.
     pub dropped: AtomicU64,
+    /// A branch scope's time in its instances (ns, other queries' work
+    /// nested at yield points left out); 0 for a loop scope, whose time
+    /// is its operator's.
+    pub nanos: AtomicU64,
+    /// The counters are a branch scope's.
+    pub branch: std::sync::atomic::AtomicBool,
 }
 
 impl ScopeStats {
@@ -65,6 +72,18 @@ impl ScopeStats {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         if get(&self.started) == 0 {
             return String::new();
+        }
+        if self.branch.load(Ordering::Relaxed) {
+            return format!(
+                " scope: instances started={} finished={} cancelled={} steps={} dropped={} \
+                 time={:.3}ms",
+                get(&self.started),
+                get(&self.finished),
+                get(&self.cancelled),
+                get(&self.taken),
+                get(&self.dropped),
+                get(&self.nanos) as f64 / 1e6
+            );
         }
         format!(
             " scope: instances started={} finished={} cancelled={} expanded={} dropped={}",
@@ -291,6 +310,54 @@ pub trait SubqueryRunner: Send + Sync {
         q: &QueryContext,
         limit: InlineLimit,
     ) -> Result<Vec<Chunk>>;
+
+    /// Runs a branch scope: the inner plan once per row of `run.rows`, each
+    /// an instance with its own queue of pending work and its own
+    /// cancellation, up to MAX_SI at once, interleaved by the policy;
+    /// reports each instance's output to `consumer`. Returns the end of
+    /// the rows started (the rest are the caller's to hand back).
+    fn run_scope(
+        &self,
+        run: ScopeRun<'_>,
+        q: &QueryContext,
+        consumer: &mut dyn ScopeConsumer,
+    ) -> Result<usize>;
+}
+
+/// What a branch scope's instances report to the operator that runs them
+/// ([`SubqueryRunner::run_scope`]).
+pub trait ScopeConsumer {
+    /// Whether another instance may start now; `first`: none has started
+    /// in this call yet. False once the operator's task should hand its
+    /// rows not started back to the queue (its quantum is spent).
+    fn may_start(&mut self, first: bool) -> bool;
+    /// True if the operator was stopped (its pipeline or query cancelled):
+    /// the scope ends at once, its open instances cancelled.
+    fn stopped(&self) -> bool;
+    /// The instance of input row `row` ended with `output`, its inner
+    /// run's rows; false: nothing more is wanted (a `LIMIT` above has its
+    /// rows), and the scope cancels its open instances.
+    fn ended(&mut self, row: usize, output: Vec<Chunk>) -> Result<bool>;
+}
+
+/// One call of a branch scope over rows of an input chunk
+/// ([`SubqueryRunner::run_scope`]).
+pub struct ScopeRun<'a> {
+    /// The inner plan, run once per row (an instance).
+    pub plan: &'a Arc<CNode>,
+    /// The input chunk; each instance's argument is one of its rows.
+    pub input: &'a Chunk,
+    /// The rows to run, in order.
+    pub rows: std::ops::Range<usize>,
+    /// How much of each instance's output is wanted.
+    pub limit: InlineLimit,
+    /// The scope's policy (not `Off`) and MAX_SI.
+    pub scope: rhizome_plan::LoopScope,
+    /// Report ended instances in row order (the operator's input has an
+    /// order the query implies); otherwise as they end.
+    pub in_order: bool,
+    /// PROFILE counters of the operator, if profiling.
+    pub stats: Option<&'a ScopeStats>,
 }
 
 /// The body of a procedure: arguments in, rows of output fields out.
@@ -396,6 +463,11 @@ impl QueryContext {
         limit: InlineLimit,
     ) -> Result<Vec<Chunk>> {
         self.runner.run(plan, argument, self, limit)
+    }
+
+    /// Runs a branch scope's instances ([`SubqueryRunner::run_scope`]).
+    pub fn run_scope(&self, run: ScopeRun<'_>, consumer: &mut dyn ScopeConsumer) -> Result<usize> {
+        self.runner.run_scope(run, self, consumer)
     }
 
     /// Entity access (and the statement clock) for the function library.

@@ -7,7 +7,7 @@ use super::build::build;
 use super::Pipeline;
 use crate::chunk::Chunk;
 use crate::compile::CNode;
-use crate::context::{InlineLimit, QueryContext, SubqueryRunner};
+use crate::context::{InlineLimit, QueryContext, ScopeConsumer, ScopeRun, SubqueryRunner};
 use crate::operator::{Spawner, TaskCtx, TaskWork};
 use crate::scheduler::{exclude_from_profile, nested_nanos, Task};
 use rhizome_common::{Error, ErrorKind, Result};
@@ -439,5 +439,14 @@ impl SubqueryRunner for InlineRunner {
         limit: InlineLimit,
     ) -> Result<Vec<Chunk>> {
         run_inline(plan, argument, q, limit)
+    }
+
+    fn run_scope(
+        &self,
+        run: ScopeRun<'_>,
+        q: &QueryContext,
+        consumer: &mut dyn ScopeConsumer,
+    ) -> Result<usize> {
+        super::instances::run_scope(run, q, consumer)
     }
 }

@@ -507,3 +507,50 @@ fn profile_reports_each_branch_scope() {
     assert_eq!(counter(&text, "SemiApply", "finished"), 1, "{text}");
     assert_eq!(counter(&text, "SemiApply", "cancelled"), 1, "{text}");
 }
+
+#[test]
+fn shortest_path_searches_are_a_loop_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 11, 14, 30);
+    let run = |q: &str| {
+        engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"))
+    };
+    let counter = |text: &str, key: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.contains("ShortestPath"))
+            .unwrap_or_else(|| panic!("no ShortestPath in {text}"));
+        let at = line
+            .find(&format!(" {key}="))
+            .unwrap_or_else(|| panic!("{key} in {line}"));
+        line[at + key.len() + 2..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let pairs = "MATCH (a:N), (b:N) WHERE a.id < b.id \
+                 MATCH p = shortestPath((a)-[:R|S*]-(b))";
+    // Every pair's search is an instance, run to its end.
+    let result = run(&format!("PROFILE {pairs} RETURN count(p) AS n"));
+    let text = result.profile.expect("a PROFILE report").text;
+    assert_eq!(counter(&text, "started"), 91, "{text}");
+    assert_eq!(counter(&text, "finished"), 91, "{text}");
+    assert_eq!(counter(&text, "cancelled"), 0, "{text}");
+    assert!(counter(&text, "expanded") >= 91, "{text}");
+    let Value::Int(found) = result.rows[0][0] else {
+        panic!("{:?}", result.rows)
+    };
+    assert!(found > 1, "{found} paths");
+    // Under a LIMIT the first path ends the scope: the pairs after it are
+    // never searched.
+    let result = run(&format!("PROFILE {pairs} RETURN a.id, b.id LIMIT 1"));
+    assert_eq!(result.rows.len(), 1);
+    let text = result.profile.expect("a PROFILE report").text;
+    let started = counter(&text, "started");
+    assert!(started < 91, "{text}");
+    assert_eq!(counter(&text, "finished"), started, "{text}");
+}

@@ -554,3 +554,42 @@ fn shortest_path_searches_are_a_loop_scope() {
     assert!(started < 91, "{text}");
     assert_eq!(counter(&text, "finished"), started, "{text}");
 }
+
+#[test]
+fn a_long_instance_hands_its_task_back_at_each_quantum() {
+    // One row's EXISTS probe walks every trail through a clique (tens of
+    // milliseconds): the semi-apply's task hands the open instance back to
+    // the pool once its quantum is spent, and a new task resumes it.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::empty_engine(dir.path());
+    for q in [
+        "CREATE (a:Start {id: 0}) WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
+        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
+    ] {
+        engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    let q = "PROFILE MATCH (s:Start) WHERE NOT EXISTS { (s)-[:R*1..5]-(:Goal) } RETURN s.id";
+    for threads in [1, 2] {
+        let options = QueryOptions {
+            threads: Some(threads),
+            ..QueryOptions::default()
+        };
+        let result = engine
+            .execute(q, BTreeMap::new(), &options)
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+        assert_eq!(result.rows, vec![vec![Value::Int(0)]]);
+        let text = result.profile.expect("a PROFILE report").text;
+        let line = text.lines().find(|l| l.contains("SemiApply")).unwrap();
+        let at = line.find(" morsels=").unwrap() + " morsels=".len();
+        let tasks: u64 = line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(tasks > 2, "one instance in {tasks} tasks: {text}");
+        assert!(line.contains("started=1 finished=1"), "{text}");
+    }
+}

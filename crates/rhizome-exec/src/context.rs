@@ -314,14 +314,33 @@ pub trait SubqueryRunner: Send + Sync {
     /// Runs a branch scope: the inner plan once per row of `run.rows`, each
     /// an instance with its own queue of pending work and its own
     /// cancellation, up to MAX_SI at once, interleaved by the policy;
-    /// reports each instance's output to `consumer`. Returns the end of
-    /// the rows started (the rest are the caller's to hand back).
+    /// reports each instance's output to `consumer`. `resume`: the state
+    /// a previous call of the same scope paused with (the same `run`).
     fn run_scope(
         &self,
         run: ScopeRun<'_>,
         q: &QueryContext,
         consumer: &mut dyn ScopeConsumer,
-    ) -> Result<usize>;
+        resume: Option<PausedScope>,
+    ) -> Result<ScopeEnd>;
+}
+
+/// A branch scope's state when its operator's task handed its work back
+/// with instances open ([`ScopeEnd::Paused`]): the open instances with
+/// their pending work, the rows not started, the outputs not reported.
+/// The task that goes on passes it back to
+/// [`SubqueryRunner::run_scope`].
+pub struct PausedScope(pub Box<dyn std::any::Any + Send>);
+
+/// How a call of a branch scope ended.
+pub enum ScopeEnd {
+    /// Every instance started has ended and been reported; the rows from
+    /// this one on were not started (the task's quantum was spent, or the
+    /// consumer stopped the scope).
+    Rows(usize),
+    /// The task's quantum was spent with instances open
+    /// ([`ScopeConsumer::pause`]): their state, for a new task to resume.
+    Paused(PausedScope),
 }
 
 /// What a branch scope's instances report to the operator that runs them
@@ -334,6 +353,14 @@ pub trait ScopeConsumer {
     /// True if the operator was stopped (its pipeline or query cancelled):
     /// the scope ends at once, its open instances cancelled.
     fn stopped(&self) -> bool;
+    /// True if the operator's task can hand its work back to a new task
+    /// (on the pool, or in a branch scope's instance): the scope then cuts
+    /// even a lone instance's steps into slices, so it can pause.
+    fn pausable(&self) -> bool;
+    /// True once the operator's task should hand its work back (its
+    /// quantum is spent): the scope pauses with its open instances
+    /// ([`ScopeEnd::Paused`]).
+    fn pause(&self) -> bool;
     /// The instance of input row `row` ended with `output`, its inner
     /// run's rows; false: nothing more is wanted (a `LIMIT` above has its
     /// rows), and the scope cancels its open instances.
@@ -465,9 +492,15 @@ impl QueryContext {
         self.runner.run(plan, argument, self, limit)
     }
 
-    /// Runs a branch scope's instances ([`SubqueryRunner::run_scope`]).
-    pub fn run_scope(&self, run: ScopeRun<'_>, consumer: &mut dyn ScopeConsumer) -> Result<usize> {
-        self.runner.run_scope(run, self, consumer)
+    /// Runs (or resumes) a branch scope's instances
+    /// ([`SubqueryRunner::run_scope`]).
+    pub fn run_scope(
+        &self,
+        run: ScopeRun<'_>,
+        consumer: &mut dyn ScopeConsumer,
+        resume: Option<PausedScope>,
+    ) -> Result<ScopeEnd> {
+        self.runner.run_scope(run, self, consumer, resume)
     }
 
     /// Entity access (and the statement clock) for the function library.

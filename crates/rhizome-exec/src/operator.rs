@@ -367,6 +367,14 @@ impl<'a> TaskCtx<'a> {
         self.chain.keeps_order
     }
 
+    /// True if [`TaskCtx::spawn`] hands work to another task (of the pool,
+    /// or of a branch-scope instance's queue) rather than running it in
+    /// place.
+    #[inline]
+    pub fn can_hand_back(&self) -> bool {
+        self.spawner.is_some() && !self.chain.ordered
+    }
+
     /// True if tasks run on the pool (so [`TaskCtx::spawn`] runs in
     /// parallel); false inline, in ordered pipelines and in the steps of a
     /// branch-scope instance (whose spawns go to the instance's queue).

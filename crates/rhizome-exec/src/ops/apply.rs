@@ -15,7 +15,7 @@
 
 use crate::chunk::{Chunk, CHUNK_SIZE};
 use crate::compile::CNode;
-use crate::context::{InlineLimit, ScopeConsumer, ScopeRun};
+use crate::context::{InlineLimit, PausedScope, ScopeConsumer, ScopeEnd, ScopeRun};
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::Result;
 use rhizome_plan::{LoopScope, OpKind, ScopePolicy};
@@ -55,7 +55,7 @@ impl Operator for Apply {
             _ => LoopScope::default(),
         };
         if scope.policy != ScopePolicy::Off {
-            return self.execute_scoped(input, ctx, scope);
+            return self.execute_scoped(input, ctx, scope, None, 1);
         }
         let inner = &self.node.inputs[1];
         let mut keep = Vec::new();
@@ -146,6 +146,14 @@ impl ScopeConsumer for Ended<'_, '_> {
         self.ctx.cancelled()
     }
 
+    fn pausable(&self) -> bool {
+        self.ctx.can_hand_back()
+    }
+
+    fn pause(&self) -> bool {
+        self.ctx.quantum_spent()
+    }
+
     fn ended(&mut self, row: usize, output: Vec<Chunk>) -> Result<bool> {
         let argument = || self.input.select(vec![row as u32]);
         match &self.node.kind {
@@ -185,12 +193,17 @@ impl Apply {
     /// The branch scope on: the input's rows are instances run by
     /// [`crate::context::QueryContext::run_scope`], their rows emitted as
     /// they end (in input order if the input has an order the query
-    /// implies).
+    /// implies). Once the task's quantum is spent with instances open, the
+    /// scope's state goes to a new task at this stage, which resumes it
+    /// (`paused`; `batch`: the size of a semi-apply's next batch of rows),
+    /// so no instance holds a worker for longer than a quantum.
     fn execute_scoped(
         &self,
         input: Chunk,
         ctx: &mut TaskCtx<'_>,
         scope: LoopScope,
+        paused: Option<PausedScope>,
+        batch: usize,
     ) -> Result<OperatorResult> {
         let q = ctx.q;
         let semi = matches!(self.node.kind, OpKind::SemiApply { .. });
@@ -205,7 +218,7 @@ impl Apply {
             ctx,
             input: &input,
             keep: Vec::new(),
-            batch: 1,
+            batch,
             finished: false,
         };
         let run = ScopeRun {
@@ -221,24 +234,36 @@ impl Apply {
             in_order,
             stats,
         };
-        let end = q.run_scope(run, &mut ended)?;
-        let (keep, finished) = (std::mem::take(&mut ended.keep), ended.finished);
+        let end = q.run_scope(run, &mut ended, paused)?;
+        let (keep, finished, batch) =
+            (std::mem::take(&mut ended.keep), ended.finished, ended.batch);
         if finished {
             return Ok(OperatorResult::Finished);
         }
         if ctx.cancelled() {
             return NEED_MORE;
         }
-        if end < input.len() {
-            // The quantum is spent: the rows not started go back to the
-            // queue as a new task.
-            let rest = input.select((end as u32..input.len() as u32).collect());
-            ctx.spawn(move |ctx| ctx.push_here(rest).map(|_| ()))?;
+        if !keep.is_empty() {
+            return_if_finished!(ctx.emit(input.select(keep)));
         }
-        if keep.is_empty() {
-            return NEED_MORE;
+        match end {
+            ScopeEnd::Rows(end) if end < input.len() => {
+                // The quantum is spent: the rows not started go back to
+                // the queue as a new task.
+                let rest = input.select((end as u32..input.len() as u32).collect());
+                ctx.spawn(move |ctx| ctx.push_here(rest).map(|_| ()))?;
+            }
+            ScopeEnd::Rows(_) => {}
+            ScopeEnd::Paused(paused) => {
+                // Instances are open: the scope goes on in a new task.
+                let node = self.node.clone();
+                ctx.spawn(move |ctx| {
+                    Apply { node }
+                        .execute_scoped(input, ctx, scope, Some(paused), batch)
+                        .map(drop)
+                })?;
+            }
         }
-        return_if_finished!(ctx.emit(input.select(keep)));
         NEED_MORE
     }
 

@@ -7,7 +7,9 @@ use super::build::build;
 use super::Pipeline;
 use crate::chunk::Chunk;
 use crate::compile::CNode;
-use crate::context::{InlineLimit, QueryContext, ScopeConsumer, ScopeRun, SubqueryRunner};
+use crate::context::{
+    InlineLimit, PausedScope, QueryContext, ScopeConsumer, ScopeEnd, ScopeRun, SubqueryRunner,
+};
 use crate::operator::{Spawner, TaskCtx, TaskWork};
 use crate::scheduler::{exclude_from_profile, nested_nanos, Task};
 use rhizome_common::{Error, ErrorKind, Result};
@@ -446,7 +448,8 @@ impl SubqueryRunner for InlineRunner {
         run: ScopeRun<'_>,
         q: &QueryContext,
         consumer: &mut dyn ScopeConsumer,
-    ) -> Result<usize> {
-        super::instances::run_scope(run, q, consumer)
+        resume: Option<PausedScope>,
+    ) -> Result<ScopeEnd> {
+        super::instances::run_scope(run, q, consumer, resume)
     }
 }

@@ -30,7 +30,7 @@
 use super::build::build;
 use super::Pipeline;
 use crate::chunk::Chunk;
-use crate::context::{InlineLimit, QueryContext, ScopeConsumer, ScopeRun};
+use crate::context::{InlineLimit, PausedScope, QueryContext, ScopeConsumer, ScopeEnd, ScopeRun};
 use crate::operator::{Spawner, TaskCtx, TaskWork};
 use crate::scheduler::{exclude_from_profile, nested_nanos, yielded_nanos, CancelToken};
 use rhizome_common::{Error, ErrorKind, Result};
@@ -266,19 +266,36 @@ fn pick(open: &[Instance], policy: ScopePolicy) -> usize {
     .unwrap_or(0)
 }
 
+/// A scope paused with instances open ([`PausedScope`]).
+struct Paused {
+    open: Vec<Instance>,
+    next_row: usize,
+    seq: u64,
+    reports: Reports,
+}
+
 /// Runs a branch scope ([`crate::context::SubqueryRunner::run_scope`]).
 pub fn run_scope(
     run: ScopeRun<'_>,
     q: &QueryContext,
     consumer: &mut dyn ScopeConsumer,
-) -> Result<usize> {
+    resume: Option<PausedScope>,
+) -> Result<ScopeEnd> {
+    let paused = match resume {
+        Some(PausedScope(state)) => Some(
+            *state
+                .downcast::<Paused>()
+                .map_err(|_| Error::internal("a branch scope resumed from a foreign state"))?,
+        ),
+        None => None,
+    };
     let mut scope = Scope {
         q,
-        seq: 0,
+        seq: paused.as_ref().map_or(0, |p| p.seq),
         counts: Counts::default(),
         timed: run.stats.is_some() || q.profile.is_some(),
     };
-    let result = run_instances(&run, &mut scope, consumer);
+    let result = run_instances(&run, &mut scope, consumer, paused);
     if let Some(stats) = run.stats {
         let c = &scope.counts;
         stats.branch.store(true, Ordering::Relaxed);
@@ -323,16 +340,25 @@ fn run_instances(
     run: &ScopeRun<'_>,
     scope: &mut Scope<'_>,
     consumer: &mut dyn ScopeConsumer,
-) -> Result<usize> {
+    paused: Option<Paused>,
+) -> Result<ScopeEnd> {
     let q = scope.q;
     let max_si = run.scope.max_si.max(1) as usize;
-    let mut open: Vec<Instance> = Vec::with_capacity(max_si);
-    let mut next_row = run.rows.start;
-    let mut reports = Reports {
-        in_order: run.in_order,
-        waiting: BTreeMap::new(),
-        next: run.rows.start,
+    let (mut open, mut next_row, mut reports) = match paused {
+        Some(p) => (p.open, p.next_row, p.reports),
+        None => (
+            Vec::with_capacity(max_si),
+            run.rows.start,
+            Reports {
+                in_order: run.in_order,
+                waiting: BTreeMap::new(),
+                next: run.rows.start,
+            },
+        ),
     };
+    let pausable = consumer.pausable();
+    // An instance started in this call (the first may always start).
+    let mut started_here = false;
     loop {
         if q.scope.is_cancelled() {
             scope.cancel(&mut open);
@@ -341,10 +367,8 @@ fn run_instances(
             }));
         }
         // Start instances while fewer than MAX_SI are open.
-        while open.len() < max_si
-            && next_row < run.rows.end
-            && consumer.may_start(next_row == run.rows.start)
-        {
+        while open.len() < max_si && next_row < run.rows.end && consumer.may_start(!started_here) {
+            started_here = true;
             let row = next_row;
             next_row += 1;
             scope.counts.started += 1;
@@ -355,16 +379,26 @@ fn run_instances(
                 scope.counts.finished += 1;
                 if !reports.report(consumer, row, instance.output)? {
                     scope.cancel(&mut open);
-                    return Ok(next_row);
+                    return Ok(ScopeEnd::Rows(next_row));
                 }
             }
         }
         if open.is_empty() || consumer.stopped() {
             scope.cancel(&mut open);
-            return Ok(next_row);
+            return Ok(ScopeEnd::Rows(next_row));
+        }
+        if consumer.pause() {
+            return Ok(ScopeEnd::Paused(PausedScope(Box::new(Paused {
+                open,
+                next_row,
+                seq: scope.seq,
+                reports,
+            }))));
         }
         let i = pick(&open, run.scope.policy);
-        let slice = (open.len() > 1).then_some(INSTANCE_SLICE);
+        // Steps are cut into slices when there is another instance to
+        // switch to, or the task may have to hand its work back.
+        let slice = (open.len() > 1 || pausable).then_some(INSTANCE_SLICE);
         let ended = scope.timed(|s| s.step(&mut open[i], slice))?;
         if ended {
             let instance = open.remove(i);
@@ -375,7 +409,7 @@ fn run_instances(
             }
             if !reports.report(consumer, instance.row, instance.output)? {
                 scope.cancel(&mut open);
-                return Ok(next_row);
+                return Ok(ScopeEnd::Rows(next_row));
             }
         }
     }

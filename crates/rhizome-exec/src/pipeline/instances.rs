@@ -26,6 +26,13 @@
 //! instances; when the consumer needs no more rows, every open instance is
 //! cancelled and its queue dropped. PROFILE counts instances started,
 //! finished, cancelled, steps run, items dropped and the instances' time.
+//!
+//! The scope is resumable: once the operator's task has spent its quantum
+//! ([`ScopeConsumer::pause`]) with instances open, the scope returns its
+//! state ([`ScopeEnd::Paused`]) and the operator hands it to a new task,
+//! which resumes it; when the task could do that, even a lone instance's
+//! steps are cut into slices, so no task outlasts its quantum by more
+//! than a slice.
 
 use super::build::build;
 use super::Pipeline;
@@ -359,6 +366,7 @@ fn run_instances(
     let pausable = consumer.pausable();
     // An instance started in this call (the first may always start).
     let mut started_here = false;
+    let mut stepped = false;
     loop {
         if q.scope.is_cancelled() {
             scope.cancel(&mut open);
@@ -387,7 +395,8 @@ fn run_instances(
             scope.cancel(&mut open);
             return Ok(ScopeEnd::Rows(next_row));
         }
-        if consumer.pause() {
+        // At least one step per call, so a resumed scope always progresses.
+        if stepped && consumer.pause() {
             return Ok(ScopeEnd::Paused(PausedScope(Box::new(Paused {
                 open,
                 next_row,
@@ -400,6 +409,7 @@ fn run_instances(
         // switch to, or the task may have to hand its work back.
         let slice = (open.len() > 1 || pausable).then_some(INSTANCE_SLICE);
         let ended = scope.timed(|s| s.step(&mut open[i], slice))?;
+        stepped = true;
         if ended {
             let instance = open.remove(i);
             if instance.token.is_cancelled() {

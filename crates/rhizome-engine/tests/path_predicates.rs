@@ -593,3 +593,43 @@ fn a_long_instance_hands_its_task_back_at_each_quantum() {
         assert!(line.contains("started=1 finished=1"), "{text}");
     }
 }
+
+#[test]
+fn a_semi_apply_runs_one_instance_per_key() {
+    // The probe reads only `b`: rows with a `b` seen before take its
+    // memoized answer instead of running an instance.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 12, 14, 30);
+    let q = "MATCH (a:N)-[:R|S]-(b:N) WHERE EXISTS { (b)-[:R*1..3]-(c:N) WHERE c.ok } \
+             RETURN a.id, b.id";
+    let want = sorted_rows(
+        &engine,
+        &format!("CYPHER scheduling=off {q}"),
+        &BTreeMap::new(),
+        1,
+    );
+    for threads in [1, 2] {
+        assert_eq!(sorted_rows(&engine, q, &BTreeMap::new(), threads), want);
+    }
+    let result = engine
+        .execute(
+            &format!("PROFILE {q}"),
+            BTreeMap::new(),
+            &QueryOptions {
+                threads: Some(1),
+                ..QueryOptions::default()
+            },
+        )
+        .unwrap();
+    let text = result.profile.expect("a PROFILE report").text;
+    let line = text.lines().find(|l| l.contains("SemiApply")).unwrap();
+    let at = line.find(" started=").unwrap() + " started=".len();
+    let started: usize = line[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(want.len() > 14, "{} rows", want.len());
+    assert!(started <= 14, "{started} instances for 14 persons: {text}");
+}

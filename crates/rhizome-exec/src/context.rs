@@ -365,6 +365,12 @@ pub trait ScopeConsumer {
     /// run's rows; false: nothing more is wanted (a `LIMIT` above has its
     /// rows), and the scope cancels its open instances.
     fn ended(&mut self, row: usize, output: Vec<Chunk>) -> Result<bool>;
+    /// Row `row`'s output if it is known without running an instance (a
+    /// memoized answer); the scope then reports it as it would an ended
+    /// instance's.
+    fn known(&mut self, _row: usize) -> Option<Vec<Chunk>> {
+        None
+    }
 }
 
 /// One call of a branch scope over rows of an input chunk

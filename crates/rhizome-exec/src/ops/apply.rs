@@ -14,10 +14,11 @@
 //! wait instead.
 
 use crate::chunk::{Chunk, CHUNK_SIZE};
-use crate::compile::CNode;
+use crate::compile::{CMemo, CNode};
 use crate::context::{InlineLimit, PausedScope, ScopeConsumer, ScopeEnd, ScopeRun};
+use crate::expr::Row;
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
-use rhizome_common::Result;
+use rhizome_common::{Result, Value};
 use rhizome_plan::{LoopScope, OpKind, ScopePolicy};
 use std::sync::Arc;
 
@@ -127,6 +128,12 @@ struct Ended<'c, 't> {
 }
 
 impl Ended<'_, '_> {
+    /// The values of `memo`'s key slots in input row `row`.
+    fn key(&self, memo: &CMemo, row: usize) -> Vec<Value> {
+        let r = Row::new(self.input, row);
+        memo.slots.iter().map(|&s| r.get(s)).collect()
+    }
+
     /// Emits `chunk`; false (and `finished`) once downstream wants no more.
     fn emit(&mut self, chunk: Chunk) -> Result<bool> {
         if self.ctx.emit(chunk)?.is_finished() {
@@ -154,11 +161,32 @@ impl ScopeConsumer for Ended<'_, '_> {
         self.ctx.quantum_spent()
     }
 
+    fn known(&mut self, row: usize) -> Option<Vec<Chunk>> {
+        let memo = self.node.c.memo.as_ref()?;
+        let q = self.ctx.q;
+        if !q.memo.has_room() {
+            return None;
+        }
+        let found = q.memo.get(memo.id, self.key(memo, row)).ok()?;
+        Some(if found == Value::Bool(true) {
+            vec![self.input.select(vec![row as u32])]
+        } else {
+            Vec::new()
+        })
+    }
+
     fn ended(&mut self, row: usize, output: Vec<Chunk>) -> Result<bool> {
         let argument = || self.input.select(vec![row as u32]);
         match &self.node.kind {
             OpKind::SemiApply { anti, .. } => {
                 let found = output.iter().any(|c| !c.is_empty());
+                if let Some(memo) = &self.node.c.memo {
+                    let q = self.ctx.q;
+                    if q.memo.has_room() {
+                        q.memo
+                            .insert(memo.id, self.key(memo, row), &Value::Bool(found));
+                    }
+                }
                 if found != *anti {
                     self.keep.push(row as u32);
                     if self.keep.len() >= self.batch {

@@ -205,6 +205,17 @@ fn every_scope_policy_gives_the_same_rows() {
         "MATCH (a:N) WHERE NOT EXISTS { (a)-[:S*2]-(c) } RETURN a.id",
         // A limit over a deterministic order.
         "MATCH (a:N {id: 3})-[:R*1..4]-(b) RETURN DISTINCT b.id ORDER BY b.id LIMIT 4",
+        // Branch scopes: semi-applies (two on one row), OPTIONAL MATCH,
+        // CALL { } with an aggregation (two pipelines per instance) and
+        // with a LIMIT inside (a pipeline stopped inside an instance).
+        "MATCH (a:N) WHERE EXISTS { (a)-[:R*1..3]-(c:N) WHERE c.ok } \
+         AND NOT EXISTS { (a)-[:S]->(:N)-[:S]->() } RETURN a.id",
+        "MATCH (a:N) OPTIONAL MATCH (a)-[:R]->(b)-[:R|S]-(c) WHERE c.ok RETURN a.id, b.id, c.id",
+        "MATCH (a:N) OPTIONAL MATCH (a)-[:R*1..2]-(b:N) WHERE b.id > a.id RETURN a.id, b.id",
+        "MATCH (a:N) CALL { WITH a MATCH (a)-[:R*1..2]-(c) RETURN count(c) AS k } RETURN a.id, k",
+        "MATCH (a:N) CALL { WITH a MATCH (a)-[:R|S]-(c) RETURN c.id AS cid ORDER BY cid LIMIT 2 } \
+         RETURN a.id, cid",
+        "MATCH (a:N) RETURN a.id, COUNT { (a)-[:R*1..2]-(:N) } AS k",
     ];
     let (mut compared, mut nonempty) = (0, 0);
     for seed in [5, 6] {
@@ -230,6 +241,97 @@ fn every_scope_policy_gives_the_same_rows() {
 }
 
 #[test]
+fn interleaved_instances_give_the_same_rows() {
+    // A denser graph: each instance walks thousands of trails, so with
+    // several open its steps are cut into slices and interleaved.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 10, 12, 40);
+    let queries = [
+        "MATCH (a:N) WHERE EXISTS { (a)-[:R|S*1..4]-(c:N) WHERE c.id = (a.id * 7 + 3) % 12 } \
+         RETURN a.id",
+        "MATCH (a:N) WHERE NOT EXISTS { (a)-[:R|S*1..4]-(c:N) WHERE c.id = 100 } RETURN a.id",
+        "MATCH (a:N) OPTIONAL MATCH (a)-[:R*3]-(b:N) WHERE b.id = (a.id + 5) % 12 \
+         RETURN a.id, b.id",
+        "MATCH (a:N) CALL { WITH a MATCH (a)-[:R|S*1..3]-(c) RETURN count(*) AS k } RETURN a.id, k",
+    ];
+    for q in queries {
+        let want = sorted_rows(
+            &engine,
+            &format!("CYPHER scheduling=off {q}"),
+            &BTreeMap::new(),
+            1,
+        );
+        assert!(!want.is_empty(), "{q}");
+        for hint in HINTS {
+            for threads in [1, 2] {
+                let text = format!("{hint}{q}");
+                let got = sorted_rows(&engine, &text, &BTreeMap::new(), threads);
+                assert_eq!(got, want, "{threads} workers: {text}");
+            }
+        }
+    }
+    // The instances were interleaved: more steps than instances.
+    let result = engine
+        .execute(
+            &format!("PROFILE CYPHER scheduling=fifo max_si=4 {}", queries[1]),
+            BTreeMap::new(),
+            &QueryOptions::default(),
+        )
+        .unwrap();
+    let text = result.profile.expect("a PROFILE report").text;
+    let line = text.lines().find(|l| l.contains("SemiApply")).unwrap();
+    let count = |key: &str| -> u64 {
+        let at = line.find(&format!(" {key}=")).unwrap() + key.len() + 2;
+        line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(count("started"), 12, "{text}");
+    assert!(count("steps") > count("started"), "{text}");
+}
+
+#[test]
+fn a_branch_scope_keeps_the_order_of_a_sorted_input() {
+    let dir = tempfile::tempdir().unwrap();
+    // Instances of unequal length, cut into slices (as in
+    // `interleaved_instances_give_the_same_rows`): they end out of order.
+    let engine = random_engine(dir.path(), 10, 12, 40);
+    let queries = [
+        "MATCH (a:N) WITH a ORDER BY a.id DESC \
+         WHERE NOT EXISTS { (a)-[:R|S*1..4]-(c:N) WHERE c.id = 100 } RETURN a.id",
+        "MATCH (a:N) WITH a ORDER BY a.id DESC \
+         OPTIONAL MATCH (a)-[:R*3]-(b:N) WHERE b.id = (a.id + 5) % 12 RETURN a.id",
+        "MATCH (a:N) WITH a ORDER BY a.id DESC \
+         CALL { WITH a MATCH (a)-[:R|S*1..3]-(c) RETURN count(*) AS k } RETURN a.id, k",
+    ];
+    let rows = |q: &str, threads: usize| -> Vec<String> {
+        let options = QueryOptions {
+            threads: Some(threads),
+            ..QueryOptions::default()
+        };
+        engine
+            .execute(q, BTreeMap::new(), &options)
+            .unwrap_or_else(|e| panic!("{q}: {e}"))
+            .rows
+            .iter()
+            .map(|r| format!("{r:?}"))
+            .collect()
+    };
+    for q in queries {
+        let want = rows(&format!("CYPHER scheduling=off {q}"), 1);
+        assert!(want.len() > 3, "{q}: {want:?}");
+        for hint in HINTS {
+            for threads in [1, 2] {
+                assert_eq!(rows(&format!("{hint}{q}"), threads), want, "{hint}{q}");
+            }
+        }
+    }
+}
+
+#[test]
 fn explain_shows_the_chosen_and_the_hinted_scope() {
     let dir = tempfile::tempdir().unwrap();
     let engine = random_engine(dir.path(), 7, 6, 6);
@@ -251,6 +353,20 @@ fn explain_shows_the_chosen_and_the_hinted_scope() {
         explain("CYPHER scheduling=fifo max_si=8 MATCH (a)-[*1..3]->(b) RETURN b")
             .contains("scope: fifo max_si=8")
     );
+    // Branch scopes: a semi-apply's is on (dfs, one instance at a time),
+    // an OPTIONAL MATCH's and a CALL's off unless the hint names a policy.
+    let semi = explain("MATCH (a) WHERE EXISTS { (a)-[:R]->(b)-[:R]->(c) } RETURN a");
+    assert!(semi.contains("SemiApply scope: dfs max_si=1"), "{semi}");
+    let optional = "MATCH (a) OPTIONAL MATCH (a)-[:R]->(b)-[:R]->(c) RETURN c";
+    let plain = explain(optional);
+    assert!(
+        plain.contains("Optional") && !plain.contains("scope:"),
+        "{plain}"
+    );
+    let hinted = explain(&format!("CYPHER scheduling=bfs max_si=4 {optional}"));
+    assert!(hinted.contains("Optional scope: bfs max_si=4"), "{hinted}");
+    let max_si_alone = explain(&format!("CYPHER max_si=4 {optional}"));
+    assert!(!max_si_alone.contains("scope:"), "{max_si_alone}");
     let off = explain("CYPHER scheduling=off MATCH (a) WHERE EXISTS { (a)-[*1..3]->(b) } RETURN a");
     assert!(
         !off.contains("scope:") && off.contains("COUNT {...} > 0"),
@@ -277,7 +393,12 @@ fn profile_reports_each_loop_scope() {
             .unwrap_or_else(|e| panic!("{q}: {e}"));
         result.profile.expect("a PROFILE report").text
     };
+    // The counters of the expansion's line (a semi-apply above has its own).
     let counters = |text: &str, key: &str| -> u64 {
+        let text = text
+            .lines()
+            .find(|l| l.contains("VarLengthExpand"))
+            .unwrap_or_else(|| panic!("no expansion in {text}"));
         let at = text
             .find(&format!("{key}="))
             .unwrap_or_else(|| panic!("{key} in {text}"));
@@ -310,4 +431,205 @@ fn profile_reports_each_loop_scope() {
     // Scopes off: no scope counters.
     let text = profile("PROFILE CYPHER scheduling=off MATCH (a:N)-[:R*1..2]-(c) RETURN count(*)");
     assert!(!text.contains("started="), "{text}");
+}
+
+#[test]
+fn profile_reports_each_branch_scope() {
+    // Two rows enter an EXISTS: the first one's probe walks thousands of
+    // trails through a clique and finds nothing, the second one's matches
+    // at its first hop.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::empty_engine(dir.path());
+    for q in [
+        "CREATE (a:Start {id: 0}), (b:Start {id: 1}), (b)-[:R]->(:Goal) \
+         WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
+        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
+    ] {
+        engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    let query = "MATCH (s:Start) WHERE EXISTS { (s)-[:R*1..5]-(:Goal) } RETURN s.id LIMIT 1";
+    let profile = |hint: &str| {
+        let q = format!("PROFILE {hint}{query}");
+        let result = engine
+            .execute(&q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+        assert_eq!(result.rows, vec![vec![Value::Int(1)]], "{q}");
+        result.profile.expect("a PROFILE report").text
+    };
+    let counter = |text: &str, op: &str, key: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.contains(op))
+            .unwrap_or_else(|| panic!("no {op} in {text}"));
+        let at = line
+            .find(&format!(" {key}="))
+            .unwrap_or_else(|| panic!("{key} in {line}"));
+        line[at + key.len() + 2..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // The planner's choice, one instance at a time: the first row's probe
+    // runs to its end, then the second matches and ends the query.
+    let text = profile("");
+    assert!(text.contains("SemiApply scope: dfs max_si=1"), "{text}");
+    assert_eq!(counter(&text, "SemiApply", "started"), 2, "{text}");
+    assert_eq!(counter(&text, "SemiApply", "finished"), 1, "{text}");
+    assert_eq!(counter(&text, "SemiApply", "cancelled"), 1, "{text}");
+    assert_eq!(counter(&text, "SemiApply", "dropped"), 0, "{text}");
+    let semi = text.lines().find(|l| l.contains("SemiApply")).unwrap_or("");
+    assert!(semi.contains(" steps=") && semi.ends_with("ms"), "{text}");
+    // Two instances interleaved (oldest work first, or least advanced
+    // first): the second row's probe matches while the first one's walk
+    // waits in its queue, the LIMIT is reached, and the first instance is
+    // cancelled with its pending work dropped (its walk's prefixes too).
+    for hint in [
+        "CYPHER scheduling=fifo max_si=2 ",
+        "CYPHER scheduling=bfs max_si=2 ",
+    ] {
+        let text = profile(hint);
+        assert_eq!(counter(&text, "SemiApply", "started"), 2, "{text}");
+        assert_eq!(counter(&text, "SemiApply", "finished"), 0, "{text}");
+        assert_eq!(counter(&text, "SemiApply", "cancelled"), 2, "{text}");
+        assert!(counter(&text, "SemiApply", "dropped") >= 1, "{text}");
+        assert!(
+            counter(&text, "VarLengthExpand", "cancelled") >= 1,
+            "{text}"
+        );
+        assert!(counter(&text, "VarLengthExpand", "dropped") >= 1, "{text}");
+    }
+    // Depth first between two open instances finishes the first one first.
+    let text = profile("CYPHER scheduling=dfs max_si=2 ");
+    assert_eq!(counter(&text, "SemiApply", "finished"), 1, "{text}");
+    assert_eq!(counter(&text, "SemiApply", "cancelled"), 1, "{text}");
+}
+
+#[test]
+fn shortest_path_searches_are_a_loop_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 11, 14, 30);
+    let run = |q: &str| {
+        engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"))
+    };
+    let counter = |text: &str, key: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.contains("ShortestPath"))
+            .unwrap_or_else(|| panic!("no ShortestPath in {text}"));
+        let at = line
+            .find(&format!(" {key}="))
+            .unwrap_or_else(|| panic!("{key} in {line}"));
+        line[at + key.len() + 2..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let pairs = "MATCH (a:N), (b:N) WHERE a.id < b.id \
+                 MATCH p = shortestPath((a)-[:R|S*]-(b))";
+    // Every pair's search is an instance, run to its end.
+    let result = run(&format!("PROFILE {pairs} RETURN count(p) AS n"));
+    let text = result.profile.expect("a PROFILE report").text;
+    assert_eq!(counter(&text, "started"), 91, "{text}");
+    assert_eq!(counter(&text, "finished"), 91, "{text}");
+    assert_eq!(counter(&text, "cancelled"), 0, "{text}");
+    assert!(counter(&text, "expanded") >= 91, "{text}");
+    let Value::Int(found) = result.rows[0][0] else {
+        panic!("{:?}", result.rows)
+    };
+    assert!(found > 1, "{found} paths");
+    // Under a LIMIT the first path ends the scope: the pairs after it are
+    // never searched.
+    let result = run(&format!("PROFILE {pairs} RETURN a.id, b.id LIMIT 1"));
+    assert_eq!(result.rows.len(), 1);
+    let text = result.profile.expect("a PROFILE report").text;
+    let started = counter(&text, "started");
+    assert!(started < 91, "{text}");
+    assert_eq!(counter(&text, "finished"), started, "{text}");
+}
+
+#[test]
+fn a_long_instance_hands_its_task_back_at_each_quantum() {
+    // One row's EXISTS probe walks every trail through a clique (tens of
+    // milliseconds): the semi-apply's task hands the open instance back to
+    // the pool once its quantum is spent, and a new task resumes it.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::empty_engine(dir.path());
+    for q in [
+        "CREATE (a:Start {id: 0}) WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
+        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
+    ] {
+        engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    let q = "PROFILE MATCH (s:Start) WHERE NOT EXISTS { (s)-[:R*1..5]-(:Goal) } RETURN s.id";
+    for threads in [1, 2] {
+        let options = QueryOptions {
+            threads: Some(threads),
+            ..QueryOptions::default()
+        };
+        let result = engine
+            .execute(q, BTreeMap::new(), &options)
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+        assert_eq!(result.rows, vec![vec![Value::Int(0)]]);
+        let text = result.profile.expect("a PROFILE report").text;
+        let line = text.lines().find(|l| l.contains("SemiApply")).unwrap();
+        let at = line.find(" morsels=").unwrap() + " morsels=".len();
+        let tasks: u64 = line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(tasks > 2, "one instance in {tasks} tasks: {text}");
+        assert!(line.contains("started=1 finished=1"), "{text}");
+    }
+}
+
+#[test]
+fn a_semi_apply_runs_one_instance_per_key() {
+    // The probe reads only `b`: rows with a `b` seen before take its
+    // memoized answer instead of running an instance.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 12, 14, 30);
+    let q = "MATCH (a:N)-[:R|S]-(b:N) WHERE EXISTS { (b)-[:R*1..3]-(c:N) WHERE c.ok } \
+             RETURN a.id, b.id";
+    let want = sorted_rows(
+        &engine,
+        &format!("CYPHER scheduling=off {q}"),
+        &BTreeMap::new(),
+        1,
+    );
+    for threads in [1, 2] {
+        assert_eq!(sorted_rows(&engine, q, &BTreeMap::new(), threads), want);
+    }
+    let result = engine
+        .execute(
+            &format!("PROFILE {q}"),
+            BTreeMap::new(),
+            &QueryOptions {
+                threads: Some(1),
+                ..QueryOptions::default()
+            },
+        )
+        .unwrap();
+    let text = result.profile.expect("a PROFILE report").text;
+    let line = text.lines().find(|l| l.contains("SemiApply")).unwrap();
+    let at = line.find(" started=").unwrap() + " started=".len();
+    let started: usize = line[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(want.len() > 14, "{} rows", want.len());
+    assert!(started <= 14, "{started} instances for 14 persons: {text}");
 }

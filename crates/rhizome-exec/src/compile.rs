@@ -221,6 +221,10 @@ pub struct COp {
     /// must resolve); starting there, its plans count into their own
     /// PROFILE counters.
     pub expr_ids: Vec<usize>,
+    /// For a `SemiApply`: how its instances' answers are memoized by the
+    /// values of the slots its inner plan reads, if they may be (as an
+    /// `EXISTS` expression's are, [`CMemo`]).
+    pub memo: Option<CMemo>,
 }
 
 /// A compiled hop of an `ExpandCount` prefix.
@@ -404,6 +408,15 @@ impl<'a> Compiler<'a> {
                     .collect();
             }
             OpKind::Filter { predicate } => c.exprs.push(self.expr(predicate)),
+            OpKind::SemiApply { .. } => {
+                c.memo = node
+                    .inputs
+                    .get(1)
+                    .and_then(|inner| {
+                        rhizome_plan::usage::subquery_memo_key(inner, &SubqueryKind::Exists)
+                    })
+                    .map(CMemo::new);
+            }
             OpKind::Project { items } => {
                 c.exprs = items.iter().map(|(_, e)| self.expr(e)).collect()
             }

@@ -30,7 +30,7 @@ pub struct OperatorStats {
     pub scope: ScopeStats,
 }
 
-/// PROFILE counters of a loop scope (docs/scheduling.md, "PROFILE").
+/// PROFILE counters of a loop or branch scope (docs/scheduling.md, "PROFILE").
 #[derive(Debug, Default)]
 pub struct ScopeStats {
     /// Instances (input rows) started.
@@ -40,10 +40,17 @@ pub struct ScopeStats {
     /// Instances still active when the consumer stopped the operator
     /// (a LIMIT reached, an EXISTS matched, the query cancelled).
     pub cancelled: AtomicU64,
-    /// Pending work items (path prefixes) taken and expanded.
+    /// Pending work items taken and run: path prefixes expanded (a loop
+    /// scope), steps of instances (a branch scope).
     pub taken: AtomicU64,
-    /// Pending work items dropped by those cancellations, never expanded.
+    /// Pending work items dropped by those cancellations, never run.
     pub dropped: AtomicU64,
+    /// A branch scope's time in its instances (ns, other queries' work
+    /// nested at yield points left out); 0 for a loop scope, whose time
+    /// is its operator's.
+    pub nanos: AtomicU64,
+    /// The counters are a branch scope's.
+    pub branch: std::sync::atomic::AtomicBool,
 }
 
 impl ScopeStats {
@@ -65,6 +72,18 @@ impl ScopeStats {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         if get(&self.started) == 0 {
             return String::new();
+        }
+        if self.branch.load(Ordering::Relaxed) {
+            return format!(
+                " scope: instances started={} finished={} cancelled={} steps={} dropped={} \
+                 time={:.3}ms",
+                get(&self.started),
+                get(&self.finished),
+                get(&self.cancelled),
+                get(&self.taken),
+                get(&self.dropped),
+                get(&self.nanos) as f64 / 1e6
+            );
         }
         format!(
             " scope: instances started={} finished={} cancelled={} expanded={} dropped={}",
@@ -291,6 +310,87 @@ pub trait SubqueryRunner: Send + Sync {
         q: &QueryContext,
         limit: InlineLimit,
     ) -> Result<Vec<Chunk>>;
+
+    /// Runs a branch scope: the inner plan once per row of `run.rows`, each
+    /// an instance with its own queue of pending work and its own
+    /// cancellation, up to MAX_SI at once, interleaved by the policy;
+    /// reports each instance's output to `consumer`. `resume`: the state
+    /// a previous call of the same scope paused with (the same `run`).
+    fn run_scope(
+        &self,
+        run: ScopeRun<'_>,
+        q: &QueryContext,
+        consumer: &mut dyn ScopeConsumer,
+        resume: Option<PausedScope>,
+    ) -> Result<ScopeEnd>;
+}
+
+/// A branch scope's state when its operator's task handed its work back
+/// with instances open ([`ScopeEnd::Paused`]): the open instances with
+/// their pending work, the rows not started, the outputs not reported.
+/// The task that goes on passes it back to
+/// [`SubqueryRunner::run_scope`].
+pub struct PausedScope(pub Box<dyn std::any::Any + Send>);
+
+/// How a call of a branch scope ended.
+pub enum ScopeEnd {
+    /// Every instance started has ended and been reported; the rows from
+    /// this one on were not started (the task's quantum was spent, or the
+    /// consumer stopped the scope).
+    Rows(usize),
+    /// The task's quantum was spent with instances open
+    /// ([`ScopeConsumer::pause`]): their state, for a new task to resume.
+    Paused(PausedScope),
+}
+
+/// What a branch scope's instances report to the operator that runs them
+/// ([`SubqueryRunner::run_scope`]).
+pub trait ScopeConsumer {
+    /// Whether another instance may start now; `first`: none has started
+    /// in this call yet. False once the operator's task should hand its
+    /// rows not started back to the queue (its quantum is spent).
+    fn may_start(&mut self, first: bool) -> bool;
+    /// True if the operator was stopped (its pipeline or query cancelled):
+    /// the scope ends at once, its open instances cancelled.
+    fn stopped(&self) -> bool;
+    /// True if the operator's task can hand its work back to a new task
+    /// (on the pool, or in a branch scope's instance): the scope then cuts
+    /// even a lone instance's steps into slices, so it can pause.
+    fn pausable(&self) -> bool;
+    /// True once the operator's task should hand its work back (its
+    /// quantum is spent): the scope pauses with its open instances
+    /// ([`ScopeEnd::Paused`]).
+    fn pause(&self) -> bool;
+    /// The instance of input row `row` ended with `output`, its inner
+    /// run's rows; false: nothing more is wanted (a `LIMIT` above has its
+    /// rows), and the scope cancels its open instances.
+    fn ended(&mut self, row: usize, output: Vec<Chunk>) -> Result<bool>;
+    /// Row `row`'s output if it is known without running an instance (a
+    /// memoized answer); the scope then reports it as it would an ended
+    /// instance's.
+    fn known(&mut self, _row: usize) -> Option<Vec<Chunk>> {
+        None
+    }
+}
+
+/// One call of a branch scope over rows of an input chunk
+/// ([`SubqueryRunner::run_scope`]).
+pub struct ScopeRun<'a> {
+    /// The inner plan, run once per row (an instance).
+    pub plan: &'a Arc<CNode>,
+    /// The input chunk; each instance's argument is one of its rows.
+    pub input: &'a Chunk,
+    /// The rows to run, in order.
+    pub rows: std::ops::Range<usize>,
+    /// How much of each instance's output is wanted.
+    pub limit: InlineLimit,
+    /// The scope's policy (not `Off`) and MAX_SI.
+    pub scope: rhizome_plan::LoopScope,
+    /// Report ended instances in row order (the operator's input has an
+    /// order the query implies); otherwise as they end.
+    pub in_order: bool,
+    /// PROFILE counters of the operator, if profiling.
+    pub stats: Option<&'a ScopeStats>,
 }
 
 /// The body of a procedure: arguments in, rows of output fields out.
@@ -418,6 +518,17 @@ impl QueryContext {
         limit: InlineLimit,
     ) -> Result<Vec<Chunk>> {
         self.runner.run(plan, argument, self, limit)
+    }
+
+    /// Runs (or resumes) a branch scope's instances
+    /// ([`SubqueryRunner::run_scope`]).
+    pub fn run_scope(
+        &self,
+        run: ScopeRun<'_>,
+        consumer: &mut dyn ScopeConsumer,
+        resume: Option<PausedScope>,
+    ) -> Result<ScopeEnd> {
+        self.runner.run_scope(run, self, consumer, resume)
     }
 
     /// Entity access (and the statement clock) for the function library.

@@ -26,7 +26,7 @@ use rhizome_plan::Slot;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What an operator or a sink answers after taking a chunk (after DuckDB's
 /// `OperatorResultType`; there is no `HaveMoreOutput`, since operators
@@ -134,6 +134,11 @@ pub struct Chain {
     pub result_sink: bool,
     /// Source chunks are processed in order, by one task.
     pub ordered: bool,
+    /// The rows reach the operators in an order the query text implies
+    /// (after a sort): an operator must emit them in that order. (A
+    /// pipeline ending in a `LIMIT` is `ordered`, so that it is
+    /// deterministic, but its input's order means nothing.)
+    pub keeps_order: bool,
     /// Cancelled when the pipeline may stop early (a sink is finished).
     pub token: Arc<CancelToken>,
 }
@@ -162,8 +167,13 @@ pub struct TaskCtx<'a> {
     pub source: usize,
     /// Time spent in later stages, to be subtracted from the current one.
     inner_nanos: u64,
-    /// When the task started on the pool (none for inline runs).
+    /// When the task started on the pool, or its slice of a branch-scope
+    /// instance (none for inline runs).
     started: Option<Instant>,
+    /// A step of a branch-scope instance ([`TaskCtx::for_instance`]): the
+    /// spawner is the instance's queue, and `slice` (if any) how long the
+    /// step runs before it hands its rest back there.
+    instance: Option<Option<Duration>>,
 }
 
 impl<'a> TaskCtx<'a> {
@@ -185,6 +195,36 @@ impl<'a> TaskCtx<'a> {
             source,
             inner_nanos: 0,
             started: spawner.map(|_| Instant::now()),
+            instance: None,
+        }
+    }
+
+    /// A step of a branch-scope instance (`crate::pipeline::instances`) at
+    /// `stage` of the instance's own `chain`: work handed off
+    /// ([`TaskCtx::spawn`], [`TaskCtx::split_off`]) goes to the instance's
+    /// queue (`spawner`), not to the pool, and runs when the scope's
+    /// policy picks it. With a `slice`, the step hands its rest back once
+    /// it has run that long ([`TaskCtx::quantum_spent`]), so the scope can
+    /// interleave its instances; without one (no other instance to switch
+    /// to) it runs on. Yield points work as in an inline run.
+    pub fn for_instance(
+        q: &'a QueryContext,
+        chain: &'a Chain,
+        spawner: &'a dyn Spawner,
+        stage: usize,
+        source: usize,
+        slice: Option<Duration>,
+    ) -> TaskCtx<'a> {
+        TaskCtx {
+            q,
+            chain,
+            spawner: Some(spawner),
+            stage,
+            worker: 0,
+            source,
+            inner_nanos: 0,
+            started: Some(Instant::now()),
+            instance: Some(slice),
         }
     }
 
@@ -283,9 +323,14 @@ impl<'a> TaskCtx<'a> {
     /// ([`TaskCtx::spawn`]) and returns, so the worker chooses the next task
     /// again and no query holds a worker for long, nor while it waits for
     /// room. Always false inline and in ordered pipelines, where a spawn
-    /// runs in place.
+    /// runs in place. In a step of a branch-scope instance: true once the
+    /// step has run for its slice ([`TaskCtx::for_instance`]).
     #[inline]
     pub fn quantum_spent(&self) -> bool {
+        if let Some(slice) = self.instance {
+            return !self.chain.ordered
+                && slice.is_some_and(|s| self.started.is_some_and(|t| t.elapsed() >= s));
+        }
         self.is_parallel()
             && (self.q.scope.is_held() || self.started.is_some_and(|t| t.elapsed() >= QUANTUM))
     }
@@ -315,14 +360,32 @@ impl<'a> TaskCtx<'a> {
         }
     }
 
-    /// True if tasks run on the pool (so [`TaskCtx::spawn`] runs in parallel).
+    /// True if the rows reach this pipeline in an order the query implies
+    /// ([`Chain::keeps_order`]), which its operators keep.
     #[inline]
-    pub fn is_parallel(&self) -> bool {
+    pub fn keeps_order(&self) -> bool {
+        self.chain.keeps_order
+    }
+
+    /// True if [`TaskCtx::spawn`] hands work to another task (of the pool,
+    /// or of a branch-scope instance's queue) rather than running it in
+    /// place.
+    #[inline]
+    pub fn can_hand_back(&self) -> bool {
         self.spawner.is_some() && !self.chain.ordered
     }
 
+    /// True if tasks run on the pool (so [`TaskCtx::spawn`] runs in
+    /// parallel); false inline, in ordered pipelines and in the steps of a
+    /// branch-scope instance (whose spawns go to the instance's queue).
+    #[inline]
+    pub fn is_parallel(&self) -> bool {
+        self.spawner.is_some() && !self.chain.ordered && self.instance.is_none()
+    }
+
     /// Runs `work` at the current stage as a new task (or right away when
-    /// running inline or ordered). Errors fail the query.
+    /// running inline or ordered; in a branch-scope instance, queued in the
+    /// instance's queue). Errors fail the query.
     pub fn spawn(
         &mut self,
         work: impl FnOnce(&mut TaskCtx<'_>) -> Result<()> + Send + 'static,

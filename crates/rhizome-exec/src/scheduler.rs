@@ -110,6 +110,9 @@ thread_local! {
     /// Time (ns, ever growing) this thread spent in work a PROFILE timer
     /// around it must not count as its own ([`nested_nanos`]).
     static NESTED_NANOS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Time (ns, ever growing) this thread spent in other queries' work
+    /// nested at yield points ([`yielded_nanos`]).
+    static YIELDED_NANOS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// The queries whose tasks this thread suspended at yield points
     /// (addresses of their scopes): their work is never nested here.
     static SUSPENDED: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -148,6 +151,15 @@ pub const DEFAULT_YIELD_DEPTH: usize = 2;
 #[inline]
 pub fn nested_nanos() -> u64 {
     NESTED_NANOS.with(|n| n.get())
+}
+
+/// Time the calling thread has spent, in total, in other queries' work run
+/// nested at yield points ([`QueryScope::yield_now`]): a timer of this
+/// query's work subtracts its growth (unlike [`nested_nanos`], it leaves
+/// the query's own inline runs in).
+#[inline]
+pub fn yielded_nanos() -> u64 {
+    YIELDED_NANOS.with(|n| n.get())
 }
 
 /// Marks the time since `start` as not the enclosing operator's own:
@@ -736,6 +748,7 @@ impl QueryScope {
             return 0;
         };
         let before = nested_nanos();
+        let yielded_before = yielded_nanos();
         self.pool.nested_runs.fetch_add(1, Ordering::Relaxed);
         match work {
             Work::Job(job) => {
@@ -758,6 +771,7 @@ impl QueryScope {
         let nested = after.saturating_duration_since(now).as_nanos() as u64;
         // Set, not added to: deeper nested work is inside this span.
         NESTED_NANOS.with(|n| n.set(before.wrapping_add(nested)));
+        YIELDED_NANOS.with(|n| n.set(yielded_before.wrapping_add(nested)));
         frame.since = after;
         FRAME.with(|f| f.set(Some(frame)));
         nested

@@ -587,6 +587,7 @@ fn optional_unwind_and_subquery() {
     let optional = node(
         OpKind::Optional {
             nullable: vec![1, 2, 3],
+            scope: Default::default(),
         },
         vec![unwind, inner],
     );

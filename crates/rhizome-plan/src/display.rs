@@ -170,9 +170,9 @@ impl PlanNode {
             OpKind::Limit { .. } => "Limit",
             OpKind::Unwind { .. } => "Unwind",
             OpKind::Optional { .. } => "Optional",
-            OpKind::Apply => "Apply",
-            OpKind::SemiApply { anti: false } => "SemiApply",
-            OpKind::SemiApply { anti: true } => "AntiSemiApply",
+            OpKind::Apply { .. } => "Apply",
+            OpKind::SemiApply { anti: false, .. } => "SemiApply",
+            OpKind::SemiApply { anti: true, .. } => "AntiSemiApply",
             OpKind::CartesianProduct => "CartesianProduct",
             OpKind::HashJoin { .. } => "HashJoin",
             OpKind::Union { .. } => "Union",
@@ -338,10 +338,16 @@ impl PlanNode {
             OpKind::Top { keys: k, limit } => format!("{} LIMIT {}", keys(k), e(limit)),
             OpKind::Skip { count } | OpKind::Limit { count } => e(count),
             OpKind::Unwind { list, out } => format!("{} AS {}", e(list), n(out)),
-            OpKind::Optional { .. }
-            | OpKind::Apply
-            | OpKind::SemiApply { .. }
-            | OpKind::CartesianProduct => String::new(),
+            OpKind::Optional { scope, .. }
+            | OpKind::Apply { scope }
+            | OpKind::SemiApply { scope, .. } => {
+                if scope.policy != ScopePolicy::Off {
+                    format!("scope: {} max_si={}", scope.policy.name(), scope.max_si)
+                } else {
+                    String::new()
+                }
+            }
+            OpKind::CartesianProduct => String::new(),
             OpKind::HashJoin { build_keys, .. } => {
                 build_keys.iter().map(n).collect::<Vec<_>>().join(", ")
             }

@@ -332,14 +332,22 @@ pub enum OpKind {
     Optional {
         /// Slots the inner side binds, nulled when it finds nothing.
         nullable: Vec<Slot>,
+        /// How the inner runs (the branch scope's instances) are scheduled
+        /// (docs/scheduling.md).
+        scope: LoopScope,
     },
     /// Inputs: [input, inner]. For each input row, emits the rows of `inner` run with it.
-    Apply,
+    Apply {
+        /// How the inner runs (the branch scope's instances) are scheduled.
+        scope: LoopScope,
+    },
     /// Inputs: [input, inner]. Keeps input rows for which `inner` produces at
     /// least one row (`anti`: none). Stops the inner run at its first row.
     SemiApply {
         /// Keep rows with no match instead.
         anti: bool,
+        /// How the inner runs (the branch scope's instances) are scheduled.
+        scope: LoopScope,
     },
     /// Inputs: [left, right]. Every combination; right is computed once.
     CartesianProduct,
@@ -638,8 +646,9 @@ impl ScopePolicy {
     }
 }
 
-/// A loop scope's settings: the policy between the pending work of its
-/// instances and MAX_SI, the most instances active at once (at least 1).
+/// A scope's settings (a loop scope's or a branch scope's): the policy
+/// between the pending work of its instances and MAX_SI, the most
+/// instances active at once (at least 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoopScope {
     /// The order of pending work.

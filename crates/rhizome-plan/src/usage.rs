@@ -124,7 +124,7 @@ pub fn op_reads(kind: &OpKind) -> BTreeSet<Slot> {
         | OpKind::AllNodesScan { .. }
         | OpKind::LabelScan { .. }
         | OpKind::Optional { .. }
-        | OpKind::Apply
+        | OpKind::Apply { .. }
         | OpKind::SemiApply { .. }
         | OpKind::CartesianProduct => {}
         OpKind::IndexSeek { lookup, .. } => match lookup {
@@ -313,7 +313,7 @@ pub fn free_reads(node: &PlanNode) -> (BTreeSet<Slot>, BTreeSet<Slot>) {
     let empty = || (BTreeSet::new(), BTreeSet::new());
     let (mut free, input_avail, mut avail) = match &node.kind {
         OpKind::Optional { .. }
-        | OpKind::Apply
+        | OpKind::Apply { .. }
         | OpKind::SemiApply { .. }
         | OpKind::Merge { .. }
         | OpKind::Foreach { .. } => {

@@ -255,7 +255,7 @@ fn annotate_node(
             let inner = ins.get(1).copied().unwrap_or(1.0);
             input * inner.max(1.0)
         }
-        OpKind::Apply => input * ins.get(1).copied().unwrap_or(1.0),
+        OpKind::Apply { .. } => input * ins.get(1).copied().unwrap_or(1.0),
         OpKind::SemiApply { .. } => input * DEFAULT_SELECTIVITY,
         OpKind::CartesianProduct => input * ins.get(1).copied().unwrap_or(1.0),
         OpKind::HashJoin { .. } => {

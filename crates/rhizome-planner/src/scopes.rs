@@ -11,11 +11,17 @@
 //! semi-apply) it runs depth first. Elsewhere the scope is off: the plain
 //! pipelined operator. MAX_SI is 1 unless the hint says otherwise.
 //!
-//! Branch scopes (`EXISTS { }` / pattern predicates / semi-applies) run
-//! each row's inner plan as an instance that ends at its first row. The
-//! hint `scheduling=off` turns that off: an `EXISTS` becomes `COUNT { } >
-//! 0` (a semi-apply a filter on it), so every inner run goes to its end —
-//! the "scopes off" side of the service benchmark's measurement 1.
+//! Branch scopes are the applies (`EXISTS { }` / pattern predicates as
+//! semi-applies, `OPTIONAL MATCH`, `CALL { }`): each input row's inner run
+//! is an instance with its own queue of pending work
+//! (`rhizome_exec::pipeline::instances`). A semi-apply's scope is on (`dfs`,
+//! MAX_SI 1: an existence probe rewards finishing one instance first, and
+//! each ends at its first row); an `OPTIONAL MATCH` or `CALL { }` reads
+//! every row of every instance, so its scope is off (plain inline runs)
+//! unless the hint names a policy. The hint `scheduling=off` turns
+//! everything off: an `EXISTS` becomes `COUNT { } > 0` (a semi-apply a
+//! filter on it), so every inner run goes to its end — the "scopes off"
+//! side of the service benchmark's measurement 1.
 
 use rhizome_common::{Error, ErrorKind, Result, Value};
 use rhizome_plan::{BinaryOp, Expr, LoopScope, OpKind, PlanNode, ScopePolicy, SubqueryKind};
@@ -120,7 +126,20 @@ fn default_scope(early: Early, min: u64, max: Option<u64>) -> LoopScope {
     LoopScope { policy, max_si: 1 }
 }
 
-/// Sets the loop scopes under `node`; `early` says whether (and why) its
+/// The planner's `chosen` settings with the hint applied over them: its
+/// policy replaces the chosen one, its MAX_SI the chosen one (a MAX_SI
+/// alone changes only scopes that are on).
+fn hinted(chosen: LoopScope, hint: Option<&SchedulingHint>) -> LoopScope {
+    match hint {
+        Some(h) => LoopScope {
+            policy: h.policy.unwrap_or(chosen.policy),
+            max_si: h.max_si.unwrap_or(chosen.max_si),
+        },
+        None => chosen,
+    }
+}
+
+/// Sets the scopes under `node`; `early` says whether (and why) its
 /// consumer may stop before the input ends.
 fn choose(node: &mut PlanNode, early: Early, hint: Option<&SchedulingHint>) {
     let below = match node.kind {
@@ -134,14 +153,25 @@ fn choose(node: &mut PlanNode, early: Early, hint: Option<&SchedulingHint>) {
         min, max, scope, ..
     } = &mut node.kind
     {
-        let chosen = default_scope(early, *min, *max);
-        *scope = match hint {
-            Some(h) => LoopScope {
-                policy: h.policy.unwrap_or(chosen.policy),
-                max_si: h.max_si.unwrap_or(chosen.max_si),
-            },
-            None => chosen,
-        };
+        *scope = hinted(default_scope(early, *min, *max), hint);
+    }
+    match &mut node.kind {
+        // An existence probe per row rewards finishing one instance first.
+        OpKind::SemiApply { scope, .. } => {
+            *scope = hinted(
+                LoopScope {
+                    policy: ScopePolicy::Dfs,
+                    max_si: 1,
+                },
+                hint,
+            );
+        }
+        // OPTIONAL MATCH and CALL { } read every row of every instance:
+        // plain inline runs unless the hint asks for a scope.
+        OpKind::Optional { scope, .. } | OpKind::Apply { scope } => {
+            *scope = hinted(LoopScope::default(), hint);
+        }
+        _ => {}
     }
     let semi = matches!(node.kind, OpKind::SemiApply { .. });
     for e in node.kind.exprs_mut() {
@@ -186,7 +216,7 @@ fn branch_scopes_off(root: PlanNode) -> PlanNode {
                 }
             });
         }
-        if let (OpKind::SemiApply { anti }, 2) = (&n.kind, n.inputs.len()) {
+        if let (OpKind::SemiApply { anti, .. }, 2) = (&n.kind, n.inputs.len()) {
             let anti = *anti;
             let inner = n.inputs.pop().expect("two inputs");
             let outer = n.inputs.pop().expect("two inputs");

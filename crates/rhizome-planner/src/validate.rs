@@ -44,7 +44,7 @@ fn check(node: &PlanNode, outer: &BTreeSet<Slot>, width: usize) -> Result<BTreeS
     let (input_avail, mut out) = match &node.kind {
         OpKind::Argument => (outer.clone(), outer.clone()),
         OpKind::Optional { .. }
-        | OpKind::Apply
+        | OpKind::Apply { .. }
         | OpKind::SemiApply { .. }
         | OpKind::Merge { .. }
         | OpKind::Foreach { .. } => {

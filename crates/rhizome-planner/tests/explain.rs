@@ -197,8 +197,8 @@ fn order_by_limit_becomes_top() {
 #[test]
 fn exists_becomes_semi_apply() {
     golden("MATCH (p:Person) WHERE p.age > 30 AND EXISTS { (p)-[:LIKES]->(:Item {price: 1}) } AND NOT (p)-[:KNOWS]->() RETURN p", r#"
-        AntiSemiApply  [est. 75 rows] [exists_to_semi_apply]
-        ├─ SemiApply  [est. 150 rows] [exists_to_semi_apply]
+        AntiSemiApply scope: dfs max_si=1  [est. 75 rows] [exists_to_semi_apply]
+        ├─ SemiApply scope: dfs max_si=1  [est. 150 rows] [exists_to_semi_apply]
         │  ├─ Filter (p.age > 30)  [est. 300 rows]
         │  │  └─ LabelScan (p:Person)  [est. 1000 rows]
         │  │     └─ Argument  [est. 1 rows]

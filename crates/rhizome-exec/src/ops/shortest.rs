@@ -1,12 +1,22 @@
 //! `shortestPath` and `allShortestPaths` between two bound nodes, by
 //! bidirectional breadth-first search recording every shortest-path parent
 //! on both sides, stopping at the level where the two sides meet.
+//!
+//! The search is a loop scope (docs/scheduling.md, "Scopes"): each input
+//! row is an instance and its levels are the scope's iterations, whose
+//! pending work is the frontier. The policy is the algorithm's own (level
+//! by level). An instance looks for a cancellation every
+//! [`CHECK_EVERY`] frontier nodes, not only between levels, and then
+//! drops the frontier nodes it has not expanded; rows go out in batches
+//! that grow from one row, so a `LIMIT` above ends the scope before the
+//! next rows' searches start. PROFILE counts instances started, finished
+//! and cancelled, frontier nodes expanded and dropped.
 
 use super::adjacency::{skip_entry, walks};
-use crate::chunk::{Chunk, Column, ColumnData, NULL_ID};
+use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
-use crate::operator::{Operator, OperatorResult, TaskCtx, NEED_MORE};
+use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, PathValue, RelId, Result, Value};
 use rhizome_plan::{ExpandDirection, OpKind, ShortestPathKind};
 use rhizome_storage::{Direction, RelTypeId, Snapshot};
@@ -55,6 +65,21 @@ fn unwind_paths(
     out
 }
 
+/// Frontier nodes a search expands between two looks for a cancellation
+/// (and two yield points).
+pub const CHECK_EVERY: u64 = 256;
+
+/// What one search did (PROFILE).
+#[derive(Default)]
+struct Search {
+    /// Frontier nodes expanded.
+    expanded: u64,
+    /// Frontier nodes left when the search was cancelled.
+    dropped: u64,
+    /// The search was cancelled.
+    cancelled: bool,
+}
+
 /// One side of a bidirectional breadth-first search: the depth of every
 /// node it reached and, per node, every (relationship, node one level
 /// nearer the side's root) on a shortest path to it.
@@ -79,12 +104,16 @@ impl Side {
 
     /// Expands the frontier one level; returns the nodes of the new level
     /// the other side has reached. With `first_only`, stops at the first.
+    /// Looks for a cancellation every [`CHECK_EVERY`] nodes: then stops
+    /// and counts the nodes left in `search`.
     fn expand(
         &mut self,
         snap: &Snapshot,
         direction: ExpandDirection,
         other: &Side,
         first_only: bool,
+        ctx: &TaskCtx<'_>,
+        search: &mut Search,
     ) -> Vec<NodeId> {
         self.level += 1;
         let level = self.level;
@@ -97,7 +126,16 @@ impl Side {
         }
         let mut next = Vec::new();
         let mut meet = Vec::new();
-        'nodes: for &n in &self.frontier {
+        'nodes: for (k, &n) in self.frontier.iter().enumerate() {
+            search.expanded += 1;
+            if search.expanded.is_multiple_of(CHECK_EVERY) {
+                if ctx.cancelled() {
+                    search.cancelled = true;
+                    search.dropped += (self.frontier.len() - k) as u64;
+                    return Vec::new();
+                }
+                ctx.yield_point();
+            }
             for &(t, d) in &self.walks {
                 let adj = snap.adjacency(n, t, d);
                 for i in 0..adj.len() {
@@ -148,11 +186,11 @@ fn bidirectional(
     snap: &Snapshot,
     walks: &[(RelTypeId, Direction)],
     direction: ExpandDirection,
-    a: NodeId,
-    b: NodeId,
+    (a, b): (NodeId, NodeId),
     max: u64,
     all: bool,
     ctx: &TaskCtx<'_>,
+    search: &mut Search,
 ) -> Result<Vec<PathValue>> {
     let mut forward = Side::new(a, walks.to_vec());
     let mut backward = Side::new(b, walks.iter().map(|&(t, d)| (t, reversed(d))).collect());
@@ -160,15 +198,24 @@ fn bidirectional(
         if forward.level + backward.level >= max
             || forward.frontier.is_empty()
             || backward.frontier.is_empty()
-            || ctx.cancelled()
         {
             return Ok(Vec::new());
         }
-        let meet = if forward.frontier.len() <= backward.frontier.len() {
-            forward.expand(snap, direction, &backward, !all)
+        if ctx.cancelled() {
+            search.cancelled = true;
+        }
+        let meet = if search.cancelled {
+            Vec::new()
+        } else if forward.frontier.len() <= backward.frontier.len() {
+            forward.expand(snap, direction, &backward, !all, ctx, search)
         } else {
-            backward.expand(snap, direction, &forward, !all)
+            backward.expand(snap, direction, &forward, !all, ctx, search)
         };
+        if search.cancelled {
+            // The side not being expanded keeps its frontier too.
+            search.dropped += (forward.frontier.len() + backward.frontier.len()) as u64;
+            return Ok(Vec::new());
+        }
         if !meet.is_empty() {
             break meet;
         }
@@ -215,8 +262,38 @@ impl Operator for ShortestPath {
         let eval = Evaluator::new(ctx.q);
         let max = max.unwrap_or(u64::MAX);
         let (mut rows, mut paths, mut rel_lists) = (Vec::new(), Vec::new(), Vec::new());
+        let emit = |rows: &mut Vec<u32>,
+                    paths: &mut Vec<Value>,
+                    rel_lists: &mut Vec<Value>,
+                    ctx: &mut TaskCtx<'_>| {
+            if rows.is_empty() {
+                return NEED_MORE;
+            }
+            let mut chunk = input.select(std::mem::take(rows));
+            chunk.set_column(
+                *path,
+                Column::new(ColumnData::Values(std::mem::take(paths))),
+            );
+            let rel_lists = std::mem::take(rel_lists);
+            if let Some(rels) = rels {
+                chunk.set_column(*rels, Column::new(ColumnData::Values(rel_lists)));
+            }
+            ctx.emit(chunk)
+        };
+        // The loop scope's counters: instances (searches) started,
+        // finished and cancelled, frontier nodes expanded and dropped.
+        let (mut started, mut finished, mut expanded) = (0u64, 0u64, 0u64);
+        let tally = |ctx: &TaskCtx<'_>, started, finished, cancelled, expanded, dropped| {
+            if let Some(stats) = ctx.scope_stats() {
+                stats.add(started, finished, cancelled, expanded, dropped);
+            }
+        };
+        // The first rows go out at once, then in batches that grow to a
+        // chunk: a LIMIT above stops the rows after it from searching.
+        let mut batch = 1;
         for row in 0..input.len() {
             if ctx.cancelled() {
+                tally(ctx, started, finished, 0, expanded, 0);
                 return NEED_MORE;
             }
             let a = input
@@ -236,7 +313,24 @@ impl Operator for ShortestPath {
                     });
                 } else {
                     let all = path_predicate.is_some() || *kind == ShortestPathKind::All;
-                    results = bidirectional(snap, &walks, *direction, a, b, max, all, ctx)?;
+                    let mut search = Search::default();
+                    started += 1;
+                    results = bidirectional(
+                        snap,
+                        &walks,
+                        *direction,
+                        (a, b),
+                        max,
+                        all,
+                        ctx,
+                        &mut search,
+                    )?;
+                    expanded += search.expanded;
+                    if search.cancelled {
+                        tally(ctx, started, finished, 1, expanded, search.dropped);
+                        return NEED_MORE;
+                    }
+                    finished += 1;
                     // A path that uses a relationship twice is not a path (undirected loops).
                     results.retain(|p| {
                         let mut r = p.rels.clone();
@@ -275,15 +369,16 @@ impl Operator for ShortestPath {
                 ));
                 paths.push(Value::Path(p));
             }
+            if rows.len() >= batch {
+                batch = (batch * 2).min(CHUNK_SIZE);
+                let pushed = emit(&mut rows, &mut paths, &mut rel_lists, ctx);
+                if !matches!(pushed, Ok(OperatorResult::NeedMoreInput)) {
+                    tally(ctx, started, finished, 0, expanded, 0);
+                }
+                return_if_finished!(pushed);
+            }
         }
-        if rows.is_empty() {
-            return NEED_MORE;
-        }
-        let mut chunk = input.select(rows);
-        chunk.set_column(*path, Column::new(ColumnData::Values(paths)));
-        if let Some(rels) = rels {
-            chunk.set_column(*rels, Column::new(ColumnData::Values(rel_lists)));
-        }
-        ctx.emit(chunk)
+        tally(ctx, started, finished, 0, expanded, 0);
+        emit(&mut rows, &mut paths, &mut rel_lists, ctx)
     }
 }

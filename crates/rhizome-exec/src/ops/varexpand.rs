@@ -14,6 +14,7 @@ use super::adjacency::{
 use super::loop_scope::Frontier;
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
+use crate::context::Profile;
 use crate::expr::{Evaluator, Row};
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, RelId, Result, Value};
@@ -258,6 +259,62 @@ struct Instance {
     excluded: Vec<RelId>,
 }
 
+/// A loop scope's walk over one input chunk, as data: what a walk paused
+/// at a quantum's end hands to the task that resumes it.
+struct ScopedWalk {
+    input: Chunk,
+    walks: Vec<(RelTypeId, Direction)>,
+    scope: LoopScope,
+    frontier: Frontier,
+    active: Vec<Option<Instance>>,
+    spare: Vec<Vec<RelId>>,
+    next_row: usize,
+    out_rows: Vec<u32>,
+    out_rels: Vec<Value>,
+    out_nodes: Vec<NodeId>,
+    taken: u32,
+    started: u64,
+    finished: u64,
+    expanded: u64,
+    /// Rows that make the next batch.
+    batch: usize,
+    /// PROFILE counters and the operator's id, if profiling.
+    profile: Option<(Arc<Profile>, usize)>,
+    /// The walk ran to its end (else it was stopped).
+    completed: bool,
+}
+
+impl Drop for ScopedWalk {
+    /// Counts the walk in PROFILE once it ends, run to its end or stopped
+    /// (its consumer finished, the query or its pipeline cancelled, or a
+    /// paused walk's task dropped): then its active instances were
+    /// cancelled and its pending prefixes dropped.
+    fn drop(&mut self) {
+        let Some((profile, id)) = &self.profile else {
+            return;
+        };
+        let Some(stats) = profile.operators.get(*id) else {
+            return;
+        };
+        let (cancelled, dropped) = if self.completed {
+            (0, 0)
+        } else {
+            (self.started - self.finished, self.frontier.pending() as u64)
+        };
+        stats.scope.add(
+            self.started,
+            self.finished,
+            cancelled,
+            self.expanded,
+            dropped,
+        );
+    }
+}
+
+/// Items a scoped walk takes between two looks at the clock (a pause
+/// between two quanta, [`TaskCtx::quantum_spent`]).
+const PAUSE_CHECK: u32 = 64;
+
 impl VarExpand {
     /// The loop scope: up to `MAX_SI` input rows expanded at once, their
     /// pending path prefixes taken in the scope's policy's order
@@ -270,6 +327,38 @@ impl VarExpand {
         walks: &[(RelTypeId, Direction)],
         scope: LoopScope,
     ) -> Result<OperatorResult> {
+        let slots = scope.max_si.max(1) as usize;
+        let walk = ScopedWalk {
+            input: input.clone(),
+            walks: walks.to_vec(),
+            scope,
+            frontier: Frontier::new(scope.policy, slots),
+            active: (0..slots).map(|_| None).collect(),
+            spare: Vec::new(),
+            next_row: 0,
+            out_rows: Vec::new(),
+            out_rels: Vec::new(),
+            out_nodes: Vec::new(),
+            taken: 0,
+            started: 0,
+            finished: 0,
+            expanded: 0,
+            // The first rows go out at once and the batches grow to a
+            // chunk: a consumer that stops early (an EXISTS, a LIMIT) sees
+            // its first rows before a whole chunk of paths is walked.
+            batch: 1,
+            profile: ctx.q.profile.clone().map(|p| (p, self.node.id)),
+            completed: false,
+        };
+        self.walk_scoped(walk, ctx)
+    }
+
+    /// Runs (or resumes) a scoped walk. Once the task's quantum is spent
+    /// ([`TaskCtx::quantum_spent`]: on the pool, or a step of a branch
+    /// scope's instance while others wait) the walk hands its state to a
+    /// new task at this stage and returns, so the worker (or the branch
+    /// scope) chooses again; the new task goes on where it stopped.
+    fn walk_scoped(&self, mut w: ScopedWalk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
         let OpKind::VarExpand {
             from,
             rels,
@@ -295,72 +384,55 @@ impl VarExpand {
             let e = &self.node.c.exprs[usize::from(rel_predicate.is_some())];
             (np.var, np.from_hop, e)
         });
-        let slots = scope.max_si.max(1) as usize;
-        let mut frontier = Frontier::new(scope.policy, slots);
-        let mut active: Vec<Option<Instance>> = (0..slots).map(|_| None).collect();
-        let mut spare: Vec<Vec<RelId>> = Vec::new();
-        let mut next_row = 0;
-        let (mut out_rows, mut out_rels, mut out_nodes): (Vec<u32>, Vec<Value>, Vec<NodeId>) =
-            (Vec::new(), Vec::new(), Vec::new());
+        let policy = w.scope.policy;
         let mut path: Vec<RelId> = Vec::new();
         let mut candidates: Vec<(RelId, NodeId)> = Vec::new();
-        let flush = |rows: &mut Vec<u32>,
-                     rs: &mut Vec<Value>,
-                     ns: &mut Vec<NodeId>,
-                     ctx: &mut TaskCtx<'_>|
-         -> Result<OperatorResult> {
-            if rows.is_empty() {
+        let flush = |w: &mut ScopedWalk, ctx: &mut TaskCtx<'_>| -> Result<OperatorResult> {
+            if w.out_rows.is_empty() {
                 return NEED_MORE;
             }
-            let mut chunk = input.select(std::mem::take(rows));
-            chunk.set_column(*rels, Column::new(ColumnData::Values(std::mem::take(rs))));
-            chunk.set_column(*to, Column::new(ColumnData::Nodes(std::mem::take(ns))));
+            let mut chunk = w.input.select(std::mem::take(&mut w.out_rows));
+            chunk.set_column(
+                *rels,
+                Column::new(ColumnData::Values(std::mem::take(&mut w.out_rels))),
+            );
+            chunk.set_column(
+                *to,
+                Column::new(ColumnData::Nodes(std::mem::take(&mut w.out_nodes))),
+            );
             ctx.emit(chunk)
         };
-        let mut taken: u32 = 0;
-        let (mut started, mut finished, mut expanded) = (0u64, 0u64, 0u64);
-        // PROFILE: what this run of the scope did; `stopped` when its
-        // consumer ended it with instances still active.
-        let tally = |ctx: &TaskCtx<'_>,
-                     started: u64,
-                     finished: u64,
-                     expanded: u64,
-                     frontier: &Frontier,
-                     stopped: bool| {
-            if let Some(stats) = ctx.scope_stats() {
-                let (cancelled, dropped) = if stopped {
-                    (started - finished, frontier.pending() as u64)
-                } else {
-                    (0, 0)
-                };
-                stats.add(started, finished, cancelled, expanded, dropped);
-            }
-        };
-        // The first rows go out at once and the batches grow to a chunk:
-        // a consumer that stops early (an EXISTS, a LIMIT) sees its first
-        // rows before a whole chunk of paths is walked.
-        let mut batch = 1;
         loop {
             // A walk that emits nothing for long still sees a cancellation.
-            taken = taken.wrapping_add(1);
-            if taken.is_multiple_of(4096) {
-                if ctx.cancelled() {
-                    tally(ctx, started, finished, expanded, &frontier, true);
+            w.taken = w.taken.wrapping_add(1);
+            if w.taken.is_multiple_of(PAUSE_CHECK) {
+                if w.taken.is_multiple_of(4096) {
+                    if ctx.cancelled() {
+                        return NEED_MORE;
+                    }
+                    ctx.yield_point();
+                }
+                if ctx.quantum_spent() && (w.frontier.pending() > 0 || w.next_row < w.input.len()) {
+                    if flush(&mut w, ctx)?.is_finished() {
+                        return Ok(OperatorResult::Finished);
+                    }
+                    let node = self.node.clone();
+                    ctx.spawn(move |ctx| VarExpand { node }.walk_scoped(w, ctx).map(drop))?;
                     return NEED_MORE;
                 }
-                ctx.yield_point();
             }
             // Start instances while slots are free (MAX_SI).
-            for (slot, instance) in active.iter_mut().enumerate() {
-                while instance.is_none() && next_row < input.len() {
-                    let row = next_row;
-                    next_row += 1;
-                    let start = input
+            for (slot, instance) in w.active.iter_mut().enumerate() {
+                while instance.is_none() && w.next_row < w.input.len() {
+                    let row = w.next_row;
+                    w.next_row += 1;
+                    let start = w
+                        .input
                         .column(*from)
                         .and_then(|c| c.node(row))
                         .unwrap_or(NULL_ID);
                     let target = if *into {
-                        input
+                        w.input
                             .column(*to)
                             .and_then(|c| c.node(row))
                             .unwrap_or(NULL_ID)
@@ -369,30 +441,32 @@ impl VarExpand {
                     };
                     if start == NULL_ID || (*into && target == NULL_ID) {
                         if *optional {
-                            out_rows.push(row as u32);
-                            out_rels.push(Value::Null);
-                            out_nodes.push(target);
+                            w.out_rows.push(row as u32);
+                            w.out_rels.push(Value::Null);
+                            w.out_nodes.push(target);
                         }
                         continue;
                     }
-                    let mut excluded = spare.pop().unwrap_or_default();
-                    excluded_rels(input, row, distinct_from, &mut excluded);
+                    let mut excluded = w.spare.pop().unwrap_or_default();
+                    excluded_rels(&w.input, row, distinct_from, &mut excluded);
                     *instance = Some(Instance {
                         row,
                         target,
                         found: false,
                         excluded,
                     });
-                    frontier.start(slot as u32, start);
-                    started += 1;
+                    w.frontier.start(slot as u32, start);
+                    w.started += 1;
                 }
             }
-            let Some((i, item)) = frontier.pop() else {
+            let Some((i, item)) = w.frontier.pop() else {
                 break;
             };
-            expanded += 1;
+            w.expanded += 1;
             let slot = item.instance as usize;
-            let inst = active[slot].as_mut().expect("an item's instance is active");
+            let inst = w.active[slot]
+                .as_mut()
+                .expect("an item's instance is active");
             let row = inst.row;
             let depth = item.depth as u64;
             let passes = match node_test {
@@ -401,7 +475,7 @@ impl VarExpand {
                     eval.predicate(
                         e,
                         &Row {
-                            chunk: input,
+                            chunk: &w.input,
                             row,
                             locals: &locals,
                         },
@@ -415,16 +489,16 @@ impl VarExpand {
                     && (labels.is_empty() || has_labels(snap, item.node, labels))
                 {
                     inst.found = true;
-                    frontier.path(i, &mut path);
-                    out_rows.push(row as u32);
-                    out_rels.push(Value::List(
+                    w.frontier.path(i, &mut path);
+                    w.out_rows.push(row as u32);
+                    w.out_rels.push(Value::List(
                         path.iter().map(|&r| Value::Relationship(r)).collect(),
                     ));
-                    out_nodes.push(item.node);
+                    w.out_nodes.push(item.node);
                 }
                 if depth < max {
                     candidates.clear();
-                    for &(t, d) in walks {
+                    for &(t, d) in &w.walks {
                         let adj = snap.adjacency(item.node, t, d);
                         for k in 0..adj.len() {
                             let neighbour = adj.neighbour(k);
@@ -432,13 +506,13 @@ impl VarExpand {
                                 continue;
                             }
                             let r = adj.rel_id(k);
-                            if inst.excluded.contains(&r) || frontier.path_has(i, r) {
+                            if inst.excluded.contains(&r) || w.frontier.path_has(i, r) {
                                 continue;
                             }
                             if let Some((rslot, _)) = rel_predicate {
                                 let locals = [(*rslot, Value::Relationship(r))];
                                 let inner = Row {
-                                    chunk: input,
+                                    chunk: &w.input,
                                     row,
                                     locals: &locals,
                                 };
@@ -451,39 +525,37 @@ impl VarExpand {
                     }
                     // A stack takes the last first: push in reverse so
                     // that depth first visits in adjacency order.
-                    if scope.policy == ScopePolicy::Dfs {
+                    if policy == ScopePolicy::Dfs {
                         candidates.reverse();
                     }
                     for &(r, n) in &candidates {
-                        frontier.extend(i, r, n);
+                        w.frontier.extend(i, r, n);
                     }
                 }
             }
-            frontier.release_if_done(i);
-            if frontier.live(slot as u32) == 0 {
-                let done = active[slot].take().expect("active");
-                finished += 1;
+            w.frontier.release_if_done(i);
+            if w.frontier.live(slot as u32) == 0 {
+                let done = w.active[slot].take().expect("active");
+                w.finished += 1;
                 if *optional && !done.found {
-                    out_rows.push(done.row as u32);
-                    out_rels.push(Value::Null);
-                    out_nodes.push(if *into { done.target } else { NULL_ID });
+                    w.out_rows.push(done.row as u32);
+                    w.out_rels.push(Value::Null);
+                    w.out_nodes.push(if *into { done.target } else { NULL_ID });
                 }
-                spare.push(done.excluded);
+                w.spare.push(done.excluded);
             }
-            if out_rows.len() >= batch {
+            if w.out_rows.len() >= w.batch {
                 if ctx.cancelled() {
-                    tally(ctx, started, finished, expanded, &frontier, true);
                     return NEED_MORE;
                 }
-                let pushed = flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)?;
+                let pushed = flush(&mut w, ctx)?;
                 if pushed.is_finished() {
-                    tally(ctx, started, finished, expanded, &frontier, true);
                     return Ok(pushed);
                 }
-                batch = (batch * 2).min(CHUNK_SIZE);
+                w.batch = (w.batch * 2).min(CHUNK_SIZE);
             }
         }
-        tally(ctx, started, finished, expanded, &frontier, false);
-        flush(&mut out_rows, &mut out_rels, &mut out_nodes, ctx)
+        w.completed = true;
+        flush(&mut w, ctx)
     }
 }

@@ -50,7 +50,7 @@ pub fn streaming_operator(node: &Arc<CNode>, q: &QueryContext) -> Result<Arc<dyn
         OpKind::Skip { .. } => Arc::new(Skip::new(node.clone(), q)?),
         OpKind::Distinct { slots } => Arc::new(Distinct::new(slots.clone())),
         OpKind::ProcedureCall { .. } => Arc::new(ProcedureCall::new(node.clone())),
-        OpKind::Optional { .. } | OpKind::Apply | OpKind::SemiApply { .. } => {
+        OpKind::Optional { .. } | OpKind::Apply { .. } | OpKind::SemiApply { .. } => {
             Arc::new(Apply::new(node.clone()))
         }
         other => {
@@ -249,6 +249,7 @@ fn build_chain(
     // list unwound or a sorted input has a meaningful order the query text
     // implies, so such pipelines run in source order (one task, no splits).
     let sequenced = ordered && chunk_local && !ends_in_limit && !has_skip && sink.1.sequenced();
+    let keeps_order = ordered;
     if ends_in_limit || has_skip {
         ordered = true;
     }
@@ -258,6 +259,7 @@ fn build_chain(
             sink,
             result_sink: output.is_none(),
             ordered,
+            keeps_order,
             token,
         },
         source,

@@ -7,7 +7,9 @@ use super::build::build;
 use super::Pipeline;
 use crate::chunk::Chunk;
 use crate::compile::CNode;
-use crate::context::{InlineLimit, QueryContext, SubqueryRunner};
+use crate::context::{
+    InlineLimit, PausedScope, QueryContext, ScopeConsumer, ScopeEnd, ScopeRun, SubqueryRunner,
+};
 use crate::operator::{Spawner, TaskCtx, TaskWork};
 use crate::scheduler::{exclude_from_profile, nested_nanos, Task};
 use rhizome_common::{Error, ErrorKind, Result};
@@ -439,5 +441,15 @@ impl SubqueryRunner for InlineRunner {
         limit: InlineLimit,
     ) -> Result<Vec<Chunk>> {
         run_inline(plan, argument, q, limit)
+    }
+
+    fn run_scope(
+        &self,
+        run: ScopeRun<'_>,
+        q: &QueryContext,
+        consumer: &mut dyn ScopeConsumer,
+        resume: Option<PausedScope>,
+    ) -> Result<ScopeEnd> {
+        super::instances::run_scope(run, q, consumer, resume)
     }
 }

@@ -15,6 +15,7 @@
 
 pub mod build;
 pub mod drive;
+pub mod instances;
 
 use crate::chunk::Chunk;
 use crate::context::QueryContext;

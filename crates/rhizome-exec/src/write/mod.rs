@@ -175,7 +175,7 @@ fn writes(node: &CNode) -> bool {
 
 /// Whether `node` is a `CALL { }` whose body writes.
 fn updating_apply(node: &CNode) -> bool {
-    matches!(node.kind, OpKind::Apply) && node.inputs.get(1).is_some_and(|b| writes(b))
+    matches!(node.kind, OpKind::Apply { .. }) && node.inputs.get(1).is_some_and(|b| writes(b))
 }
 
 /// Whether rows of `node` are computed by the updating run, not the pipelines.

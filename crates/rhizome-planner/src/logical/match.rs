@@ -133,7 +133,14 @@ impl Planner<'_> {
             let mut nullable: Vec<Slot> =
                 crate::usage::subtree_writes(&inner).into_iter().collect();
             nullable.sort_unstable();
-            let plan = PlanNode::new(OpKind::Optional { nullable }, vec![input, inner], 0.0);
+            let plan = PlanNode::new(
+                OpKind::Optional {
+                    nullable,
+                    scope: Default::default(),
+                },
+                vec![input, inner],
+                0.0,
+            );
             Ok((plan, new_scope))
         } else {
             self.pattern(&m.pattern, m.where_.as_ref(), input, scope)

@@ -81,7 +81,13 @@ impl Planner<'_> {
             }
             _ => inner.plan,
         };
-        let apply = PlanNode::new(OpKind::Apply, vec![plan, body], 0.0);
+        let apply = PlanNode::new(
+            OpKind::Apply {
+                scope: Default::default(),
+            },
+            vec![plan, body],
+            0.0,
+        );
         Ok((
             if updating {
                 super::over(OpKind::Eager, apply)

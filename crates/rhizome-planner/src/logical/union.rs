@@ -74,7 +74,13 @@ impl Planner<'_> {
         let plan = if matches!(input.kind, OpKind::Argument) {
             union
         } else {
-            PlanNode::new(OpKind::Apply, vec![input, union], 0.0)
+            PlanNode::new(
+                OpKind::Apply {
+                    scope: Default::default(),
+                },
+                vec![input, union],
+                0.0,
+            )
         };
         let mut out_scope = scope.clone();
         for (n, s) in &out_slots {

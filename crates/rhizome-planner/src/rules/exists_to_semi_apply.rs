@@ -52,7 +52,14 @@ impl OptimizerRule for ExistsToSemiApply {
         }
         for (inner, anti) in probes {
             plan = mark(
-                PlanNode::new(OpKind::SemiApply { anti }, vec![plan, inner], 0.0),
+                PlanNode::new(
+                    OpKind::SemiApply {
+                        anti,
+                        scope: Default::default(),
+                    },
+                    vec![plan, inner],
+                    0.0,
+                ),
                 self.name(),
             );
         }
@@ -70,7 +77,7 @@ mod tests {
         let q = "MATCH (a) WHERE a.x = 1 AND NOT (a)-->() RETURN a";
         assert_eq!(
             plan_empty(q, Some(Box::new(ExistsToSemiApply))),
-            "AntiSemiApply [exists_to_semi_apply]\n├─ Filter (a.x = 1)\n│  └─ AllNodesScan (a)\n│     └─ Argument\n└─ Expand (a)-[  anon_1]->(  anon_0)\n   └─ Argument"
+            "AntiSemiApply scope: dfs max_si=1 [exists_to_semi_apply]\n├─ Filter (a.x = 1)\n│  └─ AllNodesScan (a)\n│     └─ Argument\n└─ Expand (a)-[  anon_1]->(  anon_0)\n   └─ Argument"
         );
     }
 

@@ -15,7 +15,8 @@ impl OptimizerRule for OptionalExpand {
     }
 
     fn rewrite(&self, n: PlanNode, _ctx: &mut RuleContext<'_>) -> PlanNode {
-        let (OpKind::Optional { nullable }, [input, inner]) = (&n.kind, n.inputs.as_slice()) else {
+        let (OpKind::Optional { nullable, .. }, [input, inner]) = (&n.kind, n.inputs.as_slice())
+        else {
             return n;
         };
         let [arg] = inner.inputs.as_slice() else {

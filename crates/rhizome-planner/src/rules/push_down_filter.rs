@@ -74,7 +74,7 @@ fn sink(conj: Vec<Expr>, mut node: PlanNode) -> (PlanNode, bool) {
                 }
             }
         }
-        OpKind::Optional { .. } | OpKind::Apply if node.inputs.len() == 2 => {
+        OpKind::Optional { .. } | OpKind::Apply { .. } if node.inputs.len() == 2 => {
             let writes = subtree_writes(&node.inputs[1]);
             for c in conj {
                 if disjoint(&expr_reads(&c), &writes) {

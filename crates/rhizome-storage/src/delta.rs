@@ -207,6 +207,9 @@ const PRESENT: u32 = 1 << 31;
 /// memory laid out like the base) and *loose* (one vector per node) while a
 /// transaction writes to them; [`AdjMap::pack`] turns the loose pages a
 /// transaction touched back into packed ones.
+// Large on purpose: a packed page's bitmaps sit inline in the page
+// vector, so a lookup reads them without another pointer chase.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Default)]
 enum AdjSlot {
     #[default]
@@ -220,8 +223,12 @@ enum AdjSlot {
         offsets: Arc<[u32]>,
         neighbours: Arc<[NodeId]>,
         rels: Arc<[RelId]>,
-        /// `PAGE + 1` offsets into `created` (empty if no list of the page
-        /// holds a relationship created since the checkpoint).
+        /// Per word of `present`: how many nodes of the words before it
+        /// have a list (the rank of a node's list among the page's).
+        ranks: [u16; PAGE / 64],
+        /// Offsets into `created`, one per list of the page (by rank) and
+        /// one at the end; empty if no list of the page holds a
+        /// relationship created since the checkpoint.
         created_offsets: Arc<[u32]>,
         /// Per list, the ids of its relationships created since the
         /// checkpoint (ids at or above the base's bound), ascending: a
@@ -251,14 +258,18 @@ impl AdjSlot {
         let total: usize = loose.iter().flatten().map(|l| l.neighbours.len()).sum();
         let mut neighbours = Vec::with_capacity(total);
         let mut rels = Vec::with_capacity(total);
-        let mut created_offsets = Vec::with_capacity(PAGE + 1);
+        let mut created_offsets = Vec::new();
         let mut created: Vec<RelId> = Vec::new();
         let mut present = [0u64; PAGE / 64];
+        let mut ranks = [0u16; PAGE / 64];
         for (i, slot) in loose.iter().enumerate() {
             let start = neighbours.len() as u32;
-            created_offsets.push(created.len() as u32);
+            if i % 64 == 0 {
+                ranks[i / 64] = created_offsets.len() as u16;
+            }
             match slot {
                 Some(l) => {
+                    created_offsets.push(created.len() as u32);
                     present[i / 64] |= 1 << (i % 64);
                     offsets.push(start | PRESENT);
                     neighbours.extend_from_slice(&l.neighbours);
@@ -277,6 +288,7 @@ impl AdjSlot {
         }
         AdjSlot::Packed {
             present,
+            ranks,
             offsets: offsets.into(),
             neighbours: neighbours.into(),
             rels: rels.into(),
@@ -360,17 +372,21 @@ impl AdjMap {
                 offsets,
                 neighbours,
                 rels,
+                ranks,
                 created_offsets,
                 created,
             } => {
-                if present[i / 64] & (1 << (i % 64)) == 0 {
+                let word = present[i / 64];
+                if word & (1 << (i % 64)) == 0 {
                     return None;
                 }
                 let (a, b) = (
                     (offsets[i] & !PRESENT) as usize,
                     (offsets[i + 1] & !PRESENT) as usize,
                 );
-                let (c, d) = match created_offsets.get(i..i + 2) {
+                let k = usize::from(ranks[i / 64])
+                    + (word & ((1u64 << (i % 64)) - 1)).count_ones() as usize;
+                let (c, d) = match created_offsets.get(k..k + 2) {
                     Some(&[c, d]) => (c as usize, d as usize),
                     _ => (0, 0),
                 };

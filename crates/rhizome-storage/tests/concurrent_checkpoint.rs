@@ -364,6 +364,35 @@ fn a_crash_between_writing_and_installing_a_checkpoint_loses_nothing() {
 }
 
 #[test]
+fn a_crash_after_staging_a_checkpoint_loses_nothing() {
+    for full in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("db");
+        base(&dir);
+        let during = commit_during_checkpoint(&dir, full, Some(CheckpointStep::Staged), 13);
+        // The staged log and manifest are debris: the manifest in place is
+        // the old one, and its log holds every commit.
+        assert_eq!(files(&dir, ".next"), vec!["wal.next"]);
+        assert_eq!(files(&dir, ".tmp"), vec!["manifest.json.tmp"]);
+        assert_eq!(reopened_state(&dir), during, "full: {full}");
+        // A writer collects the debris and writes on; the next checkpoint
+        // (which stages over the stale `wal.next`) saves everything.
+        let db = Database::open_with(&dir, options(full, None)).unwrap();
+        let mut txn = db.begin_write().unwrap();
+        txn.create_node(&["N"], &[("k", Value::Int(-5))]).unwrap();
+        txn.commit().unwrap();
+        assert!(files(&dir, ".tmp").is_empty());
+        assert_eq!(files(&dir, ".rhz").len(), 1);
+        let after = dump(&db.snapshot());
+        assert_eq!(after.len(), during.len() + 1);
+        assert!(db.checkpoint().unwrap());
+        drop(db);
+        assert!(files(&dir, ".next").is_empty());
+        assert_eq!(reopened_state(&dir), after, "full: {full}");
+    }
+}
+
+#[test]
 fn a_crash_between_installing_the_manifest_and_renaming_the_log_loses_nothing() {
     for full in [false, true] {
         let tmp = tempfile::tempdir().unwrap();

@@ -862,6 +862,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 values.prefetch(r);
             }
         };
+        let created_ahead = last.filter.is_some() && !last.lists.all_base();
         match last.memo.get() {
             Some(memo) => self.sum_with(
                 others,
@@ -869,13 +870,22 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 walked_passes,
                 last_passes,
                 |o| memo.get_or_count(o, || last.count_list(o)),
+                // A filtered counted hop over changed lists requests a list's
+                // created ids at `far`, once the memo slot (requested at
+                // `farthest`) says it is not counted yet, so that `near`
+                // finds them cached to request their values. Otherwise
+                // the memo slot is requested at `far`, and nothing else.
                 Prefetch {
-                    farthest: |o| memo.prefetch(o),
-                    // A changed counted list's created ids, so that `near`
-                    // finds them cached to request their values.
+                    farthest: |o| {
+                        if created_ahead {
+                            memo.prefetch(o);
+                        }
+                    },
                     far: |o, r| {
                         prefetch_value(r);
-                        if last.filter.is_some() && memo.unknown(o) {
+                        if !created_ahead {
+                            memo.prefetch(o);
+                        } else if memo.unknown(o) {
                             last.prefetch_created(o);
                         }
                     },
@@ -897,7 +907,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                     farthest: |_| {},
                     far: |o, r| {
                         prefetch_value(r);
-                        if last.filter.is_some() {
+                        if created_ahead {
                             last.prefetch_created(o);
                         }
                     },

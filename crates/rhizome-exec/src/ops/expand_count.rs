@@ -862,7 +862,8 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 values.prefetch(r);
             }
         };
-        let created_ahead = last.filter.is_some() && !last.lists.all_base();
+        let changed_lists = !last.lists.all_base();
+        let created_ahead = changed_lists && last.filter.is_some();
         match last.memo.get() {
             Some(memo) => self.sum_with(
                 others,
@@ -870,22 +871,23 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 walked_passes,
                 last_passes,
                 |o| memo.get_or_count(o, || last.count_list(o)),
-                // A filtered counted hop over changed lists requests a list's
-                // created ids at `far`, once the memo slot (requested at
-                // `farthest`) says it is not counted yet, so that `near`
-                // finds them cached to request their values. Otherwise
-                // the memo slot is requested at `far`, and nothing else.
+                // Over changed lists the memo slot is requested at
+                // `farthest` (a list not counted yet costs a delta lookup),
+                // and a filtered hop requests a list's created ids at `far`
+                // once the slot says it is not counted yet, so that `near`
+                // finds them cached to request their values. Over base
+                // lists only, the memo slot is requested at `far`.
                 Prefetch {
                     farthest: |o| {
-                        if created_ahead {
+                        if changed_lists {
                             memo.prefetch(o);
                         }
                     },
                     far: |o, r| {
                         prefetch_value(r);
-                        if !created_ahead {
+                        if !changed_lists {
                             memo.prefetch(o);
-                        } else if memo.unknown(o) {
+                        } else if created_ahead && memo.unknown(o) {
                             last.prefetch_created(o);
                         }
                     },

@@ -6,11 +6,16 @@
 //!
 //! `cargo bench -p rhizome-storage --bench checkpoint_latency` (`NODES`,
 //! `RELS` change the size; defaults 200000 and 3000000).
+//!
+//! Beside each checkpoint's figures it prints its steps (written, staged,
+//! manifest installed, done; from `DatabaseOptions::checkpoint_hook`) and
+//! the slowest overlapping commits placed against them, to tell where a
+//! slow commit waited.
 
 use rhizome_common::Value;
 use rhizome_storage::builder::{GraphBuilder, NodeGroupInput, RelGroupInput};
 use rhizome_storage::column::ColumnBuilder;
-use rhizome_storage::{Database, DatabaseOptions};
+use rhizome_storage::{CheckpointStep, Database, DatabaseOptions};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -71,7 +76,17 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1e3
 }
 
-fn report(what: &str, log: &[(Instant, Duration)], from: Instant, to: Instant, took: Duration) {
+/// When each checkpoint step was reached.
+type Steps = Arc<Mutex<Vec<(CheckpointStep, Instant)>>>;
+
+fn report(
+    what: &str,
+    log: &[(Instant, Duration)],
+    from: Instant,
+    to: Instant,
+    took: Duration,
+    steps: &[(CheckpointStep, Instant)],
+) {
     let (mut during, mut outside): (Vec<Duration>, Vec<Duration>) = (Vec::new(), Vec::new());
     for &(start, latency) in log {
         // A commit overlaps the checkpoint if it ran at any time within it.
@@ -96,6 +111,34 @@ fn report(what: &str, log: &[(Instant, Duration)], from: Instant, to: Instant, t
         percentile(&outside, 0.99),
         percentile(&outside, 1.0),
     );
+    let ms = |t: Instant| {
+        if t >= from {
+            (t - from).as_secs_f64() * 1e3
+        } else {
+            -((from - t).as_secs_f64() * 1e3)
+        }
+    };
+    let steps: Vec<String> = steps
+        .iter()
+        .filter(|(_, t)| *t >= from && *t <= to)
+        .map(|(s, t)| format!("{s:?} at {:.1}", ms(*t)))
+        .chain(std::iter::once(format!("done at {:.1}", ms(to))))
+        .collect();
+    println!("  steps (ms from its start): {}", steps.join(", "));
+    let mut slow: Vec<(Instant, Duration)> = log
+        .iter()
+        .copied()
+        .filter(|&(start, latency)| start < to && start + latency > from)
+        .collect();
+    slow.sort_by_key(|&(_, latency)| std::cmp::Reverse(latency));
+    for (start, latency) in slow.into_iter().take(3) {
+        println!(
+            "  slow commit: {:.1} ms, from {:.1} to {:.1}",
+            latency.as_secs_f64() * 1e3,
+            ms(start),
+            ms(start + latency)
+        );
+    }
 }
 
 fn main() {
@@ -109,7 +152,16 @@ fn main() {
         "{nodes} nodes, {rels} relationships, built in {:.1} s",
         t.elapsed().as_secs_f64()
     );
+    let steps: Steps = Arc::default();
+    let hook = {
+        let steps = steps.clone();
+        move |step: CheckpointStep| {
+            steps.lock().unwrap().push((step, Instant::now()));
+            Ok(())
+        }
+    };
     let options = DatabaseOptions {
+        checkpoint_hook: Some(Arc::new(hook)),
         background_checkpoints: false,
         checkpoint_wal_bytes: u64::MAX,
         checkpoint_delta_bytes: u64::MAX,
@@ -167,7 +219,7 @@ fn main() {
             .copied()
             .filter(|(s, _)| *s + pause >= from && *s <= to + pause)
             .collect();
-        report(what, &near, from, to, to - from);
+        report(what, &near, from, to, to - from, &steps.lock().unwrap());
     }
     drop(db);
     let _ = std::fs::remove_dir_all(&tmp);

@@ -1436,9 +1436,12 @@ impl Shared {
         // After an incremental checkpoint the state is the same delta over
         // the same segment, now saved in the delta file (the commits since
         // the freeze included: they are in the new log too).
-        let delta = match staged.full {
-            Some(full) => full.delta,
-            None => cur.delta.clone(),
+        // The doubling rule of the checkpoint policy counts from the delta
+        // an incremental checkpoint kept; a full one leaves only the
+        // commits it carried over, so it resets the baseline.
+        let (delta, baseline) = match staged.full {
+            Some(full) => (full.delta, 0),
+            None => (cur.delta.clone(), cur.delta.approx_bytes()),
         };
         let old_segment = &old.store.manifest.segment;
         let superseded = Superseded {
@@ -1446,7 +1449,7 @@ impl Shared {
             delta: old.store.manifest.delta.as_ref().map(|d| d.file.clone()),
             manifest: store.manifest.clone(),
         };
-        *lock(&self.auto_baseline) = (store.manifest.generation, delta.approx_bytes());
+        *lock(&self.auto_baseline) = (store.manifest.generation, baseline);
         self.current
             .store(Arc::new(Version::new(store, delta, pos, cur.last_commit)));
         Ok(Some(superseded))

@@ -207,6 +207,9 @@ const PRESENT: u32 = 1 << 31;
 /// memory laid out like the base) and *loose* (one vector per node) while a
 /// transaction writes to them; [`AdjMap::pack`] turns the loose pages a
 /// transaction touched back into packed ones.
+// Large on purpose: a packed page's bitmaps sit inline in the page
+// vector, so a lookup reads them without another pointer chase.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Default)]
 enum AdjSlot {
     #[default]
@@ -220,34 +223,77 @@ enum AdjSlot {
         offsets: Arc<[u32]>,
         neighbours: Arc<[NodeId]>,
         rels: Arc<[RelId]>,
+        /// Per word of `present`: how many nodes of the words before it
+        /// have a list (the rank of a node's list among the page's).
+        ranks: [u16; PAGE / 64],
+        /// Offsets into `created`, one per list of the page (by rank) and
+        /// one at the end; empty if no list of the page holds a
+        /// relationship created since the checkpoint.
+        created_offsets: Arc<[u32]>,
+        /// Per list, the ids of its relationships created since the
+        /// checkpoint (ids at or above the base's bound), ascending: a
+        /// list that still holds its node's whole base list is read as
+        /// that base CSR slice plus these (see [`ChangedList`]).
+        created: Arc<[RelId]>,
     },
 }
 
+/// A node's list in the delta as [`AdjMap::get_changed`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ChangedList<'a> {
+    /// Neighbours, sorted (ties by relationship id).
+    pub(crate) neighbours: &'a [NodeId],
+    /// Relationship ids, entry by entry.
+    pub(crate) rels: &'a [RelId],
+    /// The ids of its entries created since the checkpoint, ascending;
+    /// `None` while a transaction is writing the list's page.
+    pub(crate) created: Option<&'a [RelId]>,
+}
+
 impl AdjSlot {
-    fn packed(loose: &[Option<AdjList>]) -> AdjSlot {
+    /// The packed form of `loose`; relationship ids at or above
+    /// `base_rels` are the ones created since the checkpoint.
+    fn packed(loose: &[Option<AdjList>], base_rels: RelId) -> AdjSlot {
         let mut offsets = Vec::with_capacity(PAGE + 1);
         let total: usize = loose.iter().flatten().map(|l| l.neighbours.len()).sum();
         let mut neighbours = Vec::with_capacity(total);
         let mut rels = Vec::with_capacity(total);
+        let mut created_offsets = Vec::new();
+        let mut created: Vec<RelId> = Vec::new();
         let mut present = [0u64; PAGE / 64];
+        let mut ranks = [0u16; PAGE / 64];
         for (i, slot) in loose.iter().enumerate() {
             let start = neighbours.len() as u32;
+            if i % 64 == 0 {
+                ranks[i / 64] = created_offsets.len() as u16;
+            }
             match slot {
                 Some(l) => {
+                    created_offsets.push(created.len() as u32);
                     present[i / 64] |= 1 << (i % 64);
                     offsets.push(start | PRESENT);
                     neighbours.extend_from_slice(&l.neighbours);
                     rels.extend_from_slice(&l.rels);
+                    let from = created.len();
+                    created.extend(l.rels.iter().copied().filter(|&r| r >= base_rels));
+                    created[from..].sort_unstable();
                 }
                 None => offsets.push(start),
             }
         }
         offsets.push(neighbours.len() as u32);
+        created_offsets.push(created.len() as u32);
+        if created.is_empty() {
+            created_offsets.clear();
+        }
         AdjSlot::Packed {
             present,
+            ranks,
             offsets: offsets.into(),
             neighbours: neighbours.into(),
             rels: rels.into(),
+            created_offsets: created_offsets.into(),
+            created: created.into(),
         }
     }
 
@@ -296,6 +342,7 @@ impl AdjMap {
                 offsets,
                 neighbours,
                 rels,
+                ..
             } => {
                 if present[i / 64] & (1 << (i % 64)) == 0 {
                     return None;
@@ -310,6 +357,50 @@ impl AdjMap {
             AdjSlot::Loose(v) => v[i]
                 .as_ref()
                 .map(|l| (l.neighbours.as_slice(), l.rels.as_slice())),
+            AdjSlot::Empty => None,
+        }
+    }
+
+    /// The list of `node` with its entries created since the checkpoint
+    /// apart, if the delta has one.
+    #[inline(always)]
+    pub(crate) fn get_changed(&self, node: NodeId) -> Option<ChangedList<'_>> {
+        let i = (node & MASK) as usize;
+        match self.pages.get((node >> PAGE_BITS) as usize)? {
+            AdjSlot::Packed {
+                present,
+                offsets,
+                neighbours,
+                rels,
+                ranks,
+                created_offsets,
+                created,
+            } => {
+                let word = present[i / 64];
+                if word & (1 << (i % 64)) == 0 {
+                    return None;
+                }
+                let (a, b) = (
+                    (offsets[i] & !PRESENT) as usize,
+                    (offsets[i + 1] & !PRESENT) as usize,
+                );
+                let k = usize::from(ranks[i / 64])
+                    + (word & ((1u64 << (i % 64)) - 1)).count_ones() as usize;
+                let (c, d) = match created_offsets.get(k..k + 2) {
+                    Some(&[c, d]) => (c as usize, d as usize),
+                    _ => (0, 0),
+                };
+                Some(ChangedList {
+                    neighbours: &neighbours[a..b],
+                    rels: &rels[a..b],
+                    created: Some(&created[c..d]),
+                })
+            }
+            AdjSlot::Loose(v) => v[i].as_ref().map(|l| ChangedList {
+                neighbours: &l.neighbours,
+                rels: &l.rels,
+                created: None,
+            }),
             AdjSlot::Empty => None,
         }
     }
@@ -332,8 +423,9 @@ impl AdjMap {
         Arc::make_mut(v)[(node & MASK) as usize].get_or_insert_with(init)
     }
 
-    /// Packs every loose page.
-    pub(crate) fn pack(&mut self) {
+    /// Packs every loose page; relationship ids at or above `base_rels`
+    /// are the ones created since the checkpoint.
+    pub(crate) fn pack(&mut self, base_rels: RelId) {
         if self.loose.is_empty() {
             return;
         }
@@ -341,7 +433,7 @@ impl AdjMap {
         for p in self.loose.drain(..) {
             if let Some(slot) = pages.get_mut(p) {
                 if let AdjSlot::Loose(v) = slot {
-                    *slot = AdjSlot::packed(v);
+                    *slot = AdjSlot::packed(v, base_rels);
                 }
             }
         }
@@ -361,7 +453,17 @@ impl AdjMap {
                             + l.as_ref().map_or(0, |l| l.neighbours.capacity() * 16)
                     })
                     .sum(),
-                AdjSlot::Packed { neighbours, .. } => (PAGE + 1) * 4 + neighbours.len() * 16,
+                AdjSlot::Packed {
+                    neighbours,
+                    created_offsets,
+                    created,
+                    ..
+                } => {
+                    (PAGE + 1) * 4
+                        + neighbours.len() * 16
+                        + created_offsets.len() * 4
+                        + created.len() * 8
+                }
             };
         }
         bytes as u64
@@ -703,7 +805,9 @@ impl Delta {
     /// Packs the adjacency pages written since the last call (see [`AdjMap`]).
     pub(crate) fn pack(&mut self) {
         for maps in &mut self.adj {
-            maps.iter_mut().for_each(AdjMap::pack);
+            for map in maps.iter_mut() {
+                map.pack(self.base_rels);
+            }
         }
     }
 
@@ -879,7 +983,8 @@ mod tests {
         m.entry(2000, AdjList::default).insert(1, 5);
         assert!(m.has_loose());
         let loose = m.clone();
-        m.pack();
+        // Ids from 1 on were created since the checkpoint.
+        m.pack(1);
         assert!(!m.has_loose());
         for map in [&m, &loose] {
             assert_eq!(map.get(3), Some((&[2u64, 9][..], &[0u64, 1][..])));
@@ -887,12 +992,38 @@ mod tests {
             assert_eq!(map.get(4), None);
             assert_eq!(map.get(1 << 30), None);
         }
+        fn created(m: &AdjMap, node: NodeId) -> Option<Option<&[RelId]>> {
+            m.get_changed(node).map(|c| c.created)
+        }
+        assert_eq!(created(&loose, 3), Some(None));
+        assert_eq!(created(&m, 3), Some(Some(&[1u64][..])));
+        assert_eq!(created(&m, 2000), Some(Some(&[5u64][..])));
+        assert_eq!(created(&m, 4), None);
+        for node in [3, 2000] {
+            let c = m.get_changed(node).unwrap();
+            assert_eq!((c.neighbours, c.rels), m.get(node).unwrap());
+        }
         let packed = m.clone();
         m.entry(4, AdjList::default).insert(7, 7);
-        m.pack();
+        m.pack(1);
         assert_eq!(m.get(4), Some((&[7u64][..], &[7u64][..])));
         assert_eq!(m.get(3).unwrap().0, &[2, 9]);
         assert_eq!(packed.get(4), None);
+        // Created ids come out ascending whatever the neighbour order; a
+        // page without created entries has none.
+        let mut m = AdjMap::default();
+        let list = m.entry(1, AdjList::default);
+        for (n, r) in [(1, 40), (2, 3), (3, 30), (4, 10), (5, 31)] {
+            list.insert(n, r);
+        }
+        m.entry(2, AdjList::default).insert(6, 2);
+        m.pack(10);
+        assert_eq!(created(&m, 1), Some(Some(&[10u64, 30, 31, 40][..])));
+        assert_eq!(created(&m, 2), Some(Some(&[][..])));
+        let mut m = AdjMap::default();
+        m.entry(1, AdjList::default).insert(6, 2);
+        m.pack(10);
+        assert_eq!(created(&m, 1), Some(Some(&[][..])));
     }
 
     #[test]

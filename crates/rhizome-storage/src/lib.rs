@@ -64,5 +64,5 @@ pub use nodelist::NodeList;
 pub use schema::{IndexDef, Schema, SchemaName, SchemaObjectKind};
 pub use snapshot::{Adjacency, Direction, GraphRead, NeighbourBatch, RelInfo, Snapshot};
 pub use stats::Statistics;
-pub use traverse::{RelFloats, TypeLists};
+pub use traverse::{ChangedList, RelFloats, TypeLists};
 pub use txn::{CommitInfo, WriteCounters, WriteTxn};

@@ -152,6 +152,36 @@ impl NumberPages {
         ((bits != UNSET) & (bits != ABSENT), bits)
     }
 
+    /// How many of the relationships `ids` (ascending) have a number
+    /// written that passes `test`. A run of consecutive ids in one page
+    /// (relationships created together) is read as a slice of the page.
+    #[inline]
+    pub(crate) fn count_passing(&self, ids: &[RelId], test: impl Fn(f64) -> bool) -> u64 {
+        let number = |bits: u64| (bits != UNSET) & (bits != ABSENT) & test(f64::from_bits(bits));
+        let mut count = 0u64;
+        let mut rest = ids;
+        while let Some(&first) = rest.first() {
+            let p = first >> PAGE_BITS;
+            // The ids of this page: a prefix of the rest (they ascend).
+            let n = rest.partition_point(|&r| r >> PAGE_BITS == p);
+            let (here, after) = rest.split_at(n);
+            rest = after;
+            let Some(Some(page)) = self.pages.get(p as usize) else {
+                continue;
+            };
+            let (a, b) = ((first & MASK) as usize, (here[n - 1] & MASK) as usize);
+            count += if b - a + 1 == n {
+                // Consecutive: the slots are one slice.
+                page[a..=b].iter().filter(|&&bits| number(bits)).count() as u64
+            } else {
+                here.iter()
+                    .filter(|&&r| number(page[(r & MASK) as usize]))
+                    .count() as u64
+            };
+        }
+        count
+    }
+
     /// Starts loading `rel`'s slot into the cache, if one of its page was
     /// written.
     #[inline(always)]
@@ -204,6 +234,14 @@ mod tests {
         assert_eq!(pages.get(8), Written::Absent);
         assert_eq!(pages.get(9), Written::Unset);
         assert_eq!(pages.get(5000), Written::Unset);
+        // Sorted ids: a consecutive run, a gap, ids of a page never written.
+        let ids = [5, 6, 7, 8, 9, 3000];
+        assert_eq!(pages.count_passing(&ids, |x| x < 0.0), 1);
+        assert_eq!(pages.count_passing(&ids, |x| x.is_nan() || x > -10.0), 2);
+        assert_eq!(pages.count_passing(&[5, 6], |_| true), 2);
+        assert_eq!(pages.count_passing(&[5, 7, 8], |_| true), 1);
+        assert_eq!(pages.count_passing(&[6, 2048, 2049], |_| true), 1);
+        assert_eq!(pages.count_passing(&[], |_| true), 0);
         assert!(!pages.untouched(0..10));
         assert!(pages.untouched(1024..5000));
         assert!(pages.untouched(3..3));

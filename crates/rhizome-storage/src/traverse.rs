@@ -60,6 +60,48 @@ impl<'a> TypeLists<'a> {
     pub fn changed_list(&self, node: NodeId) -> Option<(&'a [NodeId], &'a [RelId])> {
         self.changed?.get(node)
     }
+
+    /// [`TypeLists::changed_list`] with the list's entries created since
+    /// the checkpoint apart (see [`ChangedList`]).
+    #[inline(always)]
+    pub fn changed(&self, node: NodeId) -> Option<ChangedList<'a>> {
+        let c = self.changed?.get_changed(node)?;
+        Some(ChangedList {
+            neighbours: c.neighbours,
+            rels: c.rels,
+            created: c.created,
+        })
+    }
+}
+
+/// A node's complete list of one type and direction in the delta (its
+/// relationships of the type changed since the last checkpoint), from
+/// [`TypeLists::changed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChangedList<'a> {
+    /// Neighbours, sorted (ties by relationship id).
+    pub neighbours: &'a [NodeId],
+    /// Relationship ids, entry by entry.
+    pub rels: &'a [RelId],
+    /// The ids of the entries created since the checkpoint, ascending
+    /// (`None` while a write transaction is changing the list's page: then
+    /// only the list tells them apart). Relationships created together
+    /// have consecutive ids.
+    pub created: Option<&'a [RelId]>,
+}
+
+impl ChangedList<'_> {
+    /// True if the list is the node's whole base list plus its created
+    /// entries, given the node's base degree: the other entries are
+    /// relationships of the node's base list, so that holds exactly when
+    /// they number the base degree. Then the list can be read as the
+    /// base CSR slice and [`ChangedList::created`]. False if the created
+    /// entries are not known apart.
+    #[inline]
+    pub fn keeps_base(&self, base_degree: u64) -> bool {
+        self.created
+            .is_some_and(|c| (self.rels.len() - c.len()) as u64 == base_degree)
+    }
 }
 
 /// A numeric relationship property of one type read as floats without
@@ -157,6 +199,27 @@ impl<'a> RelFloats<'a> {
             }
         }
         (base, passing)
+    }
+
+    /// How many of `created` — relationships of the type created since the
+    /// checkpoint, ascending (see [`ChangedList::created`]) — have a
+    /// number passing `test`. Relationships created together have
+    /// consecutive ids, so this mostly reads slices of the written values.
+    #[inline]
+    pub fn count_written(&self, created: &[RelId], test: impl Fn(f64) -> bool) -> u64 {
+        match self.written {
+            Some(written) if !created.is_empty() => written.count_passing(created, test),
+            _ => 0,
+        }
+    }
+
+    /// Starts loading the written value of `rel` (a relationship created
+    /// since the checkpoint) into the cache.
+    #[inline(always)]
+    pub fn prefetch_written(&self, rel: RelId) {
+        if let Some(written) = self.written {
+            written.prefetch(rel);
+        }
     }
 
     #[inline(never)]

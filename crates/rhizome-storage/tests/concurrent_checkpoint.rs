@@ -7,8 +7,12 @@
 use rhizome_common::{Error, ErrorKind, NodeId, RelId, Value};
 use rhizome_storage::builder::{GraphBuilder, NodeGroupInput, RelGroupInput};
 use rhizome_storage::column::ColumnBuilder;
-use rhizome_storage::{CheckpointStep, Database, DatabaseOptions, Direction, GraphRead, Snapshot};
+use rhizome_storage::{
+    CheckpointStep, Database, DatabaseOptions, Direction, GraphRead, Snapshot, StdIo, StorageIo,
+    WalFile, WalSync,
+};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -360,6 +364,35 @@ fn a_crash_between_writing_and_installing_a_checkpoint_loses_nothing() {
 }
 
 #[test]
+fn a_crash_after_staging_a_checkpoint_loses_nothing() {
+    for full in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("db");
+        base(&dir);
+        let during = commit_during_checkpoint(&dir, full, Some(CheckpointStep::Staged), 13);
+        // The staged log and manifest are debris: the manifest in place is
+        // the old one, and its log holds every commit.
+        assert_eq!(files(&dir, ".next"), vec!["wal.next"]);
+        assert_eq!(files(&dir, ".tmp"), vec!["manifest.json.tmp"]);
+        assert_eq!(reopened_state(&dir), during, "full: {full}");
+        // A writer collects the debris and writes on; the next checkpoint
+        // (which stages over the stale `wal.next`) saves everything.
+        let db = Database::open_with(&dir, options(full, None)).unwrap();
+        let mut txn = db.begin_write().unwrap();
+        txn.create_node(&["N"], &[("k", Value::Int(-5))]).unwrap();
+        txn.commit().unwrap();
+        assert!(files(&dir, ".tmp").is_empty());
+        assert_eq!(files(&dir, ".rhz").len(), 1);
+        let after = dump(&db.snapshot());
+        assert_eq!(after.len(), during.len() + 1);
+        assert!(db.checkpoint().unwrap());
+        drop(db);
+        assert!(files(&dir, ".next").is_empty());
+        assert_eq!(reopened_state(&dir), after, "full: {full}");
+    }
+}
+
+#[test]
 fn a_crash_between_installing_the_manifest_and_renaming_the_log_loses_nothing() {
     for full in [false, true] {
         let tmp = tempfile::tempdir().unwrap();
@@ -503,5 +536,172 @@ fn commits_of_another_handle_during_a_checkpoint_are_carried_over() {
         assert_eq!(dump(&a.snapshot()), after);
         drop((a, b));
         assert_eq!(reopened_state(&dir), after);
+    }
+}
+
+/// Log I/O whose next sync, once armed, tells the test it started, waits
+/// until the test lets it go and then fails: a commit whose record is in
+/// the log (where a checkpoint staging beside it reads it) but whose sync
+/// fails, so the log is cut back under the staged copy.
+#[derive(Clone)]
+struct StallingIo(Arc<Stall>);
+
+struct Stall {
+    armed: AtomicBool,
+    entered: Mutex<mpsc::Sender<()>>,
+    release: Mutex<mpsc::Receiver<()>>,
+}
+
+impl Stall {
+    fn sync(&self) -> std::io::Result<()> {
+        if !self.armed.swap(false, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.entered.lock().unwrap().send(()).ok();
+        let _ = self
+            .release
+            .lock()
+            .unwrap()
+            .recv_timeout(Duration::from_secs(60));
+        Err(std::io::Error::other("fsync failed (injected)"))
+    }
+}
+
+struct StallingFile {
+    inner: Box<dyn WalFile>,
+    stall: Arc<Stall>,
+}
+
+impl WalFile for StallingFile {
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.inner.append(bytes)
+    }
+    fn sync(&mut self) -> std::io::Result<()> {
+        self.stall.sync()?;
+        self.inner.sync()
+    }
+    fn truncate(&mut self, len: u64) -> std::io::Result<()> {
+        self.inner.truncate(len)
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+    fn sync_handle(&self) -> std::io::Result<Arc<dyn WalSync>> {
+        Ok(Arc::new(StallingSync {
+            inner: self.inner.sync_handle()?,
+            stall: self.stall.clone(),
+        }))
+    }
+}
+
+struct StallingSync {
+    inner: Arc<dyn WalSync>,
+    stall: Arc<Stall>,
+}
+
+impl WalSync for StallingSync {
+    fn sync(&self) -> std::io::Result<()> {
+        self.stall.sync()?;
+        self.inner.sync()
+    }
+}
+
+impl StorageIo for StallingIo {
+    fn open_append(&self, path: &Path) -> std::io::Result<Box<dyn WalFile>> {
+        Ok(Box::new(StallingFile {
+            inner: StdIo.open_append(path)?,
+            stall: self.0.clone(),
+        }))
+    }
+    fn read(&self, path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+        StdIo.read(path)
+    }
+    fn replace(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        StdIo.replace(path, bytes)
+    }
+}
+
+/// A checkpoint staged a commit of another handle whose record was in the
+/// log but whose sync then failed (so the log was cut back under the staged
+/// copy, and other commits appended in its place): the install must see
+/// that the log no longer holds what it staged and stage again, so the
+/// failed commit is not carried into the new log and the commits made
+/// after it are.
+#[test]
+fn a_checkpoint_stages_again_when_a_failed_sync_cut_the_log_it_staged() {
+    for full in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("db");
+        base(&dir);
+        let (hook, reached, go) = hook(None);
+        let a = Database::open_with(&dir, options(full, Some(hook))).unwrap();
+        let (entered_tx, entered) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel();
+        let stall = Arc::new(Stall {
+            armed: AtomicBool::new(false),
+            entered: Mutex::new(entered_tx),
+            release: Mutex::new(release_rx),
+        });
+        let b = Database::open_with(
+            &dir,
+            DatabaseOptions {
+                io: Arc::new(StallingIo(stall.clone())),
+                ..options(full, None)
+            },
+        )
+        .unwrap();
+        let mut rng = Rng(23);
+        let mut next_k = 10_000;
+        churn(&a, &mut rng, 10, &mut next_k);
+        let checkpoint = {
+            let a = a.clone();
+            std::thread::spawn(move || {
+                if full {
+                    a.checkpoint_full()
+                } else {
+                    a.checkpoint()
+                }
+            })
+        };
+        // Held after writing its file: the other handle commits, and then
+        // appends a commit whose sync stalls.
+        reached.recv_timeout(Duration::from_secs(60)).unwrap();
+        churn(&b, &mut rng, 5, &mut next_k);
+        stall.armed.store(true, Ordering::SeqCst);
+        let failing = {
+            let b = b.clone();
+            std::thread::spawn(move || {
+                let mut txn = b.begin_write().unwrap();
+                txn.create_node(&["N", "Lost"], &[("k", Value::Int(-77))])
+                    .unwrap();
+                txn.commit()
+            })
+        };
+        entered.recv_timeout(Duration::from_secs(60)).unwrap();
+        // The checkpoint stages the log as it is now, the stalled record
+        // included, and holds again.
+        go.send(()).unwrap();
+        reached.recv_timeout(Duration::from_secs(60)).unwrap();
+        assert!(dir.join("wal.next").exists());
+        // The sync fails: the commit fails and its record is cut off.
+        release.send(()).unwrap();
+        let err = failing.join().unwrap().unwrap_err();
+        assert_eq!(err.kind, ErrorKind::IoError, "{err}");
+        // Commits appended where the failed one was, before the install.
+        churn(&a, &mut rng, 5, &mut next_k);
+        let during = dump(&a.snapshot());
+        assert!(!during.iter().any(|l| l.contains("Int(-77)")));
+        go.send(()).unwrap();
+        assert!(checkpoint.join().unwrap().unwrap(), "full: {full}");
+        assert_eq!(dump(&a.snapshot()), during, "full: {full}");
+        assert!(a.check().is_empty(), "{:?}", a.check());
+        assert!(files(&dir, ".next").is_empty());
+        drop((a, b));
+        assert_eq!(reopened_state(&dir), during, "full: {full}");
+        // And the next checkpoint saves the same state.
+        let db = Database::open_with(&dir, options(full, None)).unwrap();
+        assert!(db.checkpoint_full().unwrap());
+        drop(db);
+        assert_eq!(reopened_state(&dir), during, "full: {full}");
     }
 }

@@ -338,6 +338,26 @@ fn read_only_opening_changes_nothing() {
     assert!(db.check().is_empty(), "{:?}", db.check());
 }
 
+/// A process that opens a database for writing (the default) but only
+/// reads creates, changes and removes no file either: opening takes no lock
+/// and writes nothing, and its background checkpoint thread finds nothing due.
+#[test]
+fn a_reading_process_changes_nothing() {
+    let (_tmp, dir) = setup();
+    let writer = Database::open(&dir).unwrap();
+    create_y(&writer, 1, 1);
+    drop(writer);
+    let before = listing(&dir);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let db = Database::open(&dir).unwrap();
+    for _ in 0..3 {
+        assert_eq!(written(&db.snapshot()).len(), 1);
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    drop(db);
+    assert_eq!(listing(&dir), before, "no file created, changed or removed");
+}
+
 #[test]
 fn a_newer_format_is_refused_clearly() {
     let (_tmp, dir) = setup();

@@ -23,7 +23,9 @@ use crate::operator::{Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::{BinaryOp, ExpandDirection, OpKind, Slot};
 use rhizome_storage::csr::{BackLinks, Ranks};
-use rhizome_storage::{Direction, GraphRead, LabelId, RelFloats, RelTypeId, Snapshot, TypeLists};
+use rhizome_storage::{
+    ChangedList, Direction, GraphRead, LabelId, RelFloats, RelTypeId, Snapshot, TypeLists,
+};
 use std::cell::Cell;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -543,12 +545,25 @@ impl<'a> PlainHop<'a> {
             return;
         };
         if !self.lists.all_base() {
-            // A changed list's ids are read first (the written values
-            // they point at are requested by `count_created` as it goes).
-            if let Some((_, rels)) = self.lists.changed_list(source) {
-                for r in rels.iter().step_by(8).take(2) {
-                    rhizome_common::prefetch(r);
+            match self.lists.changed(source) {
+                // The created entries' written values (the base ones are
+                // requested below).
+                Some(ChangedList {
+                    created: Some(created),
+                    ..
+                }) => {
+                    for &r in created.iter().step_by(8).take(2) {
+                        values.prefetch_written(r);
+                    }
                 }
+                // A list whose page a transaction is writing: its ids are
+                // read first (`count_created` requests the values).
+                Some(list) => {
+                    for r in list.rels.iter().step_by(8).take(2) {
+                        rhizome_common::prefetch(r);
+                    }
+                }
+                None => {}
             }
         }
         let csr = self.lists.csr();
@@ -562,6 +577,25 @@ impl<'a> PlainHop<'a> {
         }
     }
 
+    /// Starts loading the ids of `source`'s created entries if its list
+    /// changed since the last checkpoint (read by
+    /// [`PlainHop::prefetch_list`] a few entries later).
+    #[inline(always)]
+    fn prefetch_created(&self, source: NodeId) {
+        if self.lists.all_base() {
+            return;
+        }
+        if let Some(ChangedList {
+            created: Some(created),
+            ..
+        }) = self.lists.changed(source)
+        {
+            if let Some(first) = created.first() {
+                rhizome_common::prefetch(first);
+            }
+        }
+    }
+
     /// How many cache lines of a list's filter values
     /// [`PlainHop::prefetch_list`] requests at most (128 floats).
     const PREFETCHED_LINES: usize = 16;
@@ -569,11 +603,14 @@ impl<'a> PlainHop<'a> {
     /// The passing entries of `source`'s list, counted.
     #[inline(always)]
     fn count_list(&self, source: NodeId) -> u64 {
-        match self.lists.changed_list(source) {
-            Some((_, rels)) => match &self.filter {
-                None => rels.len() as u64,
-                Some((f, v)) => self.count_changed(source, rels, f, v),
-            },
+        let Some((f, v)) = &self.filter else {
+            return match self.lists.changed_list(source) {
+                Some((_, rels)) => rels.len() as u64,
+                None => self.count_base(source),
+            };
+        };
+        match self.lists.changed(source) {
+            Some(list) => self.count_changed(source, list, f, v),
             None => self.count_base(source),
         }
     }
@@ -584,17 +621,32 @@ impl<'a> PlainHop<'a> {
     /// counted from the base column slice, and only the entries created
     /// since are read from the values written since; otherwise (a base
     /// relationship was deleted) every entry is looked up.
+    ///
+    /// The created entries apart (a packed page) save looking at the base
+    /// entries one by one ([`ChangedList::keeps_base`]), and their values
+    /// are mostly slices of the written pages.
     #[inline(never)]
     fn count_changed(
         &self,
         source: NodeId,
-        rels: &[RelId],
+        list: ChangedList<'_>,
         f: &NumericRelFilter,
         v: &RelFloats<'_>,
     ) -> u64 {
-        let (base, created) = with_test!(f, |test| v.count_created(rels, test));
-        if base == self.lists.csr().degree(source) {
-            return self.count_base(source) + created;
+        let degree = self.lists.csr().degree(source);
+        let rels = list.rels;
+        match list.created {
+            Some(created) if list.keeps_base(degree) => {
+                let created = with_test!(f, |test| v.count_written(created, test));
+                return self.count_base(source) + created;
+            }
+            Some(_) => {}
+            None => {
+                let (base, created) = with_test!(f, |test| v.count_created(rels, test));
+                if base == degree {
+                    return self.count_base(source) + created;
+                }
+            }
         }
         with_test!(
             f,
@@ -793,6 +845,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 all,
                 |o| counted.degree(o),
                 Prefetch {
+                    farthest: |_| {},
                     far: |_, _| {},
                     near: |_| {},
                 },
@@ -809,6 +862,8 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 values.prefetch(r);
             }
         };
+        let changed_lists = !last.lists.all_base();
+        let created_ahead = changed_lists && last.filter.is_some();
         match last.memo.get() {
             Some(memo) => self.sum_with(
                 others,
@@ -816,13 +871,29 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 walked_passes,
                 last_passes,
                 |o| memo.get_or_count(o, || last.count_list(o)),
+                // Over changed lists the memo slot is requested at
+                // `farthest` (a list not counted yet costs a delta lookup),
+                // and a filtered hop requests a list's created ids at `far`
+                // once the slot says it is not counted yet, so that `near`
+                // finds them cached to request their values. Over base
+                // lists only, the memo slot is requested at `far`.
                 Prefetch {
-                    far: |o, r| {
-                        memo.prefetch(o);
-                        prefetch_value(r);
+                    farthest: |o| {
+                        if changed_lists {
+                            memo.prefetch(o);
+                        }
                     },
+                    far: |o, r| {
+                        prefetch_value(r);
+                        if !changed_lists {
+                            memo.prefetch(o);
+                        } else if created_ahead && memo.unknown(o) {
+                            last.prefetch_created(o);
+                        }
+                    },
+                    // Nothing of an unfiltered list but its length is read.
                     near: |o| {
-                        if memo.unknown(o) {
+                        if last.filter.is_some() && memo.unknown(o) {
                             last.prefetch_list(o);
                         }
                     },
@@ -835,7 +906,13 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 last_passes,
                 |o| last.count_list(o),
                 Prefetch {
-                    far: |_, r| prefetch_value(r),
+                    farthest: |_| {},
+                    far: |o, r| {
+                        prefetch_value(r);
+                        if created_ahead {
+                            last.prefetch_created(o);
+                        }
+                    },
                     near: |o| last.prefetch_list(o),
                 },
             ),
@@ -854,7 +931,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         walked_passes: impl Fn(RelId) -> bool,
         last_passes: impl Fn(RelId) -> bool,
         passing: impl Fn(NodeId) -> u64,
-        prefetch: Prefetch<impl Fn(NodeId, RelId), impl Fn(NodeId)>,
+        prefetch: Prefetch<impl Fn(NodeId), impl Fn(NodeId, RelId), impl Fn(NodeId)>,
     ) -> u64 {
         let path_rels = &self.path_rels[..self.len];
         let anchors = &self.anchors[..self.len];
@@ -865,6 +942,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
             let other: NodeId = other.into();
             if let Some(&far) = others.get(i + Self::FAR) {
                 ids.prefetch(far.into());
+                (prefetch.farthest)(far.into());
             }
             if let Some(&ahead) = others.get(i + Self::AHEAD) {
                 let ahead: NodeId = ahead.into();
@@ -887,11 +965,13 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
     }
 }
 
-/// What [`CountSums::sum_with`] requests ahead of an entry: `far` for the
-/// entry [`CountSums::AHEAD`] on (its other end and relationship; the other
-/// end's offsets are requested beside it), `near` for the entry
+/// What [`CountSums::sum_with`] requests ahead of an entry: `farthest` for
+/// the entry [`CountSums::FAR`] on (its other end), `far` for the entry
+/// [`CountSums::AHEAD`] on (its other end and relationship; the other end's
+/// offsets are requested beside it), `near` for the entry
 /// [`CountSums::NEAR`] on (its other end).
-struct Prefetch<F, N> {
+struct Prefetch<T, F, N> {
+    farthest: T,
     far: F,
     near: N,
 }

@@ -2186,11 +2186,11 @@ mod tests {
         });
     }
 
-    /// A task that spins for 200 us, `left` times in a row (each queues
+    /// A task that spins for 100 us, `left` times in a row (each queues
     /// the next), then says so on `done`.
     fn chain(scope: Arc<QueryScope>, left: usize, done: mpsc::Sender<()>) -> Task {
         Box::new(move |_| {
-            let until = Instant::now() + Duration::from_micros(200);
+            let until = Instant::now() + Duration::from_micros(100);
             while Instant::now() < until {
                 std::hint::spin_loop();
             }
@@ -2220,16 +2220,34 @@ mod tests {
         })
     }
 
-    /// A short query (12 tasks in a row, 2.4 ms of CPU, within the start
-    /// credit) of a tenant whose 4 long queries keep the one worker busy
-    /// runs each of its tasks as soon as the worker is free: at most a few
-    /// long tasks run between its first and its last. Starting at the
-    /// floor, it took turns: each long query ran a task after each of its
-    /// tasks (18–28 in between, measured on a loaded machine; 0–8 with
-    /// the credit).
+    /// A short query (13 tasks in a row, 1.2 ms of CPU, well within the
+    /// start credit) of a tenant whose 4 long queries keep the one worker
+    /// busy runs each of its tasks as soon as the worker is free: at most a
+    /// few long tasks run between its first and its last. Starting at the
+    /// floor, it took turns: long queries' tasks ran between its tasks (11–23
+    /// in between, measured). A task's charged time is its wall time,
+    /// so a worker preempted inside the short query's tasks can spend the
+    /// credit; like [`fair`], the scenario is tried up to three times, and
+    /// a scheduler without the credit misses every time.
     #[test]
     fn a_short_query_runs_ahead_of_its_tenant_s_long_queries() {
+        static ALONE: Mutex<()> = Mutex::new(());
+        let _alone = ALONE.lock().unwrap_or_else(|p| p.into_inner());
         let pool = WorkerPool::new(1);
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let between = short_behind_long(&pool);
+            if between <= 8 {
+                return;
+            }
+            seen.push(between);
+        }
+        panic!("long tasks ran between the short query's first and last task: {seen:?}");
+    }
+
+    /// How many tasks of 4 long queries ran between the first and the last
+    /// task of a short query of their tenant, on `pool`'s workers.
+    fn short_behind_long(pool: &WorkerPool) -> usize {
         let tenant = Tenant::new("t", 1);
         let ran = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
@@ -2252,7 +2270,7 @@ mod tests {
         let (started, first) = mpsc::channel();
         let (done, finished) = mpsc::channel();
         let at_first = ran.clone();
-        let chain_of_12 = chain(short.clone(), 11, done);
+        let chain_of_12 = chain(short.clone(), 12, done);
         let scope = short.clone();
         short.spawn(Box::new(move |_| {
             started.send(at_first.load(Ordering::SeqCst)).unwrap();
@@ -2261,12 +2279,9 @@ mod tests {
         let before = first.recv_timeout(Duration::from_secs(10)).unwrap();
         finished.recv_timeout(Duration::from_secs(10)).unwrap();
         let between = ran.load(Ordering::SeqCst) - before;
-        stop_queries(&pool, &long);
+        stop_queries(pool, &long);
         pool.close_scope(&short);
-        assert!(
-            between <= 10,
-            "{between} long tasks ran between the short query's first and last task"
-        );
+        between
     }
 
     #[test]

@@ -88,8 +88,13 @@ fn a_short_query_answers_while_long_exists_instances_hold_every_worker() {
     );
     // A quantum or two and a debug build's run on a loaded machine; the
     // long instances run for seconds.
+    // Either mechanism may serve it: a yield point runs its start nested
+    // in a long task, or the long EXISTS scope hands its open instance to a
+    // new task at its quantum and the worker picks the short query first.
+    // Which one wins depends on timing (CI saw no nested run once), so only
+    // the wait is asserted; the nesting itself is tested in the
+    // scheduler's unit tests.
     assert!(waited < Duration::from_secs(2), "waited {waited:?}");
-    assert!(pool.nested_runs() > 0);
     // Each long query finds nothing, or is stopped by its timeout.
     for handle in long {
         match handle.join().unwrap() {

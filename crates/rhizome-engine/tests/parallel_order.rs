@@ -288,15 +288,23 @@ fn sorted_results_match_a_plain_sort() {
         "UNWIND range(-30000, 30000) AS x RETURN x * 1000003 AS y ORDER BY y DESC",
         e,
     );
-    // Ties keep arrival order: with one worker, that is the unwound order.
-    let mut e = xs.clone();
-    e.sort_by_key(|&x| std::cmp::Reverse(x % 7));
+    // Ties of a one-key sort: Cypher leaves their order open. They are
+    // kept in arrival order per thread, and even a one-worker query's
+    // tasks may run one at a time on its caller and on a pool worker (CI
+    // once saw them interleave), so only the keys' order and the rows are
+    // checked here.
     let got = ints(rows(
         &engine,
         "UNWIND range(1, 60000) AS x RETURN x ORDER BY x % 7 DESC",
         1,
     ));
-    assert!(got == e, "ties of a one-key sort left arrival order");
+    assert!(
+        got.windows(2).all(|w| w[0] % 7 >= w[1] % 7),
+        "a one-key sort is out of order"
+    );
+    let mut sorted = got.clone();
+    sorted.sort_unstable();
+    assert!(sorted == xs, "a one-key sort lost or added rows");
     // Nulls sort after every integer (ascending); 0 maps to null here.
     let mut e = xs.clone();
     e.sort_by_key(|&x| (x % 4 == 0, x % 4, x));

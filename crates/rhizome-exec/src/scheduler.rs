@@ -298,6 +298,12 @@ const PICK_ADVANCE: u64 = 1_000;
 /// share, and idling banks no more than this.
 const START_CREDIT: u64 = 4_000_000;
 
+/// `query_floor` less [`START_CREDIT`] in the virtual time of a query of
+/// `weight`: where such a query starts, and the least key it takes.
+fn credited_floor(query_floor: u64, weight: u64) -> u64 {
+    query_floor.saturating_sub(START_CREDIT.saturating_mul(100) / weight.max(1))
+}
+
 /// The name of the tenant of queries that name none ([`ScopeOptions::tenant`]).
 pub const DEFAULT_TENANT: &str = "default";
 
@@ -795,7 +801,7 @@ impl QueryScope {
     /// The least key this query takes among its tenant's: the tenant's
     /// query floor less [`START_CREDIT`] in this query's virtual time.
     fn floor_in(&self, query_floor: u64) -> u64 {
-        query_floor.saturating_sub(START_CREDIT.saturating_mul(100) / self.weight.max(1))
+        credited_floor(query_floor, self.weight)
     }
 
     fn charge(&self, nanos: u64) {
@@ -1544,10 +1550,7 @@ impl WorkerPool {
             .clone()
             .unwrap_or_else(|| self.inner.default_tenant.clone());
         let weight = options.weight.max(1);
-        let start_vtime = tenant
-            .query_floor
-            .load(Ordering::Relaxed)
-            .saturating_sub(START_CREDIT.saturating_mul(100) / weight);
+        let start_vtime = credited_floor(tenant.query_floor.load(Ordering::Relaxed), weight);
         let scope = Arc::new(QueryScope {
             queue: Injector::new(),
             pending: AtomicUsize::new(0),
@@ -2051,19 +2054,17 @@ mod tests {
         pool.close_scope(&scope);
     }
 
+    /// Keeps the thread busy for `micros` microseconds.
+    fn spin(micros: u64) {
+        let until = Instant::now() + Duration::from_micros(micros);
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+
     /// A task that spins for 200 us and queues itself again, until `stop`.
     fn busy_task(scope: Arc<QueryScope>, stop: Arc<AtomicBool>) -> Task {
-        Box::new(move |_| {
-            if stop.load(Ordering::SeqCst) {
-                return;
-            }
-            let until = Instant::now() + Duration::from_micros(200);
-            while Instant::now() < until {
-                std::hint::spin_loop();
-            }
-            let next = busy_task(scope.clone(), stop);
-            scope.spawn(next);
-        })
+        counted_task(scope, stop, Arc::new(AtomicUsize::new(0)))
     }
 
     /// A query of `tenant` keeping `tasks` busy tasks queued or running
@@ -2190,10 +2191,7 @@ mod tests {
     /// the next), then says so on `done`.
     fn chain(scope: Arc<QueryScope>, left: usize, done: mpsc::Sender<()>) -> Task {
         Box::new(move |_| {
-            let until = Instant::now() + Duration::from_micros(100);
-            while Instant::now() < until {
-                std::hint::spin_loop();
-            }
+            spin(100);
             if left <= 1 {
                 let _ = done.send(());
             } else {
@@ -2210,10 +2208,7 @@ mod tests {
             if stop.load(Ordering::SeqCst) {
                 return;
             }
-            let until = Instant::now() + Duration::from_micros(200);
-            while Instant::now() < until {
-                std::hint::spin_loop();
-            }
+            spin(200);
             ran.fetch_add(1, Ordering::SeqCst);
             let next = counted_task(scope.clone(), stop, ran);
             scope.spawn(next);

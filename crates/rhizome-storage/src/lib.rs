@@ -53,6 +53,7 @@ pub mod snapshot;
 pub mod stats;
 pub mod traverse;
 pub mod txn;
+pub mod upgrade;
 pub mod wal;
 
 pub use builder::{GraphBuilder, NodeGroupInput, RelGroupInput, RowLabels, WriteSummary};
@@ -66,3 +67,4 @@ pub use snapshot::{Adjacency, Direction, GraphRead, NeighbourBatch, RelInfo, Sna
 pub use stats::Statistics;
 pub use traverse::{ChangedList, RelFloats, TypeLists};
 pub use txn::{CommitInfo, WriteCounters, WriteTxn};
+pub use upgrade::{upgrade, UpgradeOptions, UpgradeReport, UpgradeStep};

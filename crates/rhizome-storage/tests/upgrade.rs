@@ -366,3 +366,21 @@ fn the_upgrade_waits_for_the_writer_lock() {
     assert_eq!(upgrade(&dir, &options).unwrap().to_version, 3);
     assert_upgraded(&dir, "v1");
 }
+
+#[test]
+fn an_old_segment_still_mapped_elsewhere_stays_until_a_writer_collects_it() {
+    // A process of the old Rhizome reading the database holds a shared lock
+    // on its segment while it maps it.
+    let (_tmp, dir) = copy_of("v1");
+    let old = dir.join("segment-000001.rhz");
+    let reader = std::fs::File::open(&old).unwrap();
+    rustix::fs::flock(&reader, rustix::fs::FlockOperation::LockShared).unwrap();
+    let report = upgrade(&dir, &UpgradeOptions::default()).unwrap();
+    assert!(!report.old_segment_removed);
+    assert!(old.exists());
+    let db = Database::open(&dir).unwrap();
+    assert_eq!(dump(&db.snapshot()), expected("v1"));
+    drop(reader);
+    db.begin_write().unwrap().commit().unwrap();
+    assert!(!old.exists(), "the first writer collects the old segment");
+}

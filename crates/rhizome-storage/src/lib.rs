@@ -21,6 +21,9 @@
 //! delta into a new segment ([`checkpoint`]). See `txn` for the lock protocol and `wal` for the durability
 //! guarantees.
 //!
+//! A database of an older on-disk format is refused when opened and
+//! converted on request by [`upgrade()`] (`rhizome upgrade`).
+//!
 //! Many processes may open one directory: writers of all of them take turns
 //! through an OS file lock ([`lock`]), and every snapshot first replays what
 //! other processes committed (`follow`).

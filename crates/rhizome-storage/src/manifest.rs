@@ -32,7 +32,7 @@ pub const FORMAT_VERSION: u32 = 4;
 /// delta file is written as this version, so a binary that reads only it
 /// keeps reading databases that use nothing newer. Versions 1 and 2 are
 /// refused with a message naming `rhizome upgrade`, which converts them
-/// ([`crate::upgrade`]).
+/// ([`mod@crate::upgrade`]).
 pub const FORMAT_VERSION_MIN: u32 = 3;
 
 /// A contiguous range of node ids imported together, with its property columns.

@@ -515,7 +515,7 @@ fn write_ranks(w: &mut SegmentWriter, ranks: &RankData) -> Result<RankMeta> {
     })
 }
 
-fn write_csr(w: &mut SegmentWriter, csr: &CsrData) -> Result<CsrMeta> {
+pub(crate) fn write_csr(w: &mut SegmentWriter, csr: &CsrData) -> Result<CsrMeta> {
     Ok(CsrMeta {
         lo: csr.lo,
         hi: csr.hi,

@@ -6,7 +6,7 @@
 //!
 //! ## Files
 //! `manifest.json` names the current segment (`segment-NNNNNN.rhz`, NNNNNN =
-//! the manifest generation), `wal.log` holds the commits since that segment
+//! the manifest generation; `segment-NNNNNN-v3.rhz` after [`crate::upgrade()`]), `wal.log` holds the commits since that segment
 //! was written (see [`crate::wal`]) and `lock` carries the writer lock (see
 //! [`crate::lock`]). `wal.next` exists only while a checkpoint switches to
 //! its new manifest, or after a crash then (see `relog`). Anything else (`*.tmp`, segments the manifest does not

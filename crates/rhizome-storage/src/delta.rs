@@ -474,6 +474,38 @@ impl AdjMap {
         !self.loose.is_empty()
     }
 
+    /// Calls `f(node, length)` for every node with a list, in node order:
+    /// a packed page is read by its presence words and offsets, without
+    /// a lookup per node.
+    pub(crate) fn for_each_len(&self, mut f: impl FnMut(NodeId, usize)) {
+        for (p, slot) in self.pages.iter().enumerate() {
+            let first = (p as u64) << PAGE_BITS;
+            match slot {
+                AdjSlot::Empty => {}
+                AdjSlot::Loose(v) => {
+                    for (i, l) in v.iter().enumerate() {
+                        if let Some(l) = l {
+                            f(first + i as u64, l.rels.len());
+                        }
+                    }
+                }
+                AdjSlot::Packed {
+                    present, offsets, ..
+                } => {
+                    for (w, &word) in present.iter().enumerate() {
+                        let mut bits = word;
+                        while bits != 0 {
+                            let i = w * 64 + bits.trailing_zeros() as usize;
+                            bits &= bits - 1;
+                            let (a, b) = (offsets[i] & !PRESENT, offsets[i + 1] & !PRESENT);
+                            f(first + i as u64, b.saturating_sub(a) as usize);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Every node with a list, in node order, with its list.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (NodeId, &[NodeId], &[RelId])> + '_ {
         (0..self.pages.len() as u64).flat_map(move |p| {
@@ -973,6 +1005,33 @@ mod tests {
         l.remove(4, 4);
         assert_eq!(l.neighbours, vec![3, 5, 9]);
         assert_eq!(l.rels, vec![7, 0, 2]);
+    }
+
+    #[test]
+    fn list_lengths_of_packed_and_loose_pages() {
+        let mut m = AdjMap::default();
+        for (node, n) in [(3u64, 2usize), (64, 1), (1023, 3), (1024, 1), (5000, 4)] {
+            let list = m.entry(node, AdjList::default);
+            for k in 0..n {
+                list.insert(k as u64, node * 10 + k as u64);
+            }
+        }
+        let lens = |m: &AdjMap| {
+            let mut v = Vec::new();
+            m.for_each_len(|node, len| v.push((node, len)));
+            v
+        };
+        let expected: Vec<(u64, usize)> = m.iter().map(|(n, _, r)| (n, r.len())).collect();
+        assert_eq!(expected.len(), 5);
+        assert_eq!(lens(&m), expected);
+        m.pack(0);
+        assert!(!m.has_loose());
+        assert_eq!(lens(&m), expected);
+        // One page loose again, the others packed.
+        m.entry(1024, AdjList::default).insert(7, 77);
+        let expected: Vec<(u64, usize)> = m.iter().map(|(n, _, r)| (n, r.len())).collect();
+        assert_eq!(lens(&m), expected);
+        assert_eq!(expected[3], (1024, 2));
     }
 
     #[test]

@@ -21,6 +21,9 @@
 //! delta into a new segment ([`checkpoint`]). See `txn` for the lock protocol and `wal` for the durability
 //! guarantees.
 //!
+//! A database of an older on-disk format is refused when opened and
+//! converted on request by [`upgrade()`] (`rhizome upgrade`).
+//!
 //! Many processes may open one directory: writers of all of them take turns
 //! through an OS file lock ([`lock`]), and every snapshot first replays what
 //! other processes committed (`follow`).
@@ -53,6 +56,7 @@ pub mod snapshot;
 pub mod stats;
 pub mod traverse;
 pub mod txn;
+pub mod upgrade;
 pub mod wal;
 
 pub use builder::{GraphBuilder, NodeGroupInput, RelGroupInput, RowLabels, WriteSummary};
@@ -66,3 +70,4 @@ pub use snapshot::{Adjacency, Direction, GraphRead, NeighbourBatch, RelInfo, Sna
 pub use stats::Statistics;
 pub use traverse::{ChangedList, RelFloats, TypeLists};
 pub use txn::{CommitInfo, WriteCounters, WriteTxn};
+pub use upgrade::{upgrade, UpgradeOptions, UpgradeReport, UpgradeStep};

@@ -31,7 +31,8 @@ pub const FORMAT_VERSION: u32 = 4;
 /// Oldest on-disk format version this binary reads. A manifest without a
 /// delta file is written as this version, so a binary that reads only it
 /// keeps reading databases that use nothing newer. Versions 1 and 2 are
-/// refused with a message saying how to move the data over.
+/// refused with a message naming `rhizome upgrade`, which converts them
+/// ([`mod@crate::upgrade`]).
 pub const FORMAT_VERSION_MIN: u32 = 3;
 
 /// A contiguous range of node ids imported together, with its property columns.
@@ -181,12 +182,15 @@ impl Manifest {
         }
         if !(FORMAT_VERSION_MIN..=FORMAT_VERSION).contains(&header.version) {
             let who = if header.version > FORMAT_VERSION {
-                "a newer Rhizome; upgrade this binary to open it"
+                "a newer Rhizome; upgrade this binary to open it".to_string()
             } else {
-                "an older Rhizome whose adjacency layout this binary no longer \
-                 reads; import the source data again with this binary, or export \
-                 the graph with the Rhizome that wrote it (`rhizome query --format \
-                 csv`) and import that"
+                format!(
+                    "an older Rhizome whose adjacency layout this binary no longer \
+                     reads; convert it with `rhizome upgrade {}` (rewrites the segment \
+                     beside the old one and switches over atomically; the Rhizome \
+                     that wrote it cannot open it afterwards)",
+                    dir.display()
+                )
             };
             return Err(Error::new(
                 ErrorKind::CorruptDatabase,

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 /// The magic of a segment file: `RHZSEG`, a zero byte and the layout version
 /// (2 since the compact adjacency of manifest format 3).
 const MAGIC: &[u8; 8] = b"RHZSEG\0\x02";
+/// The layout version this binary writes and reads (the last byte of [`MAGIC`]).
+const LAYOUT: u8 = MAGIC[7];
 const ALIGN: u64 = 64;
 const HEADER_LEN: u64 = 64;
 
@@ -121,6 +123,12 @@ impl Segment {
     /// the `expected_len` the manifest recorded (a shorter file is damaged).
     /// Holds a shared lock on the file while the segment lives.
     pub fn open(path: &Path, expected_len: u64) -> Result<Segment> {
+        Segment::open_layout(path, expected_len, LAYOUT)
+    }
+
+    /// Like [`Segment::open`], for a segment of layout version `layout`
+    /// (`crate::upgrade` reads the layout of manifest formats 1 and 2).
+    pub(crate) fn open_layout(path: &Path, expected_len: u64, layout: u8) -> Result<Segment> {
         let file = File::open(path).map_err(|e| Error::io(path.display(), e))?;
         // A segment is deleted only under an exclusive lock; if a checkpoint
         // holds one right now the file is being deleted and the caller retries.
@@ -151,10 +159,10 @@ impl Segment {
         if map.len() < HEADER_LEN as usize || map[..7] != MAGIC[..7] {
             return Err(corrupt("not a Rhizome segment (bad magic)"));
         }
-        if map[7] != MAGIC[7] {
+        if map[7] != layout {
             return Err(corrupt(&format!(
-                "segment layout version {} (this binary reads version {})",
-                map[7], MAGIC[7]
+                "segment layout version {} (expected version {layout})",
+                map[7]
             )));
         }
         Ok(Segment {

@@ -61,6 +61,17 @@ impl<'a> TypeLists<'a> {
         self.changed?.get(node)
     }
 
+    /// Calls `f(node, length)` for every node whose list changed since the
+    /// last checkpoint (the nodes [`TypeLists::changed_list`] answers for),
+    /// in node order; every other node's list is its base CSR slice. Costs
+    /// the changed lists' number plus a pass over the delta's pages, not a
+    /// lookup per node.
+    pub fn for_each_changed_len(&self, f: impl FnMut(NodeId, usize)) {
+        if let Some(changed) = self.changed {
+            changed.for_each_len(f);
+        }
+    }
+
     /// [`TypeLists::changed_list`] with the list's entries created since
     /// the checkpoint apart (see [`ChangedList`]).
     #[inline(always)]

@@ -978,7 +978,8 @@ fn format_versions_three_and_four_open_older_and_newer_ones_are_refused() {
         "{}",
         err.message
     );
-    // Versions 1 and 2 (8-byte adjacency) are refused, saying how to move on.
+    // Versions 1 and 2 (8-byte adjacency) are refused, naming the command
+    // that converts them (tests/upgrade.rs).
     for old in [1, 2] {
         m["version"] = old.into();
         std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
@@ -987,7 +988,7 @@ fn format_versions_three_and_four_open_older_and_newer_ones_are_refused() {
         assert!(
             err.message.contains(&format!("format version {old}"))
                 && err.message.contains("older Rhizome")
-                && err.message.contains("export"),
+                && err.message.contains("rhizome upgrade"),
             "{}",
             err.message
         );

@@ -51,6 +51,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Copy a database consistently while other processes read and write it.
     Backup(BackupArgs),
+    /// Convert a database written in an older on-disk format (1 or 2) to
+    /// the current one, crash-safely (nothing to do for a current one).
+    Upgrade(UpgradeArgs),
     /// Manage a database's users while no server runs on it.
     #[command(subcommand)]
     Admin(AdminCommand),
@@ -100,6 +103,17 @@ pub struct BackupArgs {
     pub db_dir: PathBuf,
     /// Where to write the copy (a new or empty directory).
     pub dest: PathBuf,
+}
+
+/// `rhizome upgrade <DB_DIR>`.
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// The database directory.
+    pub db_dir: PathBuf,
+    /// Wait at most SECONDS for a writer or checkpoint of another process,
+    /// then fail with TransientError (LockAcquisitionTimeout).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub lock_timeout: Option<std::time::Duration>,
 }
 
 /// How `query` and `shell` open the database (shared by other processes).

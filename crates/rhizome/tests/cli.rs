@@ -746,6 +746,51 @@ fn check_reports_a_healthy_and_a_damaged_database() {
     assert!(run.stderr.starts_with("CorruptDatabase"), "{}", run.stderr);
 }
 
+#[test]
+fn upgrade_converts_an_old_format_database_that_queries_refuse() {
+    // A format-2 database (segment, delta file, log) written by the last
+    // Rhizome of that format: crates/rhizome-storage/tests/fixtures.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../rhizome-storage/tests/fixtures/old-formats/v2");
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    std::fs::create_dir(&db).unwrap();
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), db.join(entry.file_name())).unwrap();
+    }
+    let count = "MATCH (p:Person)-[:KNOWS]->() RETURN count(*) AS n";
+    let run = rhizome(tmp.path(), &["query", path_str(&db), count], "");
+    run.assert_code(1);
+    assert!(
+        run.stderr.contains("format version 2")
+            && run
+                .stderr
+                .contains(&format!("rhizome upgrade {}", db.display())),
+        "{}",
+        run.stderr
+    );
+    let run = rhizome(tmp.path(), &["upgrade", path_str(&db)], "");
+    run.assert_code(0);
+    assert!(
+        run.stdout
+            .contains("upgraded from on-disk format version 2 to 4"),
+        "{}",
+        run.stdout
+    );
+    let run = rhizome(
+        tmp.path(),
+        &["query", path_str(&db), "--format", "csv", count],
+        "",
+    );
+    run.assert_code(0);
+    assert_eq!(run.stdout.trim(), "n\n121", "{}", run.stderr);
+    let run = rhizome(tmp.path(), &["upgrade", path_str(&db)], "");
+    run.assert_code(0);
+    assert!(run.stdout.contains("nothing to upgrade"), "{}", run.stdout);
+    rhizome(tmp.path(), &["check", path_str(&db)], "").assert_code(0);
+}
+
 /// `loops` concurrent shell-style loops of `rhizome query DB 'CREATE ...'`,
 /// `each` statements per loop; returns every run.
 fn concurrent_creates(home: &Path, db: &Path, loops: usize, each: usize) -> Vec<Run> {

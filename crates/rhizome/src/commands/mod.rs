@@ -42,6 +42,39 @@ pub fn run(command: Command) -> Result<(), Failure> {
             );
             Ok(())
         }
+        Command::Upgrade(args) => {
+            let mut options = rhizome_storage::UpgradeOptions::default();
+            if let Some(timeout) = args.lock_timeout {
+                options.lock_timeout = timeout;
+            }
+            let report = rhizome_storage::upgrade(&args.db_dir, &options)?;
+            let dir = args.db_dir.display();
+            if report.from_version == report.to_version {
+                println!(
+                    "{dir}: on-disk format version {} is current; nothing to upgrade",
+                    report.from_version
+                );
+                return Ok(());
+            }
+            let mb = |b: u64| b as f64 / 1e6;
+            println!(
+                "{dir}: upgraded from on-disk format version {} to {}: segment {} ({:.1} MB) \
+                 rewritten as {} ({:.1} MB){}",
+                report.from_version,
+                report.to_version,
+                report.segments.0,
+                mb(report.segment_bytes.0),
+                report.segments.1,
+                mb(report.segment_bytes.1),
+                if report.old_segment_removed {
+                    ""
+                } else {
+                    "; the old segment is still mapped by another process and will be \
+                     removed by a later write"
+                }
+            );
+            Ok(())
+        }
         Command::Serve(args) => serve::run(*args),
         Command::Admin(command) => admin::run(command),
         Command::Check(args) => {

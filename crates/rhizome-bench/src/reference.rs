@@ -162,7 +162,13 @@ impl LikesReference {
                         }
                     }
                 }
-                let p2 = back.position(k, o) as usize;
+                // Only an entry from `p` can be `p1` itself: unweighted,
+                // no other entry needs its position.
+                let p2 = if WEIGHTED || o == p {
+                    back.position(k, o) as usize
+                } else {
+                    usize::MAX
+                };
                 if p2 == p1 || !passes(p2) {
                     continue;
                 }

@@ -127,24 +127,65 @@ road_csv() {
     awk '$1 == "a" { n++; printf "%d,%d,%d,%d\n", n, $2, $3, $4 }' "$1.gr"
 }
 
+# The junction CSV in the order of a Hilbert curve over latitude and
+# longitude (2^24 cells a side over the globe, about 2 m), so junctions
+# near each other on the map are near each other on disk: a region query
+# reads few heap pages.
+junction_csv_spatial() {
+    junction_csv "$1" | awk -F, '
+        function hilbert(lat, lon,   n, x, y, s, rx, ry, d, t) {
+            n = 16777216
+            x = int((lon + 180) / 360 * n); y = int((lat + 90) / 180 * n)
+            if (x >= n) x = n - 1; if (y >= n) y = n - 1; if (x < 0) x = 0; if (y < 0) y = 0
+            d = 0
+            for (s = n / 2; s >= 1; s /= 2) {
+                rx = int(x / s) % 2; ry = int(y / s) % 2
+                d += s * s * (rx ? 3 - ry : ry)
+                x = x % s; y = y % s
+                if (ry == 0) { if (rx == 1) { x = s - 1 - x; y = s - 1 - y }; t = x; x = y; y = t }
+            }
+            return d
+        }
+        { printf "%.0f,%s\n", hilbert($2, $3), $0 }' | sort -t, -k1,1n -k2,2n | cut -d, -f2-
+}
+
+# The road CSV in the order of its start junctions in `spatial` (the
+# junction CSV of junction_csv_spatial), then of its id: a junction's
+# roads share a page, and the roads of a region few pages.
+road_csv_spatial() {
+    local base="$1" spatial="$2"
+    road_csv "$base" | awk -F, 'NR == FNR { rank[$1] = FNR; next } { printf "%d,%s\n", rank[$2], $0 }' "$spatial" - \
+        | sort -t, -k1,1n -k2,2n | cut -d, -f2-
+}
+
 load_postgres() {
     local name="$1" base="$2"
+    # Physical layout (docs/sources.md, "The road networks in PostgreSQL"):
+    # both tables in a spatial order, covering indexes so that the lists
+    # and the box read no table page, and COPY FREEZE (into tables created
+    # in the same transaction) so that every page is marked visible at
+    # once (a VACUUM right after loading left the visibility map empty)
+    # and index-only scans need no heap fetch.
+    local junctions="$dir/junction-$name.csv" roads="$dir/road-$name.csv"
+    junction_csv_spatial "$base" >"$junctions"
+    road_csv_spatial "$base" "$junctions" >"$roads"
     psql_roads <<SQL
 SET client_min_messages = warning;
+BEGIN;
 DROP SCHEMA IF EXISTS $name CASCADE;
 CREATE SCHEMA $name;
 CREATE TABLE $name.junction (id integer PRIMARY KEY, lat double precision NOT NULL, lon double precision NOT NULL);
 CREATE TABLE $name.road (id integer PRIMARY KEY, source integer NOT NULL, target integer NOT NULL, distance integer NOT NULL);
+\copy $name.junction FROM '$junctions' (FORMAT csv, FREEZE)
+\copy $name.road FROM '$roads' (FORMAT csv, FREEZE)
+COMMIT;
+CREATE INDEX road_source ON $name.road (source) INCLUDE (target, id, distance);
+CREATE INDEX road_target ON $name.road (target) INCLUDE (source, id, distance);
+CREATE INDEX junction_lat_lon ON $name.junction (lat, lon) INCLUDE (id);
+VACUUM (ANALYZE) $name.junction;
+VACUUM (ANALYZE) $name.road;
 SQL
-    junction_csv "$base" | psql_roads -c "COPY $name.junction FROM STDIN (FORMAT csv)"
-    road_csv "$base" | psql_roads -c "COPY $name.road FROM STDIN (FORMAT csv)"
-    psql_roads <<SQL
-CREATE INDEX ON $name.road (source);
-CREATE INDEX ON $name.road (target);
-CREATE INDEX ON $name.junction (lat, lon);
-ANALYZE $name.junction;
-ANALYZE $name.road;
-SQL
+    rm -f "$junctions" "$roads"
     echo "PostgreSQL: $name.junction $(psql_roads -At -c "SELECT count(*) FROM $name.junction") rows, $name.road $(psql_roads -At -c "SELECT count(*) FROM $name.road") rows"
 }
 
@@ -299,6 +340,15 @@ SQL
     "${r[@]}" rpush places:road:in:3 1:2:45 2:3:60 >/dev/null
     "${r[@]}" rpush places:road:in:4 3:4:30 >/dev/null
     "${r[@]}" rpush places:road:in:5 1:5:28 >/dev/null
+    # The same roads as sorted sets scored by km (a mapping's `"type":
+    # "sorted_set"`, docs/sources.md; tests/sorted_sets.rs).
+    "${r[@]}" zadd places:road:zout:1 20 2:1:20 45 3:2:45 28 5:5:28 >/dev/null
+    "${r[@]}" zadd places:road:zout:2 60 3:3:60 >/dev/null
+    "${r[@]}" zadd places:road:zout:3 30 4:4:30 >/dev/null
+    "${r[@]}" zadd places:road:zin:2 20 1:1:20 >/dev/null
+    "${r[@]}" zadd places:road:zin:3 45 1:2:45 60 2:3:60 >/dev/null
+    "${r[@]}" zadd places:road:zin:4 30 3:4:30 >/dev/null
+    "${r[@]}" zadd places:road:zin:5 28 1:5:28 >/dev/null
     "${r[@]}" rpush places:bus:out:1 2:L1:30 2:L1:30 2:L2:25 3:L4:90 >/dev/null
     "${r[@]}" rpush places:bus:out:2 3:L3:40 >/dev/null
     "${r[@]}" rpush places:bus:out:3 4:L3:20 >/dev/null

@@ -8,7 +8,8 @@
 # the cache, mapping errors found by the backend, connections cut, stalled
 # and killed mid-query; labels read from a column (the places of
 # `sources.sh load-places`); row-number keys of a table without a key column
-# (its bus lines: the same ids in every process); every PROFILE counter's
+# (its bus lines: the same ids in every process); its roads as Redis
+# sorted sets giving the rows of the lists; every PROFILE counter's
 # value on those places, cold, hot and with a lookahead;
 # `rhizome bench roads --part hot` on two routes; Cypher
 # over both giving the rows of a native import,
@@ -38,7 +39,7 @@ trap cleanup EXIT
 "$root/scripts/sources.sh" start
 "$root/scripts/sources.sh" load
 "$root/scripts/sources.sh" load-places
-(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher --test label_column --test row_keys --test profile -- --test-threads=2)
+(cd "$root" && cargo test -q -p rhizome-sources --features backend-tests --test backends --test cypher --test label_column --test row_keys --test profile --test sorted_sets -- --test-threads=2)
 # The small LDBC set in both backends: IC1-IC14 and IS1-IS7 over a native
 # import, PostgreSQL and Redis must give the same rows (tests/ldbc.rs).
 echo "== LDBC reads over native, PostgreSQL and Redis"

@@ -137,6 +137,10 @@ pub struct AdjacencyFetch {
     /// Redis only: the fields of a list element, in order, e.g.
     /// `["neighbour", "id", "distance"]`.
     pub element: Vec<String>,
+    /// Redis only: the neighbours are a sorted set (`"type":
+    /// "sorted_set"`, read with `ZRANGE`, in score order) instead of a
+    /// list (`"type": "list"`, the default, read with `LRANGE`).
+    pub sorted_set: bool,
 }
 
 /// A relationship space: the relationships of one type between the nodes
@@ -934,10 +938,21 @@ fn parse_rel_space(
                 AdjacencyFetch {
                     template,
                     element: Vec::new(),
+                    sorted_set: false,
                 }
             }
             Backend::Redis => {
-                let d = Object::new(value, &path, &["key", "element"])?;
+                let d = Object::new(value, &path, &["key", "element", "type"])?;
+                let sorted_set = match d.string("type")?.as_deref() {
+                    None | Some("list") => false,
+                    Some("sorted_set") => true,
+                    Some(other) => {
+                        return Err(invalid(
+                            &d.path("type"),
+                            format!("`{other}` is neither `list` nor `sorted_set`"),
+                        ))
+                    }
+                };
                 let template = d.required("key")?;
                 if !template.contains('{') || !template.contains('}') {
                     return Err(invalid(
@@ -972,7 +987,11 @@ fn parse_rel_space(
                         ));
                     }
                 }
-                AdjacencyFetch { template, element }
+                AdjacencyFetch {
+                    template,
+                    element,
+                    sorted_set,
+                }
             }
         });
     }

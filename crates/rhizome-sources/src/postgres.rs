@@ -15,6 +15,17 @@ use std::sync::{Arc, Mutex};
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
+/// Sent once on each new connection. Generic plans: a prepared statement
+/// is planned once per connection instead of on each of its first five
+/// runs (PostgreSQL's default plans it again for every run while a plan
+/// for the parameters' values looks cheaper). Every statement of a source
+/// looks rows up by key arrays or, for the `ellipse` prefetcher, by a box
+/// computed inside the statement, so the parameters' values do not change
+/// the best plan; planning a region statement took 0.35–0.5 ms of a cold
+/// route's 2–4 ms of server time (`EXPLAIN ANALYZE`, route 1, Luxembourg;
+/// docs/benchmarks.md).
+pub const SESSION_SETTINGS: &str = "SET plan_cache_mode = force_generic_plan";
+
 /// Where each needed value is in a statement's result.
 #[derive(Debug, Clone)]
 struct Columns {
@@ -65,6 +76,9 @@ struct RegionStatements {
     /// Per list starting at the space: nodes, neighbours, relationship
     /// keys and the numeric properties (their indexes) of the nodes in a band.
     lists: Vec<ListRegionStatement>,
+    /// The SQL of `rows_from_ends`, then of each list's from-ends
+    /// statement (with its mapping key), for [`Postgres::explain_region`].
+    from_ends_sql: Vec<(String, String)>,
 }
 
 /// A list's region statement, the same from a route's ends, and the
@@ -375,6 +389,10 @@ impl Postgres {
             // next request then fails with a clear error.
             let _ = connection.await;
         });
+        client
+            .batch_execute(SESSION_SETTINGS)
+            .await
+            .map_err(|e| unavailable(&self.name, e))?;
         let mut nodes = Vec::new();
         let mut boxes = Vec::new();
         for (s, sql) in self.sql.nodes.iter().enumerate() {
@@ -445,23 +463,10 @@ impl Postgres {
                 for i in 1..=4 {
                     in_box = bind_param(&in_box, i, &param(i));
                 }
-                let sum = format!(
-                    "sqrt(power((b.{lon}::float8 - {p6}) * {p9}, 2) \
-                     + power((b.{lat}::float8 - {p5}) * {p10}, 2)) \
-                     + sqrt(power((b.{lon}::float8 - {p8}) * {p9}, 2) \
-                     + power((b.{lat}::float8 - {p7}) * {p10}, 2))",
-                    p5 = param(5),
-                    p6 = param(6),
-                    p7 = param(7),
-                    p8 = param(8),
-                    p9 = param(9),
-                    p10 = param(10),
-                );
+                let sum = ellipse_sum_sql(&lat, &lon, param);
                 format!(
-                    "FROM ({in_box}) AS b CROSS JOIN LATERAL (SELECT {sum} AS s) AS e \
-                     WHERE e.s > {} AND e.s <= {}",
-                    param(11),
-                    param(12)
+                    "FROM ({in_box}) AS b CROSS JOIN LATERAL (SELECT {sum} AS s) AS e WHERE {}",
+                    band_condition(&param(11), &param(12))
                 )
             };
             let plain = |i: usize| format!("${i}::float8");
@@ -484,7 +489,7 @@ impl Postgres {
                 ];
                 let param = move |i: usize| match i {
                     1..=10 => format!("(SELECT {} FROM p)", names[i - 1]),
-                    11 => "(-1)::float8".to_string(),
+                    11 => NO_INNER.to_string(),
                     _ => "(SELECT lim FROM p)".to_string(),
                 };
                 (prefix, param)
@@ -500,13 +505,11 @@ impl Postgres {
                 .prepare_one(&p.client, &rows_sql(band(&plain)), &at)
                 .await?;
             let (prefix, param) = from_ends(2.0 * crate::region::MARGIN_M);
+            let rows_from_ends_sql = format!("{prefix} {}", rows_sql(band(&param)));
             let rows_from_ends = self
-                .prepare_one(
-                    &p.client,
-                    &format!("{prefix} {}", rows_sql(band(&param))),
-                    &at,
-                )
+                .prepare_one(&p.client, &rows_from_ends_sql, &at)
                 .await?;
+            let mut from_ends_sql = vec![(format!("nodes.{}", space.label), rows_from_ends_sql)];
             let mut lists = Vec::new();
             for (i, (list, template)) in self.sql.lists.iter().enumerate() {
                 let rel = &mapping.relationships[list.rel as usize];
@@ -539,19 +542,16 @@ impl Postgres {
                     .prepare_one(&p.client, &list_sql(band(&plain)), &at)
                     .await?;
                 let (prefix, param) = from_ends(0.0);
-                let from_ends = self
-                    .prepare_one(
-                        &p.client,
-                        &format!("{prefix} {}", list_sql(band(&param))),
-                        &at,
-                    )
-                    .await?;
+                let sql = format!("{prefix} {}", list_sql(band(&param)));
+                let from_ends = self.prepare_one(&p.client, &sql, &at).await?;
+                from_ends_sql.push((self.sql.list_keys[i].clone(), sql));
                 lists.push((*list, statement, from_ends, properties));
             }
             out.push(Some(RegionStatements {
                 rows,
                 rows_from_ends,
                 lists,
+                from_ends_sql,
             }));
         }
         Ok(out)
@@ -997,6 +997,88 @@ impl Postgres {
         Ok(Some(out))
     }
 
+    /// The server's own cost of the statements of a route's first region
+    /// from its ends (see [`RegionAsk::Ends`]): each statement prepared
+    /// again by name on one of the source's connections (so a generic
+    /// plan, as the source's own statements run), run once to build its
+    /// plan and then `runs` times under `EXPLAIN (ANALYZE, BUFFERS)`, the
+    /// run of median execution time reported. The node space's row
+    /// statement comes first, then each list of `lists`. `None` if the
+    /// space has no region statements.
+    pub async fn explain_region(
+        &self,
+        space: u16,
+        lists: &[ListRef],
+        (a, b): (i64, i64),
+        stretch: f64,
+        runs: usize,
+    ) -> Result<Option<Vec<ServerCost>>> {
+        let p = self.connection().await?;
+        let Some(Some(statements)) = p.regions.get(space as usize) else {
+            return Ok(None);
+        };
+        let mut chosen = vec![statements.from_ends_sql[0].clone()];
+        for list in lists {
+            let Some(i) = self.sql.lists.iter().position(|(l, _)| l == list) else {
+                return Ok(None);
+            };
+            let key = &self.sql.list_keys[i];
+            match statements.from_ends_sql.iter().find(|(k, _)| k == key) {
+                Some(found) => chosen.push(found.clone()),
+                None => return Ok(None),
+            }
+        }
+        let mut out = Vec::with_capacity(chosen.len());
+        for (statement, sql) in chosen {
+            let run = async {
+                p.client
+                    .batch_execute(&format!(
+                        "PREPARE rhizome_explain (int8, int8, float8) AS {sql}"
+                    ))
+                    .await?;
+                let explain = format!(
+                    "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) \
+                     EXECUTE rhizome_explain({a}, {b}, {stretch:?})"
+                );
+                let mut texts = Vec::with_capacity(runs + 1);
+                for _ in 0..=runs {
+                    for message in p.client.simple_query(&explain).await? {
+                        if let tokio_postgres::SimpleQueryMessage::Row(row) = message {
+                            texts.push(row.get(0).unwrap_or_default().to_string());
+                        }
+                    }
+                }
+                p.client.batch_execute("DEALLOCATE rhizome_explain").await?;
+                Ok::<_, tokio_postgres::Error>(texts)
+            };
+            let texts = run.await.map_err(|e| self.query_error(e))?;
+            let mut costs = texts
+                .iter()
+                .skip(1)
+                .map(|t| ServerCost::from_explain(&statement, t))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| bad_data(&self.name, "EXPLAIN gave no plan in JSON"))?;
+            costs.sort_by(|x, y| x.execution_ms.total_cmp(&y.execution_ms));
+            if !costs.is_empty() {
+                out.push(costs.swap_remove(costs.len() / 2));
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// The value of the server setting `name` on one of the source's
+    /// connections (`current_setting`), e.g. to check what
+    /// [`SESSION_SETTINGS`] set.
+    pub async fn setting(&self, name: &str) -> Result<String> {
+        let p = self.connection().await?;
+        let row = p
+            .client
+            .query_one("SELECT current_setting($1)", &[&name])
+            .await
+            .map_err(|e| self.query_error(e))?;
+        row.try_get(0).map_err(|e| self.query_error(e))
+    }
+
     /// Rows of the nodes of space `space` in a latitude/longitude box.
     pub async fn in_box(&self, space: u16, lat: (f64, f64), lon: (f64, f64)) -> Result<Fetched> {
         let p = self.connection().await?;
@@ -1011,6 +1093,41 @@ impl Postgres {
         let mut out = Fetched::default();
         self.node_rows(space, &rows, &mut out)?;
         Ok(out)
+    }
+}
+
+/// What one statement cost the server (`EXPLAIN (ANALYZE, BUFFERS)`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerCost {
+    /// Which statement: the mapping key it is derived from
+    /// (`nodes.Junction`, `relationships.ROAD.outgoing`).
+    pub statement: String,
+    /// Planning time in ms (near zero for a cached generic plan).
+    pub planning_ms: f64,
+    /// Execution time in ms (without sending the result).
+    pub execution_ms: f64,
+    /// Shared buffers hit and read by the plan.
+    pub buffers: u64,
+}
+
+impl ServerCost {
+    /// The cost in the JSON of `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`.
+    pub fn from_explain(statement: &str, json: &str) -> Option<ServerCost> {
+        let value: serde_json::Value = serde_json::from_str(json).ok()?;
+        let top = value.get(0)?;
+        let plan = top.get("Plan")?;
+        let blocks = |name: &str| plan.get(name).and_then(|v| v.as_u64()).unwrap_or(0);
+        Some(ServerCost {
+            statement: statement.to_string(),
+            planning_ms: top.get("Planning Time")?.as_f64()?,
+            execution_ms: top.get("Execution Time")?.as_f64()?,
+            buffers: blocks("Shared Hit Blocks") + blocks("Shared Read Blocks"),
+        })
+    }
+
+    /// The statement's whole server time in ms.
+    pub fn total_ms(&self) -> f64 {
+        self.planning_ms + self.execution_ms
     }
 }
 
@@ -1098,6 +1215,42 @@ fn ends_prefix(ends: &str, key: &str, lat: &str, lon: &str, extra: f64) -> Strin
     )
 }
 
+/// The inner sum of a band that excludes nothing (a route's first region).
+const NO_INNER: &str = "(-1)::float8";
+
+/// The condition on a band's sum `e.s`: above `inner` and at most
+/// `outer`. Without an inner sum ([`NO_INNER`]) only the outer test:
+/// PostgreSQL pulls the sum's subquery up into each test that names it,
+/// so every test computes the sum again (the region's row statement of
+/// route 6 took 9–19 ms with one test against 18–29 ms with two, `EXPLAIN
+/// ANALYZE`, 6 runs each, interleaved).
+fn band_condition(inner: &str, outer: &str) -> String {
+    if inner == NO_INNER {
+        format!("e.s <= {outer}")
+    } else {
+        format!("e.s > {inner} AND e.s <= {outer}")
+    }
+}
+
+/// The SQL of [`Foci::sum`] for the row `b` (columns `lat`, `lon`, quoted),
+/// with `param(5..=10)` the foci and metres per degree (see the band of
+/// [`Postgres::prepare_regions`]). Squares are products, not `power(x,
+/// 2)`: the same value (both correctly rounded, as Rust's `dx * dx`), and
+/// the region's row statement ran 23% faster (route 6, `EXPLAIN ANALYZE`,
+/// 5 runs each, interleaved).
+///
+/// [`Foci::sum`]: crate::region::Foci::sum
+fn ellipse_sum_sql(lat: &str, lon: &str, param: &dyn Fn(usize) -> String) -> String {
+    let square = |x: String| format!("(({x}) * ({x}))");
+    format!(
+        "sqrt({} + {}) + sqrt({} + {})",
+        square(format!("(b.{lon}::float8 - {}) * {}", param(6), param(9))),
+        square(format!("(b.{lat}::float8 - {}) * {}", param(5), param(10))),
+        square(format!("(b.{lon}::float8 - {}) * {}", param(8), param(9))),
+        square(format!("(b.{lat}::float8 - {}) * {}", param(7), param(10))),
+    )
+}
+
 /// `sql` with every parameter `$1` (not `$10`...) replaced by `with`.
 fn bind_first(sql: &str, with: &str) -> String {
     bind_param(sql, 1, with)
@@ -1124,6 +1277,46 @@ fn bind_param(sql: &str, n: usize, with: &str) -> String {
 
 #[cfg(test)]
 mod bind_tests {
+    #[test]
+    fn a_first_region_tests_its_sum_once() {
+        assert_eq!(
+            super::band_condition(super::NO_INNER, "(SELECT lim FROM p)"),
+            "e.s <= (SELECT lim FROM p)"
+        );
+        assert_eq!(
+            super::band_condition("$11::float8", "$12::float8"),
+            "e.s > $11::float8 AND e.s <= $12::float8"
+        );
+    }
+
+    #[test]
+    fn the_ellipse_sum_squares_by_products() {
+        let sql = super::ellipse_sum_sql("\"lat\"", "\"lon\"", &|i| format!("${i}"));
+        assert_eq!(
+            sql,
+            "sqrt((((b.\"lon\"::float8 - $6) * $9) * ((b.\"lon\"::float8 - $6) * $9)) \
+             + (((b.\"lat\"::float8 - $5) * $10) * ((b.\"lat\"::float8 - $5) * $10))) \
+             + sqrt((((b.\"lon\"::float8 - $8) * $9) * ((b.\"lon\"::float8 - $8) * $9)) \
+             + (((b.\"lat\"::float8 - $7) * $10) * ((b.\"lat\"::float8 - $7) * $10)))"
+        );
+        assert!(!sql.contains("power"));
+    }
+
+    #[test]
+    fn server_costs_come_from_explains_json() {
+        let json = r#"[{"Plan": {"Node Type": "Aggregate", "Shared Hit Blocks": 3315, "Shared Read Blocks": 2},
+            "Planning Time": 0.052, "Triggers": [], "Execution Time": 1.988}]"#;
+        let cost = super::ServerCost::from_explain("nodes.Junction", json).unwrap();
+        assert_eq!(cost.buffers, 3317);
+        assert_eq!((cost.planning_ms, cost.execution_ms), (0.052, 1.988));
+        assert!((cost.total_ms() - 2.04).abs() < 1e-9);
+        assert_eq!(
+            super::ServerCost::from_explain("x", "Aggregate (cost=...)"),
+            None
+        );
+        assert_eq!(super::ServerCost::from_explain("x", "[{}]"), None);
+    }
+
     #[test]
     fn identifiers_are_quoted() {
         assert_eq!(super::ident("lat"), "\"lat\"");

@@ -1,5 +1,6 @@
 //! The Redis backend: a pool of multiplexed connections; a round is one
-//! pipeline (`HMGET` per node hash, `LRANGE` per adjacency list), and
+//! pipeline (`HMGET` per node hash, `LRANGE` per adjacency list, or
+//! `ZRANGE` where the mapping says the neighbours are a sorted set), and
 //! lookahead is one Lua script that walks the lists server-side.
 //!
 //! Values are strings in Redis; they are parsed as the mapping declares
@@ -25,6 +26,8 @@ struct NodeLayout {
 struct ListLayout {
     list: ListRef,
     pattern: (String, String),
+    /// `LRANGE` for a list, `ZRANGE` for a sorted set (both `key 0 -1`).
+    range: &'static str,
     /// Index of the neighbour field in an element.
     neighbour: usize,
     /// Index of the relationship key field (spaces with a key).
@@ -58,17 +61,19 @@ fn split_pattern(pattern: &str) -> (String, String) {
 
 /// Breadth-first search over adjacency lists, server-side.
 /// ARGV: depth, list prefix, list suffix, node prefix, node suffix,
-/// neighbour field index (1-based), field count F, F field names, seeds...
+/// neighbour field index (1-based), the range command (`LRANGE` or
+/// `ZRANGE`), field count F, F field names, seeds...
 /// Returns { expanded keys, their lists, reached keys, their field values }.
 const LOOKAHEAD_LUA: &str = r#"
 local depth = tonumber(ARGV[1])
 local lp, ls, np, ns = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local nb = tonumber(ARGV[6])
-local nf = tonumber(ARGV[7])
+local range = ARGV[7]
+local nf = tonumber(ARGV[8])
 local fields = {}
-for i = 1, nf do fields[i] = ARGV[7 + i] end
+for i = 1, nf do fields[i] = ARGV[8 + i] end
 local seen, frontier, all = {}, {}, {}
-for i = 8 + nf, #ARGV do
+for i = 9 + nf, #ARGV do
   local k = ARGV[i]
   if not seen[k] then seen[k] = true; frontier[#frontier + 1] = k; all[#all + 1] = k end
 end
@@ -76,7 +81,7 @@ local expanded, lists = {}, {}
 for d = 1, depth do
   local nextf = {}
   for _, k in ipairs(frontier) do
-    local list = redis.call('LRANGE', lp .. k .. ls, 0, -1)
+    local list = redis.call(range, lp .. k .. ls, 0, -1)
     expanded[#expanded + 1] = k
     lists[#lists + 1] = list
     for _, e in ipairs(list) do
@@ -155,6 +160,7 @@ impl Redis {
                         outgoing,
                     },
                     pattern: split_pattern(&fetch.template),
+                    range: if fetch.sorted_set { "ZRANGE" } else { "LRANGE" },
                     neighbour: index("neighbour"),
                     rel_key: rel.key.as_deref().map(index),
                     properties: rel
@@ -275,7 +281,7 @@ impl Redis {
         Ok(Some(values))
     }
 
-    /// An adjacency list from an LRANGE reply.
+    /// An adjacency list from an `LRANGE` or `ZRANGE` reply.
     fn list_values(
         &self,
         list: ListRef,
@@ -406,7 +412,7 @@ impl Redis {
         for (list, keys) in &round.adjacency {
             let layout = self.layout(*list);
             for k in keys {
-                pipe.cmd("LRANGE")
+                pipe.cmd(layout.range)
                     .arg(format!("{}{k}{}", layout.pattern.0, layout.pattern.1))
                     .arg(0)
                     .arg(-1);
@@ -453,6 +459,7 @@ impl Redis {
             .arg(&node.pattern.0)
             .arg(&node.pattern.1)
             .arg(layout.neighbour + 1)
+            .arg(layout.range)
             .arg(node.fields.len());
         for (field, _) in &node.fields {
             invocation.arg(field);

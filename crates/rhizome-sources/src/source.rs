@@ -401,6 +401,24 @@ impl Source {
         Ok(fetched)
     }
 
+    /// What the statements of a route's first region cost the server
+    /// (see [`crate::postgres::Postgres::explain_region`]); `None` on
+    /// Redis or where a region cannot be asked. Diagnostics for
+    /// `rhizome bench roads`: not counted as round trips.
+    pub(crate) fn explain_region(
+        &self,
+        space: u16,
+        lists: &[ListRef],
+        ends: (i64, i64),
+        stretch: f64,
+        runs: usize,
+    ) -> Result<Option<Vec<crate::postgres::ServerCost>>> {
+        let Connection::Postgres(pg) = &self.connection else {
+            return Ok(None);
+        };
+        self.block_on(pg.explain_region(space, lists, ends, stretch, runs))
+    }
+
     /// A route's first region from its ends' keys (see
     /// [`crate::region::RegionAsk::Ends`]) together with the ends' own
     /// rows, all in one round trip; `None` (no round trip) if the backend

@@ -151,6 +151,32 @@ impl<'a> SourceGraph<'a> {
         })
     }
 
+    /// What the statements of the `ellipse: stretch` prefetcher's first
+    /// region for a route from `start` to `end` cost the PostgreSQL
+    /// server (`EXPLAIN (ANALYZE, BUFFERS)`, the median of `runs` after a
+    /// warm-up; see [`crate::postgres::Postgres::explain_region`]): the
+    /// node rows' statement, then one per followed list. `None` on Redis
+    /// or where the search could not use a region.
+    pub fn explain_region(
+        &self,
+        start: NodeId,
+        end: NodeId,
+        stretch: f64,
+        runs: usize,
+    ) -> Result<Option<Vec<crate::postgres::ServerCost>>> {
+        if self.coordinates.is_none() {
+            return Ok(None);
+        }
+        let lists: Vec<_> = self.lists.iter().map(|(l, _)| *l).collect();
+        self.source.explain_region(
+            self.space,
+            &lists,
+            (key_of(start), key_of(end)),
+            stretch,
+            runs,
+        )
+    }
+
     /// Uses `prefetch` instead of the mapping's default.
     pub fn with_prefetch(mut self, prefetch: Prefetch) -> SourceGraph<'a> {
         self.prefetch = prefetch;

@@ -272,6 +272,106 @@ fn the_ellipse_fetches_a_route_in_a_few_round_trips() {
     );
 }
 
+/// Runs `f` with a client of the PostgreSQL the mapping names.
+fn with_postgres<T>(f: impl AsyncFnOnce(&tokio_postgres::Client) -> T) -> T {
+    let url = mapping("roads-postgres.json").connection;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        f(&client).await
+    })
+}
+
+#[test]
+fn a_source_plans_its_statements_once_per_connection() {
+    let mapping = mapping("roads-postgres.json");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mode = runtime.block_on(async {
+        let pg = rhizome_sources::postgres::Postgres::connect(&mapping)
+            .await
+            .unwrap();
+        pg.setting("plan_cache_mode").await.unwrap()
+    });
+    assert_eq!(mode, "force_generic_plan");
+}
+
+/// What `scripts/sources.sh load` lays out for the region queries of the
+/// `ellipse` prefetcher: junctions near each other on the map share
+/// pages, every page is marked visible (so index-only scans read no
+/// table page), and the road and box lookups are index-only.
+#[test]
+fn the_loader_lays_the_roads_out_for_region_queries() {
+    with_postgres(async |client| {
+        // A box of about 2 x 2 km in Luxembourg City: 112 of the 730
+        // pages of the junctions in the DIMACS file's order.
+        let pages: i64 = client
+            .query_one(
+                "SELECT count(DISTINCT (ctid::text::point)[0])::int8 FROM luxembourg.junction \
+                 WHERE lat BETWEEN 49.6 AND 49.62 AND lon BETWEEN 6.1 AND 6.13",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert!(pages <= 30, "the box's junctions lie on {pages} pages");
+        for table in ["junction", "road"] {
+            let row = client
+                .query_one(
+                    "SELECT relpages, relallvisible FROM pg_class \
+                     WHERE oid = ('luxembourg.' || $1)::regclass",
+                    &[&table],
+                )
+                .await
+                .unwrap();
+            let (pages, visible): (i32, i32) = (row.get(0), row.get(1));
+            assert!(
+                pages > 0 && visible == pages,
+                "{table}: {visible} of {pages} pages visible"
+            );
+        }
+        let mapping = mapping("roads-postgres.json");
+        let space = &mapping.nodes[0];
+        let rel = &mapping.relationships[0];
+        let in_box = space.in_box.as_ref().unwrap();
+        for (sql, params) in [
+            (
+                rel.outgoing.as_ref().unwrap().template.clone(),
+                "ARRAY[1, 2, 3]",
+            ),
+            (
+                rel.incoming.as_ref().unwrap().template.clone(),
+                "ARRAY[1, 2, 3]",
+            ),
+            (in_box.clone(), "49.6, 49.601, 6.1, 6.101"),
+        ] {
+            let mut explained = format!("PREPARE q AS {sql}");
+            client.batch_execute(&explained).await.unwrap();
+            explained = format!("EXPLAIN EXECUTE q({params})");
+            let plan: Vec<String> = client
+                .query(&explained, &[])
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            client.batch_execute("DEALLOCATE q").await.unwrap();
+            assert!(
+                plan.iter().any(|l| l.contains("Index Only Scan")),
+                "{sql}: {plan:#?}"
+            );
+        }
+    });
+}
+
 #[test]
 fn prefetching_saves_round_trips_and_a_hot_cache_needs_none() {
     let pg = Source::connect(mapping("roads-postgres.json")).unwrap();

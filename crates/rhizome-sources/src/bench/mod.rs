@@ -65,6 +65,10 @@ pub struct RoadsBenchOptions {
     /// The prefetchers the six routes try cold on PostgreSQL (`None`:
     /// every one of [`six`]'s list); no prefetch is always measured too.
     pub prefetchers: Option<Vec<Prefetch>>,
+    /// The six routes' ends as printed (`from->to`, node numbers from 1),
+    /// instead of drawing routes near [`targets`](Self::targets): the same
+    /// routes in every run, whatever the load (the draw stops after 20 s).
+    pub six_routes: Option<Vec<(u64, u64)>>,
 }
 
 impl Default for RoadsBenchOptions {
@@ -80,6 +84,7 @@ impl Default for RoadsBenchOptions {
             twenty: 20,
             repeats: 5,
             prefetchers: None,
+            six_routes: None,
         }
     }
 }
@@ -225,7 +230,8 @@ pub fn run_roads_bench(options: &RoadsBenchOptions, out: &mut dyn Write) -> Resu
         seed % nodes
     };
     let started = Instant::now();
-    while candidates.len() < 3000 && started.elapsed() < Duration::from_secs(20) {
+    let drawn = options.six_routes.is_none() || options.parts != BenchParts::Six;
+    while drawn && candidates.len() < 3000 && started.elapsed() < Duration::from_secs(20) {
         let (from, to) = (next(), next());
         let (_, settled, _) = run(&native, from, to)?;
         candidates.push((from, to, settled));
@@ -271,4 +277,36 @@ pub fn run_roads_bench(options: &RoadsBenchOptions, out: &mut dyn Write) -> Resu
         twenty::run_twenty(&bench, best.unwrap_or(Prefetch::BoxBlock(0.01)), out)?;
     }
     Ok(())
+}
+
+/// Parses `--six-routes`: `from->to` pairs (node numbers from 1, as the
+/// six routes' table prints them), comma-separated.
+pub fn parse_six_routes(text: &str) -> Result<Vec<(u64, u64)>> {
+    text.split(',')
+        .map(|pair| {
+            let bad = || {
+                Error::new(
+                    ErrorKind::ArgumentError,
+                    format!("`{pair}` is not a route: expected FROM->TO, node numbers from 1"),
+                )
+            };
+            let (from, to) = pair.trim().split_once("->").ok_or_else(bad)?;
+            let number = |t: &str| t.trim().parse::<u64>().ok().filter(|&n| n >= 1);
+            Ok((number(from).ok_or_else(bad)?, number(to).ok_or_else(bad)?))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn six_routes_parse() {
+        assert_eq!(
+            super::parse_six_routes("22221->75884, 5->6").unwrap(),
+            vec![(22221, 75884), (5, 6)]
+        );
+        for bad in ["", "1-2", "0->4", "1->x", "1->2,"] {
+            assert!(super::parse_six_routes(bad).is_err(), "{bad}");
+        }
+    }
 }

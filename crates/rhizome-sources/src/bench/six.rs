@@ -5,6 +5,8 @@
 use super::{io, Bench};
 use crate::counters::CounterSnapshot;
 use crate::mapping::Prefetch;
+use crate::postgres::ServerCost;
+use crate::source::SourceGraph;
 use rhizome_common::{NodeId, Result};
 use std::io::Write;
 
@@ -59,26 +61,61 @@ impl ColdCost {
     }
 }
 
+/// One route's line of server costs.
+fn server_line(
+    route: usize,
+    prefetch: Prefetch,
+    found: &[ServerCost],
+    plpgsql: Option<f64>,
+) -> String {
+    let mut line = format!("  route {route}: {:<14}", format!("{prefetch:?}"));
+    for cost in found {
+        line += &format!(
+            " {} {:.2} ms (planning {:.2}, {} buffers);",
+            cost.statement,
+            cost.total_ms(),
+            cost.planning_ms,
+            cost.buffers
+        );
+    }
+    let slowest = found.iter().map(ServerCost::total_ms).fold(0.0, f64::max);
+    line += &format!(" slowest {slowest:.2} ms");
+    if let Some(p) = plpgsql {
+        line += &format!(
+            "; PL/pgSQL {p:.1} ms / slowest = {:.1}x",
+            p / slowest.max(1e-9)
+        );
+    }
+    line
+}
+
 /// Runs the six routes; returns the prefetcher that was fastest cold on
 /// PostgreSQL most often (if PostgreSQL was measured).
 pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<Prefetch>> {
-    let routes: Vec<(NodeId, NodeId, u64)> = bench
-        .options
-        .targets
-        .iter()
-        .filter_map(|&t| {
-            bench
-                .candidates
-                .iter()
-                .min_by_key(|c| c.2.abs_diff(t))
-                .copied()
-        })
-        .collect();
+    let routes: Vec<(NodeId, NodeId, u64)> = match &bench.options.six_routes {
+        Some(given) => given
+            .iter()
+            .map(|&(from, to)| (from.saturating_sub(1), to.saturating_sub(1), 0))
+            .collect(),
+        None => bench
+            .options
+            .targets
+            .iter()
+            .filter_map(|&t| {
+                bench
+                    .candidates
+                    .iter()
+                    .min_by_key(|c| c.2.abs_diff(t))
+                    .copied()
+            })
+            .collect(),
+    };
     writeln!(out, "\nsix routes (native and hot: median of 5; PostgreSQL cold: every prefetcher, median of {COLD_RUNS} runs each, the fastest shown; PL/pgSQL: median of {COLD_RUNS})").map_err(io)?;
     writeln!(out, "route  from->to         settled    native  pg-none  (trips)  best-pg-cold (trips)     pg-hot  redis-cold (trips)  redis-hot   plpgsql").map_err(io)?;
     let mut ratios: Vec<Ratios> = Vec::new();
     let mut winners: Vec<Prefetch> = Vec::new();
     let mut costs: Vec<(usize, ColdCost)> = Vec::new();
+    let mut server: Vec<(usize, Prefetch, Vec<ServerCost>)> = Vec::new();
     for &(from, to, _) in &routes {
         let (cost, settled, _) = super::run(&bench.native, from, to)?;
         let native_ms = bench.native_ms(from, to, cost, 5)?;
@@ -121,6 +158,13 @@ pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<P
                 ));
                 if t < best.0 {
                     best = (t, used.round_trips, prefetch);
+                }
+            }
+            // What the best region's statements cost the server itself.
+            if let Prefetch::Ellipse(stretch) = best.2 {
+                let graph = SourceGraph::new(pg, &bench.specs, "distance")?;
+                if let Some(found) = graph.explain_region(from + 1, to + 1, stretch, COLD_RUNS)? {
+                    server.push((ratios.len() + 1, best.2, found));
                 }
             }
             // Hot: the cache holds what the best strategy fetched.
@@ -193,6 +237,21 @@ pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<P
         for (route, cost) in &costs {
             let plpgsql = ratios[route - 1].plpgsql;
             writeln!(out, "{}", cost.line(*route, plpgsql)).map_err(io)?;
+        }
+    }
+    if !server.is_empty() {
+        writeln!(
+            out,
+            "\nwhat the best region's statements cost the server (EXPLAIN (ANALYZE, BUFFERS), generic plans, median of {COLD_RUNS} after a warm-up; they run side by side on separate connections, so PL/pgSQL / the slowest one bounds PL/pgSQL / cold for that region)"
+        )
+        .map_err(io)?;
+        for (route, prefetch, found) in &server {
+            writeln!(
+                out,
+                "{}",
+                server_line(*route, *prefetch, found, ratios[route - 1].plpgsql)
+            )
+            .map_err(io)?;
         }
     }
     // The prefetcher that won most often (ties: the one that won first).

@@ -46,6 +46,11 @@ pub struct BenchRoadsArgs {
     /// always measured too.
     #[arg(long, value_delimiter = ',', value_name = "PREFETCH")]
     pub prefetchers: Option<Vec<String>>,
+    /// The six routes' ends, `FROM->TO` as the table prints them
+    /// (comma-separated), instead of routes drawn near the paper's sizes:
+    /// the same routes in every run, whatever the load.
+    #[arg(long, value_name = "ROUTES")]
+    pub six_routes: Option<String>,
 }
 
 /// `--part`.
@@ -84,6 +89,11 @@ pub fn run(args: BenchRoadsArgs) -> Result<(), Failure> {
                     .map(|p| rhizome_sources::query_options::parse_prefetch_option(p))
                     .collect::<rhizome_common::Result<Vec<_>>>()
             })
+            .transpose()?,
+        six_routes: args
+            .six_routes
+            .as_deref()
+            .map(rhizome_sources::bench::parse_six_routes)
             .transpose()?,
         ..RoadsBenchOptions::default()
     };

@@ -2305,9 +2305,27 @@ mod tests {
     /// A session that idled while another worked banks no more than
     /// [`START_CREDIT`]: after session A's query has run 20 tasks of 5 ms
     /// while B idled, B's work goes first only until B has used about the
-    /// credit (and A's last task), then they take turns.
+    /// credit (and A's last task), then they take turns. A task's time is
+    /// its wall time, so a loaded machine that stretches A's last task
+    /// lets B run more first: the scenario is tried up to three times.
     #[test]
     fn an_idle_session_banks_no_more_than_the_credit() {
+        let mut tries = Vec::new();
+        for _ in 0..3 {
+            let b_first = idle_session_runs_first();
+            // Without the floor B runs all 40 of its 1 ms tasks first (it
+            // is 100 ms behind); with it, about 9.
+            if b_first <= 20 {
+                return;
+            }
+            tries.push(b_first);
+        }
+        panic!("the idle session ran {tries:?} tasks first");
+    }
+
+    /// How many of its 40 tasks of 1 ms session B runs before session A's
+    /// first, after A has used 100 ms while B idled.
+    fn idle_session_runs_first() -> usize {
         let pool = WorkerPool::with_spin(1, Duration::ZERO);
         let a = used_sessions(&pool, 1, 20, Duration::from_millis(5)).remove(0);
         let b = ClientSession::new();
@@ -2319,7 +2337,7 @@ mod tests {
                 session: Some(session.clone()),
                 ..waiting_caller()
             });
-            for _ in 0..30 {
+            for _ in 0..40 {
                 let sent = tx.clone();
                 scope.spawn(Box::new(move |_| {
                     spin(1_000);
@@ -2329,16 +2347,13 @@ mod tests {
             scopes.push(scope);
         }
         release.send(()).unwrap();
-        let seen: Vec<_> = (0..60)
+        let seen: Vec<_> = (0..80)
             .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
             .collect();
-        // Without the floor B would run all 30 of its 1 ms tasks first
-        // (it is 100 ms behind); with it, about 9 before A's first.
-        let b_first = seen.iter().take_while(|&&n| n == "b").count();
-        assert!(b_first <= 15, "{seen:?}");
         for scope in &scopes {
             pool.close_scope(scope);
         }
+        seen.iter().take_while(|&&n| n == "b").count()
     }
 
     /// Clients that submit a new statement as soon as theirs ends keep the

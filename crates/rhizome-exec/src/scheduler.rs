@@ -1017,11 +1017,18 @@ impl PoolInner {
     /// The next work for a worker. Jobs start statements and queries run
     /// tasks; neither may starve the other, so a worker that just ran a job
     /// looks at the queries first (`tasks_first`), and otherwise at the
-    /// jobs first. A query's task is that of the runnable scope with the
-    /// least virtual time.
+    /// jobs first — except for a *light* session's job, which goes first
+    /// either way: one of a session at least [`START_CREDIT`] behind its
+    /// tenant's session floor ([`ClientSession`]), which a task of its
+    /// tenant's busier sessions would otherwise make wait another quantum.
+    /// A session stays light only until it has used that credit, so tasks
+    /// wait for a bounded share. A query's task is that of the runnable
+    /// scope with the least virtual time.
     fn pick(&self, tasks_first: bool) -> Option<Work> {
         if tasks_first {
-            self.pick_task().or_else(|| self.pick_job())
+            self.pick_light_job()
+                .or_else(|| self.pick_task())
+                .or_else(|| self.pick_job())
         } else {
             self.pick_job().or_else(|| self.pick_task())
         }
@@ -1038,12 +1045,36 @@ impl PoolInner {
     /// that run heavy queries back to back. The other jobs are put back at
     /// the end, in their order.
     fn pick_job(&self) -> Option<Work> {
-        self.pick_job_of(false)
+        self.pick_job_where(|_| true)
     }
 
-    /// [`PoolInner::pick_job`] among all jobs, or only among those
-    /// submitted as short ([`WorkerPool::submit_short_as`]).
-    fn pick_job_of(&self, only_short: bool) -> Option<Work> {
+    /// [`PoolInner::pick_job`] among the jobs submitted as short
+    /// ([`WorkerPool::submit_short_as`]).
+    fn pick_short_job(&self) -> Option<Work> {
+        self.pick_job_where(|job| job.short)
+    }
+
+    /// [`PoolInner::pick_job`] among the jobs of light sessions: sessions
+    /// at least [`START_CREDIT`] behind their tenant's session floor
+    /// ([`PoolInner::pick`]).
+    fn pick_light_job(&self) -> Option<Work> {
+        if self.jobs_pending.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        self.pick_job_where(|job| {
+            job.session.as_ref().is_some_and(|s| {
+                let credited = job
+                    .tenant
+                    .session_floor
+                    .load(Ordering::Relaxed)
+                    .saturating_sub(START_CREDIT);
+                s.vtime.load(Ordering::Relaxed) <= credited
+            })
+        })
+    }
+
+    /// [`PoolInner::pick_job`] among the jobs that pass `eligible`.
+    fn pick_job_where(&self, eligible: impl Fn(&QueuedJob) -> bool) -> Option<Work> {
         let queued = self.jobs_pending.load(Ordering::SeqCst);
         let floor = self.tenant_floor.load(Ordering::Relaxed);
         let key = |job: &QueuedJob| {
@@ -1070,7 +1101,7 @@ impl PoolInner {
             };
             looked += 1;
             let job_key = key(&job);
-            if (job.short || !only_short) && best.is_none_or(|(b, _)| job_key < b) {
+            if eligible(&job) && best.is_none_or(|(b, _)| job_key < b) {
                 best = Some((job_key, session_id(job.session.as_ref())));
             }
             self.jobs.push(job);
@@ -1084,7 +1115,7 @@ impl PoolInner {
                 Steal::Empty => break,
             };
             if taken.is_none()
-                && (job.short || !only_short)
+                && eligible(&job)
                 && Arc::as_ptr(&job.tenant) as usize == tenant
                 && session_id(job.session.as_ref()) == session
             {
@@ -1159,7 +1190,7 @@ impl PoolInner {
     /// ([`ScopeOptions::nestable`]). A scan of the scope snapshot, no lock.
     fn pick_before(&self, current: &QueryScope, suspended: &[usize]) -> Option<Work> {
         if self.jobs_pending.load(Ordering::SeqCst) > 0 {
-            if let Some(job) = self.pick_job_of(true) {
+            if let Some(job) = self.pick_short_job() {
                 return Some(job);
             }
         }
@@ -2263,6 +2294,42 @@ mod tests {
         // The heavy sessions follow by the CPU each used (about the same).
         assert_eq!(seen[0], ("light", 4), "{seen:?}");
         assert!(seen[1..].iter().all(|(name, _)| *name == "heavy"));
+    }
+
+    /// After a job a worker looks at the queries' tasks first, but a light
+    /// session's job (one at least the credit behind its tenant's session
+    /// floor) goes before a busier session's task even then: otherwise
+    /// the light client's statement waited for one more task.
+    #[test]
+    fn a_light_session_s_job_goes_before_tasks_after_a_job() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let heavy = used_sessions(&pool, 1, 1, Duration::from_millis(6)).remove(0);
+        let heavy_scope = pool.open_scope(ScopeOptions {
+            session: Some(heavy),
+            ..waiting_caller()
+        });
+        let light = ClientSession::new();
+        let (tx, rx) = mpsc::channel();
+        let (inner, pool2) = (heavy_scope.clone(), pool.clone());
+        pool.submit(Box::new(move |_| {
+            let sent = tx.clone();
+            inner.spawn(Box::new(move |_| sent.send("heavy task").unwrap()));
+            let sent = tx.clone();
+            pool2.submit_with(
+                JobOptions {
+                    session: Some(light),
+                    short: true,
+                    ..JobOptions::default()
+                },
+                Box::new(move |_| sent.send("light job").unwrap()),
+            );
+            tx.send("job").unwrap();
+        }));
+        let seen: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        assert_eq!(seen, ["job", "light job", "heavy task"]);
+        pool.close_scope(&heavy_scope);
     }
 
     /// Queries just started by four sessions that have used CPU and by a

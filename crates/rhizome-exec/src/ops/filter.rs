@@ -1,7 +1,7 @@
 //! `Filter`: keeps the rows whose predicate is true.
 //!
 //! A predicate's expression subqueries (`EXISTS { }` or `COUNT { }` inside
-//! an expression, as CQ6's `all(x IN … WHERE EXISTS { … })`) run as
+//! an expression, such as `all(x IN … WHERE EXISTS { … })`) run as
 //! branch-scope instances when the task can hand its work back: an
 //! instance still open when the task's quantum is spent pauses, and the
 //! row with its paused instance and the rows after it go to a new task,

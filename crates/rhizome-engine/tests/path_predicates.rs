@@ -595,6 +595,101 @@ fn a_long_instance_hands_its_task_back_at_each_quantum() {
 }
 
 #[test]
+fn an_expression_subquery_hands_its_task_back_at_each_quantum() {
+    // The same long probe inside an expression (CQ6's shape: `all(x IN …
+    // WHERE EXISTS { … })`), which is no semi-apply: the filter runs it as
+    // a branch-scope instance that pauses at the task's quantum, and the
+    // row with its paused instance goes to a new task, which resumes it.
+    // Run inline (as before), the one instance took one task.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::empty_engine(dir.path());
+    for q in [
+        "CREATE (a:Start {id: 0}) WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
+        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
+        "CREATE (:Start {id: 1})-[:R]->(:Goal)",
+    ] {
+        engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    let q = "PROFILE MATCH (s:Start) \
+             WHERE all(x IN [s] WHERE NOT EXISTS { (x)-[:R*1..5]-(:Goal) }) RETURN s.id";
+    for threads in [1, 2] {
+        let options = QueryOptions {
+            threads: Some(threads),
+            ..QueryOptions::default()
+        };
+        let result = engine
+            .execute(q, BTreeMap::new(), &options)
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+        assert_eq!(result.rows, vec![vec![Value::Int(0)]]);
+        let text = result.profile.expect("a PROFILE report").text;
+        let line = text.lines().find(|l| l.contains("Filter")).unwrap();
+        let at = line.find(" morsels=").unwrap() + " morsels=".len();
+        let tasks: u64 = line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(tasks > 2, "two rows' instances in {tasks} tasks: {text}");
+        // Start 1's probe ends at its first row (cancelled), start 0's
+        // walks every trail (finished).
+        assert!(line.contains("started=2 finished=1 cancelled=1"), "{text}");
+    }
+}
+
+#[test]
+fn a_per_hop_subquery_hands_the_walk_back_at_each_quantum() {
+    // CQ6's shape: `all(x IN nodes(path)[1..] WHERE EXISTS { … })` becomes
+    // the variable-length walk's per-hop predicate. Each node's long probe
+    // runs as an instance that pauses at the task's quantum, and the walk
+    // (with the prefix being tested) goes to a new task, which resumes it.
+    // Run inline (as before), the eight probes took one task.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::empty_engine(dir.path());
+    for q in [
+        "CREATE (a:Start {id: 0}) WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
+        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
+    ] {
+        engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    // The walk is scoped by the hint (the planner scopes it only under a
+    // LIMIT, whose pipeline runs in one task in source order).
+    let q = "PROFILE CYPHER scheduling=bfs \
+             MATCH path = (s:Start {id: 0})-[:R*1..2]->(k:K) \
+             WHERE all(x IN nodes(path)[1..] WHERE NOT EXISTS { (x)-[:R*1..5]-(:Goal) }) \
+             RETURN k.i";
+    for threads in [1, 2] {
+        let options = QueryOptions {
+            threads: Some(threads),
+            ..QueryOptions::default()
+        };
+        let result = engine
+            .execute(q, BTreeMap::new(), &options)
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+        // 8 paths of one hop, 28 of two.
+        assert_eq!(result.rows.len(), 36);
+        let text = result.profile.expect("a PROFILE report").text;
+        let line = text
+            .lines()
+            .find(|l| l.contains("VarLengthExpand"))
+            .unwrap();
+        assert!(line.contains("per hop:"), "{text}");
+        let at = line.find(" morsels=").unwrap() + " morsels=".len();
+        let tasks: u64 = line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(tasks > 2, "eight probes in {tasks} tasks: {text}");
+    }
+}
+
+#[test]
 fn a_semi_apply_runs_one_instance_per_key() {
     // The probe reads only `b`: rows with a `b` seen before take its
     // memoized answer instead of running an instance.

@@ -10,13 +10,15 @@
 
 use crate::chunk::{Chunk, NULL_ID};
 use crate::compile::{CExpr, CMapItem, CNode, CSubquery, Key, LabelTest};
-use crate::context::InlineLimit;
-use crate::context::QueryContext;
+use crate::context::{
+    InlineLimit, PausedScope, QueryContext, ScopeConsumer, ScopeEnd, ScopeRun, ScopeStats,
+};
 use crate::in_set::Source;
 use rhizome_common::{Error, ErrorKind, PathValue, Result, Value};
 use rhizome_functions::{functions, ops};
-use rhizome_plan::{BinaryOp, PathStep, Quantifier, Slot, UnaryOp};
+use rhizome_plan::{BinaryOp, LoopScope, PathStep, Quantifier, ScopePolicy, Slot, UnaryOp};
 use rhizome_storage::GraphRead;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -122,12 +124,132 @@ pub(crate) fn binary_op(op: BinaryOp, x: &Value, y: &Value) -> Result<Value> {
 /// Evaluates expressions for one query.
 pub struct Evaluator<'q> {
     q: &'q QueryContext,
+    /// Expression subqueries run as resumable branch-scope instances.
+    suspension: Option<&'q Suspension<'q>>,
+}
+
+/// The state of one row's evaluation that a task hands back to a new one
+/// when an expression subquery's instance pauses at the task's quantum
+/// ([`Suspension`]): the answers of the row's subqueries that ended, and
+/// the paused instance. The new task evaluates the row again: the ended
+/// subqueries take their answers, and the paused one resumes.
+#[derive(Default)]
+pub struct SuspendedRow {
+    /// (inner plan, argument row, answer) of the subqueries that ended.
+    done: Vec<(usize, Vec<Value>, Value)>,
+    /// The instance paused, with its inner plan and argument row.
+    paused: Option<(usize, Vec<Value>, PausedScope)>,
+}
+
+/// Lets an operator's expression subqueries (`EXISTS { }`, `COUNT { }`
+/// and pattern comprehensions inside an expression, such as CQ6's
+/// `all(x IN … WHERE EXISTS { … })`) run as branch-scope instances that
+/// pause at the operator's task's quantum, as a semi-apply's do
+/// (`crate::pipeline::instances`), instead of running inline to their
+/// end: the evaluation then fails, the operator takes the row's state
+/// ([`Suspension::take_suspended`]) and hands it, with the rows not
+/// done, to a new task, which evaluates that row again
+/// ([`Suspension::begin_row`]) and resumes the instance.
+pub struct Suspension<'s> {
+    /// True once the task should hand its work back.
+    pause: &'s dyn Fn() -> bool,
+    /// True once the operator was stopped.
+    stopped: &'s dyn Fn() -> bool,
+    /// The operator's PROFILE scope counters.
+    stats: Option<&'s ScopeStats>,
+    /// A subquery ran since the last [`Suspension::ran_subquery`].
+    ran: Cell<bool>,
+    row: RefCell<SuspendedRow>,
+}
+
+impl<'s> Suspension<'s> {
+    /// Subqueries that pause once `pause` holds, stop when `stopped`
+    /// holds, and count their instances in `stats`.
+    pub fn new(
+        pause: &'s dyn Fn() -> bool,
+        stopped: &'s dyn Fn() -> bool,
+        stats: Option<&'s ScopeStats>,
+    ) -> Suspension<'s> {
+        Suspension {
+            pause,
+            stopped,
+            stats,
+            ran: Cell::new(false),
+            row: RefCell::new(SuspendedRow::default()),
+        }
+    }
+
+    /// Starts a row's evaluation from `state` (a new row: the default).
+    pub fn begin_row(&self, state: SuspendedRow) {
+        *self.row.borrow_mut() = state;
+    }
+
+    /// The row's state if its evaluation failed because a subquery paused
+    /// (none: the failure was an error of the expression's).
+    pub fn take_suspended(&self) -> Option<SuspendedRow> {
+        let mut row = self.row.borrow_mut();
+        row.paused.as_ref()?;
+        Some(std::mem::take(&mut *row))
+    }
+
+    /// True if a subquery ran since the last call (rows without one need
+    /// no look at the clock).
+    pub fn ran_subquery(&self) -> bool {
+        self.ran.replace(false)
+    }
+}
+
+/// The consumer of an expression subquery's one instance.
+struct OneInstance<'s> {
+    suspension: &'s Suspension<'s>,
+    output: Vec<Chunk>,
+}
+
+impl ScopeConsumer for OneInstance<'_> {
+    fn may_start(&mut self, _first: bool) -> bool {
+        true
+    }
+
+    fn stopped(&self) -> bool {
+        (self.suspension.stopped)()
+    }
+
+    fn pausable(&self) -> bool {
+        true
+    }
+
+    fn pause(&self) -> bool {
+        (self.suspension.pause)()
+    }
+
+    fn ended(&mut self, _row: usize, output: Vec<Chunk>) -> Result<bool> {
+        self.output = output;
+        Ok(true)
+    }
+}
+
+/// What an evaluation that paused at a subquery fails with; the operator
+/// that asked for pauses never lets it out ([`Suspension`]).
+fn paused_error() -> Error {
+    Error::internal("an expression subquery paused outside a resumable operator")
 }
 
 impl<'q> Evaluator<'q> {
     /// An evaluator reading the query's snapshot and parameters.
     pub fn new(q: &'q QueryContext) -> Evaluator<'q> {
-        Evaluator { q }
+        Evaluator {
+            q,
+            suspension: None,
+        }
+    }
+
+    /// An evaluator whose expression subqueries run as resumable instances
+    /// that pause as `suspension` says ([`Suspension`]).
+    pub fn with_suspension(q: &'q QueryContext, suspension: &'q Suspension<'q>) -> Evaluator<'q> {
+        Evaluator {
+            q,
+            suspension: Some(suspension),
+        }
     }
 
     /// True only if `e` evaluates to `true` (null and false are both false).
@@ -511,7 +633,10 @@ impl<'q> Evaluator<'q> {
                     }
                     _ => None,
                 };
-                let value = self.subquery(plan, kind, row)?;
+                let value = match self.suspension {
+                    Some(suspension) => self.scoped_subquery(suspension, plan, kind, row)?,
+                    None => self.subquery(plan, kind, row)?,
+                };
                 if let (Some(key), Some(memo)) = (key, memo) {
                     self.q.memo.insert(memo.id, key, &value);
                 }
@@ -530,12 +655,85 @@ impl<'q> Evaluator<'q> {
         let chunks = self
             .q
             .run_inline(plan, Chunk::single_row(&row.materialize()), limit)?;
+        self.answer(kind, &chunks)
+    }
+
+    /// Runs an expression subquery for `row` as a branch-scope instance
+    /// that pauses at the task's quantum ([`Suspension`]), or resumes the
+    /// row's paused one, or takes the answer it ended with.
+    fn scoped_subquery(
+        &self,
+        suspension: &Suspension<'_>,
+        plan: &Arc<CNode>,
+        kind: &CSubquery,
+        row: &Row<'_>,
+    ) -> Result<Value> {
+        suspension.ran.set(true);
+        let argument = row.materialize();
+        let id = Arc::as_ptr(plan) as usize;
+        let resume = {
+            let mut state = suspension.row.borrow_mut();
+            if let Some((_, _, v)) = state
+                .done
+                .iter()
+                .find(|(p, a, _)| *p == id && *a == argument)
+            {
+                return Ok(v.clone());
+            }
+            // A paused instance of another subquery (one the memo has
+            // answered meanwhile) is dropped.
+            match state.paused.take() {
+                Some((p, a, paused)) if p == id && a == argument => Some(paused),
+                _ => None,
+            }
+        };
+        let input = Chunk::single_row(&argument);
+        let limit = match kind {
+            CSubquery::Exists => InlineLimit::FirstRow,
+            _ => InlineLimit::All,
+        };
+        let suspension: &Suspension<'_> = suspension;
+        let mut one = OneInstance {
+            suspension,
+            output: Vec::new(),
+        };
+        let run = ScopeRun {
+            plan,
+            input: &input,
+            rows: 0..1,
+            limit,
+            scope: LoopScope {
+                policy: ScopePolicy::Dfs,
+                max_si: 1,
+            },
+            in_order: false,
+            stats: suspension.stats,
+        };
+        match self.q.run_scope(run, &mut one, resume)? {
+            ScopeEnd::Paused(paused) => {
+                suspension.row.borrow_mut().paused = Some((id, argument, paused));
+                Err(paused_error())
+            }
+            ScopeEnd::Rows(_) => {
+                let value = self.answer(kind, &one.output)?;
+                suspension
+                    .row
+                    .borrow_mut()
+                    .done
+                    .push((id, argument, value.clone()));
+                Ok(value)
+            }
+        }
+    }
+
+    /// A subquery's value from its inner run's rows.
+    fn answer(&self, kind: &CSubquery, chunks: &[Chunk]) -> Result<Value> {
         match kind {
             CSubquery::Exists => Ok(Value::Bool(chunks.iter().any(|c| !c.is_empty()))),
             CSubquery::Count => Ok(Value::Int(chunks.iter().map(|c| c.len() as i64).sum())),
             CSubquery::Collect(e) => {
                 let mut out = Vec::new();
-                for c in &chunks {
+                for c in chunks {
                     for r in 0..c.len() {
                         out.push(self.eval(e, &Row::new(c, r))?);
                     }

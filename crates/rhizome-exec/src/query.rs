@@ -48,6 +48,10 @@ pub struct QueryOptions {
     /// or group, [`crate::scheduler::Tenant`]); default: the pool's default
     /// tenant.
     pub tenant: Option<Arc<crate::scheduler::Tenant>>,
+    /// The client session (a server connection) whose statement this is:
+    /// within the tenant, the sessions that have used less CPU go first
+    /// ([`crate::scheduler::ClientSession`]); default: none.
+    pub session: Option<Arc<crate::scheduler::ClientSession>>,
 }
 
 /// What the engine adds to a caller's [`QueryOptions`] for one planned
@@ -246,6 +250,7 @@ impl Run {
             parent: options.cancel.clone(),
             caller_helps: !options.caller_waits,
             tenant: options.tenant.clone(),
+            session: options.session.clone(),
             // A source's tasks wait for its backend: they neither yield
             // nor run nested in another query's task.
             nestable: snapshot.external().is_none(),

@@ -2,7 +2,8 @@
 //!
 //! One fixed pool of workers serves every query of the process (no thread
 //! per query). The top of the scheduling tree is process → [`Tenant`] →
-//! query. A tenant (a server's user, or a group of users named in the
+//! [`ClientSession`] → query (within a tenant, the queries and statement
+//! jobs of the session that has used the least CPU go first). A tenant (a server's user, or a group of users named in the
 //! server's configuration; embedded use has one default tenant) has a
 //! *share*; each running query is a [`QueryScope`] of one tenant with its
 //! own lock-free task queue, a weight, a cap on how many workers it may use
@@ -248,6 +249,11 @@ pub struct Tenant {
     /// last picked among them (never decreases): a query of the tenant
     /// starts, or becomes runnable again, at no less than this.
     query_floor: AtomicU64,
+    /// The least virtual time of the sessions of the tenant's runnable
+    /// queries when a worker last picked among them (never decreases): a
+    /// session's work is ordered at no less than this less
+    /// [`START_CREDIT`] ([`ClientSession`]).
+    session_floor: AtomicU64,
     busy_nanos: AtomicU64,
 }
 
@@ -260,6 +266,7 @@ impl Tenant {
             share: share.max(1),
             vtime: AtomicU64::new(0),
             query_floor: AtomicU64::new(0),
+            session_floor: AtomicU64::new(0),
             busy_nanos: AtomicU64::new(0),
         })
     }
@@ -278,6 +285,53 @@ impl Tenant {
     pub fn busy_time(&self) -> Duration {
         Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
     }
+}
+
+/// A client's session (a server connection): the statements one client
+/// runs, one after another. Within a tenant, sessions share the CPU by
+/// virtual time (the CPU time of their queries) as tenants share the
+/// process: a worker takes the queued job (a statement's start) of the
+/// tenant's session that has used the least, and among the tenant's
+/// runnable queries first one of that session, then by the queries' own
+/// virtual times ([`ScopeOptions::session`], [`JobOptions::session`]). So
+/// a client whose statements are short is served before other clients of
+/// the same user that run heavy queries back to back, instead of queueing
+/// behind their statements in arrival order. A session is ordered at no
+/// less than its tenant's session floor (the least virtual time of the
+/// sessions with runnable queries when a worker last picked) less
+/// [`START_CREDIT`], so an idle session banks no more than that. Work with
+/// no session counts as a session at that credited floor.
+#[derive(Debug, Default)]
+pub struct ClientSession {
+    /// CPU time (ns) of the session's queries, raised to the credited
+    /// floor when a worker picks work of the session below it.
+    vtime: AtomicU64,
+    busy_nanos: AtomicU64,
+}
+
+impl ClientSession {
+    /// A new session that has used no CPU.
+    pub fn new() -> Arc<ClientSession> {
+        Arc::new(ClientSession::default())
+    }
+
+    /// Total worker time spent in the session's queries' tasks.
+    pub fn busy_time(&self) -> Duration {
+        Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
+    }
+}
+
+/// Where work of `session` (none: a session just begun) stands among its
+/// tenant's sessions whose floor is `session_floor`: its virtual time,
+/// raised to the floor less [`START_CREDIT`].
+fn session_key(session: Option<&Arc<ClientSession>>, session_floor: u64) -> u64 {
+    let credited = session_floor.saturating_sub(START_CREDIT);
+    session.map_or(credited, |s| s.vtime.load(Ordering::Relaxed).max(credited))
+}
+
+/// A session's identity in a job queue (0: none).
+fn session_id(session: Option<&Arc<ClientSession>>) -> usize {
+    session.map_or(0, |s| Arc::as_ptr(s) as usize)
 }
 
 /// Worker time (ns) charged to a query and its tenant when a worker picks
@@ -316,6 +370,8 @@ pub struct QueryScope {
     weight: u64,
     vtime: AtomicU64,
     tenant: Arc<Tenant>,
+    /// The client session whose statement this is, if any.
+    session: Option<Arc<ClientSession>>,
     /// Root of the query's cancellation tree.
     pub cancel: Arc<CancelToken>,
     deadline: Option<Instant>,
@@ -704,6 +760,9 @@ impl QueryScope {
     fn account(&self, nanos: u64, advance: u64) {
         self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
         self.tenant.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        if let Some(session) = &self.session {
+            session.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        }
         self.charge(nanos.saturating_sub(advance));
     }
 
@@ -804,11 +863,28 @@ impl QueryScope {
         credited_floor(query_floor, self.weight)
     }
 
+    /// Where this query's session stands among its tenant's
+    /// ([`session_key`]).
+    fn session_key(&self, session_floor: u64) -> u64 {
+        session_key(self.session.as_ref(), session_floor)
+    }
+
+    /// Raises the query's session to `key` (a worker picked its work at
+    /// that key, the credited floor when it was below it).
+    fn raise_session(&self, key: u64) {
+        if let Some(session) = &self.session {
+            session.vtime.fetch_max(key, Ordering::Relaxed);
+        }
+    }
+
     fn charge(&self, nanos: u64) {
         self.vtime.fetch_add(
             nanos.saturating_mul(100) / self.weight.max(1),
             Ordering::Relaxed,
         );
+        if let Some(session) = &self.session {
+            session.vtime.fetch_add(nanos, Ordering::Relaxed);
+        }
         self.tenant
             .vtime
             .fetch_add(nanos / self.tenant.share, Ordering::Relaxed);
@@ -843,6 +919,9 @@ pub struct ScopeOptions {
     /// The tenant the query belongs to (default: the pool's default tenant,
     /// [`DEFAULT_TENANT`]).
     pub tenant: Option<Arc<Tenant>>,
+    /// The client session whose statement the query is (default: none,
+    /// which counts as a session just begun; [`ClientSession`]).
+    pub session: Option<Arc<ClientSession>>,
     /// When the query must be stopped.
     pub deadline: Option<Instant>,
     /// An outside token (API cancel, Ctrl-C) whose cancellation stops the query.
@@ -866,6 +945,7 @@ impl Default for ScopeOptions {
             max_parallel: usize::MAX,
             weight: 100,
             tenant: None,
+            session: None,
             deadline: None,
             parent: None,
             caller_helps: true,
@@ -937,42 +1017,81 @@ impl PoolInner {
     /// The next work for a worker. Jobs start statements and queries run
     /// tasks; neither may starve the other, so a worker that just ran a job
     /// looks at the queries first (`tasks_first`), and otherwise at the
-    /// jobs first. A query's task is that of the runnable scope with the
-    /// least virtual time.
+    /// jobs first — except for a *light* session's job, which goes first
+    /// either way: one of a session at least [`START_CREDIT`] behind its
+    /// tenant's session floor ([`ClientSession`]), which a task of its
+    /// tenant's busier sessions would otherwise make wait another quantum.
+    /// A session stays light only until it has used that credit, so tasks
+    /// wait for a bounded share. A query's task is that of the runnable
+    /// scope with the least virtual time.
     fn pick(&self, tasks_first: bool) -> Option<Work> {
         if tasks_first {
-            self.pick_task().or_else(|| self.pick_job())
+            self.pick_light_job()
+                .or_else(|| self.pick_task())
+                .or_else(|| self.pick_job())
         } else {
             self.pick_job().or_else(|| self.pick_task())
         }
     }
 
     /// The queued job ([`WorkerPool::submit_as`]) of the tenant with the
-    /// least virtual time (the first of that tenant's, in order), if that
+    /// least virtual time, and within it of the session with the least
+    /// ([`ClientSession`]; the first of that session's, in order), if that
     /// tenant is first in line ([`PoolInner::first_in_line`]) against the
     /// tenants with runnable tasks. A statement's job of a tenant behind
     /// (whose clients flood the server) thus waits, and one of a tenant
-    /// ahead goes first even when it has no query running yet. The other
-    /// jobs are put back at the end, in their order.
+    /// ahead goes first even when it has no query running yet; a light
+    /// session's statement starts before those of its tenant's sessions
+    /// that run heavy queries back to back. The other jobs are put back at
+    /// the end, in their order.
     fn pick_job(&self) -> Option<Work> {
-        self.pick_job_of(false)
+        self.pick_job_where(|_| true)
     }
 
-    /// [`PoolInner::pick_job`] among all jobs, or only among those
-    /// submitted as short ([`WorkerPool::submit_short_as`]).
-    fn pick_job_of(&self, only_short: bool) -> Option<Work> {
+    /// [`PoolInner::pick_job`] among the jobs submitted as short
+    /// ([`WorkerPool::submit_short_as`]).
+    fn pick_short_job(&self) -> Option<Work> {
+        self.pick_job_where(|job| job.short)
+    }
+
+    /// [`PoolInner::pick_job`] among the jobs of light sessions: sessions
+    /// at least [`START_CREDIT`] behind their tenant's session floor
+    /// ([`PoolInner::pick`]).
+    fn pick_light_job(&self) -> Option<Work> {
+        if self.jobs_pending.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        self.pick_job_where(|job| {
+            job.session.as_ref().is_some_and(|s| {
+                let credited = job
+                    .tenant
+                    .session_floor
+                    .load(Ordering::Relaxed)
+                    .saturating_sub(START_CREDIT);
+                s.vtime.load(Ordering::Relaxed) <= credited
+            })
+        })
+    }
+
+    /// [`PoolInner::pick_job`] among the jobs that pass `eligible`.
+    fn pick_job_where(&self, eligible: impl Fn(&QueuedJob) -> bool) -> Option<Work> {
         let queued = self.jobs_pending.load(Ordering::SeqCst);
         let floor = self.tenant_floor.load(Ordering::Relaxed);
-        let key = |t: &Arc<Tenant>| {
+        let key = |job: &QueuedJob| {
+            let t = &job.tenant;
             (
                 t.vtime.load(Ordering::Relaxed).max(floor),
                 Arc::as_ptr(t) as usize,
+                session_key(
+                    job.session.as_ref(),
+                    t.session_floor.load(Ordering::Relaxed),
+                ),
             )
         };
         // One turn of the queue finds the least key, a second takes the
-        // first job of that tenant; both put every other job back, so the
-        // queue keeps its order.
-        let mut best: Option<(u64, usize)> = None;
+        // first job of that tenant and session; both put every other job
+        // back, so the queue keeps its order.
+        let mut best: Option<((u64, usize, u64), usize)> = None;
         let mut looked = 0;
         while looked < queued {
             let job = match self.jobs.steal() {
@@ -981,13 +1100,13 @@ impl PoolInner {
                 Steal::Empty => break,
             };
             looked += 1;
-            let job_key = key(&job.tenant);
-            if (job.short || !only_short) && best.is_none_or(|b| job_key < b) {
-                best = Some(job_key);
+            let job_key = key(&job);
+            if eligible(&job) && best.is_none_or(|(b, _)| job_key < b) {
+                best = Some((job_key, session_id(job.session.as_ref())));
             }
             self.jobs.push(job);
         }
-        let (_, wanted) = best?;
+        let ((_, tenant, session_at), session) = best?;
         let mut taken = None;
         for _ in 0..looked {
             let job = match self.jobs.steal() {
@@ -996,8 +1115,9 @@ impl PoolInner {
                 Steal::Empty => break,
             };
             if taken.is_none()
-                && (job.short || !only_short)
-                && Arc::as_ptr(&job.tenant) as usize == wanted
+                && eligible(&job)
+                && Arc::as_ptr(&job.tenant) as usize == tenant
+                && session_id(job.session.as_ref()) == session
             {
                 taken = Some(job);
             } else {
@@ -1007,6 +1127,10 @@ impl PoolInner {
         let job = taken?;
         if self.first_in_line(&job.tenant) {
             self.jobs_pending.fetch_sub(1, Ordering::SeqCst);
+            // A session below the floor goes on from it.
+            if let Some(s) = &job.session {
+                s.vtime.fetch_max(session_at, Ordering::Relaxed);
+            }
             return Some(Work::Job(job.job));
         }
         self.jobs.push(job);
@@ -1061,12 +1185,12 @@ impl PoolInner {
     /// start, [`WorkerPool::submit_short_as`], first in line as for
     /// [`PoolInner::pick_job`]); else a queued task of another query: the
     /// least key of those whose tenant has less virtual time than
-    /// `current`'s, or, in `current`'s tenant, whose query has less
-    /// virtual time than `current`, and that may be nested
+    /// `current`'s, or, in `current`'s tenant, whose session, then query,
+    /// has less virtual time than `current`'s, and that may be nested
     /// ([`ScopeOptions::nestable`]). A scan of the scope snapshot, no lock.
     fn pick_before(&self, current: &QueryScope, suspended: &[usize]) -> Option<Work> {
         if self.jobs_pending.load(Ordering::SeqCst) > 0 {
-            if let Some(job) = self.pick_job_of(true) {
+            if let Some(job) = self.pick_short_job() {
                 return Some(job);
             }
         }
@@ -1079,8 +1203,12 @@ impl PoolInner {
             )
         };
         let mine_tenant = tenant_key(&current.tenant);
-        let mine_query = current.vtime.load(Ordering::Relaxed);
-        type Key = ((u64, usize), (u64, usize));
+        let session_floor = current.tenant.session_floor.load(Ordering::Relaxed);
+        let mine_query = (
+            current.session_key(session_floor),
+            current.vtime.load(Ordering::Relaxed),
+        );
+        type Key = ((u64, usize), (u64, u64, usize));
         let mut best: Option<(Key, &Arc<QueryScope>)> = None;
         for (at, scope) in scopes.iter().enumerate() {
             if !scope.nestable
@@ -1091,6 +1219,7 @@ impl PoolInner {
             }
             let t = tenant_key(&scope.tenant);
             let q = (
+                scope.session_key(scope.tenant.session_floor.load(Ordering::Relaxed)),
                 scope
                     .vtime
                     .load(Ordering::Relaxed)
@@ -1098,7 +1227,7 @@ impl PoolInner {
                 at,
             );
             let before = if Arc::ptr_eq(&scope.tenant, &current.tenant) {
-                q.0 < mine_query
+                (q.0, q.1) < mine_query
             } else {
                 t < mine_tenant
             };
@@ -1115,7 +1244,8 @@ impl PoolInner {
         }
         match scope.take() {
             Some(task) => {
-                scope.vtime.fetch_max(q.0, Ordering::Relaxed);
+                scope.vtime.fetch_max(q.1, Ordering::Relaxed);
+                scope.raise_session(q.0);
                 scope.charge(PICK_ADVANCE);
                 Some(Work::Task(scope.clone(), task))
             }
@@ -1144,23 +1274,40 @@ impl PoolInner {
             .any(|s| !Arc::ptr_eq(&s.tenant, tenant) && key(&s.tenant) < mine && s.runnable())
     }
 
-    /// A task of `tenant`'s runnable query with the least virtual time.
+    /// A task of `tenant`'s runnable query whose session has the least
+    /// virtual time ([`ClientSession`]), and within it with the least
+    /// virtual time of its own. The tenant's query and session floors
+    /// become the least of its runnable queries' and sessions' keys.
     fn pick_in_tenant(scopes: &[Arc<QueryScope>], tenant: &Arc<Tenant>) -> Option<Work> {
         let floor = tenant.query_floor.load(Ordering::Relaxed);
-        let mut tried: Option<(u64, usize)> = None;
+        let session_floor = tenant.session_floor.load(Ordering::Relaxed);
+        type Key = (u64, u64, usize);
+        let mut tried: Option<Key> = None;
         for round in 0..scopes.len() {
-            let mut best: Option<((u64, usize), &Arc<QueryScope>)> = None;
+            let mut best: Option<(Key, &Arc<QueryScope>)> = None;
+            // The least query and session keys of the runnable queries.
+            let mut least = (u64::MAX, u64::MAX);
             for (at, scope) in scopes.iter().enumerate() {
                 if !Arc::ptr_eq(&scope.tenant, tenant) {
                     continue;
                 }
                 let key = (
+                    scope.session_key(session_floor),
                     scope
                         .vtime
                         .load(Ordering::Relaxed)
                         .max(scope.floor_in(floor)),
                     at,
                 );
+                if round == 0 {
+                    if scope.runnable() {
+                        least = (least.0.min(key.1), least.1.min(key.0));
+                        if best.is_none_or(|(b, _)| key < b) {
+                            best = Some((key, scope));
+                        }
+                    }
+                    continue;
+                }
                 if tried.is_some_and(|t| key <= t) || best.is_some_and(|(b, _)| key >= b) {
                     continue;
                 }
@@ -1170,14 +1317,16 @@ impl PoolInner {
             }
             let (key, scope) = best?;
             if round == 0 {
-                tenant.query_floor.fetch_max(key.0, Ordering::Relaxed);
+                tenant.query_floor.fetch_max(least.0, Ordering::Relaxed);
+                tenant.session_floor.fetch_max(least.1, Ordering::Relaxed);
             }
             tried = Some(key);
             if !scope.try_reserve() {
                 continue;
             }
             if let Some(task) = scope.take() {
-                scope.vtime.fetch_max(key.0, Ordering::Relaxed);
+                scope.vtime.fetch_max(key.1, Ordering::Relaxed);
+                scope.raise_session(key.0);
                 // A running task's time is charged when it ends; the
                 // advance puts its query and tenant above the floor now, so
                 // that they lose ties to those with nothing running (a
@@ -1337,6 +1486,8 @@ impl PoolInner {
 struct QueuedJob {
     /// The tenant it is for.
     tenant: Arc<Tenant>,
+    /// The client session it is for, if any.
+    session: Option<Arc<ClientSession>>,
     job: Task,
     /// Submitted with [`WorkerPool::submit_short_as`]: may run nested.
     short: bool,
@@ -1373,6 +1524,18 @@ impl Drop for CloseOnDrop<'_> {
     fn drop(&mut self) {
         self.pool.close_scope(self.scope);
     }
+}
+
+/// Who a job ([`WorkerPool::submit_with`]) is for, and how it may run.
+#[derive(Debug, Clone, Default)]
+pub struct JobOptions {
+    /// The tenant (default: the pool's default tenant).
+    pub tenant: Option<Arc<Tenant>>,
+    /// The client session whose statement the job starts (default: none).
+    pub session: Option<Arc<ClientSession>>,
+    /// The job never blocks and may run nested at a yield point
+    /// ([`WorkerPool::submit_short_as`]).
+    pub short: bool,
 }
 
 /// The fixed pool of workers shared by all queries of the process.
@@ -1481,11 +1644,33 @@ impl WorkerPool {
         self.submit_job(tenant, job, true);
     }
 
-    fn submit_job(&self, tenant: Option<Arc<Tenant>>, job: Task, short: bool) {
-        let tenant = tenant.unwrap_or_else(|| self.inner.default_tenant.clone());
-        self.inner.jobs.push(QueuedJob { tenant, job, short });
+    /// [`WorkerPool::submit_as`] (or, if `options.short`,
+    /// [`WorkerPool::submit_short_as`]) for a client session's statement:
+    /// among its tenant's queued jobs, those of the session that has used
+    /// the least CPU go first ([`ClientSession`]).
+    pub fn submit_with(&self, options: JobOptions, job: Task) {
+        let tenant = options
+            .tenant
+            .unwrap_or_else(|| self.inner.default_tenant.clone());
+        self.inner.jobs.push(QueuedJob {
+            tenant,
+            session: options.session,
+            job,
+            short: options.short,
+        });
         self.inner.jobs_pending.fetch_add(1, Ordering::SeqCst);
         self.inner.wake_one();
+    }
+
+    fn submit_job(&self, tenant: Option<Arc<Tenant>>, job: Task, short: bool) {
+        self.submit_with(
+            JobOptions {
+                tenant,
+                session: None,
+                short,
+            },
+            job,
+        );
     }
 
     /// Number of workers.
@@ -1559,6 +1744,7 @@ impl WorkerPool {
             weight,
             vtime: AtomicU64::new(start_vtime),
             tenant,
+            session: options.session.clone(),
             cancel: match &options.parent {
                 Some(parent) => parent.child(),
                 None => CancelToken::root(),
@@ -2024,6 +2210,217 @@ mod tests {
         assert_eq!(seen, ["b1", "b2", "job a"]);
         pool.close_scope(&scope_a);
         pool.close_scope(&scope_b);
+    }
+
+    /// Sessions of one tenant that have each used `tasks` × `busy` of
+    /// worker time (a query of theirs ran `tasks` tasks that long), one
+    /// after another on `pool`.
+    fn used_sessions(
+        pool: &WorkerPool,
+        count: usize,
+        tasks: usize,
+        busy: Duration,
+    ) -> Vec<Arc<ClientSession>> {
+        (0..count)
+            .map(|_| {
+                let session = ClientSession::new();
+                let scope = pool.open_scope(ScopeOptions {
+                    session: Some(session.clone()),
+                    ..waiting_caller()
+                });
+                let (tx, rx) = mpsc::channel();
+                for _ in 0..tasks {
+                    let sent = tx.clone();
+                    scope.spawn(Box::new(move |_| {
+                        std::thread::sleep(busy);
+                        sent.send(()).unwrap();
+                    }));
+                }
+                for _ in 0..tasks {
+                    rx.recv_timeout(Duration::from_secs(5)).unwrap();
+                }
+                assert!(soon(|| scope.running() == 0));
+                pool.close_scope(&scope);
+                assert!(session.busy_time() >= busy * tasks as u32);
+                session
+            })
+            .collect()
+    }
+
+    /// Blocks the only worker of `pool` with a job until the returned
+    /// sender is used (or dropped).
+    fn block_the_worker(pool: &WorkerPool) -> mpsc::Sender<()> {
+        let (release, released) = mpsc::channel::<()>();
+        let (started, has_started) = mpsc::channel::<()>();
+        pool.submit(Box::new(move |_| {
+            started.send(()).unwrap();
+            let _ = released.recv();
+        }));
+        has_started.recv_timeout(Duration::from_secs(5)).unwrap();
+        release
+    }
+
+    /// Four sessions of a tenant that have used CPU (clients running heavy
+    /// queries back to back) have statements' jobs queued; a light
+    /// session's job, queued last, is taken first. Taken in order (first
+    /// in, first out), the light session's statement waited behind all
+    /// four.
+    #[test]
+    fn a_light_session_s_job_goes_before_heavy_sessions_jobs() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let heavy = used_sessions(&pool, 4, 1, Duration::from_millis(6));
+        let light = ClientSession::new();
+        let release = block_the_worker(&pool);
+        let (tx, rx) = mpsc::channel();
+        let sessions = heavy
+            .iter()
+            .map(|h| ("heavy", h))
+            .chain([("light", &light)]);
+        for (i, (name, session)) in sessions.enumerate() {
+            let sent = tx.clone();
+            pool.submit_with(
+                JobOptions {
+                    session: Some(session.clone()),
+                    short: true,
+                    ..JobOptions::default()
+                },
+                Box::new(move |_| sent.send((name, i)).unwrap()),
+            );
+        }
+        release.send(()).unwrap();
+        let seen: Vec<_> = (0..5)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        // The heavy sessions follow by the CPU each used (about the same).
+        assert_eq!(seen[0], ("light", 4), "{seen:?}");
+        assert!(seen[1..].iter().all(|(name, _)| *name == "heavy"));
+    }
+
+    /// After a job a worker looks at the queries' tasks first, but a light
+    /// session's job (one at least the credit behind its tenant's session
+    /// floor) goes before a busier session's task even then: otherwise
+    /// the light client's statement waited for one more task.
+    #[test]
+    fn a_light_session_s_job_goes_before_tasks_after_a_job() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let heavy = used_sessions(&pool, 1, 1, Duration::from_millis(6)).remove(0);
+        let heavy_scope = pool.open_scope(ScopeOptions {
+            session: Some(heavy),
+            ..waiting_caller()
+        });
+        let light = ClientSession::new();
+        let (tx, rx) = mpsc::channel();
+        let (inner, pool2) = (heavy_scope.clone(), pool.clone());
+        pool.submit(Box::new(move |_| {
+            let sent = tx.clone();
+            inner.spawn(Box::new(move |_| sent.send("heavy task").unwrap()));
+            let sent = tx.clone();
+            pool2.submit_with(
+                JobOptions {
+                    session: Some(light),
+                    short: true,
+                    ..JobOptions::default()
+                },
+                Box::new(move |_| sent.send("light job").unwrap()),
+            );
+            tx.send("job").unwrap();
+        }));
+        let seen: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        assert_eq!(seen, ["job", "light job", "heavy task"]);
+        pool.close_scope(&heavy_scope);
+    }
+
+    /// Queries just started by four sessions that have used CPU and by a
+    /// light session, in that order, each with a task queued: the light
+    /// session's task runs first. By the queries alone (every one just
+    /// started, with the same start credit) they tie and go in order.
+    #[test]
+    fn a_light_session_s_task_goes_before_heavy_sessions_tasks() {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let heavy = used_sessions(&pool, 4, 1, Duration::from_millis(6));
+        let light = ClientSession::new();
+        let release = block_the_worker(&pool);
+        let (tx, rx) = mpsc::channel();
+        let sessions = heavy
+            .iter()
+            .map(|h| ("heavy", h))
+            .chain([("light", &light)]);
+        let scopes: Vec<_> = sessions
+            .enumerate()
+            .map(|(i, (name, session))| {
+                let scope = pool.open_scope(ScopeOptions {
+                    session: Some(session.clone()),
+                    ..waiting_caller()
+                });
+                let sent = tx.clone();
+                scope.spawn(Box::new(move |_| sent.send((name, i)).unwrap()));
+                scope
+            })
+            .collect();
+        release.send(()).unwrap();
+        let seen: Vec<_> = (0..5)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        assert_eq!(seen[0], ("light", 4), "{seen:?}");
+        for scope in &scopes {
+            pool.close_scope(scope);
+        }
+    }
+
+    /// A session that idled while another worked banks no more than
+    /// [`START_CREDIT`]: after session A's query has run 20 tasks of 5 ms
+    /// while B idled, B's work goes first only until B has used about the
+    /// credit (and A's last task), then they take turns. A task's time is
+    /// its wall time, so a loaded machine that stretches A's last task
+    /// lets B run more first: the scenario is tried up to three times.
+    #[test]
+    fn an_idle_session_banks_no_more_than_the_credit() {
+        let mut tries = Vec::new();
+        for _ in 0..3 {
+            let b_first = idle_session_runs_first();
+            // Without the floor B runs all 40 of its 1 ms tasks first (it
+            // is 100 ms behind); with it, about 9.
+            if b_first <= 20 {
+                return;
+            }
+            tries.push(b_first);
+        }
+        panic!("the idle session ran {tries:?} tasks first");
+    }
+
+    /// How many of its 40 tasks of 1 ms session B runs before session A's
+    /// first, after A has used 100 ms while B idled.
+    fn idle_session_runs_first() -> usize {
+        let pool = WorkerPool::with_spin(1, Duration::ZERO);
+        let a = used_sessions(&pool, 1, 20, Duration::from_millis(5)).remove(0);
+        let b = ClientSession::new();
+        let release = block_the_worker(&pool);
+        let (tx, rx) = mpsc::channel();
+        let mut scopes = Vec::new();
+        for (name, session) in [("a", &a), ("b", &b)] {
+            let scope = pool.open_scope(ScopeOptions {
+                session: Some(session.clone()),
+                ..waiting_caller()
+            });
+            for _ in 0..40 {
+                let sent = tx.clone();
+                scope.spawn(Box::new(move |_| {
+                    spin(1_000);
+                    sent.send(name).unwrap();
+                }));
+            }
+            scopes.push(scope);
+        }
+        release.send(()).unwrap();
+        let seen: Vec<_> = (0..80)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        for scope in &scopes {
+            pool.close_scope(scope);
+        }
+        seen.iter().take_while(|&&n| n == "b").count()
     }
 
     /// Clients that submit a new statement as soon as theirs ends keep the

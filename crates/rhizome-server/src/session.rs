@@ -40,7 +40,7 @@ use rhizome_common::Value;
 use rhizome_engine::{
     PlanDescription, QueryOptions, QueryResult, StatementInfo, Transaction, WriteCounters,
 };
-use rhizome_exec::scheduler::{CancelToken, Task, WorkerPool};
+use rhizome_exec::scheduler::{CancelToken, ClientSession, JobOptions, Task, WorkerPool};
 use rhizome_storage::Snapshot;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -329,6 +329,10 @@ pub struct Session {
     tx: Option<OpenTx>,
     out: Vec<u8>,
     scratch: Vec<u8>,
+    /// The connection's place among its tenant's sessions in the worker
+    /// pool: its statements' jobs and tasks go before those of sessions
+    /// that have used more CPU (docs/scheduling.md).
+    clock: Arc<ClientSession>,
 }
 
 /// True if `RHIZOME_BOLT_TRACE` is set: every request and state change is logged.
@@ -363,6 +367,7 @@ impl Session {
             tx: None,
             out: Vec::with_capacity(FLUSH_AT),
             scratch: Vec::new(),
+            clock: ClientSession::new(),
         }
     }
 
@@ -1172,6 +1177,7 @@ impl Session {
             // engine's worker pool (docs/server.md, Threads).
             caller_waits: true,
             tenant: Some(self.config.tenants.of(&self.user)),
+            session: Some(self.clock.clone()),
             ..QueryOptions::default()
         }
     }
@@ -1304,13 +1310,17 @@ impl Session {
                 None => return Err(transactions::terminated()),
             };
             let (answer, answered) = tokio::sync::oneshot::channel();
-            let tenant = options.tenant.clone();
+            let job_options = JobOptions {
+                tenant: options.tenant.clone(),
+                session: options.session.clone(),
+                short: false,
+            };
             let job: Task = Box::new(move |_| {
                 let r = writer.execute(&query, params, &options);
                 let snapshot = writer.snapshot();
                 let _ = answer.send((r.map(|r| (r, snapshot)), writer));
             });
-            WorkerPool::global().submit_as(tenant, job);
+            WorkerPool::global().submit_with(job_options, job);
             let (outcome, writer) = answered.await.map_err(|_| {
                 Failure::new(
                     codes::UNKNOWN,
@@ -1401,7 +1411,14 @@ impl Session {
         // Closes the buffer (stopping the query) if this future is dropped
         // before the result is the session's (a request gone mid-RUN).
         let mut abandoned = CloseOnDrop(Some(buffer.clone()));
-        let tenant = options.tenant.clone();
+        // A native read's start never blocks: it may run nested in a long
+        // task at a yield point, so it starts within a quantum. (One over a
+        // source may wait for its backend.)
+        let job_options = JobOptions {
+            tenant: options.tenant.clone(),
+            session: options.session.clone(),
+            short: native,
+        };
         let job: Task = Box::new(move |_| {
             let plan = match (may_have_plan, &source) {
                 (false, _) => Ok(None),
@@ -1454,14 +1471,7 @@ impl Session {
                 let _ = answer.send(outcome.map(|(info, started)| (info, started, plan)));
             }
         });
-        // A native read's start never blocks: it may run nested in a long
-        // task at a yield point, so it starts within a quantum. (One over a
-        // source may wait for its backend.)
-        if native {
-            WorkerPool::global().submit_short_as(tenant, job);
-        } else {
-            WorkerPool::global().submit_as(tenant, job);
-        }
+        WorkerPool::global().submit_with(job_options, job);
         let outcome = answered
             .await
             .map_err(|_| {

@@ -78,6 +78,7 @@ fn bench_service_prints_every_measurement() {
         " | fifo ",
         " | bfs ",
         " | dfs ",
+        " | max_si=4 ",
         "[1] CQ6 best policy vs fifo, median per-person t(fifo) / t(best): $n=1 ",
         "(Banyan: 1.8-3.5x; best beats fifo at every $n: ",
         "[1] scope instantiation overhead where nothing is cancelled (CQ1 at $n=10: no branch scope",

@@ -1,9 +1,19 @@
 //! `Filter`: keeps the rows whose predicate is true.
+//!
+//! A predicate's expression subqueries (`EXISTS { }` or `COUNT { }` inside
+//! an expression, such as `all(x IN … WHERE EXISTS { … })`) run as
+//! branch-scope instances when the task can hand its work back: an
+//! instance still open when the task's quantum is spent pauses, and the
+//! row with its paused instance and the rows after it go to a new task,
+//! which resumes it ([`crate::expr::Suspension`]). So one row's long
+//! subquery no longer holds a worker to its end. Inline (inside another
+//! subquery run with its scope off) and in ordered pipelines the
+//! subqueries run inline to their end, as before.
 
 use crate::chunk::Chunk;
 use crate::compile::CNode;
-use crate::expr::{Evaluator, Row};
-use crate::operator::{Operator, OperatorResult, TaskCtx, NEED_MORE};
+use crate::expr::{Evaluator, Row, SuspendedRow, Suspension};
+use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use crate::vector;
 use rhizome_common::Result;
 use std::sync::Arc;
@@ -18,6 +28,69 @@ impl Filter {
     pub fn new(node: Arc<CNode>) -> Filter {
         Filter { node }
     }
+
+    /// The row-at-a-time filter whose expression subqueries may pause
+    /// ([`Suspension`]); `first` is the state of the first row's
+    /// evaluation (a row resumed, or a new one). Once the task's quantum
+    /// is spent — at a paused subquery, or between rows after one ran —
+    /// the rows not done go to a new task at this stage.
+    fn execute_resumable(
+        &self,
+        input: Chunk,
+        ctx: &mut TaskCtx<'_>,
+        first: SuspendedRow,
+    ) -> Result<OperatorResult> {
+        let predicate = &self.node.c.exprs[0];
+        let mut keep = Vec::new();
+        let mut rest = None;
+        {
+            let c: &TaskCtx<'_> = ctx;
+            let pause = || c.quantum_spent();
+            let stopped = || c.cancelled();
+            let suspension = Suspension::new(&pause, &stopped, c.scope_stats());
+            let eval = Evaluator::with_suspension(c.q, &suspension);
+            let mut state = Some(first);
+            for row in 0..input.len() {
+                if row > 0 && suspension.ran_subquery() && c.quantum_spent() {
+                    rest = Some((row, SuspendedRow::default()));
+                    break;
+                }
+                suspension.begin_row(state.take().unwrap_or_default());
+                match eval.predicate(predicate, &Row::new(&input, row)) {
+                    Ok(true) => keep.push(row as u32),
+                    Ok(false) => {}
+                    Err(e) => match suspension.take_suspended() {
+                        Some(suspended) => {
+                            rest = Some((row, suspended));
+                            break;
+                        }
+                        None => return Err(e),
+                    },
+                }
+            }
+        }
+        if ctx.cancelled() {
+            return NEED_MORE;
+        }
+        match rest {
+            None if keep.len() == input.len() => return ctx.emit(input),
+            None if keep.is_empty() => return NEED_MORE,
+            _ => {}
+        }
+        if !keep.is_empty() {
+            return_if_finished!(ctx.emit(input.select(keep)));
+        }
+        if let Some((row, suspended)) = rest {
+            let rest = input.select((row as u32..input.len() as u32).collect());
+            let node = self.node.clone();
+            ctx.spawn(move |ctx| {
+                Filter { node }
+                    .execute_resumable(rest, ctx, suspended)
+                    .map(drop)
+            })?;
+        }
+        NEED_MORE
+    }
 }
 
 impl Operator for Filter {
@@ -27,6 +100,9 @@ impl Operator for Filter {
             super::in_list_filter::select_in_slot(&Evaluator::new(ctx.q), predicate, &input)?;
         let keep = match in_slot.or_else(|| vector::select(ctx.q, predicate, &input)) {
             Some(keep) => keep,
+            None if ctx.can_hand_back() && !ctx.keeps_order() => {
+                return self.execute_resumable(input, ctx, SuspendedRow::default());
+            }
             None => {
                 let eval = Evaluator::new(ctx.q);
                 let mut keep = Vec::with_capacity(input.len());

@@ -11,11 +11,11 @@
 use super::adjacency::{
     excluded_rels, has_labels, prefetch_reachable, prefetch_walks, skip_entry, walks,
 };
-use super::loop_scope::Frontier;
+use super::loop_scope::{Frontier, Item};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::context::Profile;
-use crate::expr::{Evaluator, Row};
+use crate::expr::{Evaluator, Row, SuspendedRow, Suspension};
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::{LoopScope, OpKind, ScopePolicy};
@@ -282,6 +282,10 @@ struct ScopedWalk {
     profile: Option<(Arc<Profile>, usize)>,
     /// The walk ran to its end (else it was stopped).
     completed: bool,
+    /// The prefix whose per-hop predicate paused at an expression
+    /// subquery (its index, the prefix, the row's evaluation state): the
+    /// walk takes it again first when it resumes.
+    resume: Option<(u32, Item, SuspendedRow)>,
 }
 
 impl Drop for ScopedWalk {
@@ -349,6 +353,7 @@ impl VarExpand {
             batch: 1,
             profile: ctx.q.profile.clone().map(|p| (p, self.node.id)),
             completed: false,
+            resume: None,
         };
         self.walk_scoped(walk, ctx)
     }
@@ -385,6 +390,10 @@ impl VarExpand {
             (np.var, np.from_hop, e)
         });
         let policy = w.scope.policy;
+        // The walk can hand its work to a new task (not in an ordered
+        // pipeline, such as one that ends in a LIMIT, which runs in one
+        // task with yield points): its per-hop subqueries may pause.
+        let resumable = ctx.can_hand_back();
         let mut path: Vec<RelId> = Vec::new();
         let mut candidates: Vec<(RelId, NodeId)> = Vec::new();
         let flush = |w: &mut ScopedWalk, ctx: &mut TaskCtx<'_>| -> Result<OperatorResult> {
@@ -412,7 +421,11 @@ impl VarExpand {
                     }
                     ctx.yield_point();
                 }
-                if ctx.quantum_spent() && (w.frontier.pending() > 0 || w.next_row < w.input.len()) {
+                if ctx.quantum_spent()
+                    && (w.frontier.pending() > 0
+                        || w.next_row < w.input.len()
+                        || w.resume.is_some())
+                {
                     if flush(&mut w, ctx)?.is_finished() {
                         return Ok(OperatorResult::Finished);
                     }
@@ -459,18 +472,24 @@ impl VarExpand {
                     w.started += 1;
                 }
             }
-            let Some((i, item)) = w.frontier.pop() else {
-                break;
+            let (i, item, state) = match w.resume.take() {
+                Some(resumed) => resumed,
+                None => {
+                    let Some((i, item)) = w.frontier.pop() else {
+                        break;
+                    };
+                    w.expanded += 1;
+                    (i, item, SuspendedRow::default())
+                }
             };
-            w.expanded += 1;
             let slot = item.instance as usize;
-            let inst = w.active[slot]
-                .as_mut()
-                .expect("an item's instance is active");
-            let row = inst.row;
+            let row = w.active[slot]
+                .as_ref()
+                .expect("an item's instance is active")
+                .row;
             let depth = item.depth as u64;
             let passes = match node_test {
-                Some((var, from_hop, e)) if depth >= from_hop => {
+                Some((var, from_hop, e)) if depth >= from_hop && !resumable => {
                     let locals = [(var, Value::Node(item.node))];
                     eval.predicate(
                         e,
@@ -481,8 +500,47 @@ impl VarExpand {
                         },
                     )?
                 }
+                Some((var, from_hop, e)) if depth >= from_hop => {
+                    // Expression subqueries in the predicate (CQ6's
+                    // `all(x IN nodes(path)[1..] WHERE EXISTS { … })`) run
+                    // as instances that pause at the task's quantum: the
+                    // prefix and its evaluation go to a new task.
+                    let locals = [(var, Value::Node(item.node))];
+                    let row = Row {
+                        chunk: &w.input,
+                        row,
+                        locals: &locals,
+                    };
+                    let tested = {
+                        let c: &TaskCtx<'_> = ctx;
+                        let pause = || c.quantum_spent();
+                        let stopped = || c.cancelled();
+                        let suspension = Suspension::new(&pause, &stopped, None);
+                        suspension.begin_row(state);
+                        match Evaluator::with_suspension(c.q, &suspension).predicate(e, &row) {
+                            Ok(passes) => Ok(passes),
+                            Err(error) => Err(suspension.take_suspended().ok_or(error)),
+                        }
+                    };
+                    match tested {
+                        Ok(passes) => passes,
+                        Err(Ok(suspended)) => {
+                            w.resume = Some((i, item, suspended));
+                            if flush(&mut w, ctx)?.is_finished() {
+                                return Ok(OperatorResult::Finished);
+                            }
+                            let node = self.node.clone();
+                            ctx.spawn(move |ctx| VarExpand { node }.walk_scoped(w, ctx).map(drop))?;
+                            return NEED_MORE;
+                        }
+                        Err(Err(error)) => return Err(error),
+                    }
+                }
                 _ => true,
             };
+            let inst = w.active[slot]
+                .as_mut()
+                .expect("an item's instance is active");
             if passes {
                 if depth >= *min
                     && !(*into && item.node != inst.target)

@@ -60,6 +60,7 @@ pub fn execute_update(
         deadline: options.timeout.map(|t| start + t),
         parent: options.cancel.clone(),
         tenant: options.tenant.clone(),
+        session: options.session.clone(),
         ..ScopeOptions::default()
     });
     let closer = pool.close_on_drop(&scope);

@@ -905,8 +905,26 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
     /// relationship ids (one loop compiled per combination).
     fn sum<T: Copy + Into<NodeId>>(&self, others: &[T], ids: impl WalkedIds) -> u64 {
         let (walked, last) = (self.walked, self.last);
-        if walked.filter.is_none() && last.filter.is_none() && last.lists.all_base() {
-            return self.sum_unfiltered(others, ids);
+        if walked.filter.is_none() && last.filter.is_none() {
+            if last.lists.all_base() {
+                let counted = *last.lists.csr();
+                return self.sum_unfiltered(
+                    others,
+                    ids,
+                    |o| counted.degree(o),
+                    |o| counted.prefetch(o),
+                );
+            }
+            // An unfiltered hop's memo holds every list's length from the
+            // start (`CountMemo::fill_lengths`).
+            if let Some(memo) = last.memo.get() {
+                return self.sum_unfiltered(
+                    others,
+                    ids,
+                    |o| memo.get_or_count(o, || last.count_list(o)),
+                    |o| memo.prefetch(o),
+                );
+            }
         }
         let walked_passes = |r| walked.passes(r);
         // The counted hop's filter is asked only of walked relationships
@@ -976,34 +994,39 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
         }
     }
 
-    /// [`CountSums::sum`] without filters over base counted lists: the sum
-    /// of the other ends' degrees, less the walked relationship where it
+    /// [`CountSums::sum`] without filters, the counted lists' lengths given
+    /// by `length` (base degrees, or the memo's lengths over a changed
+    /// type; `prefetch_length` requests them): the sum of the other ends'
+    /// lengths, less the walked relationship where it
     /// always lies in the counted list. Only an entry whose other end is
     /// `node`, an anchor or a path relationship's endpoint can need more
     /// (a path relationship is skipped, an anchored one not counted), so
     /// the loop reads no relationship id and asks one bit of a 64-bit mask
     /// whether an entry is such a one; those take the general rule.
     #[inline(always)]
-    fn sum_unfiltered<T: Copy + Into<NodeId>>(&self, others: &[T], ids: impl WalkedIds) -> u64 {
+    fn sum_unfiltered<T: Copy + Into<NodeId>>(
+        &self,
+        others: &[T],
+        ids: impl WalkedIds,
+        length: impl Fn(NodeId) -> u64,
+        prefetch_length: impl Fn(NodeId),
+    ) -> u64 {
         let path_rels = &self.path_rels[..self.len];
-        let counted = *self.last.lists.csr();
         let always = u64::from(self.walked_always);
         let mut total = 0u64;
         for (i, &other) in others.iter().enumerate() {
             let other: NodeId = other.into();
             if let Some(&ahead) = others.get(i + Self::AHEAD) {
-                counted.prefetch(ahead.into());
+                prefetch_length(ahead.into());
             }
             if self.special & special_bit(other) == 0 {
-                total += counted.degree(other).saturating_sub(always);
+                total += length(other).saturating_sub(always);
                 continue;
             }
             if path_rels.contains(&ids.at(i, other)) {
                 continue;
             }
-            total += counted
-                .degree(other)
-                .saturating_sub(self.in_list(other, true));
+            total += length(other).saturating_sub(self.in_list(other, true));
         }
         total
     }

@@ -1801,9 +1801,7 @@ mod tests {
             let tx = tx.clone();
             scope.spawn(Box::new(move |_| tx.send(i).unwrap()));
         }
-        let mut got: Vec<i32> = (0..100)
-            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
-            .collect();
+        let mut got: Vec<i32> = received(&rx, 100);
         got.sort();
         assert_eq!(got, (0..100).collect::<Vec<_>>());
         pool.close_scope(&scope);
@@ -1885,6 +1883,13 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         true
+    }
+
+    /// The next `n` messages of `rx`, each within 5 s.
+    fn received<T>(rx: &mpsc::Receiver<T>, n: usize) -> Vec<T> {
+        (0..n)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect()
     }
 
     fn waiting_caller() -> ScopeOptions {
@@ -2095,9 +2100,7 @@ mod tests {
         let sent = tx.clone();
         pool.submit_as(Some(b.clone()), Box::new(move |_| sent.send("b").unwrap()));
         release.send(()).unwrap();
-        let seen: Vec<_> = (0..3)
-            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
-            .collect();
+        let seen: Vec<_> = received(&rx, 3);
         assert_eq!(seen, ["b", "a1", "a2"]);
         pool.close_scope(&scope_a);
     }
@@ -2117,9 +2120,7 @@ mod tests {
             inner.run_now(Box::new(move |_| sent.send("task").unwrap()));
             tx.send("first job").unwrap();
         }));
-        let seen: Vec<_> = (0..3)
-            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
-            .collect();
+        let seen: Vec<_> = received(&rx, 3);
         // Tasks come first after a job, so the queued task runs next.
         assert_eq!(seen, ["first job", "task", "second job"]);
         pool.close_scope(&scope);
@@ -2158,9 +2159,7 @@ mod tests {
             inner_a.run_now(Box::new(move |_| to_a.send("a").unwrap()));
             tx.send("job").unwrap();
         }));
-        let seen: Vec<_> = (0..3)
-            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
-            .collect();
+        let seen: Vec<_> = received(&rx, 3);
         assert_eq!(seen, ["job", "b", "a"]);
         pool.close_scope(&scope_a);
         pool.close_scope(&scope_b);
@@ -2204,9 +2203,7 @@ mod tests {
         let sent = tx.clone();
         scope_b.spawn(Box::new(move |_| sent.send("b2").unwrap()));
         release.send(()).unwrap();
-        let seen: Vec<_> = (0..3)
-            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
-            .collect();
+        let seen: Vec<_> = received(&rx, 3);
         assert_eq!(seen, ["b1", "b2", "job a"]);
         pool.close_scope(&scope_a);
         pool.close_scope(&scope_b);
@@ -2288,9 +2285,7 @@ mod tests {
             );
         }
         release.send(()).unwrap();
-        let seen: Vec<_> = (0..5)
-            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
-            .collect();
+        let seen: Vec<_> = received(&rx, 5);
         // The heavy sessions follow by the CPU each used (about the same).
         assert_eq!(seen[0], ("light", 4), "{seen:?}");
         assert!(seen[1..].iter().all(|(name, _)| *name == "heavy"));
@@ -2325,9 +2320,7 @@ mod tests {
             );
             tx.send("job").unwrap();
         }));
-        let seen: Vec<_> = (0..3)
-            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
-            .collect();
+        let seen: Vec<_> = received(&rx, 3);
         assert_eq!(seen, ["job", "light job", "heavy task"]);
         pool.close_scope(&heavy_scope);
     }
@@ -2360,9 +2353,7 @@ mod tests {
             })
             .collect();
         release.send(()).unwrap();
-        let seen: Vec<_> = (0..5)
-            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
-            .collect();
+        let seen: Vec<_> = received(&rx, 5);
         assert_eq!(seen[0], ("light", 4), "{seen:?}");
         for scope in &scopes {
             pool.close_scope(scope);
@@ -2414,9 +2405,7 @@ mod tests {
             scopes.push(scope);
         }
         release.send(()).unwrap();
-        let seen: Vec<_> = (0..80)
-            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
-            .collect();
+        let seen: Vec<_> = received(&rx, 80);
         for scope in &scopes {
             pool.close_scope(scope);
         }

@@ -70,7 +70,8 @@ pub enum RankData {
 }
 
 impl RankData {
-    fn narrowest(ranks: Vec<u64>) -> RankData {
+    /// The ranks at the narrowest width that holds the largest.
+    pub(crate) fn narrowest(ranks: Vec<u64>) -> RankData {
         let max = ranks.iter().copied().max().unwrap_or(0);
         if max <= u8::MAX as u64 {
             RankData::U8(ranks.into_iter().map(|r| r as u8).collect())

@@ -151,19 +151,7 @@ impl Manifest {
             f.read_to_string(&mut text)?;
             Ok((text, id))
         });
-        let (text, id) = read.map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                Error::new(
-                    ErrorKind::IoError,
-                    format!(
-                        "{} is not a Rhizome database (no {MANIFEST_FILE})",
-                        dir.display()
-                    ),
-                )
-            } else {
-                Error::io(path.display(), e)
-            }
-        })?;
+        let (text, id) = read.map_err(|e| manifest_read_error(dir, &path, e))?;
         let header: FormatHeader = serde_json::from_str(&text).map_err(|e| {
             Error::new(
                 ErrorKind::CorruptDatabase,
@@ -246,4 +234,20 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
     fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir.display(), e))
+}
+
+/// The error for a manifest that could not be read: "not a Rhizome
+/// database" when `dir` has none, else the I/O error at `path`.
+pub(crate) fn manifest_read_error(dir: &Path, path: &Path, e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        Error::new(
+            ErrorKind::IoError,
+            format!(
+                "{} is not a Rhizome database (no {MANIFEST_FILE})",
+                dir.display()
+            ),
+        )
+    } else {
+        Error::io(path.display(), e)
+    }
 }

@@ -36,7 +36,8 @@ use crate::csr::{BackLinks, Csr, CsrData, RankData, MAX_NODE_ID};
 use crate::index::IndexMeta;
 use crate::lock::{CheckpointLock, WriterLock};
 use crate::manifest::{
-    sync_dir, Manifest, RelTypeMeta, FORMAT_NAME, FORMAT_VERSION, FORMAT_VERSION_MIN, MANIFEST_FILE,
+    manifest_read_error, sync_dir, Manifest, RelTypeMeta, FORMAT_NAME, FORMAT_VERSION,
+    FORMAT_VERSION_MIN, MANIFEST_FILE,
 };
 use crate::segment::{ArrayRef, Segment, SegmentWriter};
 use bytemuck::Pod;
@@ -138,19 +139,7 @@ fn corrupt(dir: &Path, why: impl std::fmt::Display) -> Error {
 /// Rhizome manifest).
 fn read_manifest_json(dir: &Path) -> Result<(serde_json::Value, u32)> {
     let path = dir.join(MANIFEST_FILE);
-    let text = std::fs::read(&path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::new(
-                ErrorKind::IoError,
-                format!(
-                    "{} is not a Rhizome database (no {MANIFEST_FILE})",
-                    dir.display()
-                ),
-            )
-        } else {
-            Error::io(path.display(), e)
-        }
-    })?;
+    let text = std::fs::read(&path).map_err(|e| manifest_read_error(dir, &path, e))?;
     let json: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
         Error::new(
             ErrorKind::CorruptDatabase,
@@ -346,20 +335,6 @@ fn narrow_ids(dir: &Path, ids: &[u64], node_bound: NodeId) -> Result<Vec<u32>> {
         .collect()
 }
 
-/// Ranks at the narrowest width that holds the largest.
-fn narrowest(ranks: Vec<u64>) -> RankData {
-    let max = ranks.iter().copied().max().unwrap_or(0);
-    if max <= u8::MAX as u64 {
-        RankData::U8(ranks.into_iter().map(|r| r as u8).collect())
-    } else if max <= u16::MAX as u64 {
-        RankData::U16(ranks.into_iter().map(|r| r as u16).collect())
-    } else if max <= u32::MAX as u64 {
-        RankData::U32(ranks.into_iter().map(|r| r as u32).collect())
-    } else {
-        RankData::U64(ranks)
-    }
-}
-
 /// Converts one relationship type's adjacency to the compact layout
 /// (columns copied), checking it as `rhizome check` would.
 fn convert_rel_type(
@@ -418,7 +393,7 @@ fn convert_rel_type(
         hi: i.hi,
         offsets: old.slice::<u64>(i.offsets)?.to_vec(),
         neighbours: narrow_ids(dir, in_neighbours, node_bound)?,
-        ranks: Some(narrowest(ranks)),
+        ranks: Some(RankData::narrowest(ranks)),
     };
     let out_csr = Csr::new(out.lo, out.hi, &out.offsets, &out.neighbours, None);
     let back = inc

@@ -582,16 +582,21 @@ fn a_long_instance_hands_its_task_back_at_each_quantum() {
         assert_eq!(result.rows, vec![vec![Value::Int(0)]]);
         let text = result.profile.expect("a PROFILE report").text;
         let line = text.lines().find(|l| l.contains("SemiApply")).unwrap();
-        let at = line.find(" morsels=").unwrap() + " morsels=".len();
-        let tasks: u64 = line[at..]
-            .split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let tasks = morsels_of(line);
         assert!(tasks > 2, "one instance in {tasks} tasks: {text}");
         assert!(line.contains("started=1 finished=1"), "{text}");
     }
+}
+
+/// The `morsels=` count of a PROFILE line: the tasks its operator ran in.
+fn morsels_of(line: &str) -> u64 {
+    let at = line.find(" morsels=").unwrap() + " morsels=".len();
+    line[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[test]
@@ -625,13 +630,7 @@ fn an_expression_subquery_hands_its_task_back_at_each_quantum() {
         assert_eq!(result.rows, vec![vec![Value::Int(0)]]);
         let text = result.profile.expect("a PROFILE report").text;
         let line = text.lines().find(|l| l.contains("Filter")).unwrap();
-        let at = line.find(" morsels=").unwrap() + " morsels=".len();
-        let tasks: u64 = line[at..]
-            .split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let tasks = morsels_of(line);
         assert!(tasks > 2, "two rows' instances in {tasks} tasks: {text}");
         // Start 1's probe ends at its first row (cancelled), start 0's
         // walks every trail (finished).
@@ -678,13 +677,7 @@ fn a_per_hop_subquery_hands_the_walk_back_at_each_quantum() {
             .find(|l| l.contains("VarLengthExpand"))
             .unwrap();
         assert!(line.contains("per hop:"), "{text}");
-        let at = line.find(" morsels=").unwrap() + " morsels=".len();
-        let tasks: u64 = line[at..]
-            .split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let tasks = morsels_of(line);
         assert!(tasks > 2, "eight probes in {tasks} tasks: {text}");
     }
 }

@@ -36,6 +36,36 @@ impl<'a> Analyzer<'a> {
         self.expect_boolean(e, &ty)
     }
 
+    /// Checks the list of a comprehension, `reduce` or quantifier and
+    /// returns its type; a type that can never be a list is an
+    /// `InvalidArgumentType` error at the list.
+    fn list_operand(&mut self, list: &Expr, ctx: Ctx) -> Result<Type> {
+        let ty = self.expr(list, ctx)?;
+        if !ty.may_be_list() {
+            return Err(self.err(
+                list.span,
+                "InvalidArgumentType",
+                format!("expected a list but got {ty}"),
+            ));
+        }
+        Ok(ty)
+    }
+
+    /// Checks the `WHERE` of a comprehension or quantifier, if any, as a
+    /// boolean predicate in the element scope described by `ctx`.
+    fn element_predicate(&mut self, predicate: Option<&Expr>, ctx: Ctx) -> Result<()> {
+        match predicate {
+            Some(p) => self.bool_operand(
+                p,
+                Ctx {
+                    predicate: true,
+                    ..ctx
+                },
+            ),
+            None => Ok(()),
+        }
+    }
+
     /// Checks `e` and returns its static type.
     pub(crate) fn expr(&mut self, e: &Expr, ctx: Ctx) -> Result<Type> {
         self.check_stack(e.span)?;
@@ -296,14 +326,7 @@ impl<'a> Analyzer<'a> {
                 predicate,
                 projection,
             } => {
-                let lt = self.expr(list, value_ctx)?;
-                if !lt.may_be_list() {
-                    return Err(self.err(
-                        list.span,
-                        "InvalidArgumentType",
-                        format!("expected a list but got {lt}"),
-                    ));
-                }
+                let lt = self.list_operand(list, value_ctx)?;
                 let r = self.scoped(|this| {
                     this.bind(&variable.name, lt.element(), variable.span);
                     let inner = Ctx {
@@ -311,15 +334,7 @@ impl<'a> Analyzer<'a> {
                         predicate: false,
                         in_aggregate: ctx.in_aggregate,
                     };
-                    if let Some(p) = predicate {
-                        this.bool_operand(
-                            p,
-                            Ctx {
-                                predicate: true,
-                                ..inner
-                            },
-                        )?;
-                    }
+                    this.element_predicate(predicate.as_deref(), inner)?;
                     match projection {
                         Some(p) => Ok(Type::List(Box::new(this.expr(p, inner)?))),
                         None => Ok(lt.clone()),
@@ -346,15 +361,7 @@ impl<'a> Analyzer<'a> {
                         predicate: false,
                         in_aggregate: ctx.in_aggregate,
                     };
-                    if let Some(p) = predicate {
-                        this.bool_operand(
-                            p,
-                            Ctx {
-                                predicate: true,
-                                ..inner
-                            },
-                        )?;
-                    }
+                    this.element_predicate(predicate.as_deref(), inner)?;
                     Ok(Type::List(Box::new(this.expr(projection, inner)?)))
                 });
                 r?
@@ -367,14 +374,7 @@ impl<'a> Analyzer<'a> {
                 expr,
             } => {
                 let it = self.expr(init, value_ctx)?;
-                let lt = self.expr(list, value_ctx)?;
-                if !lt.may_be_list() {
-                    return Err(self.err(
-                        list.span,
-                        "InvalidArgumentType",
-                        format!("expected a list but got {lt}"),
-                    ));
-                }
+                let lt = self.list_operand(list, value_ctx)?;
                 let r = self.scoped(|this| {
                     this.bind(&accumulator.name, it.clone(), accumulator.span);
                     this.bind(&variable.name, lt.element(), variable.span);
@@ -388,27 +388,17 @@ impl<'a> Analyzer<'a> {
                 predicate,
                 ..
             } => {
-                let lt = self.expr(list, value_ctx)?;
-                if !lt.may_be_list() {
-                    return Err(self.err(
-                        list.span,
-                        "InvalidArgumentType",
-                        format!("expected a list but got {lt}"),
-                    ));
-                }
+                let lt = self.list_operand(list, value_ctx)?;
                 let r = self.scoped(|this| {
                     this.bind(&variable.name, lt.element(), variable.span);
-                    if let Some(p) = predicate {
-                        this.bool_operand(
-                            p,
-                            Ctx {
-                                aggregates: false,
-                                predicate: true,
-                                in_aggregate: ctx.in_aggregate,
-                            },
-                        )?;
-                    }
-                    Ok(())
+                    this.element_predicate(
+                        predicate.as_deref(),
+                        Ctx {
+                            aggregates: false,
+                            predicate: false,
+                            in_aggregate: ctx.in_aggregate,
+                        },
+                    )
                 });
                 r?;
                 Type::Boolean

@@ -539,7 +539,17 @@ pub(crate) struct Gate {
     /// every other process's commit: no other process can write meanwhile,
     /// so a snapshot needs no look at the files (see [`Database::try_snapshot`]).
     current_while_held: AtomicBool,
+    /// `slot.holder.is_some()`, readable without the mutex (for the spinning waiter).
+    slot_taken: AtomicBool,
+    /// A waiter for the slot is spinning (at most one does).
+    spinning: AtomicBool,
 }
+
+/// How long the next waiter for the writer slot spins before it sleeps: a
+/// single-row transaction holds the slot for some tens of microseconds, and
+/// waking a sleeping thread on a busy machine takes longer than that, so
+/// with many writers the slot would otherwise sit free between holders.
+const SLOT_SPIN: Duration = Duration::from_micros(40);
 
 impl Gate {
     /// Releases the lock if `ticket` still holds it.
@@ -547,6 +557,7 @@ impl Gate {
         let mut slot = lock(&self.slot);
         if slot.holder == Some(ticket) {
             slot.holder = None;
+            self.slot_taken.store(false, Ordering::SeqCst);
             slot.deadline = None;
             self.release_file_if_idle(&slot);
             self.cv.notify_one();
@@ -601,6 +612,7 @@ fn watch_transactions(gate: &Gate, log: &Mutex<LogState>) {
                 slot = lock(&gate.slot);
                 if slot.holder == holder && slot.deadline.is_some_and(|d| Instant::now() >= d) {
                     slot.holder = None;
+                    gate.slot_taken.store(false, Ordering::SeqCst);
                     slot.deadline = None;
                     gate.release_file_if_idle(&slot);
                     gate.cv.notify_all();
@@ -649,6 +661,7 @@ impl Shared {
         let deadline = Instant::now() + timeout;
         let ticket = {
             let mut slot = lock(&self.gate.slot);
+            let mut may_spin = true;
             while slot.holder.is_some() {
                 let now = Instant::now();
                 if now >= deadline {
@@ -661,15 +674,34 @@ impl Shared {
                     )
                     .with_code("LockAcquisitionTimeout"));
                 }
+                // One waiter spins briefly (once per wake-up), the others sleep.
+                if may_spin && !self.gate.spinning.swap(true, Ordering::SeqCst) {
+                    may_spin = false;
+                    drop(slot);
+                    let until = (now + SLOT_SPIN).min(deadline);
+                    let mut spins = 0u32;
+                    while self.gate.slot_taken.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                        spins += 1;
+                        if spins.is_multiple_of(64) && Instant::now() >= until {
+                            break;
+                        }
+                    }
+                    self.gate.spinning.store(false, Ordering::SeqCst);
+                    slot = lock(&self.gate.slot);
+                    continue;
+                }
                 slot = self
                     .gate
                     .cv
                     .wait_timeout(slot, deadline - now)
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
+                may_spin = true;
             }
             slot.next_ticket += 1;
             slot.holder = Some(slot.next_ticket);
+            self.gate.slot_taken.store(true, Ordering::SeqCst);
             slot.deadline = self.options.transaction_timeout.map(|t| Instant::now() + t);
             if slot.deadline.is_some() {
                 self.gate.watch_cv.notify_one();
@@ -891,6 +923,7 @@ impl Shared {
         self.gate.unsynced.fetch_add(1, Ordering::SeqCst);
         // The next transaction may start now, from this one's version.
         slot.holder = None;
+        self.gate.slot_taken.store(false, Ordering::SeqCst);
         slot.deadline = None;
         self.gate.cv.notify_one();
         drop(slot);
@@ -1666,6 +1699,8 @@ impl Database {
                     file: Mutex::new(WriterLock::new(dir)),
                     unsynced: AtomicUsize::new(0),
                     current_while_held: AtomicBool::new(false),
+                    slot_taken: AtomicBool::new(false),
+                    spinning: AtomicBool::new(false),
                 }),
                 log: Arc::new(Mutex::new(LogState {
                     wal: None,
@@ -1727,6 +1762,13 @@ impl Database {
     pub fn snapshot(&self) -> Snapshot {
         self.try_snapshot()
             .unwrap_or_else(|_| self.shared.current.load().snapshot())
+    }
+
+    /// The latest state this handle knows, without looking at the files
+    /// for other processes' commits (see [`Database::try_snapshot`]): a
+    /// base to plan a statement on, not one to read from.
+    pub fn known_snapshot(&self) -> Snapshot {
+        self.shared.current.load().snapshot()
     }
 
     /// A read snapshot of the latest committed state. Checks first (two

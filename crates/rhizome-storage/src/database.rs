@@ -551,6 +551,10 @@ pub(crate) struct Gate {
 /// with many writers the slot would otherwise sit free between holders.
 const SLOT_SPIN: Duration = Duration::from_micros(40);
 
+/// How long a thread that led a group sync goes on syncing the commits
+/// appended meanwhile before it hands the lead to a waiting thread.
+const LEAD_FOR: Duration = Duration::from_millis(1);
+
 impl Gate {
     /// Releases the lock if `ticket` still holds it.
     fn release(&self, ticket: u64) {
@@ -974,15 +978,32 @@ impl Shared {
             if !sync.syncing {
                 sync.syncing = true;
                 drop(sync);
-                let outcome = self.lead_sync();
-                let mut relocked = lock(&self.sync);
-                relocked.syncing = false;
-                match outcome {
-                    Ok(upto) => relocked.durable_seq = relocked.durable_seq.max(upto),
-                    Err((from, why)) => relocked.failed_from = Some((from, why)),
+                let started = Instant::now();
+                loop {
+                    let outcome = self.lead_sync();
+                    let mut relocked = lock(&self.sync);
+                    match outcome {
+                        Ok(upto) => relocked.durable_seq = relocked.durable_seq.max(upto),
+                        Err((from, why)) => relocked.failed_from = Some((from, why)),
+                    }
+                    // Still syncing: wakes only the settled commits.
+                    relocked.wake_waiters();
+                    // Commits appended during that sync are synced at once by
+                    // this thread, which is running (a woken leader would
+                    // first have to be scheduled while the disk idles), for
+                    // up to `LEAD_FOR`.
+                    let more = relocked.next_seq > relocked.durable_seq
+                        && relocked.failed_from.is_none()
+                        && started.elapsed() < LEAD_FOR;
+                    if more {
+                        drop(relocked);
+                        continue;
+                    }
+                    relocked.syncing = false;
+                    relocked.wake_waiters();
+                    sync = relocked;
+                    break;
                 }
-                relocked.wake_waiters();
-                sync = relocked;
                 continue;
             }
             sync.waiters.push((seq, me.clone()));

@@ -457,17 +457,22 @@ fn bulk_and_single(
     let baseline = dir.join("fsync-baseline");
     let mut sync_file =
         std::fs::File::create(&baseline).map_err(|e| Error::io(baseline.display(), e))?;
-    for _ in 0..blocks {
-        raw += fsync_time(&mut sync_file, &baseline, per_block)?;
-        let start = Instant::now();
-        for _ in 0..per_block {
-            let params = BTreeMap::from([("i".to_string(), Value::Int(next_id))]);
-            next_id += 1;
-            engine.execute(query, params, &QueryOptions::default())?;
+    let writers = GroupWriters::new(threads);
+    std::thread::scope(|scope| -> Result<()> {
+        let _stop = writers.start(scope, &engine, per_thread);
+        for _ in 0..blocks {
+            raw += fsync_time(&mut sync_file, &baseline, per_block)?;
+            let start = Instant::now();
+            for _ in 0..per_block {
+                let params = BTreeMap::from([("i".to_string(), Value::Int(next_id))]);
+                next_id += 1;
+                engine.execute(query, params, &QueryOptions::default())?;
+            }
+            single += start.elapsed();
+            group += writers.block()?;
         }
-        single += start.elapsed();
-        group += group_commits(&engine, threads, per_thread)?;
-    }
+        Ok(())
+    })?;
     drop(sync_file);
     let _ = std::fs::remove_file(&baseline);
     let raw = (blocks * per_block) as f64 / raw.as_secs_f64().max(1e-9);
@@ -514,34 +519,91 @@ fn fsync_time(file: &mut std::fs::File, path: &Path, n: usize) -> Result<Duratio
     Ok(start.elapsed())
 }
 
-/// `threads` threads commit `per_thread` single-row `CREATE`s each at once
-/// (group commit); returns the wall time.
-fn group_commits(engine: &Engine, threads: usize, per_thread: usize) -> Result<Duration> {
-    let start = Instant::now();
-    std::thread::scope(|scope| -> Result<()> {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || -> Result<()> {
-                    for i in 0..per_thread {
-                        let id = (t * per_thread + i) as i64;
-                        let params = BTreeMap::from([("i".to_string(), Value::Int(id))]);
-                        engine.execute(
+/// The writer threads of the group-commit measurement: started once and
+/// reused by every block, so that a block times commits, not thread
+/// start-up (a new thread's first allocations fault in fresh memory).
+struct GroupWriters {
+    threads: usize,
+    /// Every writer and the caller meet here at a block's start and end.
+    gate: std::sync::Barrier,
+    /// Set (before the start gate) when no block follows.
+    done: std::sync::atomic::AtomicBool,
+    /// The first error of a writer.
+    error: std::sync::Mutex<Option<Error>>,
+}
+
+/// Ends the writers of [`GroupWriters::start`] when dropped (also when a
+/// block fails), so the scope they run in can end.
+struct StopWriters<'a>(&'a GroupWriters);
+
+impl Drop for StopWriters<'_> {
+    fn drop(&mut self) {
+        self.0.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.gate.wait();
+    }
+}
+
+impl GroupWriters {
+    fn new(threads: usize) -> GroupWriters {
+        GroupWriters {
+            threads,
+            gate: std::sync::Barrier::new(threads + 1),
+            done: std::sync::atomic::AtomicBool::new(false),
+            error: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Starts the writers in `scope`: in each block, each commits
+    /// `per_thread` single-row `CREATE`s through `engine` (ids go on from
+    /// block to block).
+    fn start<'scope, 'env>(
+        &'env self,
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        engine: &'env Engine,
+        per_thread: usize,
+    ) -> StopWriters<'env> {
+        for t in 0..self.threads {
+            scope.spawn(move || {
+                let mut next = (t * per_thread) as i64;
+                loop {
+                    self.gate.wait();
+                    if self.done.load(std::sync::atomic::Ordering::SeqCst) {
+                        return;
+                    }
+                    for _ in 0..per_thread {
+                        let params = BTreeMap::from([("i".to_string(), Value::Int(next))]);
+                        next += 1;
+                        let outcome = engine.execute(
                             "CREATE (:Group {i: $i})",
                             params,
                             &QueryOptions::default(),
-                        )?;
+                        );
+                        if let Err(e) = outcome {
+                            let mut first = self.error.lock().unwrap_or_else(|p| p.into_inner());
+                            first.get_or_insert(e);
+                            break;
+                        }
                     }
-                    Ok(())
-                })
-            })
-            .collect();
-        for w in workers {
-            w.join()
-                .map_err(|_| Error::internal("a writer thread panicked"))??;
+                    self.gate.wait();
+                    next += ((self.threads - 1) * per_thread) as i64;
+                }
+            });
         }
-        Ok(())
-    })?;
-    Ok(start.elapsed())
+        StopWriters(self)
+    }
+
+    /// Runs one block: every writer commits its share at once (group
+    /// commit); returns the wall time from the start to the last commit.
+    fn block(&self) -> Result<Duration> {
+        self.gate.wait();
+        let start = Instant::now();
+        self.gate.wait();
+        let elapsed = start.elapsed();
+        match self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(elapsed),
+        }
+    }
 }
 
 /// Writes persons and likes to a copy of the likes graph, then compares

@@ -537,13 +537,28 @@ impl Engine {
         state: &mut Option<Snapshot>,
     ) -> Result<QueryResult> {
         let start = Instant::now();
-        let snapshot = match (&txn, state.take()) {
-            (Some(txn), _) => txn.snapshot(),
-            (None, Some(given)) => given,
-            (None, None) => self.db.snapshot(),
+        // A statement outside a transaction is prepared on the state this
+        // handle knows; only one that reads looks at the files for other
+        // processes' commits (a write catches up when it takes the writer
+        // lock), so a small write costs no `stat` calls here.
+        let (mut snapshot, known) = match (&txn, state.take()) {
+            (Some(txn), _) => (txn.snapshot(), false),
+            (None, Some(given)) => (given, false),
+            (None, None) => (self.db.known_snapshot(), true),
         };
+        let mut prepared = self.prepare(query, &params, &snapshot)?;
+        let writes = match &prepared {
+            Prepared::Plan(planned) => planned.plan.updating && !planned.explain,
+            Prepared::Schema(_, command) => matches!(command, SchemaCommand::Change),
+        };
+        if known && !writes {
+            let fresh = self.db.snapshot();
+            if !fresh.same_state(&snapshot) {
+                prepared = self.prepare(query, &params, &fresh)?;
+            }
+            snapshot = fresh;
+        }
         *state = Some(snapshot.clone());
-        let prepared = self.prepare(query, &params, &snapshot)?;
         if let Some(answer) = answered_at_once(&prepared, &snapshot, start) {
             return hand_over(Ok(answer), receiver);
         }

@@ -3,8 +3,9 @@
 //!
 //! A `Delta` is never modified once published. Committing builds the next
 //! version by cloning the previous one (a handful of reference-count
-//! increments) and changing only the pages it touches (`PagedMap` copies a
-//! page of 1024 slots on first write, `imbl` sets copy a path). A
+//! increments) and changing only the pages it touches (`PagedMap` copies the
+//! path of 64-slot nodes to the entry it writes, `AdjMap` a page of 1024
+//! lists, `imbl` sets copy a path). A
 //! [`crate::Snapshot`] holds `(Arc<Store>, Arc<Delta>)`, so readers of an old
 //! version keep it alive and never see later writes.
 //!
@@ -46,22 +47,51 @@ const PAGE_BITS: u32 = 10;
 const PAGE: usize = 1 << PAGE_BITS;
 const MASK: u64 = PAGE as u64 - 1;
 
-type Page<T> = Vec<Option<Arc<T>>>;
+/// Bits of an id consumed per level of a [`PagedMap`].
+const FAN_BITS: u32 = 6;
+/// Children (or values) per node of a [`PagedMap`].
+const FAN: usize = 1 << FAN_BITS;
+const FAN_MASK: u64 = FAN as u64 - 1;
 
-/// A persistent map from dense ids to values: a vector of shared pages of
-/// 1024 slots. Lookups are two array indexings; a write copies the page it
-/// changes (if shared) and the page vector (if shared).
+/// One node of a [`PagedMap`]: 64 children, or 64 values at the bottom.
+#[derive(Debug)]
+enum MapNode<T> {
+    Inner([Option<Arc<MapNode<T>>>; FAN]),
+    Leaf([Option<Arc<T>>; FAN]),
+}
+
+impl<T> Clone for MapNode<T> {
+    fn clone(&self) -> Self {
+        match self {
+            MapNode::Inner(c) => MapNode::Inner(c.clone()),
+            MapNode::Leaf(v) => MapNode::Leaf(v.clone()),
+        }
+    }
+}
+
+/// A persistent map from dense ids to values: a radix tree of shared
+/// nodes of 64 slots, as deep as the largest id needs (4 levels up to 16M
+/// ids). A lookup follows one pointer per level; a write copies the nodes
+/// on its path that are shared (at most 64 pointers each), so the cost of
+/// a small commit does not grow with the number of ids (a flat page
+/// directory would be copied whole by every commit).
 #[derive(Debug)]
 pub(crate) struct PagedMap<T> {
-    pages: Arc<Vec<Option<Arc<Page<T>>>>>,
+    root: Option<Arc<MapNode<T>>>,
+    /// Levels of inner nodes above the leaves.
+    height: u32,
     len: usize,
+    /// Nodes of the tree (for [`PagedMap::approx_bytes`]).
+    nodes: usize,
 }
 
 impl<T> Clone for PagedMap<T> {
     fn clone(&self) -> Self {
         PagedMap {
-            pages: self.pages.clone(),
+            root: self.root.clone(),
+            height: self.height,
             len: self.len,
+            nodes: self.nodes,
         }
     }
 }
@@ -69,18 +99,40 @@ impl<T> Clone for PagedMap<T> {
 impl<T> Default for PagedMap<T> {
     fn default() -> Self {
         PagedMap {
-            pages: Arc::new(Vec::new()),
+            root: None,
+            height: 0,
             len: 0,
+            nodes: 0,
         }
     }
 }
 
 impl<T: Clone> PagedMap<T> {
+    /// Ids below this fit the tree's current height.
+    #[inline]
+    fn capacity_bits(height: u32) -> u32 {
+        FAN_BITS * (height + 1)
+    }
+
     /// The value at `id`, if any.
     #[inline]
     pub(crate) fn get(&self, id: u64) -> Option<&T> {
-        let page = self.pages.get((id >> PAGE_BITS) as usize)?.as_ref()?;
-        page[(id & MASK) as usize].as_deref()
+        let bits = Self::capacity_bits(self.height);
+        if bits < 64 && id >> bits != 0 {
+            return None;
+        }
+        let mut node = self.root.as_deref()?;
+        let mut shift = bits - FAN_BITS;
+        loop {
+            let i = ((id >> shift) & FAN_MASK) as usize;
+            match node {
+                MapNode::Inner(children) => {
+                    node = children[i].as_deref()?;
+                    shift -= FAN_BITS;
+                }
+                MapNode::Leaf(values) => return values[i].as_deref(),
+            }
+        }
     }
 
     /// Number of ids with a value.
@@ -91,38 +143,80 @@ impl<T: Clone> PagedMap<T> {
 
     /// The value at `id` for writing, created by `init` if absent.
     pub(crate) fn entry(&mut self, id: u64, init: impl FnOnce() -> T) -> &mut T {
-        let p = (id >> PAGE_BITS) as usize;
-        let pages = Arc::make_mut(&mut self.pages);
-        if pages.len() <= p {
-            pages.resize(p + 1, None);
+        while Self::capacity_bits(self.height) < 64 && id >> Self::capacity_bits(self.height) != 0 {
+            if let Some(old) = self.root.take() {
+                let mut children: [Option<Arc<MapNode<T>>>; FAN] = std::array::from_fn(|_| None);
+                children[0] = Some(old);
+                self.root = Some(Arc::new(MapNode::Inner(children)));
+                self.nodes += 1;
+            }
+            self.height += 1;
         }
-        let page = Arc::make_mut(pages[p].get_or_insert_with(|| Arc::new(vec![None; PAGE])));
-        let slot = &mut page[(id & MASK) as usize];
-        if slot.is_none() {
-            *slot = Some(Arc::new(init()));
+        let nodes = &mut self.nodes;
+        let mut slot = &mut self.root;
+        for level in (1..=self.height).rev() {
+            let node = Arc::make_mut(slot.get_or_insert_with(|| {
+                *nodes += 1;
+                Arc::new(MapNode::Inner(std::array::from_fn(|_| None)))
+            }));
+            let MapNode::Inner(children) = node else {
+                unreachable!("inner nodes above the leaves")
+            };
+            slot = &mut children[((id >> (FAN_BITS * level)) & FAN_MASK) as usize];
+        }
+        let node = Arc::make_mut(slot.get_or_insert_with(|| {
+            *nodes += 1;
+            Arc::new(MapNode::Leaf(std::array::from_fn(|_| None)))
+        }));
+        let MapNode::Leaf(values) = node else {
+            unreachable!("leaves at the bottom")
+        };
+        let value = &mut values[(id & FAN_MASK) as usize];
+        if value.is_none() {
+            *value = Some(Arc::new(init()));
             self.len += 1;
         }
-        Arc::make_mut(slot.as_mut().expect("just filled"))
+        Arc::make_mut(value.as_mut().expect("just filled"))
     }
 
-    /// Approximate heap bytes: the page vector, the allocated pages and
-    /// `entry` bytes per value (its allocation; what it owns beyond that is
-    /// the caller's to estimate).
+    /// Approximate heap bytes: the tree's nodes and `entry` bytes per
+    /// value (its allocation; what it owns beyond that is the caller's to
+    /// estimate).
     pub(crate) fn approx_bytes(&self, entry: usize) -> u64 {
-        let pages = self.pages.iter().flatten().count();
-        (self.pages.len() * 8 + pages * PAGE * 8 + self.len * (entry + 16)) as u64
+        (self.nodes * (FAN * 8 + 16) + self.len * (entry + 16)) as u64
     }
 
     /// All (id, value) pairs in id order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, &T)> + '_ {
-        self.pages.iter().enumerate().flat_map(|(p, page)| {
-            page.iter().flat_map(move |page| {
-                page.iter().enumerate().filter_map(move |(i, slot)| {
-                    slot.as_deref()
-                        .map(|v| (((p as u64) << PAGE_BITS) + i as u64, v))
+        let bits = Self::capacity_bits(self.height);
+        self.root
+            .as_deref()
+            .into_iter()
+            .flat_map(move |root| node_iter(root, 0, bits - FAN_BITS))
+    }
+}
+
+/// The values under `node`, whose first id is `first` and whose slots are
+/// `1 << shift` ids apart, in id order.
+fn node_iter<T>(
+    node: &MapNode<T>,
+    first: u64,
+    shift: u32,
+) -> Box<dyn Iterator<Item = (u64, &T)> + '_> {
+    match node {
+        MapNode::Inner(children) => {
+            Box::new(children.iter().enumerate().flat_map(move |(i, child)| {
+                child.as_deref().into_iter().flat_map(move |c| {
+                    node_iter(c, first + ((i as u64) << shift), shift - FAN_BITS)
                 })
-            })
-        })
+            }))
+        }
+        MapNode::Leaf(values) => Box::new(
+            values
+                .iter()
+                .enumerate()
+                .filter_map(move |(i, v)| v.as_deref().map(|v| (first + i as u64, v))),
+        ),
     }
 }
 
@@ -990,6 +1084,20 @@ mod tests {
         assert_eq!(a.get(1 << 40), None);
         assert_eq!(a.iter().map(|(k, _)| k).collect::<Vec<_>>(), vec![5, 5000]);
         assert_eq!(a.len(), 2);
+        // Growing the tree keeps every value and every older version.
+        let before = a.clone();
+        *a.entry(1 << 40, || 7) += 1;
+        *a.entry(u64::MAX, || 9) += 1;
+        assert_eq!(a.get(1 << 40), Some(&8));
+        assert_eq!(a.get(u64::MAX), Some(&10));
+        assert_eq!(a.get(5), Some(&11));
+        assert_eq!(before.get(1 << 40), None);
+        assert_eq!(before.get(5000), Some(&3));
+        assert_eq!(
+            a.iter().map(|(k, v)| (k, *v)).collect::<Vec<_>>(),
+            vec![(5, 11), (5000, 3), (1 << 40, 8), (u64::MAX, 10)]
+        );
+        assert_eq!(a.len(), 4);
     }
 
     #[test]

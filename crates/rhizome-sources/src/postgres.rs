@@ -6,7 +6,7 @@
 
 use crate::cache::AdjacencyList;
 use crate::fetch::{bad_data, unavailable, value_bytes, Fetched, ListRef, Round};
-use crate::mapping::{Mapping, PropertyType};
+use crate::mapping::{Mapping, NodeSpace, PropertyType, RelSpace};
 use crate::region::{Band, RegionAsk, RegionList, RegionRows};
 use futures_util::future::try_join_all;
 use rhizome_common::{Error, ErrorKind, Result, Value};
@@ -47,6 +47,8 @@ struct Sql {
     nodes: Vec<String>,
     boxes: Vec<Option<String>>,
     lists: Vec<(ListRef, String)>,
+    /// Per list (in the order of `lists`), its `*_in_box` template.
+    list_boxes: Vec<Option<String>>,
     /// Mapping keys of the node spaces (`nodes.Junction`) and lists
     /// (`relationships.ROAD.outgoing`), for errors.
     node_keys: Vec<String>,
@@ -259,6 +261,7 @@ impl Postgres {
             nodes: Vec::new(),
             boxes: Vec::new(),
             lists: Vec::new(),
+            list_boxes: Vec::new(),
             node_keys: Vec::new(),
             list_keys: Vec::new(),
         };
@@ -275,6 +278,7 @@ impl Postgres {
                         outgoing,
                     };
                     sql.lists.push((list, fetch.template.clone()));
+                    sql.list_boxes.push(fetch.in_box.clone());
                     sql.list_keys.push(format!(
                         "relationships.{}.{}",
                         rel.rel_type,
@@ -336,6 +340,14 @@ impl Postgres {
             let mut extra = vec!["node", "neighbour"];
             extra.extend(rel.key.as_deref());
             let (properties, extra) = columns(statement, &at, &rel.properties, &extra)?;
+            let i = pg.list_columns.len();
+            if let Some(sql) = &pg.sql.list_boxes[i] {
+                let at = format!("{at}_in_box");
+                let start = if list.outgoing { &rel.from } else { &rel.to };
+                let space = mapping.nodes.iter().find(|n| &n.label == start);
+                pg.check_list_box(&first.client, sql, &at, rel, space)
+                    .await?;
+            }
             pg.list_columns.push((
                 *list,
                 Columns {
@@ -352,6 +364,67 @@ impl Postgres {
         pg.mapping = Some(mapping.clone());
         *pg.pool[0].lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(first));
         Ok(pg)
+    }
+
+    /// Checks a list's `*_in_box` template (at mapping key `at`): four
+    /// float parameters, the integer columns `node`, `neighbour` and the
+    /// relationship key, the properties of `rel`, and the coordinates of
+    /// `start` (the space where the list's relationships start) as numbers.
+    async fn check_list_box(
+        &self,
+        client: &Client,
+        sql: &str,
+        at: &str,
+        rel: &RelSpace,
+        start: Option<&NodeSpace>,
+    ) -> Result<()> {
+        let statement = self.prepare_one(client, sql, at).await?;
+        if statement.params().len() != 4 || statement.params().iter().any(|t| *t != Type::FLOAT8) {
+            return Err(mapping_error(
+                at,
+                format!(
+                    "$1..$4 (the box) must be double precision, PostgreSQL reads them as {}",
+                    statement
+                        .params()
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        let mut extra = vec!["node", "neighbour"];
+        extra.extend(rel.key.as_deref());
+        columns(&statement, at, &rel.properties, &extra)?;
+        if let Some((space, (lat, lon))) =
+            start.and_then(|n| Some((n.label.as_str(), n.coordinates.as_ref()?)))
+        {
+            let cols = statement.columns();
+            for name in [lat, lon] {
+                let numeric = cols.iter().find(|c| c.name() == name).map(|c| {
+                    is_integer(c.type_()) || [Type::FLOAT4, Type::FLOAT8].contains(c.type_())
+                });
+                match numeric {
+                    Some(true) => {}
+                    Some(false) => {
+                        return Err(mapping_error(
+                            at,
+                            format!(
+                                "column `{name}` (the start node's coordinate) must be a number"
+                            ),
+                        ))
+                    }
+                    None => return Err(mapping_error(
+                        at,
+                        format!(
+                            "the query returns no column `{name}` (the start node's coordinate, \
+                                 named as in `nodes.{space}.coordinates`)"
+                        ),
+                    )),
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A new connection with every statement prepared.
@@ -458,8 +531,8 @@ impl Postgres {
             // The SQL of a band's rows and of its lists, with `param(i)` in
             // place of the plain statements' parameter `$i` (1-4: the box;
             // 5-8: the foci; 9, 10: metres per degree; 11, 12: the band).
-            let band = |param: &dyn Fn(usize) -> String| {
-                let mut in_box = in_box.clone();
+            let band_of = |in_box: &str, param: &dyn Fn(usize) -> String| {
+                let mut in_box = in_box.to_string();
                 for i in 1..=4 {
                     in_box = bind_param(&in_box, i, &param(i));
                 }
@@ -469,6 +542,7 @@ impl Postgres {
                     band_condition(&param(11), &param(12))
                 )
             };
+            let band = |param: &dyn Fn(usize) -> String| band_of(in_box, param);
             let plain = |i: usize| format!("${i}::float8");
             // From the ends: the foci and bands computed in SQL from the
             // ends' rows (`$1`, `$2` their keys, `$3` the stretch; see
@@ -517,32 +591,40 @@ impl Postgres {
                 let Some(rel_key) = rel.key.as_deref().filter(|_| start == &space.label) else {
                     continue;
                 };
+                // With a `*_in_box` template the lists come from the band
+                // of its rows (`b`, which carry their start node's place),
+                // else from the list template over the band's node keys.
+                let list_box = self.sql.list_boxes[i].as_deref();
+                let row = if list_box.is_some() { "b" } else { "x" };
                 let mut columns = vec![
-                    "array_agg(x.\"node\"::int8)".to_string(),
-                    "array_agg(x.\"neighbour\"::int8)".to_string(),
-                    format!("array_agg(x.{}::int8)", ident(rel_key)),
+                    format!("array_agg({row}.\"node\"::int8)"),
+                    format!("array_agg({row}.\"neighbour\"::int8)"),
+                    format!("array_agg({row}.{}::int8)", ident(rel_key)),
                 ];
                 let mut properties = Vec::new();
                 for (j, (name, ty)) in rel.properties.iter().enumerate() {
                     if numeric(*ty) {
-                        columns.push(format!("array_agg(x.{}::float8)", ident(name)));
+                        columns.push(format!("array_agg({row}.{}::float8)", ident(name)));
                         properties.push(j);
                     }
                 }
-                let list_sql = |band: String| {
-                    let keys = format!("ARRAY(SELECT b.{key} {band})");
-                    format!(
-                        "SELECT {} FROM ({}) AS x",
-                        columns.join(", "),
-                        bind_first(template, &keys)
-                    )
+                let list_sql = |param: &dyn Fn(usize) -> String| match list_box {
+                    Some(list_box) => {
+                        format!("SELECT {} {}", columns.join(", "), band_of(list_box, param))
+                    }
+                    None => {
+                        let keys = format!("ARRAY(SELECT b.{key} {})", band(param));
+                        format!(
+                            "SELECT {} FROM ({}) AS x",
+                            columns.join(", "),
+                            bind_first(template, &keys)
+                        )
+                    }
                 };
                 let at = format!("{} (its ellipse query)", self.sql.list_keys[i]);
-                let statement = self
-                    .prepare_one(&p.client, &list_sql(band(&plain)), &at)
-                    .await?;
+                let statement = self.prepare_one(&p.client, &list_sql(&plain), &at).await?;
                 let (prefix, param) = from_ends(0.0);
-                let sql = format!("{prefix} {}", list_sql(band(&param)));
+                let sql = format!("{prefix} {}", list_sql(&param));
                 let from_ends = self.prepare_one(&p.client, &sql, &at).await?;
                 from_ends_sql.push((self.sql.list_keys[i].clone(), sql));
                 lists.push((*list, statement, from_ends, properties));

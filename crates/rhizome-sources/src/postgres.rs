@@ -414,13 +414,15 @@ impl Postgres {
                             ),
                         ))
                     }
-                    None => return Err(mapping_error(
-                        at,
-                        format!(
+                    None => {
+                        return Err(mapping_error(
+                            at,
+                            format!(
                             "the query returns no column `{name}` (the start node's coordinate, \
                                  named as in `nodes.{space}.coordinates`)"
                         ),
-                    )),
+                        ))
+                    }
                 }
             }
         }

@@ -12,7 +12,6 @@ use rhizome_routes::{shortest_path, Goal, RouteGraph, SearchOptions, SearchStats
 use rhizome_sources::{Mapping, Prefetch, Source, SourceGraph};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -58,19 +57,9 @@ fn allocations() -> u64 {
     ALLOCATIONS.with(|c| c.get())
 }
 
-fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sources")
-}
+mod common;
 
-fn mapping(file: &str) -> Mapping {
-    for var in ["RHIZOME_PG_PORT", "RHIZOME_REDIS_PORT"] {
-        assert!(
-            std::env::var(var).is_ok(),
-            "{var} is not set: run scripts/suites/50-sources.sh"
-        );
-    }
-    Mapping::load(&examples().join(file)).unwrap()
-}
+use common::{examples, mapping};
 
 fn options(goal: Goal) -> SearchOptions {
     SearchOptions {

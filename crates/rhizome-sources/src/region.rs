@@ -216,6 +216,9 @@ pub struct RegionRows {
     pub lons: Vec<Option<f64>>,
     /// The followed lists of the nodes in the lists band.
     pub lists: Vec<RegionList>,
+    /// Values (array elements, 8 bytes each) received: fewer than the
+    /// keys, places and list entries when pairs come packed.
+    pub values: u64,
 }
 
 impl RegionRows {
@@ -226,12 +229,7 @@ impl RegionRows {
 
     /// Bytes of the values received (8 a value).
     pub fn bytes(&self) -> u64 {
-        let lists: usize = self
-            .lists
-            .iter()
-            .map(|l| l.nodes.len() * (3 + l.properties.len()))
-            .sum();
-        8 * (3 * self.keys.len() + lists) as u64
+        8 * self.values
     }
 }
 

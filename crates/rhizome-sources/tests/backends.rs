@@ -516,6 +516,79 @@ fn a_region_reads_its_roads_by_bands_of_a_box() {
     );
 }
 
+/// A region's roads come as pairs of 32-bit integers packed into one
+/// `int8` (start node and neighbour; id and distance): two array elements
+/// a road instead of four. The same template with 64-bit columns packs
+/// nothing; both hold the same region, round trips and route cost, and a
+/// road with a NULL neighbour leaves its start node's list to the list
+/// template (one more round trip, the cost read without prefetching).
+#[test]
+fn a_region_packs_its_roads_in_pairs() {
+    let packed = mapping("roads-postgres.json");
+    let in_box = |m: &Mapping| {
+        m.relationships[0]
+            .outgoing
+            .as_ref()
+            .unwrap()
+            .in_box
+            .clone()
+            .unwrap()
+    };
+    let sql = in_box(&packed);
+    let prefix = "SELECT source AS node, target AS neighbour, id, distance,";
+    assert!(sql.starts_with(prefix), "{sql}");
+    let with = |select: &str| {
+        let mut m = packed.clone();
+        let out = m.relationships[0].outgoing.as_mut().unwrap();
+        out.in_box = Some(sql.replacen(prefix, select, 1));
+        m
+    };
+    let wide = with(
+        "SELECT source::int8 AS node, target::int8 AS neighbour, id::int8 AS id, distance::int8 AS distance,",
+    );
+    // Route 3's start junction's roads without their neighbour here
+    // (the list template still reads them).
+    let nulls = with(
+        "SELECT source AS node, CASE WHEN source = 5800 THEN NULL ELSE target END AS neighbour, \
+         id, distance,",
+    );
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let (from, to) = (5800, 38913);
+    let mut cold = Vec::new();
+    let mut bytes = Vec::new();
+    let runs = [
+        (packed, Prefetch::Ellipse(1.5)),
+        (wide, Prefetch::Ellipse(1.5)),
+        (nulls.clone(), Prefetch::Ellipse(1.5)),
+        (nulls, Prefetch::None),
+    ];
+    for (m, prefetch) in runs {
+        let source = Source::connect(m).unwrap();
+        let graph = SourceGraph::new(&source, &specs, "distance")
+            .unwrap()
+            .with_prefetch(prefetch);
+        source.clear_cache();
+        let before = source.counters();
+        let cost = source_cost(&graph, from, to, Goal::AStar).unwrap();
+        let c = source.counters().since(&before);
+        cold.push((cost, c.round_trips, c.rows));
+        bytes.push(c.bytes);
+    }
+    assert!(cold[0].0.is_some());
+    assert_eq!(cold[0], cold[1], "(cost, round trips, rows)");
+    assert_eq!(cold[2].0, cold[3].0, "the cost with a NULL neighbour");
+    assert_eq!(cold[0].0, cold[3].0);
+    assert!(
+        cold[2].1 > cold[0].1,
+        "the list with a NULL is read apart: {cold:?}"
+    );
+    // Junctions: 3 values each; roads: 2 packed, 4 not.
+    assert!(
+        bytes[0] * 5 < bytes[1] * 4,
+        "bytes packed and not: {bytes:?}"
+    );
+}
+
 /// A TCP proxy in front of a backend that can cut or stall every connection.
 struct Proxy {
     port: u16,

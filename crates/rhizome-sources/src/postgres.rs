@@ -753,7 +753,7 @@ impl Postgres {
             let rows = self
                 .prepare_one(&p.client, &rows_sql(band(&plain)), &at)
                 .await?;
-            let (prefix, param) = from_ends(2.0 * crate::region::MARGIN_M);
+            let (prefix, param) = from_ends(2.0 * crate::region::ROWS_MARGIN_M);
             let rows_from_ends_sql = format!("{prefix} {}", rows_sql(band(&param)));
             let rows_from_ends = self
                 .prepare_one(&p.client, &rows_from_ends_sql, &at)

@@ -24,9 +24,18 @@ use crate::fetch::ListRef;
 /// route searches' great-circle heuristic).
 pub const METRES_PER_DEGREE: f64 = 6_371_008.8 * std::f64::consts::PI / 180.0;
 
-/// Rows are fetched this far (metres of distance sum, on each side)
-/// beyond the lists, so that neighbours across a region's edge are known.
+/// The least detour (metres of distance sum, on each side) a first
+/// region allows, and the least a ring grows by.
 pub const MARGIN_M: f64 = 1_000.0;
+
+/// Rows are fetched this far (metres of distance sum, on each side)
+/// beyond the lists, so that neighbours across a region's edge are
+/// known: a road of length `d` leaving the lists band ends at most `2d`
+/// beyond it. 99% of Luxembourg's roads are at most 259 m long; with 500
+/// m the rows band of the bench's six first regions holds 7–27% fewer
+/// junctions than with 1,000 m, and two roads of route 6 reach beyond it
+/// (one more round trip for their rows).
+pub const ROWS_MARGIN_M: f64 = 500.0;
 
 /// The outer sum of a route's first region: `stretch` times the ends'
 /// distance `span`, at least the span plus twice [`MARGIN_M`] (the SQL of
@@ -143,16 +152,16 @@ pub struct RegionQuery {
 
 impl RegionQuery {
     /// The region from sum `inner` (exclusive; negative for none) to
-    /// `outer`, rows with [`MARGIN_M`] more on both sides.
+    /// `outer`, rows with [`ROWS_MARGIN_M`] more on both sides.
     pub fn ring(foci: Foci, inner: f64, outer: f64) -> RegionQuery {
         let rows_inner = if inner < 0.0 {
             inner
         } else {
-            inner + 2.0 * MARGIN_M
+            inner + 2.0 * ROWS_MARGIN_M
         };
         RegionQuery {
             foci,
-            rows: Band::new(&foci, rows_inner, outer + 2.0 * MARGIN_M),
+            rows: Band::new(&foci, rows_inner, outer + 2.0 * ROWS_MARGIN_M),
             lists: Band::new(&foci, inner, outer),
         }
     }

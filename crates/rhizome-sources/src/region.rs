@@ -295,7 +295,7 @@ mod tests {
         assert_eq!(grown(10_000.0, 12_000.0, Some(20_000.0)), 21_000.0);
         assert_eq!(grown(10_000.0, 10_000.0, None), 14_000.0);
         let ring = RegionQuery::ring(foci, 1_000.0, 2_000.0);
-        assert_eq!((ring.rows.inner, ring.rows.outer), (3_000.0, 4_000.0));
+        assert_eq!((ring.rows.inner, ring.rows.outer), (2_000.0, 3_000.0));
         let first = RegionQuery::ring(foci, -1.0, 2_000.0);
         assert_eq!(first.rows.inner, -1.0);
     }

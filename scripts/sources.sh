@@ -151,10 +151,13 @@ junction_csv_spatial() {
 
 # The road CSV in the order of its start junctions in `spatial` (the
 # junction CSV of junction_csv_spatial), then of its id: a junction's
-# roads share a page, and the roads of a region few pages.
+# roads share a page, and the roads of a region few pages. Each row ends
+# with its start junction's lat,lon (the same text as in the junction
+# CSV, so the same double precision values).
 road_csv_spatial() {
     local base="$1" spatial="$2"
-    road_csv "$base" | awk -F, 'NR == FNR { rank[$1] = FNR; next } { printf "%d,%s\n", rank[$2], $0 }' "$spatial" - \
+    road_csv "$base" \
+        | awk -F, 'NR == FNR { rank[$1] = FNR; place[$1] = $2 "," $3; next } { printf "%d,%s,%s\n", rank[$2], $0, place[$2] }' "$spatial" - \
         | sort -t, -k1,1n -k2,2n | cut -d, -f2-
 }
 
@@ -165,7 +168,12 @@ load_postgres() {
     # and the box read no table page, and COPY FREEZE (into tables created
     # in the same transaction) so that every page is marked visible at
     # once (a VACUUM right after loading left the visibility map empty)
-    # and index-only scans need no heap fetch.
+    # and index-only scans need no heap fetch. Spatial keys for the box
+    # templates of examples/sources/roads-postgres.json: `band` (the
+    # latitude in 0.005-degree bands, about 560 m) on junction, and on
+    # road its start junction's place and band, each indexed by (band,
+    # longitude), so a box reads one index range per band instead of one
+    # descent per junction.
     local junctions="$dir/junction-$name.csv" roads="$dir/road-$name.csv"
     junction_csv_spatial "$base" >"$junctions"
     road_csv_spatial "$base" "$junctions" >"$roads"
@@ -174,14 +182,18 @@ SET client_min_messages = warning;
 BEGIN;
 DROP SCHEMA IF EXISTS $name CASCADE;
 CREATE SCHEMA $name;
-CREATE TABLE $name.junction (id integer PRIMARY KEY, lat double precision NOT NULL, lon double precision NOT NULL);
-CREATE TABLE $name.road (id integer PRIMARY KEY, source integer NOT NULL, target integer NOT NULL, distance integer NOT NULL);
-\copy $name.junction FROM '$junctions' (FORMAT csv, FREEZE)
-\copy $name.road FROM '$roads' (FORMAT csv, FREEZE)
+CREATE TABLE $name.junction (id integer PRIMARY KEY, lat double precision NOT NULL, lon double precision NOT NULL,
+  band integer GENERATED ALWAYS AS (floor(lat * 200)::integer) STORED);
+CREATE TABLE $name.road (id integer PRIMARY KEY, source integer NOT NULL, target integer NOT NULL, distance integer NOT NULL,
+  source_lat double precision NOT NULL, source_lon double precision NOT NULL,
+  source_band integer GENERATED ALWAYS AS (floor(source_lat * 200)::integer) STORED);
+\copy $name.junction (id, lat, lon) FROM '$junctions' (FORMAT csv, FREEZE)
+\copy $name.road (id, source, target, distance, source_lat, source_lon) FROM '$roads' (FORMAT csv, FREEZE)
 COMMIT;
 CREATE INDEX road_source ON $name.road (source) INCLUDE (target, id, distance);
 CREATE INDEX road_target ON $name.road (target) INCLUDE (source, id, distance);
-CREATE INDEX junction_lat_lon ON $name.junction (lat, lon) INCLUDE (id);
+CREATE INDEX road_source_band ON $name.road (source_band, source_lon) INCLUDE (source_lat, source, target, id, distance);
+CREATE INDEX junction_band ON $name.junction (band, lon) INCLUDE (lat, id);
 VACUUM (ANALYZE) $name.junction;
 VACUUM (ANALYZE) $name.road;
 SQL

@@ -141,6 +141,15 @@ pub struct AdjacencyFetch {
     /// "sorted_set"`, read with `ZRANGE`, in score order) instead of a
     /// list (`"type": "list"`, the default, read with `LRANGE`).
     pub sorted_set: bool,
+    /// PostgreSQL only (`outgoing_in_box` / `incoming_in_box`): a query
+    /// with `$1..$4` (min lat, max lat, min lon, max lon, floats)
+    /// returning the columns of `template` plus the start node's
+    /// coordinates (named as its space's `coordinates` properties) for
+    /// every relationship whose start node lies in the box. The `ellipse`
+    /// prefetcher then reads a region's lists by this box (one index range
+    /// per band of a spatial key stored with the relationships) instead
+    /// of by the region's node keys (one index descent per node).
+    pub in_box: Option<String>,
 }
 
 /// A relationship space: the relationships of one type between the nodes
@@ -884,6 +893,8 @@ fn parse_rel_space(
             "properties",
             "outgoing",
             "incoming",
+            "outgoing_in_box",
+            "incoming_in_box",
         ],
     )?;
     let rel_type = o.string("type")?.unwrap_or_else(|| name.to_string());
@@ -935,10 +946,35 @@ fn parse_rel_space(
                         "must use $1, the array of node keys (`WHERE source = ANY($1)`)",
                     ));
                 }
+                let box_key = format!("{dir}_in_box");
+                let in_box = o.string(&box_key)?;
+                if let Some(b) = &in_box {
+                    if !(1..=4).all(|i| has_placeholder(b, &format!("${i}"))) {
+                        return Err(invalid(
+                            &o.path(&box_key),
+                            "must use $1..$4: min lat, max lat, min lon, max lon",
+                        ));
+                    }
+                    let start = if i == 0 { &from } else { &to };
+                    let spatial = nodes
+                        .iter()
+                        .find(|n| &n.label == start)
+                        .is_some_and(|n| n.coordinates.is_some() && n.in_box.is_some());
+                    if !spatial {
+                        return Err(invalid(
+                            &o.path(&box_key),
+                            format!(
+                                "needs `coordinates` and an `in_box` template on `nodes.{start}`, \
+                                 where these relationships start"
+                            ),
+                        ));
+                    }
+                }
                 AdjacencyFetch {
                     template,
                     element: Vec::new(),
                     sorted_set: false,
+                    in_box,
                 }
             }
             Backend::Redis => {
@@ -991,9 +1027,21 @@ fn parse_rel_space(
                     template,
                     element,
                     sorted_set,
+                    in_box: None,
                 }
             }
         });
+    }
+    for (i, dir) in ["outgoing", "incoming"].iter().enumerate() {
+        let box_key = format!("{dir}_in_box");
+        if o.map.contains_key(&box_key) {
+            if backend == Backend::Redis {
+                return Err(invalid(&o.path(&box_key), "is for PostgreSQL sources only"));
+            }
+            if directions[i].is_none() {
+                return Err(invalid(&o.path(&box_key), format!("needs `{dir}`")));
+            }
+        }
     }
     let [outgoing, incoming] = directions;
     if outgoing.is_none() && incoming.is_none() {

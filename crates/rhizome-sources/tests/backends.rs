@@ -12,7 +12,6 @@ use rhizome_routes::{shortest_path, Goal, RouteGraph, SearchOptions, SearchStats
 use rhizome_sources::{Mapping, Prefetch, Source, SourceGraph};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -58,19 +57,9 @@ fn allocations() -> u64 {
     ALLOCATIONS.with(|c| c.get())
 }
 
-fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sources")
-}
+mod common;
 
-fn mapping(file: &str) -> Mapping {
-    for var in ["RHIZOME_PG_PORT", "RHIZOME_REDIS_PORT"] {
-        assert!(
-            std::env::var(var).is_ok(),
-            "{var} is not set: run scripts/suites/50-sources.sh"
-        );
-    }
-    Mapping::load(&examples().join(file)).unwrap()
-}
+use common::{examples, mapping};
 
 fn options(goal: Goal) -> SearchOptions {
     SearchOptions {
@@ -307,7 +296,8 @@ fn a_source_plans_its_statements_once_per_connection() {
 /// What `scripts/sources.sh load` lays out for the region queries of the
 /// `ellipse` prefetcher: junctions near each other on the map share
 /// pages, every page is marked visible (so index-only scans read no
-/// table page), and the road and box lookups are index-only.
+/// table page), and the road and box lookups (junctions and roads by
+/// bands of latitude) are index-only.
 #[test]
 fn the_loader_lays_the_roads_out_for_region_queries() {
     with_postgres(async |client| {
@@ -352,6 +342,10 @@ fn the_loader_lays_the_roads_out_for_region_queries() {
                 "ARRAY[1, 2, 3]",
             ),
             (in_box.clone(), "49.6, 49.601, 6.1, 6.101"),
+            (
+                rel.outgoing.as_ref().unwrap().in_box.clone().unwrap(),
+                "49.6, 49.601, 6.1, 6.101",
+            ),
         ] {
             let mut explained = format!("PREPARE q AS {sql}");
             client.batch_execute(&explained).await.unwrap();
@@ -462,6 +456,10 @@ fn the_backend_checks_the_mapping_and_names_the_key() {
         ("FROM luxembourg.junction WHERE id", "FROM luxembourg.nowhere WHERE id", "mapping key `nodes.Junction.fetch`: PostgreSQL rejects the query: relation \"luxembourg.nowhere\" does not exist"),
         ("target AS neighbour, id, distance FROM luxembourg.road WHERE source", "target AS neighbour, id, distance::text AS distance FROM luxembourg.road WHERE source", "column `distance` has SQL type text"),
         ("WHERE id = ANY($1)", "WHERE id = $1", "mapping key `nodes.Junction.fetch`: $1 must be an array of integer keys"),
+        ("source_lat AS lat, source_lon AS lon", "source_lat AS latitude, source_lon AS lon", "mapping key `relationships.ROAD.outgoing_in_box`: the query returns no column `lat`"),
+        ("source_lat AS lat, source_lon AS lon", "source_lat::text AS lat, source_lon AS lon", "mapping key `relationships.ROAD.outgoing_in_box`: column `lat` (the start node's coordinate) must be a number"),
+        ("source_band = ANY(ARRAY(SELECT generate_series(floor($1::float8", "source_band = ANY(ARRAY(SELECT generate_series(floor($1::int", "mapping key `relationships.ROAD.outgoing_in_box`: $1..$4 (the box) must be double precision"),
+        ("target AS neighbour, id, distance, source_lat", "target AS neighbour, distance, source_lat", "mapping key `relationships.ROAD.outgoing_in_box`: the query returns no column `id`"),
     ];
     for (from, to, message) in cases {
         assert!(text.contains(from), "{from}");
@@ -473,6 +471,122 @@ fn the_backend_checks_the_mapping_and_names_the_key() {
         assert_eq!(err.kind, ErrorKind::InputError, "{err}");
         assert!(err.message.contains(message), "{to}: {err}");
     }
+}
+
+/// The example mapping's `outgoing_in_box`: a region's roads come from one
+/// index range per 0.005-degree band of their start junction's latitude
+/// (the loader's `road_source_band`), not from one descent of the
+/// `source` index per junction of the region; the region holds the same
+/// roads either way and the route costs the same.
+#[test]
+fn a_region_reads_its_roads_by_bands_of_a_box() {
+    let with_box = mapping("roads-postgres.json");
+    let mut without = with_box.clone();
+    let outgoing = without.relationships[0].outgoing.as_mut().unwrap();
+    assert!(outgoing.in_box.is_some());
+    outgoing.in_box = None;
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    // The bench's route 6 (7,799 settled nodes; 26,776 junctions in the
+    // region at stretch 1.35).
+    let (from, to) = (32076, 20448);
+    let mut buffers = Vec::new();
+    let mut cold = Vec::new();
+    for m in [with_box, without] {
+        let source = Source::connect(m).unwrap();
+        let graph = SourceGraph::new(&source, &specs, "distance")
+            .unwrap()
+            .with_prefetch(Prefetch::Ellipse(1.35));
+        let costs = graph
+            .explain_region(from as NodeId, to as NodeId, 1.35, 1)
+            .unwrap()
+            .unwrap();
+        assert_eq!(costs[1].statement, "relationships.ROAD.outgoing");
+        buffers.push(costs[1].buffers);
+        source.clear_cache();
+        let before = source.counters();
+        let cost = source_cost(&graph, from, to, Goal::AStar).unwrap();
+        let c = source.counters().since(&before);
+        cold.push((cost, c.round_trips, c.prefetched, c.rows));
+    }
+    assert!(cold[0].0.is_some());
+    assert_eq!(cold[0], cold[1], "(cost, round trips, prefetched, rows)");
+    assert!(
+        buffers[0] * 4 < buffers[1],
+        "the lists statement's buffers, by bands and by keys: {buffers:?}"
+    );
+}
+
+/// A region's roads come as pairs of 32-bit integers packed into one
+/// `int8` (start node and neighbour; id and distance): two array elements
+/// a road instead of four. The same template with 64-bit columns packs
+/// nothing; both hold the same region, round trips and route cost, and a
+/// road with a NULL neighbour leaves its start node's list to the list
+/// template (one more round trip, the cost read without prefetching).
+#[test]
+fn a_region_packs_its_roads_in_pairs() {
+    let packed = mapping("roads-postgres.json");
+    let in_box = |m: &Mapping| {
+        m.relationships[0]
+            .outgoing
+            .as_ref()
+            .unwrap()
+            .in_box
+            .clone()
+            .unwrap()
+    };
+    let sql = in_box(&packed);
+    let prefix = "SELECT source AS node, target AS neighbour, id, distance,";
+    assert!(sql.starts_with(prefix), "{sql}");
+    let with = |select: &str| {
+        let mut m = packed.clone();
+        let out = m.relationships[0].outgoing.as_mut().unwrap();
+        out.in_box = Some(sql.replacen(prefix, select, 1));
+        m
+    };
+    let wide = with(
+        "SELECT source::int8 AS node, target::int8 AS neighbour, id::int8 AS id, distance::int8 AS distance,",
+    );
+    // Route 3's start junction's roads without their neighbour here
+    // (the list template still reads them).
+    let nulls = with(
+        "SELECT source AS node, CASE WHEN source = 5800 THEN NULL ELSE target END AS neighbour, \
+         id, distance,",
+    );
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let (from, to) = (5800, 38913);
+    let mut cold = Vec::new();
+    let mut bytes = Vec::new();
+    let runs = [
+        (packed, Prefetch::Ellipse(1.5)),
+        (wide, Prefetch::Ellipse(1.5)),
+        (nulls.clone(), Prefetch::Ellipse(1.5)),
+        (nulls, Prefetch::None),
+    ];
+    for (m, prefetch) in runs {
+        let source = Source::connect(m).unwrap();
+        let graph = SourceGraph::new(&source, &specs, "distance")
+            .unwrap()
+            .with_prefetch(prefetch);
+        source.clear_cache();
+        let before = source.counters();
+        let cost = source_cost(&graph, from, to, Goal::AStar).unwrap();
+        let c = source.counters().since(&before);
+        cold.push((cost, c.round_trips, c.rows));
+        bytes.push(c.bytes);
+    }
+    assert!(cold[0].0.is_some());
+    assert_eq!(cold[0], cold[1], "(cost, round trips, rows)");
+    assert_eq!(cold[2].0, cold[3].0, "the cost with a NULL neighbour");
+    assert_eq!(cold[0].0, cold[3].0);
+    assert!(
+        cold[2].1 > cold[0].1,
+        "the list with a NULL is read apart: {cold:?}"
+    );
+    // Junctions: 3 values each; roads: 2 packed, 4 not.
+    assert!(
+        bytes[0] * 5 < bytes[1] * 4,
+        "bytes packed and not: {bytes:?}"
+    );
 }
 
 /// A TCP proxy in front of a backend that can cut or stall every connection.

@@ -8,22 +8,11 @@ use rhizome_common::{ErrorKind, Value};
 use rhizome_engine::{Engine, QueryOptions};
 use rhizome_sources::{Mapping, Source, SourceEngine};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
-fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sources")
-}
+mod common;
 
-fn mapping(file: &str) -> Mapping {
-    for var in ["RHIZOME_PG_PORT", "RHIZOME_REDIS_PORT"] {
-        assert!(
-            std::env::var(var).is_ok(),
-            "{var} is not set: run scripts/suites/50-sources.sh"
-        );
-    }
-    Mapping::load(&examples().join(file)).unwrap()
-}
+use common::{examples, mapping};
 
 /// The Luxembourg network imported natively once.
 fn native() -> &'static Engine {
@@ -60,10 +49,7 @@ fn redis() -> &'static SourceEngine {
 }
 
 fn opts() -> QueryOptions {
-    QueryOptions {
-        timeout: Some(std::time::Duration::from_secs(120)),
-        ..QueryOptions::default()
-    }
+    common::options(120)
 }
 
 fn rows_native(query: &str) -> Vec<Vec<Value>> {

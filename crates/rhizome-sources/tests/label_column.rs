@@ -6,40 +6,11 @@
 //! mapping does not declare, or a column of the wrong SQL type, fails
 //! with the mapping key named.
 
+mod common;
+
+use common::{engine, example, rows};
 use rhizome_common::{ErrorKind, Value};
-use rhizome_engine::QueryOptions;
-use rhizome_sources::{Mapping, Source, SourceEngine};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-fn example(file: &str) -> String {
-    for var in ["RHIZOME_PG_PORT", "RHIZOME_REDIS_PORT"] {
-        assert!(
-            std::env::var(var).is_ok(),
-            "{var} is not set: run scripts/suites/50-sources.sh"
-        );
-    }
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/sources")
-        .join(file);
-    std::fs::read_to_string(path).unwrap()
-}
-
-fn engine(text: &str) -> rhizome_common::Result<SourceEngine> {
-    SourceEngine::new(Source::connect(Mapping::parse(text)?)?)
-}
-
-fn rows(engine: &SourceEngine, query: &str) -> rhizome_common::Result<Vec<Vec<Value>>> {
-    let options = QueryOptions {
-        timeout: Some(std::time::Duration::from_secs(60)),
-        ..QueryOptions::default()
-    };
-    Ok(engine
-        .execute(query, BTreeMap::new(), &options)?
-        .0
-        .rows
-        .to_vecs())
-}
 
 fn ints(rows: &[Vec<Value>]) -> Vec<i64> {
     rows.iter()

@@ -9,8 +9,7 @@ use rhizome_bench::ldbc::{ldbc_parameters, ldbc_query_text, LdbcQuery, Params};
 use rhizome_common::Value;
 use rhizome_engine::{Engine, QueryOptions};
 use rhizome_import::LdbcLayout;
-use rhizome_sources::{Mapping, Source, SourceEngine};
-use std::path::PathBuf;
+use rhizome_sources::{Source, SourceEngine};
 use std::time::Instant;
 
 /// Parameter sets per read.
@@ -34,26 +33,16 @@ fn sort_lists(rows: &mut [Vec<Value>]) {
     }
 }
 
-fn mapping(file: &str) -> Mapping {
-    for var in ["RHIZOME_PG_PORT", "RHIZOME_REDIS_PORT"] {
-        assert!(
-            std::env::var(var).is_ok(),
-            "{var} is not set: run scripts/suites/50-sources.sh"
-        );
-    }
-    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sources");
-    Mapping::load(&examples.join(file)).unwrap()
-}
+mod common;
+
+use common::mapping;
 
 fn source(file: &str) -> SourceEngine {
     SourceEngine::new(Source::connect(mapping(file)).unwrap()).unwrap()
 }
 
 fn opts() -> QueryOptions {
-    QueryOptions {
-        timeout: Some(std::time::Duration::from_secs(120)),
-        ..QueryOptions::default()
-    }
+    common::options(120)
 }
 
 fn native_rows(engine: &Engine, query: &str, params: &Params) -> Vec<Vec<Value>> {

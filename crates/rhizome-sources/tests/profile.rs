@@ -8,23 +8,11 @@
 //! prefetched U used / W wasted, T ms waiting on the backend" must carry
 //! the values below, so a counter that stops counting fails here.
 
-use rhizome_engine::QueryOptions;
+mod common;
+
+use common::example;
 use rhizome_sources::{Mapping, Source, SourceEngine};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-fn example(file: &str) -> String {
-    for var in ["RHIZOME_PG_PORT", "RHIZOME_REDIS_PORT"] {
-        assert!(
-            std::env::var(var).is_ok(),
-            "{var} is not set: run scripts/suites/50-sources.sh"
-        );
-    }
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/sources")
-        .join(file);
-    std::fs::read_to_string(path).unwrap()
-}
 
 /// The numbers of one PROFILE "Source" line.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,10 +44,7 @@ impl Line {
 
 /// Runs `PROFILE query` and reads its "Source `name`: …" line.
 fn profile(engine: &SourceEngine, name: &str, query: &str) -> Line {
-    let options = QueryOptions {
-        timeout: Some(std::time::Duration::from_secs(60)),
-        ..QueryOptions::default()
-    };
+    let options = common::options(60);
     let statement = match query.strip_prefix("CYPHER ") {
         Some(rest) => {
             let (option, body) = rest.split_once(' ').unwrap();

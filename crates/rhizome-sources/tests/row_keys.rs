@@ -7,36 +7,15 @@
 //! in patterns tells parallel duplicates apart; route procedures follow
 //! such relationships.
 
+mod common;
+
+use common::example;
 use rhizome_common::Value;
-use rhizome_engine::QueryOptions;
 use rhizome_sources::{Mapping, Source, SourceEngine};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-fn example(file: &str) -> String {
-    for var in ["RHIZOME_PG_PORT", "RHIZOME_REDIS_PORT"] {
-        assert!(
-            std::env::var(var).is_ok(),
-            "{var} is not set: run scripts/suites/50-sources.sh"
-        );
-    }
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/sources")
-        .join(file);
-    std::fs::read_to_string(path).unwrap()
-}
 
 fn rows(engine: &SourceEngine, query: &str) -> Vec<Vec<Value>> {
-    let options = QueryOptions {
-        timeout: Some(std::time::Duration::from_secs(60)),
-        ..QueryOptions::default()
-    };
-    engine
-        .execute(query, BTreeMap::new(), &options)
-        .unwrap_or_else(|e| panic!("{query}: {e}"))
-        .0
-        .rows
-        .to_vecs()
+    common::rows(engine, query).unwrap_or_else(|e| panic!("{query}: {e}"))
 }
 
 fn int(v: &Value) -> i64 {

@@ -7,20 +7,13 @@
 //! gives the rows of the list mapping; a `type` that is neither kind
 //! fails with the mapping key named.
 
+mod common;
+
 use rhizome_common::{ErrorKind, Value};
-use rhizome_engine::QueryOptions;
-use rhizome_sources::{Mapping, Source, SourceEngine};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use rhizome_sources::Mapping;
 
 fn lists_mapping() -> String {
-    assert!(
-        std::env::var("RHIZOME_REDIS_PORT").is_ok(),
-        "RHIZOME_REDIS_PORT is not set: run scripts/suites/50-sources.sh"
-    );
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sources/places-redis.json");
-    std::fs::read_to_string(path).unwrap()
+    common::example("places-redis.json")
 }
 
 /// The places mapping with the roads read from the sorted sets.
@@ -39,16 +32,7 @@ fn sorted_sets_mapping(kind: &str) -> String {
 }
 
 fn rows(text: &str, query: &str) -> rhizome_common::Result<Vec<Vec<Value>>> {
-    let engine = SourceEngine::new(Source::connect(Mapping::parse(text)?)?)?;
-    let options = QueryOptions {
-        timeout: Some(std::time::Duration::from_secs(60)),
-        ..QueryOptions::default()
-    };
-    Ok(engine
-        .execute(query, BTreeMap::new(), &options)?
-        .0
-        .rows
-        .to_vecs())
+    common::rows(&common::engine(text)?, query)
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! nodes, neighbours, relationship keys, numeric properties), decoded
 //! without an allocation per row; the only allocation per node is its
 //! located list, which the arena keeps. Neighbours outside the fetched
-//! rows (roads longer than [`MARGIN_M`](crate::region::MARGIN_M) crossing
+//! rows (roads longer than [`ROWS_MARGIN_M`](crate::region::ROWS_MARGIN_M) crossing
 //! the region's edge, dangling keys) have their rows fetched in one more
 //! round trip. Nodes the region cannot describe (a key out of range, a
 //! NULL) get no located list, so the search fetches them as without a

@@ -149,6 +149,13 @@ pub struct Chain {
 pub trait Spawner: Sync {
     /// Queues `work` at `stage` for the task of source chunk `source`.
     fn spawn_at(&self, stage: usize, source: usize, work: TaskWork);
+    /// Queues `work`, the rest of the calling task's work handed back at
+    /// its quantum, as the task's successor: the task ends right after,
+    /// and its worker may take it next without waking another
+    /// (`crate::scheduler::QueryScope::spawn_successor`).
+    fn hand_back_at(&self, stage: usize, source: usize, work: TaskWork) {
+        self.spawn_at(stage, source, work);
+    }
 }
 
 /// Work handed to another task ([`TaskCtx::spawn`]).
@@ -487,6 +494,11 @@ impl<'a> TaskCtx<'a> {
             return Ok(());
         }
         match self.spawner.filter(|_| !self.chain.ordered) {
+            // Handing the rest back at the quantum, the task ends next.
+            Some(spawner) if self.instance.is_none() && self.quantum_spent() => {
+                spawner.hand_back_at(self.stage, self.source, Box::new(work));
+                Ok(())
+            }
             Some(spawner) => {
                 spawner.spawn_at(self.stage, self.source, Box::new(work));
                 Ok(())

@@ -127,7 +127,7 @@ impl SharedRun {
                     }
                     run.outstanding.fetch_add(1, Ordering::AcqRel);
                     let next = run.clone().source_task(source, handed_back, chunks);
-                    run.q.scope.spawn(next);
+                    run.q.scope.spawn_successor(next);
                     break;
                 }
             }
@@ -231,10 +231,23 @@ impl SharedRun {
 
 impl Spawner for Arc<SharedRun> {
     fn spawn_at(&self, stage: usize, source: usize, work: TaskWork) {
+        let scope = self.q.scope.clone();
+        scope.spawn(self.stage_task(stage, source, work));
+    }
+
+    fn hand_back_at(&self, stage: usize, source: usize, work: TaskWork) {
+        let scope = self.q.scope.clone();
+        scope.spawn_successor(self.stage_task(stage, source, work));
+    }
+}
+
+impl SharedRun {
+    /// A task running `work` at `stage` for source chunk `source`, counted
+    /// in `outstanding`.
+    fn stage_task(self: &Arc<SharedRun>, stage: usize, source: usize, work: TaskWork) -> Task {
         let shared = self.clone();
         shared.outstanding.fetch_add(1, Ordering::AcqRel);
-        let scope = shared.q.scope.clone();
-        scope.spawn(Box::new(move |worker| {
+        Box::new(move |worker| {
             if !shared.stopped() {
                 let spawner: &dyn Spawner = &shared;
                 let chain = &shared.pipeline.chain;
@@ -271,7 +284,7 @@ impl Spawner for Arc<SharedRun> {
                 }
             }
             shared.task_done();
-        }));
+        })
     }
 }
 

@@ -76,6 +76,12 @@ pub struct ServiceBenchOptions {
     pub queries: Vec<Cq>,
     /// A CQ run longer than this is interrupted and counted as timed out.
     pub timeout: Duration,
+    /// The same for runs at `$n` >= 10⁴ (more rows than any answer set:
+    /// the full enumerations, seconds each) and for the overhead runs.
+    pub full_timeout: Duration,
+    /// Rounds of measurement 1's interleaved overhead runs (CQ1 without
+    /// `LIMIT`, scopes off and each policy) per person; 0 skips them.
+    pub overhead_rounds: usize,
     /// The foreground query of measurement 2 (`IC2`, `IS3`, `CQ3`, …).
     pub foreground: String,
     /// Foreground submissions per background level.
@@ -105,6 +111,8 @@ impl ServiceBenchOptions {
             limits: crate::banyan::LIMITS.to_vec(),
             queries: Cq::ALL.to_vec(),
             timeout: Duration::from_secs(10),
+            full_timeout: Duration::from_secs(60),
+            overhead_rounds: 2,
             foreground: "IC2".into(),
             foreground_runs: 200,
             background: "CQ4".into(),
@@ -115,16 +123,32 @@ impl ServiceBenchOptions {
         }
     }
 
-    /// A short run (well under a minute on SF0.1 with `timeout` 1 s):
-    /// three persons, 50 foreground runs, half a second per client count.
+    /// A short run: three persons, timeout 1 s (20 s at `$n` = 10⁴), one
+    /// overhead round, 50 foreground runs, half a second per client count.
     pub fn quick(mut self) -> ServiceBenchOptions {
         self.persons = 3;
         self.timeout = Duration::from_secs(1);
+        self.full_timeout = Duration::from_secs(20);
+        self.overhead_rounds = 1;
         self.foreground_runs = 50;
         self.seconds_per_level = 0.5;
         self
     }
+
+    /// The timeout of a CQ run at `$n` = `n` ([`ServiceBenchOptions::full_timeout`]
+    /// from 10⁴ rows on).
+    pub fn timeout_at(&self, n: i64) -> Duration {
+        if n >= FULL {
+            self.full_timeout
+        } else {
+            self.timeout
+        }
+    }
 }
+
+/// From this `$n` on a CQ's run is the full enumeration (no answer set
+/// of the workload is larger).
+pub const FULL: i64 = 10_000;
 
 /// A query of the benchmark with its parameter sets.
 #[derive(Debug, Clone)]
@@ -411,9 +435,10 @@ fn cq_latencies(
     let mut client = TimedClient::connect(address)?;
     writeln!(
         out,
-        "[1] CQ latency per $n, scopes off (CYPHER scheduling=off), one client, {} persons, timeout {:.1} s:",
+        "[1] CQ latency per $n, scopes off (CYPHER scheduling=off), one client, {} persons, timeout {:.1} s ({:.1} s at $n >= {FULL}):",
         persons.len(),
-        options.timeout.as_secs_f64()
+        options.timeout.as_secs_f64(),
+        options.full_timeout.as_secs_f64()
     )
     .map_err(|e| Error::io("standard output", e))?;
     for &q in &options.queries {
@@ -422,24 +447,25 @@ fn cq_latencies(
             client.run(&off_text(q), &Cq::params(p, 1), options.timeout)?;
         }
         for &n in &options.limits {
+            let timeout = options.timeout_at(n);
             let mut times = Vec::new();
             let (mut timeouts, mut rows) = (0, 0);
             for &p in persons {
-                match client.run(&off_text(q), &Cq::params(p, n), options.timeout)? {
+                match client.run(&off_text(q), &Cq::params(p, n), timeout)? {
                     Some((took, r)) => {
                         times.push(took);
                         rows += r;
                     }
                     None => {
                         timeouts += 1;
-                        times.push(options.timeout);
+                        times.push(timeout);
                     }
                 }
             }
             times.sort();
             let bound = if timeouts > 0 { ">" } else { "" };
             let over = |d: Duration| -> &str {
-                if timeouts > 0 && d >= options.timeout {
+                if timeouts > 0 && d >= timeout {
                     ">"
                 } else {
                     ""

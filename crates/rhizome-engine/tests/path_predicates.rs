@@ -682,6 +682,106 @@ fn a_per_hop_subquery_hands_the_walk_back_at_each_quantum() {
     }
 }
 
+/// The clique of `a_long_instance_hands_its_task_back_at_each_quantum`,
+/// whose probes for a `:Goal` walk every trail (milliseconds each).
+fn clique_engine(dir: &std::path::Path, extra: &[&str]) -> rhizome_engine::Engine {
+    let engine = common::empty_engine(dir);
+    for q in [
+        "CREATE (a:Start {id: 0}) WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
+        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
+    ]
+    .iter()
+    .chain(extra)
+    {
+        engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    engine
+}
+
+#[test]
+fn subqueries_hand_back_in_a_pipeline_that_ends_in_a_limit() {
+    // CQ6's shape as written: the pipeline ends in a LIMIT, so it runs in
+    // one task in source order. Its expression subqueries (in a WHERE and
+    // in the walk's per-hop predicate) still pause at the task's quantum:
+    // the task hands its work back to a successor that runs it before
+    // anything after it. Before, both ran in one task to their end.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = clique_engine(dir.path(), &["CREATE (:Start {id: 1})-[:R]->(:Goal)"]);
+    let filter = "PROFILE MATCH (s:Start) \
+                  WHERE all(x IN [s] WHERE NOT EXISTS { (x)-[:R*1..5]-(:Goal) }) \
+                  RETURN s.id LIMIT 5";
+    let walk = "PROFILE MATCH path = (s:Start)-[:R*1..2]->(k:K) \
+                WHERE all(x IN nodes(path)[1..] WHERE NOT EXISTS { (x)-[:R*1..5]-(:Goal) }) \
+                RETURN k.i LIMIT 100";
+    for threads in [1, 2] {
+        let options = QueryOptions {
+            threads: Some(threads),
+            ..QueryOptions::default()
+        };
+        let result = engine
+            .execute(filter, BTreeMap::new(), &options)
+            .unwrap_or_else(|e| panic!("{filter}: {e}"));
+        assert_eq!(result.rows, vec![vec![Value::Int(0)]]);
+        let text = result.profile.expect("a PROFILE report").text;
+        let line = text.lines().find(|l| l.contains("Filter")).unwrap();
+        let tasks = morsels_of(line);
+        assert!(tasks > 2, "two rows' instances in {tasks} tasks: {text}");
+        assert!(line.contains("started=2 finished=1 cancelled=1"), "{text}");
+
+        let result = engine
+            .execute(walk, BTreeMap::new(), &options)
+            .unwrap_or_else(|e| panic!("{walk}: {e}"));
+        // 8 paths of one hop, 28 of two.
+        assert_eq!(result.rows.len(), 36);
+        let text = result.profile.expect("a PROFILE report").text;
+        let line = text
+            .lines()
+            .find(|l| l.contains("VarLengthExpand"))
+            .unwrap();
+        assert!(
+            line.contains("per hop:") && line.contains("scope: bfs"),
+            "{text}"
+        );
+        let tasks = morsels_of(line);
+        assert!(tasks > 2, "eight probes in {tasks} tasks: {text}");
+    }
+}
+
+#[test]
+fn an_ordered_pipeline_handing_back_keeps_its_rows_in_order() {
+    // Rows after ORDER BY, filtered by a long expression subquery per row
+    // and cut by a LIMIT: the hand-backs at each quantum must not change
+    // which rows come out, nor their order.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = clique_engine(dir.path(), &[]);
+    let q = "MATCH (k:K) WITH k ORDER BY k.i DESC \
+             WHERE all(x IN [k] WHERE x.i % 3 <> 0 AND NOT EXISTS { (x)-[:R*1..5]-(:Goal) }) \
+             RETURN k.i LIMIT 5";
+    let want: Vec<Vec<Value>> = [8, 7, 5, 4, 2]
+        .iter()
+        .map(|&i| vec![Value::Int(i)])
+        .collect();
+    for prefix in [
+        "",
+        "CYPHER scheduling=off ",
+        "CYPHER scheduling=fifo max_si=4 ",
+    ] {
+        for threads in [1, 2] {
+            let options = QueryOptions {
+                threads: Some(threads),
+                ..QueryOptions::default()
+            };
+            let text = format!("{prefix}{q}");
+            let result = engine
+                .execute(&text, BTreeMap::new(), &options)
+                .unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(result.rows, want, "{text} at {threads} workers");
+        }
+    }
+}
+
 #[test]
 fn a_semi_apply_runs_one_instance_per_key() {
     // The probe reads only `b`: rows with a `b` seen before take its

@@ -126,6 +126,9 @@ pub struct Evaluator<'q> {
     q: &'q QueryContext,
     /// Expression subqueries run as resumable branch-scope instances.
     suspension: Option<&'q Suspension<'q>>,
+    /// Expression subqueries only take the memo's answers
+    /// ([`Evaluator::memo_only`]); set once one had none.
+    memo_only: Option<Cell<bool>>,
 }
 
 /// The state of one row's evaluation that a task hands back to a new one
@@ -139,6 +142,13 @@ pub struct SuspendedRow {
     done: Vec<(usize, Vec<Value>, Value)>,
     /// The instance paused, with its inner plan and argument row.
     paused: Option<(usize, Vec<Value>, PausedScope)>,
+}
+
+impl SuspendedRow {
+    /// True for a row not evaluated before (nothing answered or paused).
+    pub fn is_new(&self) -> bool {
+        self.done.is_empty() && self.paused.is_none()
+    }
 }
 
 /// Lets an operator's expression subqueries (`EXISTS { }`, `COUNT { }`
@@ -240,7 +250,28 @@ impl<'q> Evaluator<'q> {
         Evaluator {
             q,
             suspension: None,
+            memo_only: None,
         }
+    }
+
+    /// An evaluator whose expression subqueries run nothing: one the
+    /// statement's memo cannot answer fails the evaluation, and
+    /// [`Evaluator::missed_subquery`] then says so. A walk's per-hop
+    /// predicate tries it first, since most of its nodes were answered
+    /// before, and sets up a resumable evaluation ([`Suspension`]) only
+    /// for the rest.
+    pub fn memo_only(q: &'q QueryContext) -> Evaluator<'q> {
+        Evaluator {
+            q,
+            suspension: None,
+            memo_only: Some(Cell::new(false)),
+        }
+    }
+
+    /// True if an evaluation of a [`Evaluator::memo_only`] evaluator
+    /// failed because a subquery had no memoised answer (reset here).
+    pub fn missed_subquery(&self) -> bool {
+        self.memo_only.as_ref().is_some_and(|m| m.replace(false))
     }
 
     /// An evaluator whose expression subqueries run as resumable instances
@@ -249,6 +280,7 @@ impl<'q> Evaluator<'q> {
         Evaluator {
             q,
             suspension: Some(suspension),
+            memo_only: None,
         }
     }
 
@@ -633,6 +665,10 @@ impl<'q> Evaluator<'q> {
                     }
                     _ => None,
                 };
+                if let Some(missed) = &self.memo_only {
+                    missed.set(true);
+                    return Err(paused_error());
+                }
                 let value = match self.suspension {
                     Some(suspension) => self.scoped_subquery(suspension, plan, kind, row)?,
                     None => self.subquery(plan, kind, row)?,

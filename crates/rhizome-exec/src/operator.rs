@@ -149,6 +149,13 @@ pub struct Chain {
 pub trait Spawner: Sync {
     /// Queues `work` at `stage` for the task of source chunk `source`.
     fn spawn_at(&self, stage: usize, source: usize, work: TaskWork);
+    /// Queues `work`, the rest of the calling task's work handed back at
+    /// its quantum, as the task's successor: the task ends right after,
+    /// and its worker may take it next without waking another
+    /// (`crate::scheduler::QueryScope::spawn_successor`).
+    fn hand_back_at(&self, stage: usize, source: usize, work: TaskWork) {
+        self.spawn_at(stage, source, work);
+    }
 }
 
 /// Work handed to another task ([`TaskCtx::spawn`]).
@@ -174,6 +181,22 @@ pub struct TaskCtx<'a> {
     /// spawner is the instance's queue, and `slice` (if any) how long the
     /// step runs before it hands its rest back there.
     instance: Option<Option<Duration>>,
+    /// The task runs an ordered pipeline on the pool and hands work back
+    /// to its successor ([`TaskCtx::defer_hand_backs`]).
+    defers: bool,
+    /// Work handed back by an ordered pipeline's task, and every push
+    /// after it, in the order the task would have run them in place: the
+    /// driver runs them in a new task before anything else of that task
+    /// ([`TaskCtx::take_handed_back`]).
+    handed_back: Vec<(usize, HandedBack)>,
+}
+
+/// Work an ordered pipeline's task handed back ([`TaskCtx::defer_hand_backs`]).
+pub enum HandedBack {
+    /// Work handed back at a stage ([`TaskCtx::spawn`]).
+    Work(TaskWork),
+    /// A chunk pushed to a stage after some work was handed back.
+    Push(Chunk),
 }
 
 impl<'a> TaskCtx<'a> {
@@ -196,6 +219,8 @@ impl<'a> TaskCtx<'a> {
             inner_nanos: 0,
             started: spawner.map(|_| Instant::now()),
             instance: None,
+            defers: false,
+            handed_back: Vec::new(),
         }
     }
 
@@ -225,7 +250,67 @@ impl<'a> TaskCtx<'a> {
             inner_nanos: 0,
             started: Some(Instant::now()),
             instance: Some(slice),
+            defers: false,
+            handed_back: Vec::new(),
         }
+    }
+
+    /// Lets this task of an ordered pipeline on the pool (one ending in a
+    /// `LIMIT`, or after a sort) hand work back at its quantum like a
+    /// parallel task, without changing the order in which rows reach any
+    /// stage: work handed back ([`TaskCtx::spawn`]) is kept instead of
+    /// run in place, and from then on every push to a stage is kept too,
+    /// behind it; [`TaskCtx::quantum_spent`] is true, so the operators on
+    /// the stack hand the rest of their work back at their next check
+    /// and return. The driver then runs what was kept, in order, in a new
+    /// task before the pipeline's next source chunk
+    /// ([`TaskCtx::take_handed_back`]): the same pushes in the same order
+    /// as in place, cut into tasks of about a quantum.
+    pub fn defer_hand_backs(&mut self) {
+        self.defers = self.spawner.is_some() && self.chain.ordered && self.instance.is_none();
+    }
+
+    /// True if this task hands work back to its successor in order
+    /// ([`TaskCtx::defer_hand_backs`]).
+    #[inline]
+    pub fn hands_back_in_order(&self) -> bool {
+        self.defers
+    }
+
+    /// The work handed back and the pushes kept since the last call, in
+    /// the order they are to run ([`TaskCtx::defer_hand_backs`]).
+    pub fn take_handed_back(&mut self) -> Vec<(usize, HandedBack)> {
+        std::mem::take(&mut self.handed_back)
+    }
+
+    /// Runs what was handed back at `stage` ([`TaskCtx::take_handed_back`]):
+    /// work as the task's own (its time, less later stages' and other
+    /// queries' nested work, charged to that stage's operator), a push as
+    /// the driver's.
+    pub fn run_handed_back(&mut self, stage: usize, handed: HandedBack) -> Result<()> {
+        let work = match handed {
+            HandedBack::Push(chunk) => return self.push_at(stage, chunk).map(drop),
+            HandedBack::Work(work) => work,
+        };
+        let saved_stage = self.stage;
+        let outer_inner = std::mem::take(&mut self.inner_nanos);
+        self.stage = stage;
+        let start = self
+            .q
+            .profile
+            .as_ref()
+            .map(|_| (Instant::now(), nested_nanos()));
+        let result = work(self);
+        if let (Some(profile), Some((start, nested))) = (&self.q.profile, start) {
+            let total = (start.elapsed().as_nanos() as u64)
+                .saturating_sub(nested_nanos().wrapping_sub(nested));
+            if let Some((id, _)) = self.chain.operators.get(stage) {
+                profile.record(*id, self.worker, 0, total.saturating_sub(self.inner_nanos));
+            }
+        }
+        self.inner_nanos = outer_inner;
+        self.stage = saved_stage;
+        result
     }
 
     /// Pushes a chunk to the next stage; answers whether more is wanted.
@@ -251,6 +336,11 @@ impl<'a> TaskCtx<'a> {
     /// charging the time to it for PROFILE. A stage that answers
     /// [`OperatorResult::Finished`] stops the whole pipeline.
     pub fn push_at(&mut self, stage: usize, chunk: Chunk) -> Result<OperatorResult> {
+        if self.defers && !self.handed_back.is_empty() {
+            // Behind work handed back: keep the push for the next task.
+            self.handed_back.push((stage, HandedBack::Push(chunk)));
+            return NEED_MORE;
+        }
         let chain = self.chain;
         let saved_stage = self.stage;
         self.stage = stage;
@@ -323,15 +413,20 @@ impl<'a> TaskCtx<'a> {
     /// ([`TaskCtx::spawn`]) and returns, so the worker chooses the next task
     /// again and no query holds a worker for long, nor while it waits for
     /// room. Always false inline and in ordered pipelines, where a spawn
-    /// runs in place. In a step of a branch-scope instance: true once the
-    /// step has run for its slice ([`TaskCtx::for_instance`]).
+    /// runs in place, except in an ordered pipeline's task on the pool
+    /// ([`TaskCtx::defer_hand_backs`]), where it is also true once some
+    /// work was handed back. In a step of a branch-scope instance: true
+    /// once the step has run for its slice ([`TaskCtx::for_instance`]).
     #[inline]
     pub fn quantum_spent(&self) -> bool {
         if let Some(slice) = self.instance {
             return !self.chain.ordered
                 && slice.is_some_and(|s| self.started.is_some_and(|t| t.elapsed() >= s));
         }
-        self.is_parallel()
+        if self.defers && !self.handed_back.is_empty() {
+            return true;
+        }
+        (self.is_parallel() || self.defers)
             && (self.q.scope.is_held() || self.started.is_some_and(|t| t.elapsed() >= QUANTUM))
     }
 
@@ -368,11 +463,12 @@ impl<'a> TaskCtx<'a> {
     }
 
     /// True if [`TaskCtx::spawn`] hands work to another task (of the pool,
-    /// or of a branch-scope instance's queue) rather than running it in
-    /// place.
+    /// of a branch-scope instance's queue, or the next task of an ordered
+    /// pipeline's, [`TaskCtx::defer_hand_backs`]) rather than running it
+    /// in place.
     #[inline]
     pub fn can_hand_back(&self) -> bool {
-        self.spawner.is_some() && !self.chain.ordered
+        self.spawner.is_some() && (!self.chain.ordered || self.defers)
     }
 
     /// True if tasks run on the pool (so [`TaskCtx::spawn`] runs in
@@ -385,12 +481,24 @@ impl<'a> TaskCtx<'a> {
 
     /// Runs `work` at the current stage as a new task (or right away when
     /// running inline or ordered; in a branch-scope instance, queued in the
-    /// instance's queue). Errors fail the query.
+    /// instance's queue; in an ordered pipeline's task on the pool, kept
+    /// for the task's successor, [`TaskCtx::defer_hand_backs`]). Errors
+    /// fail the query.
     pub fn spawn(
         &mut self,
         work: impl FnOnce(&mut TaskCtx<'_>) -> Result<()> + Send + 'static,
     ) -> Result<()> {
+        if self.defers {
+            self.handed_back
+                .push((self.stage, HandedBack::Work(Box::new(work))));
+            return Ok(());
+        }
         match self.spawner.filter(|_| !self.chain.ordered) {
+            // Handing the rest back at the quantum, the task ends next.
+            Some(spawner) if self.instance.is_none() && self.quantum_spent() => {
+                spawner.hand_back_at(self.stage, self.source, Box::new(work));
+                Ok(())
+            }
             Some(spawner) => {
                 spawner.spawn_at(self.stage, self.source, Box::new(work));
                 Ok(())

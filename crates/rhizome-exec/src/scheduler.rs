@@ -120,6 +120,9 @@ thread_local! {
     /// The queries whose tasks this thread suspended at yield points
     /// (addresses of their scopes): their work is never nested here.
     static SUSPENDED: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// This thread is a pool worker running a task it picked in its loop,
+    /// and looks for work again when the task ends ([`QueryScope::spawn_successor`]).
+    static LOOP_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The running task's frame ([`QueryScope::yield_now`]).
@@ -407,6 +410,27 @@ impl QueryScope {
         {
             self.pool.wake_one();
         }
+    }
+
+    /// Queues the successor of the task this thread runs, which ends right
+    /// after (an ordered pipeline's task that handed its work back,
+    /// `crate::pipeline`): in a task a pool worker picked in its loop (not
+    /// nested at a yield point) no other worker is woken, since this one
+    /// looks for work as soon as the task ends (and takes the successor
+    /// unless other work goes first). Waking one for
+    /// every hand-back sent the pipeline from worker to worker each
+    /// quantum, a wake-up and a cold cache each time (CQ1 at `$n` = 10⁴
+    /// through the server took twice as long). Elsewhere (a task nested at
+    /// a yield point, one run by a job or by a thread waiting for its
+    /// query), as [`QueryScope::spawn`].
+    pub fn spawn_successor(&self, task: Task) {
+        let top_level_worker =
+            LOOP_TASK.with(|t| t.get()) && SUSPENDED.with(|s| s.borrow().is_empty());
+        if !top_level_worker {
+            return self.spawn(task);
+        }
+        self.queue.push(task);
+        self.pending.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Holds the query: no worker takes its queued tasks, and its running
@@ -1507,11 +1531,52 @@ impl Work {
     }
 
     fn run(self, worker: usize) {
+        let trace = task_trace().map(|t| (t, Instant::now(), yielded_nanos()));
+        let what = trace.map(|_| match &self {
+            Work::Job(_) => "job".to_string(),
+            Work::Task(scope, _) => format!(
+                "task of query {:p} (tenant {}, weight {})",
+                Arc::as_ptr(scope),
+                scope.tenant.name,
+                scope.weight
+            ),
+        });
         match self {
             Work::Job(job) => job(&WorkerContext { worker }),
-            Work::Task(scope, task) => scope.run_charged(task, worker, PICK_ADVANCE),
+            Work::Task(scope, task) => {
+                LOOP_TASK.with(|t| t.set(true));
+                scope.run_charged(task, worker, PICK_ADVANCE);
+                LOOP_TASK.with(|t| t.set(false));
+            }
+        }
+        if let (Some((threshold, start, yielded)), Some(what)) = (trace, what) {
+            let took = start.elapsed();
+            let nested = Duration::from_nanos(yielded_nanos().wrapping_sub(yielded));
+            if took.saturating_sub(nested) >= threshold {
+                eprintln!(
+                    "rhizome task trace: worker {worker} ran a {what} for {} us ({} us of it other queries' work nested at yield points)",
+                    took.as_micros(),
+                    nested.as_micros()
+                );
+            }
         }
     }
+}
+
+/// The threshold of the task trace: with `RHIZOME_TASK_TRACE_US=N` in the
+/// environment, every job or task a worker runs for at least N µs of its
+/// own (other queries' work nested at its yield points left out) is
+/// reported on standard error, with its query: a diagnostic for tasks that
+/// overrun the quantum (measurement 2 of the service benchmark).
+fn task_trace() -> Option<Duration> {
+    static TRACE: OnceLock<Option<Duration>> = OnceLock::new();
+    *TRACE.get_or_init(|| parse_task_trace(std::env::var("RHIZOME_TASK_TRACE_US").ok().as_deref()))
+}
+
+/// `RHIZOME_TASK_TRACE_US`'s value as a threshold (none: unset or not a
+/// number).
+fn parse_task_trace(value: Option<&str>) -> Option<Duration> {
+    value?.trim().parse().ok().map(Duration::from_micros)
 }
 
 /// Closes a scope when dropped ([`WorkerPool::close_on_drop`]).
@@ -1793,6 +1858,16 @@ mod tests {
     use std::sync::mpsc;
 
     #[test]
+    fn the_task_trace_threshold_is_read_in_microseconds() {
+        assert_eq!(parse_task_trace(None), None);
+        assert_eq!(parse_task_trace(Some("x")), None);
+        assert_eq!(
+            parse_task_trace(Some(" 1500 ")),
+            Some(Duration::from_micros(1500))
+        );
+    }
+
+    #[test]
     fn tasks_run_and_tokens_cascade() {
         let pool = WorkerPool::new(2);
         let scope = pool.open_scope(ScopeOptions::default());
@@ -1897,6 +1972,53 @@ mod tests {
             caller_helps: false,
             ..ScopeOptions::default()
         }
+    }
+
+    /// A chain of `n` tasks, each queuing the next with
+    /// [`QueryScope::spawn_successor`] after about 200 µs of work; sends
+    /// the last one's worker when it ends.
+    fn successor_chain(scope: Arc<QueryScope>, n: usize, done: mpsc::Sender<usize>) -> Task {
+        Box::new(move |w| {
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_micros(200) {
+                std::hint::spin_loop();
+            }
+            if n == 0 {
+                done.send(w.worker).unwrap();
+            } else {
+                let next = successor_chain(scope.clone(), n - 1, done);
+                scope.spawn_successor(next);
+            }
+        })
+    }
+
+    #[test]
+    fn a_successor_task_wakes_no_worker() {
+        // An ordered pipeline's task that hands its work back queues its
+        // successor and ends: the worker takes it next, and no sleeping
+        // worker is woken for it (each wake-up cost a core's spin on a
+        // loaded machine and moved the pipeline to a cold cache). With a
+        // plain spawn the chain wakes the idle worker dozens of times.
+        let mut wakes = Vec::new();
+        for _ in 0..3 {
+            let pool = WorkerPool::with_spin(2, Duration::ZERO);
+            let scope = pool.open_scope(waiting_caller());
+            // Both workers asleep first.
+            std::thread::sleep(Duration::from_millis(50));
+            let before = *pool.inner.sleep_lock.lock().unwrap();
+            let (tx, rx) = mpsc::channel();
+            scope.spawn(successor_chain(scope.clone(), 100, tx));
+            received(&rx, 1);
+            let after = *pool.inner.sleep_lock.lock().unwrap();
+            pool.close_scope(&scope);
+            // The first spawn wakes one worker; sleeping workers' own
+            // looks every 10 ms change nothing here.
+            wakes.push(after - before);
+            if after - before <= 3 {
+                return;
+            }
+        }
+        panic!("successors woke workers: {wakes:?}");
     }
 
     #[test]

@@ -393,8 +393,9 @@ pub struct BenchServiceArgs {
     /// The data set's layout.
     #[arg(long, default_value = "sf0.1", value_parser = ["sf0.1", "tiny"])]
     pub layout: String,
-    /// A short run: 3 persons, timeout 1 s, 50 foreground runs, 0.5 s per
-    /// client count (flags given explicitly still apply).
+    /// A short run: 3 persons, timeout 1 s (20 s at $n >= 10000), one
+    /// overhead round, 50 foreground runs, 0.5 s per client count (flags
+    /// given explicitly still apply).
     #[arg(long)]
     pub quick: bool,
     /// Parameter persons per CQ (at most 10, the rule's).
@@ -410,6 +411,15 @@ pub struct BenchServiceArgs {
     /// [default: 10, with --quick 1].
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// The same for runs at $n >= 10000 (the full enumerations) and the
+    /// overhead runs [default: 60, with --quick 20].
+    #[arg(long, value_name = "SECONDS")]
+    pub full_timeout: Option<f64>,
+    /// Rounds of measurement 1's interleaved overhead runs (CQ1 without
+    /// LIMIT, scopes off and each policy) per person; 0 skips them
+    /// [default: 2, with --quick 1].
+    #[arg(long, value_name = "N")]
+    pub overhead_rounds: Option<usize>,
     /// The foreground query of measurement 2 (IC1 … IS7 or CQ1 … CQ6).
     #[arg(long, value_name = "QUERY", default_value = "IC2")]
     pub foreground: String,

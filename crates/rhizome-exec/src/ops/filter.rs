@@ -6,9 +6,11 @@
 //! instance still open when the task's quantum is spent pauses, and the
 //! row with its paused instance and the rows after it go to a new task,
 //! which resumes it ([`crate::expr::Suspension`]). So one row's long
-//! subquery no longer holds a worker to its end. Inline (inside another
-//! subquery run with its scope off) and in ordered pipelines the
-//! subqueries run inline to their end, as before.
+//! subquery no longer holds a worker to its end. In an ordered pipeline
+//! (one ending in a `LIMIT`, or after a sort) the new task runs before
+//! anything after it, so the rows keep their order
+//! ([`TaskCtx::defer_hand_backs`]). Inline (inside another subquery run
+//! with its scope off) the subqueries run inline to their end, as before.
 
 use crate::chunk::Chunk;
 use crate::compile::CNode;
@@ -100,7 +102,7 @@ impl Operator for Filter {
             super::in_list_filter::select_in_slot(&Evaluator::new(ctx.q), predicate, &input)?;
         let keep = match in_slot.or_else(|| vector::select(ctx.q, predicate, &input)) {
             Some(keep) => keep,
-            None if ctx.can_hand_back() && !ctx.keeps_order() => {
+            None if ctx.can_hand_back() && (!ctx.keeps_order() || ctx.hands_back_in_order()) => {
                 return self.execute_resumable(input, ctx, SuspendedRow::default());
             }
             None => {

@@ -385,14 +385,16 @@ impl VarExpand {
         let labels = &self.node.c.to_labels;
         let max = max.unwrap_or(u64::MAX);
         let eval = Evaluator::new(ctx.q);
+        let memo_eval = Evaluator::memo_only(ctx.q);
         let node_test = node_predicate.as_ref().map(|np| {
             let e = &self.node.c.exprs[usize::from(rel_predicate.is_some())];
             (np.var, np.from_hop, e)
         });
         let policy = w.scope.policy;
-        // The walk can hand its work to a new task (not in an ordered
-        // pipeline, such as one that ends in a LIMIT, which runs in one
-        // task with yield points): its per-hop subqueries may pause.
+        // The walk can hand its work to a new task (on the pool, in a
+        // branch-scope instance, or in an ordered pipeline's task such as
+        // CQ6's, which ends in a LIMIT: there the new task runs before
+        // anything after it): its per-hop subqueries may pause.
         let resumable = ctx.can_hand_back();
         let mut path: Vec<RelId> = Vec::new();
         let mut candidates: Vec<(RelId, NodeId)> = Vec::new();
@@ -511,7 +513,20 @@ impl VarExpand {
                         row,
                         locals: &locals,
                     };
-                    let tested = {
+                    // Most nodes' subqueries were answered before (the
+                    // memo): no resumable evaluation to set up for them.
+                    let known = if state.is_new() {
+                        match memo_eval.predicate(e, &row) {
+                            Ok(passes) => Some(passes),
+                            Err(_) if memo_eval.missed_subquery() => None,
+                            Err(error) => return Err(error),
+                        }
+                    } else {
+                        None
+                    };
+                    let tested = if let Some(passes) = known {
+                        Ok(passes)
+                    } else {
                         let c: &TaskCtx<'_> = ctx;
                         let pause = || c.quantum_spent();
                         let stopped = || c.cancelled();

@@ -10,9 +10,10 @@ use crate::compile::CNode;
 use crate::context::{
     InlineLimit, PausedScope, QueryContext, ScopeConsumer, ScopeEnd, ScopeRun, SubqueryRunner,
 };
-use crate::operator::{Spawner, TaskCtx, TaskWork};
+use crate::operator::{HandedBack, OperatorResult, Spawner, TaskCtx, TaskWork};
 use crate::scheduler::{exclude_from_profile, nested_nanos, Task};
 use rhizome_common::{Error, ErrorKind, Result};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -70,36 +71,68 @@ impl SharedRun {
             .into_iter()
             .enumerate()
             .map(|(source, batch)| {
-                let run = self.clone();
-                run.outstanding.fetch_add(1, Ordering::AcqRel);
-                let task: Task = Box::new(move |worker| {
-                    let spawner: &dyn Spawner = &run;
-                    let mut ctx = TaskCtx::new(
-                        &run.q,
-                        &run.pipeline.chain,
-                        Some(spawner),
-                        0,
-                        worker.worker,
-                        source,
-                    );
-                    for chunk in batch {
-                        if run.stopped() {
-                            break;
-                        }
-                        match ctx.push_at(0, chunk) {
-                            Ok(result) if result.is_finished() => break,
-                            Ok(_) => {}
-                            Err(e) => {
-                                run.q.scope.fail(e);
-                                break;
-                            }
-                        }
-                    }
-                    run.task_done();
-                });
-                task
+                self.outstanding.fetch_add(1, Ordering::AcqRel);
+                self.clone()
+                    .source_task(source, VecDeque::new(), batch.into())
             })
             .collect()
+    }
+
+    /// A task pushing source chunk(s) `chunks` of source `source`, after
+    /// `handed_back`: what an ordered pipeline's task handed back
+    /// ([`TaskCtx::defer_hand_backs`]), run first and in order. When a stage of an ordered pipeline hands work back (its
+    /// quantum is spent), the task ends and a new one goes on where it
+    /// stopped, so an ordered pipeline (one ending in a `LIMIT`) no longer
+    /// holds its worker to its end. The caller counted the task in
+    /// `outstanding`.
+    fn source_task(
+        self: Arc<SharedRun>,
+        source: usize,
+        mut handed_back: VecDeque<(usize, HandedBack)>,
+        mut chunks: VecDeque<Chunk>,
+    ) -> Task {
+        Box::new(move |worker| {
+            let run = self;
+            let spawner: &dyn Spawner = &run;
+            let mut ctx = TaskCtx::new(
+                &run.q,
+                &run.pipeline.chain,
+                Some(spawner),
+                0,
+                worker.worker,
+                source,
+            );
+            ctx.defer_hand_backs();
+            while !run.stopped() {
+                let result = if let Some((stage, handed)) = handed_back.pop_front() {
+                    ctx.run_handed_back(stage, handed)
+                        .map(|()| OperatorResult::NeedMoreInput)
+                } else if let Some(chunk) = chunks.pop_front() {
+                    ctx.push_at(0, chunk)
+                } else {
+                    break;
+                };
+                match result {
+                    Ok(result) if result.is_finished() => break,
+                    Ok(_) => {}
+                    Err(e) => {
+                        run.q.scope.fail(e);
+                        break;
+                    }
+                }
+                let more = ctx.take_handed_back();
+                if !more.is_empty() {
+                    for work in more.into_iter().rev() {
+                        handed_back.push_front(work);
+                    }
+                    run.outstanding.fetch_add(1, Ordering::AcqRel);
+                    let next = run.clone().source_task(source, handed_back, chunks);
+                    run.q.scope.spawn_successor(next);
+                    break;
+                }
+            }
+            run.task_done();
+        })
     }
 
     /// Ends the driver's own count of the wave: `next` runs once every
@@ -198,10 +231,23 @@ impl SharedRun {
 
 impl Spawner for Arc<SharedRun> {
     fn spawn_at(&self, stage: usize, source: usize, work: TaskWork) {
+        let scope = self.q.scope.clone();
+        scope.spawn(self.stage_task(stage, source, work));
+    }
+
+    fn hand_back_at(&self, stage: usize, source: usize, work: TaskWork) {
+        let scope = self.q.scope.clone();
+        scope.spawn_successor(self.stage_task(stage, source, work));
+    }
+}
+
+impl SharedRun {
+    /// A task running `work` at `stage` for source chunk `source`, counted
+    /// in `outstanding`.
+    fn stage_task(self: &Arc<SharedRun>, stage: usize, source: usize, work: TaskWork) -> Task {
         let shared = self.clone();
         shared.outstanding.fetch_add(1, Ordering::AcqRel);
-        let scope = shared.q.scope.clone();
-        scope.spawn(Box::new(move |worker| {
+        Box::new(move |worker| {
             if !shared.stopped() {
                 let spawner: &dyn Spawner = &shared;
                 let chain = &shared.pipeline.chain;
@@ -238,7 +284,7 @@ impl Spawner for Arc<SharedRun> {
                 }
             }
             shared.task_done();
-        }));
+        })
     }
 }
 

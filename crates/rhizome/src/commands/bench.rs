@@ -83,6 +83,12 @@ fn service(args: crate::cli::BenchServiceArgs) -> Result<(), Failure> {
     if let Some(t) = args.timeout {
         options.timeout = positive_seconds("--timeout", t)?;
     }
+    if let Some(t) = args.full_timeout {
+        options.full_timeout = positive_seconds("--full-timeout", t)?;
+    }
+    if let Some(n) = args.overhead_rounds {
+        options.overhead_rounds = n;
+    }
     if let Some(s) = args.seconds {
         options.seconds_per_level = positive_seconds("--seconds", s)?.as_secs_f64();
     }

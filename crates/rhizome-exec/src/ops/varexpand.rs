@@ -315,6 +315,25 @@ impl Drop for ScopedWalk {
     }
 }
 
+/// True if a scoped walk tests and emits the prefixes one hop below
+/// `depth` as it makes them instead of queueing them: they are at the last
+/// depth `max` (so they are never expanded), no per-hop predicate tests
+/// them (`test_from`: the first hop it tests), and taking them at once
+/// keeps the policy's order of results: depth first takes the newest
+/// prefixes first anyway, and FIFO and BFS emit every result at that one
+/// depth (`min == max`) in the order its prefixes are made.
+fn leaves_inline(
+    policy: ScopePolicy,
+    depth: u64,
+    min: u64,
+    max: u64,
+    test_from: Option<u64>,
+) -> bool {
+    depth + 1 == max
+        && test_from.is_none_or(|from| depth + 1 < from)
+        && (policy == ScopePolicy::Dfs || min == max)
+}
+
 /// Items a scoped walk takes between two looks at the clock (a pause
 /// between two quanta, [`TaskCtx::quantum_spent`]).
 const PAUSE_CHECK: u32 = 64;
@@ -413,6 +432,22 @@ impl VarExpand {
             );
             ctx.emit(chunk)
         };
+        // Sends the rows made so far and doubles the next batch; `Some` is
+        // what the walk returns now (cancelled, or its consumer finished).
+        let emit_batch =
+            |w: &mut ScopedWalk, ctx: &mut TaskCtx<'_>| -> Result<Option<OperatorResult>> {
+                if ctx.cancelled() {
+                    return NEED_MORE.map(Some);
+                }
+                let pushed = flush(w, ctx)?;
+                if pushed.is_finished() {
+                    return Ok(Some(pushed));
+                }
+                w.batch = (w.batch * 2).min(CHUNK_SIZE);
+                Ok(None)
+            };
+        let rel_list =
+            |path: &[RelId]| Value::List(path.iter().map(|&r| Value::Relationship(r)).collect());
         loop {
             // A walk that emits nothing for long still sees a cancellation.
             w.taken = w.taken.wrapping_add(1);
@@ -557,16 +592,14 @@ impl VarExpand {
                 .as_mut()
                 .expect("an item's instance is active");
             if passes {
+                w.frontier.path(i, &mut path);
                 if depth >= *min
                     && !(*into && item.node != inst.target)
                     && (labels.is_empty() || has_labels(snap, item.node, labels))
                 {
                     inst.found = true;
-                    w.frontier.path(i, &mut path);
                     w.out_rows.push(row as u32);
-                    w.out_rels.push(Value::List(
-                        path.iter().map(|&r| Value::Relationship(r)).collect(),
-                    ));
+                    w.out_rels.push(rel_list(&path));
                     w.out_nodes.push(item.node);
                 }
                 if depth < max {
@@ -579,7 +612,7 @@ impl VarExpand {
                                 continue;
                             }
                             let r = adj.rel_id(k);
-                            if inst.excluded.contains(&r) || w.frontier.path_has(i, r) {
+                            if inst.excluded.contains(&r) || path.contains(&r) {
                                 continue;
                             }
                             if let Some((rslot, _)) = rel_predicate {
@@ -596,13 +629,42 @@ impl VarExpand {
                             candidates.push((r, neighbour));
                         }
                     }
-                    // A stack takes the last first: push in reverse so
-                    // that depth first visits in adjacency order.
-                    if policy == ScopePolicy::Dfs {
-                        candidates.reverse();
-                    }
-                    for &(r, n) in &candidates {
-                        w.frontier.extend(i, r, n);
+                    if leaves_inline(policy, depth, *min, max, node_test.map(|t| t.1)) {
+                        // Prefixes at the last depth would be queued only
+                        // to be taken at once (depth first) or in the
+                        // order they were made (every result at that
+                        // depth): test and emit them here instead.
+                        w.expanded += candidates.len() as u64;
+                        let target = inst.target;
+                        for &(r, n) in &candidates {
+                            if (*into && n != target)
+                                || !(labels.is_empty() || has_labels(snap, n, labels))
+                            {
+                                continue;
+                            }
+                            if let Some(instance) = w.active[slot].as_mut() {
+                                instance.found = true;
+                            }
+                            path.push(r);
+                            w.out_rows.push(row as u32);
+                            w.out_rels.push(rel_list(&path));
+                            w.out_nodes.push(n);
+                            path.pop();
+                            if w.out_rows.len() >= CHUNK_SIZE {
+                                if let Some(result) = emit_batch(&mut w, ctx)? {
+                                    return Ok(result);
+                                }
+                            }
+                        }
+                    } else {
+                        // A stack takes the last first: push in reverse so
+                        // that depth first visits in adjacency order.
+                        if policy == ScopePolicy::Dfs {
+                            candidates.reverse();
+                        }
+                        for &(r, n) in &candidates {
+                            w.frontier.extend(i, r, n);
+                        }
                     }
                 }
             }
@@ -618,17 +680,37 @@ impl VarExpand {
                 w.spare.push(done.excluded);
             }
             if w.out_rows.len() >= w.batch {
-                if ctx.cancelled() {
-                    return NEED_MORE;
+                if let Some(result) = emit_batch(&mut w, ctx)? {
+                    return Ok(result);
                 }
-                let pushed = flush(&mut w, ctx)?;
-                if pushed.is_finished() {
-                    return Ok(pushed);
-                }
-                w.batch = (w.batch * 2).min(CHUNK_SIZE);
             }
         }
         w.completed = true;
         flush(&mut w, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::leaves_inline;
+    use rhizome_plan::ScopePolicy;
+
+    #[test]
+    fn only_last_depth_children_go_out_at_once_and_only_where_the_order_holds() {
+        // `*5`: every result at depth 5, each policy emits children of a
+        // depth-4 prefix at once, none of a shallower one.
+        for policy in [ScopePolicy::Dfs, ScopePolicy::Fifo, ScopePolicy::Bfs] {
+            assert!(leaves_inline(policy, 4, 5, 5, None));
+            assert!(!leaves_inline(policy, 3, 5, 5, None));
+        }
+        // `*1..5`: results at every depth; only depth first keeps its
+        // order when the last level goes out at once.
+        assert!(leaves_inline(ScopePolicy::Dfs, 4, 1, 5, None));
+        assert!(!leaves_inline(ScopePolicy::Fifo, 4, 1, 5, None));
+        assert!(!leaves_inline(ScopePolicy::Bfs, 4, 1, 5, None));
+        // A per-hop predicate that tests the last hop may pause there.
+        assert!(!leaves_inline(ScopePolicy::Dfs, 4, 5, 5, Some(1)));
+        assert!(!leaves_inline(ScopePolicy::Dfs, 4, 5, 5, Some(5)));
+        assert!(leaves_inline(ScopePolicy::Dfs, 4, 5, 5, Some(6)));
     }
 }

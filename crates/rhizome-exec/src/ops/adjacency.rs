@@ -32,6 +32,12 @@ pub(crate) fn excluded_rels(input: &Chunk, row: usize, slots: &[Slot], out: &mut
     }
 }
 
+/// The relationship-list value of a walked path (`[r1, r2, …]`, first hop
+/// first), as a variable-length relationship variable holds it.
+pub(crate) fn rel_list(path: &[RelId]) -> Value {
+    Value::List(path.iter().map(|&r| Value::Relationship(r)).collect())
+}
+
 /// True if `node` carries every label (a missing label matches nothing).
 #[inline]
 pub(crate) fn has_labels(snap: &Snapshot, node: NodeId, labels: &[Option<LabelId>]) -> bool {

@@ -168,20 +168,6 @@ impl Frontier {
         }
     }
 
-    /// True if the path of item `i` uses relationship `rel`.
-    pub fn path_has(&self, mut i: u32, rel: RelId) -> bool {
-        loop {
-            let item = &self.items[i as usize];
-            if item.parent == NONE {
-                return false;
-            }
-            if item.rel == rel {
-                return true;
-            }
-            i = item.parent;
-        }
-    }
-
     /// The relationships of item `i`'s path, first hop first, into `out`.
     pub fn path(&self, mut i: u32, out: &mut Vec<RelId>) {
         out.clear();
@@ -276,7 +262,6 @@ mod tests {
         let mut path = Vec::new();
         f.path(c, &mut path);
         assert_eq!(path, [7, 8]);
-        assert!(f.path_has(c, 7) && !f.path_has(c, 9));
         assert_eq!(f.live(1), 3);
         f.release_if_done(c);
         assert_eq!(f.live(1), 0);

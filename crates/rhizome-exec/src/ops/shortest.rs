@@ -12,7 +12,7 @@
 //! next rows' searches start. PROFILE counts instances started, finished
 //! and cancelled, frontier nodes expanded and dropped.
 
-use super::adjacency::{skip_entry, walks};
+use super::adjacency::{rel_list, skip_entry, walks};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
@@ -364,9 +364,7 @@ impl Operator for ShortestPath {
             }
             for p in results {
                 rows.push(row as u32);
-                rel_lists.push(Value::List(
-                    p.rels.iter().map(|&r| Value::Relationship(r)).collect(),
-                ));
+                rel_lists.push(rel_list(&p.rels));
                 paths.push(Value::Path(p));
             }
             if rows.len() >= batch {

@@ -9,7 +9,7 @@
 //! ([`super::loop_scope::Frontier`]).
 
 use super::adjacency::{
-    excluded_rels, has_labels, prefetch_reachable, prefetch_walks, skip_entry, walks,
+    excluded_rels, has_labels, prefetch_reachable, prefetch_walks, rel_list, skip_entry, walks,
 };
 use super::loop_scope::{Frontier, Item};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
@@ -187,9 +187,6 @@ impl Operator for VarExpand {
                     (path.len() as u64) >= *min
                         && !(*into && node != target)
                         && (labels.is_empty() || has_labels(snap, node, labels))
-                };
-                let rel_list = |path: &[RelId]| {
-                    Value::List(path.iter().map(|&r| Value::Relationship(r)).collect())
                 };
                 if start_passes && accept(start, &path) {
                     found = true;
@@ -446,8 +443,6 @@ impl VarExpand {
                 w.batch = (w.batch * 2).min(CHUNK_SIZE);
                 Ok(None)
             };
-        let rel_list =
-            |path: &[RelId]| Value::List(path.iter().map(|&r| Value::Relationship(r)).collect());
         loop {
             // A walk that emits nothing for long still sees a cancellation.
             w.taken = w.taken.wrapping_add(1);

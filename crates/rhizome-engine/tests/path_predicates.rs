@@ -7,7 +7,7 @@
 //! repeat nodes; 1 and 2 workers.
 
 use rhizome_common::Value;
-use rhizome_engine::{Engine, QueryOptions};
+use rhizome_engine::{Engine, QueryOptions, Rows};
 use std::collections::BTreeMap;
 
 mod common;
@@ -555,34 +555,56 @@ fn shortest_path_searches_are_a_loop_scope() {
     assert_eq!(counter(&text, "finished"), started, "{text}");
 }
 
+/// An engine on a clique of eight `:K` nodes under `(:Start {id: 0})`,
+/// whose probes for a `:Goal` walk every trail (milliseconds each), with
+/// the statements `extra` run after it.
+fn clique_engine(dir: &std::path::Path, extra: &[&str]) -> Engine {
+    let engine = common::empty_engine(dir);
+    for q in [
+        "CREATE (a:Start {id: 0}) WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
+        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
+    ]
+    .iter()
+    .chain(extra)
+    {
+        engine
+            .execute(q, BTreeMap::new(), &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    engine
+}
+
+/// The rows of the PROFILE statement `q` run with `threads` workers, and
+/// the line of its report that names `operator`.
+fn profiled(engine: &Engine, q: &str, threads: usize, operator: &str) -> (Rows, String, String) {
+    let options = QueryOptions {
+        threads: Some(threads),
+        ..QueryOptions::default()
+    };
+    let result = engine
+        .execute(q, BTreeMap::new(), &options)
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    let text = result.profile.expect("a PROFILE report").text;
+    let line = text
+        .lines()
+        .find(|l| l.contains(operator))
+        .unwrap_or_else(|| panic!("no {operator} in {text}"))
+        .to_string();
+    (result.rows, line, text)
+}
+
 #[test]
 fn a_long_instance_hands_its_task_back_at_each_quantum() {
     // One row's EXISTS probe walks every trail through a clique (tens of
     // milliseconds): the semi-apply's task hands the open instance back to
     // the pool once its quantum is spent, and a new task resumes it.
     let dir = tempfile::tempdir().unwrap();
-    let engine = common::empty_engine(dir.path());
-    for q in [
-        "CREATE (a:Start {id: 0}) WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
-        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
-    ] {
-        engine
-            .execute(q, BTreeMap::new(), &QueryOptions::default())
-            .unwrap_or_else(|e| panic!("{q}: {e}"));
-    }
+    let engine = clique_engine(dir.path(), &[]);
     let q = "PROFILE MATCH (s:Start) WHERE NOT EXISTS { (s)-[:R*1..5]-(:Goal) } RETURN s.id";
     for threads in [1, 2] {
-        let options = QueryOptions {
-            threads: Some(threads),
-            ..QueryOptions::default()
-        };
-        let result = engine
-            .execute(q, BTreeMap::new(), &options)
-            .unwrap_or_else(|e| panic!("{q}: {e}"));
-        assert_eq!(result.rows, vec![vec![Value::Int(0)]]);
-        let text = result.profile.expect("a PROFILE report").text;
-        let line = text.lines().find(|l| l.contains("SemiApply")).unwrap();
-        let tasks = morsels_of(line);
+        let (rows, line, text) = profiled(&engine, q, threads, "SemiApply");
+        assert_eq!(rows, vec![vec![Value::Int(0)]]);
+        let tasks = morsels_of(&line);
         assert!(tasks > 2, "one instance in {tasks} tasks: {text}");
         assert!(line.contains("started=1 finished=1"), "{text}");
     }
@@ -607,30 +629,13 @@ fn an_expression_subquery_hands_its_task_back_at_each_quantum() {
     // row with its paused instance goes to a new task, which resumes it.
     // Run inline (as before), the one instance took one task.
     let dir = tempfile::tempdir().unwrap();
-    let engine = common::empty_engine(dir.path());
-    for q in [
-        "CREATE (a:Start {id: 0}) WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
-        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
-        "CREATE (:Start {id: 1})-[:R]->(:Goal)",
-    ] {
-        engine
-            .execute(q, BTreeMap::new(), &QueryOptions::default())
-            .unwrap_or_else(|e| panic!("{q}: {e}"));
-    }
+    let engine = clique_engine(dir.path(), &["CREATE (:Start {id: 1})-[:R]->(:Goal)"]);
     let q = "PROFILE MATCH (s:Start) \
              WHERE all(x IN [s] WHERE NOT EXISTS { (x)-[:R*1..5]-(:Goal) }) RETURN s.id";
     for threads in [1, 2] {
-        let options = QueryOptions {
-            threads: Some(threads),
-            ..QueryOptions::default()
-        };
-        let result = engine
-            .execute(q, BTreeMap::new(), &options)
-            .unwrap_or_else(|e| panic!("{q}: {e}"));
-        assert_eq!(result.rows, vec![vec![Value::Int(0)]]);
-        let text = result.profile.expect("a PROFILE report").text;
-        let line = text.lines().find(|l| l.contains("Filter")).unwrap();
-        let tasks = morsels_of(line);
+        let (rows, line, text) = profiled(&engine, q, threads, "Filter");
+        assert_eq!(rows, vec![vec![Value::Int(0)]]);
+        let tasks = morsels_of(&line);
         assert!(tasks > 2, "two rows' instances in {tasks} tasks: {text}");
         // Start 1's probe ends at its first row (cancelled), start 0's
         // walks every trail (finished).
@@ -646,15 +651,7 @@ fn a_per_hop_subquery_hands_the_walk_back_at_each_quantum() {
     // (with the prefix being tested) goes to a new task, which resumes it.
     // Run inline (as before), the eight probes took one task.
     let dir = tempfile::tempdir().unwrap();
-    let engine = common::empty_engine(dir.path());
-    for q in [
-        "CREATE (a:Start {id: 0}) WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
-        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
-    ] {
-        engine
-            .execute(q, BTreeMap::new(), &QueryOptions::default())
-            .unwrap_or_else(|e| panic!("{q}: {e}"));
-    }
+    let engine = clique_engine(dir.path(), &[]);
     // The walk is scoped by the hint (the planner scopes it only under a
     // LIMIT, whose pipeline runs in one task in source order).
     let q = "PROFILE CYPHER scheduling=bfs \
@@ -662,42 +659,13 @@ fn a_per_hop_subquery_hands_the_walk_back_at_each_quantum() {
              WHERE all(x IN nodes(path)[1..] WHERE NOT EXISTS { (x)-[:R*1..5]-(:Goal) }) \
              RETURN k.i";
     for threads in [1, 2] {
-        let options = QueryOptions {
-            threads: Some(threads),
-            ..QueryOptions::default()
-        };
-        let result = engine
-            .execute(q, BTreeMap::new(), &options)
-            .unwrap_or_else(|e| panic!("{q}: {e}"));
+        let (rows, line, text) = profiled(&engine, q, threads, "VarLengthExpand");
         // 8 paths of one hop, 28 of two.
-        assert_eq!(result.rows.len(), 36);
-        let text = result.profile.expect("a PROFILE report").text;
-        let line = text
-            .lines()
-            .find(|l| l.contains("VarLengthExpand"))
-            .unwrap();
+        assert_eq!(rows.len(), 36);
         assert!(line.contains("per hop:"), "{text}");
-        let tasks = morsels_of(line);
+        let tasks = morsels_of(&line);
         assert!(tasks > 2, "eight probes in {tasks} tasks: {text}");
     }
-}
-
-/// The clique of `a_long_instance_hands_its_task_back_at_each_quantum`,
-/// whose probes for a `:Goal` walk every trail (milliseconds each).
-fn clique_engine(dir: &std::path::Path, extra: &[&str]) -> rhizome_engine::Engine {
-    let engine = common::empty_engine(dir);
-    for q in [
-        "CREATE (a:Start {id: 0}) WITH a UNWIND range(1, 8) AS i CREATE (a)-[:R]->(:K {i: i})",
-        "MATCH (x:K), (y:K) WHERE x.i < y.i CREATE (x)-[:R]->(y)",
-    ]
-    .iter()
-    .chain(extra)
-    {
-        engine
-            .execute(q, BTreeMap::new(), &QueryOptions::default())
-            .unwrap_or_else(|e| panic!("{q}: {e}"));
-    }
-    engine
 }
 
 #[test]
@@ -716,35 +684,20 @@ fn subqueries_hand_back_in_a_pipeline_that_ends_in_a_limit() {
                 WHERE all(x IN nodes(path)[1..] WHERE NOT EXISTS { (x)-[:R*1..5]-(:Goal) }) \
                 RETURN k.i LIMIT 100";
     for threads in [1, 2] {
-        let options = QueryOptions {
-            threads: Some(threads),
-            ..QueryOptions::default()
-        };
-        let result = engine
-            .execute(filter, BTreeMap::new(), &options)
-            .unwrap_or_else(|e| panic!("{filter}: {e}"));
-        assert_eq!(result.rows, vec![vec![Value::Int(0)]]);
-        let text = result.profile.expect("a PROFILE report").text;
-        let line = text.lines().find(|l| l.contains("Filter")).unwrap();
-        let tasks = morsels_of(line);
+        let (rows, line, text) = profiled(&engine, filter, threads, "Filter");
+        assert_eq!(rows, vec![vec![Value::Int(0)]]);
+        let tasks = morsels_of(&line);
         assert!(tasks > 2, "two rows' instances in {tasks} tasks: {text}");
         assert!(line.contains("started=2 finished=1 cancelled=1"), "{text}");
 
-        let result = engine
-            .execute(walk, BTreeMap::new(), &options)
-            .unwrap_or_else(|e| panic!("{walk}: {e}"));
+        let (rows, line, text) = profiled(&engine, walk, threads, "VarLengthExpand");
         // 8 paths of one hop, 28 of two.
-        assert_eq!(result.rows.len(), 36);
-        let text = result.profile.expect("a PROFILE report").text;
-        let line = text
-            .lines()
-            .find(|l| l.contains("VarLengthExpand"))
-            .unwrap();
+        assert_eq!(rows.len(), 36);
         assert!(
             line.contains("per hop:") && line.contains("scope: bfs"),
             "{text}"
         );
-        let tasks = morsels_of(line);
+        let tasks = morsels_of(&line);
         assert!(tasks > 2, "eight probes in {tasks} tasks: {text}");
     }
 }

@@ -556,13 +556,19 @@ const SLOT_SPIN: Duration = Duration::from_micros(40);
 const LEAD_FOR: Duration = Duration::from_millis(1);
 
 impl Gate {
+    /// Marks the slot free (no holder, no deadline), for waiters that
+    /// sleep on `cv` and for the one spinning on `slot_taken`.
+    fn free_slot(&self, slot: &mut WriterSlot) {
+        slot.holder = None;
+        self.slot_taken.store(false, Ordering::SeqCst);
+        slot.deadline = None;
+    }
+
     /// Releases the lock if `ticket` still holds it.
     fn release(&self, ticket: u64) {
         let mut slot = lock(&self.slot);
         if slot.holder == Some(ticket) {
-            slot.holder = None;
-            self.slot_taken.store(false, Ordering::SeqCst);
-            slot.deadline = None;
+            self.free_slot(&mut slot);
             self.release_file_if_idle(&slot);
             self.cv.notify_one();
         }
@@ -615,9 +621,7 @@ fn watch_transactions(gate: &Gate, log: &Mutex<LogState>) {
                 let _log = lock(log);
                 slot = lock(&gate.slot);
                 if slot.holder == holder && slot.deadline.is_some_and(|d| Instant::now() >= d) {
-                    slot.holder = None;
-                    gate.slot_taken.store(false, Ordering::SeqCst);
-                    slot.deadline = None;
+                    gate.free_slot(&mut slot);
                     gate.release_file_if_idle(&slot);
                     gate.cv.notify_all();
                 }
@@ -926,9 +930,7 @@ impl Shared {
         });
         self.gate.unsynced.fetch_add(1, Ordering::SeqCst);
         // The next transaction may start now, from this one's version.
-        slot.holder = None;
-        self.gate.slot_taken.store(false, Ordering::SeqCst);
-        slot.deadline = None;
+        self.gate.free_slot(&mut slot);
         self.gate.cv.notify_one();
         drop(slot);
         if background {

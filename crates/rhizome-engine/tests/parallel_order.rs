@@ -200,6 +200,20 @@ fn a_large_unwound_parameter_is_split_over_workers_with_the_same_results() {
         assert_eq!(rows_on(&engine, &pool, limit, &params, threads), first);
         let skip = "UNWIND $ids AS id WITH id SKIP 3 RETURN id";
         assert_eq!(rows_on(&engine, &pool, skip, &params, threads), after);
+        // An ordered pipeline's task hands its rest to a successor at each
+        // quantum, which may run on another worker: an aggregate's list
+        // still follows the list's order.
+        let collected = "UNWIND $ids AS id WITH id SKIP 3 RETURN collect(id)";
+        assert_eq!(
+            rows_on(&engine, &pool, collected, &params, threads),
+            vec![vec![Value::List(
+                after
+                    .iter()
+                    .map(|r| r[0].clone())
+                    .filter(|v| *v != Value::Null)
+                    .collect()
+            )]]
+        );
     }
     // PROFILE shows the unwind's work on more than one thread (the workers
     // are idle when the query starts, so the first split happens at once; a

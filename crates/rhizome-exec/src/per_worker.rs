@@ -13,9 +13,11 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// One `T` per worker slot ([`crate::context::QueryContext::worker_slots`]),
-/// each behind its own mutex on its own cache lines. A slot is only ever
-/// locked by the worker it belongs to while the pipeline runs, so the lock
-/// is uncontended; it is there for the finishing step that reads them all.
+/// each behind its own mutex on its own cache lines. While the pipeline
+/// runs, a slot is locked by the worker it belongs to, or by the successor
+/// of an ordered pipeline's task that began there (which keeps its slot, so
+/// a slot's state stays in arrival order); the lock is nearly always
+/// uncontended and is there for that and for the finishing step.
 pub struct PerWorker<T> {
     slots: Box<[CachePadded<Mutex<T>>]>,
 }

@@ -73,7 +73,7 @@ impl SharedRun {
             .map(|(source, batch)| {
                 self.outstanding.fetch_add(1, Ordering::AcqRel);
                 self.clone()
-                    .source_task(source, VecDeque::new(), batch.into())
+                    .source_task(source, None, VecDeque::new(), batch.into())
             })
             .collect()
     }
@@ -83,25 +83,23 @@ impl SharedRun {
     /// ([`TaskCtx::defer_hand_backs`]), run first and in order. When a stage of an ordered pipeline hands work back (its
     /// quantum is spent), the task ends and a new one goes on where it
     /// stopped, so an ordered pipeline (one ending in a `LIMIT`) no longer
-    /// holds its worker to its end. The caller counted the task in
-    /// `outstanding`.
+    /// holds its worker to its end. The successor keeps the worker slot
+    /// (`slot`) of the first task: sinks keep state per slot, each slot's in
+    /// arrival order, so rows of one source stay in order (a collected
+    /// result, `collect()`, a sort's ties) whichever worker runs the
+    /// successor. The caller counted the task in `outstanding`.
     fn source_task(
         self: Arc<SharedRun>,
         source: usize,
+        slot: Option<usize>,
         mut handed_back: VecDeque<(usize, HandedBack)>,
         mut chunks: VecDeque<Chunk>,
     ) -> Task {
         Box::new(move |worker| {
             let run = self;
             let spawner: &dyn Spawner = &run;
-            let mut ctx = TaskCtx::new(
-                &run.q,
-                &run.pipeline.chain,
-                Some(spawner),
-                0,
-                worker.worker,
-                source,
-            );
+            let slot = slot.unwrap_or(worker.worker);
+            let mut ctx = TaskCtx::new(&run.q, &run.pipeline.chain, Some(spawner), 0, slot, source);
             ctx.defer_hand_backs();
             while !run.stopped() {
                 let result = if let Some((stage, handed)) = handed_back.pop_front() {
@@ -126,7 +124,9 @@ impl SharedRun {
                         handed_back.push_front(work);
                     }
                     run.outstanding.fetch_add(1, Ordering::AcqRel);
-                    let next = run.clone().source_task(source, handed_back, chunks);
+                    let next = run
+                        .clone()
+                        .source_task(source, Some(slot), handed_back, chunks);
                     run.q.scope.spawn_successor(next);
                     break;
                 }

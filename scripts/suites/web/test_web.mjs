@@ -86,13 +86,34 @@ async function runStatement(statement) {
   await page.waitForFunction((n) => window.rhizome.runs > n, before, { timeout: 60000 });
 }
 
+// Where node `id` is on the page, for a click. The layout decides where a
+// node lands, and the layout runs for a time budget, so on a slower or
+// busier machine a node may come to rest under something drawn over the
+// graph (the inspector, the legend, the layout buttons). Then the camera
+// first centres on the node, so the click reaches the graph as a user's
+// would after panning there.
 async function nodeViewport(id) {
-  return page.evaluate((id) => {
+  const locate = () =>
+    page.evaluate((id) => {
+      const g = window.rhizome.graphView;
+      const p = g.renderer.graphToViewport(g.graph.getNodeAttributes(id));
+      const box = document.querySelector("[data-testid=graph]").getBoundingClientRect();
+      const at = { x: p.x + box.left, y: p.y + box.top };
+      const hit = document.elementFromPoint(at.x, at.y);
+      at.onGraph = hit instanceof HTMLCanvasElement && document.querySelector("[data-testid=graph]").contains(hit);
+      return at;
+    }, id);
+  const at = await locate();
+  if (at.onGraph) return at;
+  await page.evaluate((id) => {
     const g = window.rhizome.graphView;
-    const p = g.renderer.graphToViewport(g.graph.getNodeAttributes(id));
-    const box = document.querySelector("[data-testid=graph]").getBoundingClientRect();
-    return { x: p.x + box.left, y: p.y + box.top };
+    const d = g.renderer.getNodeDisplayData(id);
+    g.renderer.getCamera().setState({ x: d.x, y: d.y });
   }, id);
+  await page.waitForTimeout(300);
+  const centred = await locate();
+  assert.ok(centred.onGraph, `node ${id} is on the graph, not under an overlay, once centred`);
+  return centred;
 }
 
 // Pans with real mouse events (playwright's mouse: down on the graph's

@@ -81,8 +81,8 @@
 use arc_swap::ArcSwap;
 use crossbeam_deque::{Injector, Steal};
 use rhizome_common::{Error, ErrorKind};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 /// How long a worker that ran out of work, or a thread waiting for its
@@ -392,12 +392,69 @@ pub struct QueryScope {
     held: AtomicBool,
     /// When a hold ends with the query failing, and that error.
     hold_limit: Mutex<Option<(Instant, Error)>>,
+    /// Whether the workers see the query ([`QueryScope::register`]):
+    /// [`UNLISTED`], [`LISTING`] or [`LISTED`]; [`CLOSED`] once closed.
+    listed: AtomicU8,
+    /// The scope itself, for the pool's list ([`QueryScope::register`]).
+    this: Weak<QueryScope>,
     pool: Arc<PoolInner>,
 }
 
+/// A scope not (yet) in the pool's list: it has never queued a task.
+const UNLISTED: u8 = 0;
+/// A scope being put in the pool's list by the thread queuing its first task.
+const LISTING: u8 = 1;
+/// A scope in the pool's list.
+const LISTED: u8 = 2;
+/// A closed scope (out of the list, never listed again).
+const CLOSED: u8 = 3;
+
 impl QueryScope {
+    /// Puts the query in the list the workers pick from, before its first
+    /// task is queued. A statement that never queues a task (a one-row
+    /// write, a point read run on the calling thread) never enters the
+    /// list: the list is an `ArcSwap` whose every update pays the debts of
+    /// all the threads that read it, which cost 16 concurrent single-row
+    /// writers about a fifth of their CPU when each statement entered and
+    /// left it. A thread that finds another one listing the scope waits
+    /// for it (a few instructions), so no task is queued before the list
+    /// shows its query.
+    fn register(&self) {
+        loop {
+            match self.listed.compare_exchange(
+                UNLISTED,
+                LISTING,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(LISTING) => std::hint::spin_loop(),
+                Err(_) => return,
+            }
+        }
+        let Some(me) = self.this.upgrade() else {
+            return;
+        };
+        self.pool.scopes.rcu(|scopes| {
+            let mut next = (**scopes).clone();
+            next.push(me.clone());
+            next
+        });
+        if self
+            .listed
+            .compare_exchange(LISTING, LISTED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            // Closed meanwhile (a task queued as its query ended): out again.
+            self.pool.unlist(&me);
+        }
+    }
+
     /// Queues a task of this query.
     pub fn spawn(&self, task: Task) {
+        if self.listed.load(Ordering::Acquire) != LISTED {
+            self.register();
+        }
         self.queue.push(task);
         self.pending.fetch_add(1, Ordering::SeqCst);
         // A worker is woken only if the query may use one more now, it is
@@ -428,6 +485,9 @@ impl QueryScope {
             LOOP_TASK.with(|t| t.get()) && SUSPENDED.with(|s| s.borrow().is_empty());
         if !top_level_worker {
             return self.spawn(task);
+        }
+        if self.listed.load(Ordering::Acquire) != LISTED {
+            self.register();
         }
         self.queue.push(task);
         self.pending.fetch_add(1, Ordering::SeqCst);
@@ -987,7 +1047,10 @@ pub struct WorkerContext {
 }
 
 struct PoolInner {
+    /// The open queries that have queued a task ([`QueryScope::register`]).
     scopes: ArcSwap<Vec<Arc<QueryScope>>>,
+    /// Open queries ([`WorkerPool::open_scope`] to [`WorkerPool::close_scope`]).
+    open: AtomicUsize,
     /// The tenant of queries that name none.
     default_tenant: Arc<Tenant>,
     /// The least virtual time of the runnable tenants when a worker last
@@ -1364,6 +1427,17 @@ impl PoolInner {
         None
     }
 
+    /// Takes `scope` out of the list the workers pick from.
+    fn unlist(&self, scope: &Arc<QueryScope>) {
+        self.scopes.rcu(|scopes| {
+            scopes
+                .iter()
+                .filter(|s| !Arc::ptr_eq(s, scope))
+                .cloned()
+                .collect::<Vec<_>>()
+        });
+    }
+
     /// True if some query has queued tasks (cheaper than [`PoolInner::pick`]).
     fn any_pending(&self) -> bool {
         self.jobs_pending.load(Ordering::SeqCst) > 0
@@ -1630,6 +1704,7 @@ impl WorkerPool {
         let threads = threads.max(1);
         let inner = Arc::new(PoolInner {
             scopes: ArcSwap::from_pointee(Vec::new()),
+            open: AtomicUsize::new(0),
             default_tenant: Tenant::new(DEFAULT_TENANT, 1),
             tenant_floor: AtomicU64::new(0),
             jobs: Injector::new(),
@@ -1778,7 +1853,7 @@ impl WorkerPool {
     /// Queries registered now ([`WorkerPool::open_scope`] to
     /// [`WorkerPool::close_scope`]).
     pub fn open_queries(&self) -> usize {
-        self.inner.scopes.load().len()
+        self.inner.open.load(Ordering::SeqCst)
     }
 
     /// The tenant of queries that name none ([`DEFAULT_TENANT`], share 1).
@@ -1801,7 +1876,8 @@ impl WorkerPool {
             .unwrap_or_else(|| self.inner.default_tenant.clone());
         let weight = options.weight.max(1);
         let start_vtime = credited_floor(tenant.query_floor.load(Ordering::Relaxed), weight);
-        let scope = Arc::new(QueryScope {
+        self.inner.open.fetch_add(1, Ordering::SeqCst);
+        Arc::new_cyclic(|this| QueryScope {
             queue: Injector::new(),
             pending: AtomicUsize::new(0),
             running: AtomicUsize::new(0),
@@ -1823,14 +1899,10 @@ impl WorkerPool {
             nestable: options.nestable,
             held: AtomicBool::new(false),
             hold_limit: Mutex::new(None),
+            listed: AtomicU8::new(UNLISTED),
+            this: this.clone(),
             pool: self.inner.clone(),
-        });
-        self.inner.scopes.rcu(|scopes| {
-            let mut next = (**scopes).clone();
-            next.push(scope.clone());
-            next
-        });
-        scope
+        })
     }
 
     /// Closes `scope` when the returned guard is dropped, so a query that
@@ -1842,13 +1914,14 @@ impl WorkerPool {
     /// Removes a finished query from the scheduler (again: no effect).
     pub fn close_scope(&self, scope: &Arc<QueryScope>) {
         scope.opener_leaves();
-        self.inner.scopes.rcu(|scopes| {
-            scopes
-                .iter()
-                .filter(|s| !Arc::ptr_eq(s, scope))
-                .cloned()
-                .collect::<Vec<_>>()
-        });
+        let was = scope.listed.swap(CLOSED, Ordering::SeqCst);
+        if was == CLOSED {
+            return;
+        }
+        self.inner.open.fetch_sub(1, Ordering::SeqCst);
+        if was == LISTED {
+            self.inner.unlist(scope);
+        }
     }
 }
 

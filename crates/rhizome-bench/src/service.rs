@@ -68,6 +68,8 @@ pub struct ServiceBenchOptions {
     pub binary: PathBuf,
     /// Workers one query may use on the server (`--threads`; default all).
     pub threads: Option<usize>,
+    /// The server's `--worker-nice` (default: the server's own default).
+    pub worker_nice: Option<i32>,
     /// Parameter persons of each CQ (the first of the ten the rule picks).
     pub persons: usize,
     /// The values of `$n`.
@@ -107,6 +109,7 @@ impl ServiceBenchOptions {
             data_dir: crate::default_data_dir(),
             binary,
             threads: None,
+            worker_nice: None,
             persons: crate::banyan::PERSONS,
             limits: crate::banyan::LIMITS.to_vec(),
             queries: Cq::ALL.to_vec(),
@@ -205,7 +208,8 @@ impl Drop for Served {
 /// Starts `binary serve db` on a free loopback port with users and
 /// passwords (the administrator's password is [`ADMIN_PASSWORD`]) and waits
 /// until it accepts connections.
-fn serve(binary: &Path, db: &Path, threads: Option<usize>, work: &Path) -> Result<Served> {
+fn serve(binary: &Path, db: &Path, options: &ServiceBenchOptions) -> Result<Served> {
+    let (threads, work) = (options.threads, options.data_dir.as_path());
     let address_file = work.join(format!("service-bench-{}.address", std::process::id()));
     let log_file = work.join(format!("service-bench-{}.log", std::process::id()));
     let _ = std::fs::remove_file(&address_file);
@@ -222,6 +226,9 @@ fn serve(binary: &Path, db: &Path, threads: Option<usize>, work: &Path) -> Resul
         .stderr(log);
     if let Some(t) = threads {
         command.args(["--threads", &t.to_string()]);
+    }
+    if let Some(nice) = options.worker_nice {
+        command.args(["--worker-nice", &nice.to_string()]);
     }
     let child = command
         .spawn()
@@ -386,17 +393,21 @@ pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> 
             "the data set gave no parameters for the foreground, background or throughput query",
         ));
     }
-    let server = serve(&options.binary, &db, options.threads, &options.data_dir)?;
+    let server = serve(&options.binary, &db, options)?;
     let address = server.address.clone();
     line(
         out,
         format!(
-            "service bench on {}: `rhizome serve` (pid {}) at bolt://{address}, auth basic, {}; load average {}",
+            "service bench on {}: `rhizome serve` (pid {}) at bolt://{address}, auth basic, {}, workers at nice {}; load average {}",
             options.layout.dir_name(),
             server.child.id(),
             options
                 .threads
                 .map_or("all workers per query".to_string(), |t| format!("{t} workers per query")),
+            options.worker_nice.map_or_else(
+                || format!("{} (the server's default)", rhizome_server::config::DEFAULT_WORKER_NICE),
+                |n| n.to_string()
+            ),
             load_average()
         ),
     )?;

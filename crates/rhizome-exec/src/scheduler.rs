@@ -81,7 +81,7 @@
 use arc_swap::ArcSwap;
 use crossbeam_deque::{Injector, Steal};
 use rhizome_common::{Error, ErrorKind};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -1047,6 +1047,9 @@ pub struct WorkerContext {
 }
 
 struct PoolInner {
+    /// The workers' kernel thread ids (0 until the thread has started),
+    /// for [`WorkerPool::set_worker_nice`].
+    worker_tids: Box<[AtomicI32]>,
     /// The open queries that have queued a task ([`QueryScope::register`]).
     scopes: ArcSwap<Vec<Arc<QueryScope>>>,
     /// Open queries ([`WorkerPool::open_scope`] to [`WorkerPool::close_scope`]).
@@ -1721,12 +1724,17 @@ impl WorkerPool {
             peak_executing: AtomicUsize::new(0),
             nested_runs: AtomicU64::new(0),
             yield_depth,
+            worker_tids: (0..threads).map(|_| AtomicI32::new(0)).collect(),
         });
         for worker in 0..threads {
             let inner = inner.clone();
             std::thread::Builder::new()
                 .name(format!("rhizome-worker-{worker}"))
-                .spawn(move || inner.worker_loop(worker))
+                .spawn(move || {
+                    let tid = rustix::thread::gettid().as_raw_nonzero().get();
+                    inner.worker_tids[worker].store(tid, Ordering::SeqCst);
+                    inner.worker_loop(worker)
+                })
                 .expect("spawning a worker thread");
         }
         WorkerPool { inner }
@@ -1843,6 +1851,33 @@ impl WorkerPool {
         self.inner.nested_runs.load(Ordering::Relaxed)
     }
 
+    /// Gives the pool's workers the scheduling priority `nice` (Linux nice
+    /// values, 0 to 19; a larger one is a lower priority), so that threads
+    /// at the default priority — a server's network threads, its clients on
+    /// the same machine — take a core from a busy worker at once when they
+    /// wake. A server's workers run at nice 5 by default (`worker_nice`):
+    /// under measurement 2 of `rhizome bench service` the foreground
+    /// query's replies otherwise waited for a core behind the background
+    /// queries' workers. An unprivileged process can raise its nice value
+    /// but not lower it again; an error names the worker it failed for.
+    pub fn set_worker_nice(&self, nice: i32) -> std::result::Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for (worker, tid) in self.inner.worker_tids.iter().enumerate() {
+            let raw = loop {
+                match tid.load(Ordering::SeqCst) {
+                    0 if Instant::now() < deadline => std::thread::yield_now(),
+                    0 => return Err(format!("worker {worker} did not start")),
+                    raw => break raw,
+                }
+            };
+            let pid = rustix::process::Pid::from_raw(raw)
+                .ok_or_else(|| format!("worker {worker} has no thread id"))?;
+            rustix::process::setpriority_process(Some(pid), nice)
+                .map_err(|e| format!("cannot set worker {worker} to nice {nice}: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// Starts counting [`WorkerPool::peak_executing`] afresh.
     pub fn reset_peak_executing(&self) {
         self.inner
@@ -1929,6 +1964,27 @@ impl WorkerPool {
 mod tests {
     use super::*;
     use std::sync::mpsc;
+
+    #[test]
+    fn set_worker_nice_lowers_every_worker_and_nothing_else() {
+        let pool = WorkerPool::new(2);
+        let me = rustix::process::getpriority_process(None).unwrap();
+        let nice = (me + 3).min(19);
+        pool.set_worker_nice(nice).unwrap();
+        for tid in pool.inner.worker_tids.iter() {
+            let pid = rustix::process::Pid::from_raw(tid.load(Ordering::SeqCst)).unwrap();
+            assert_eq!(
+                rustix::process::getpriority_process(Some(pid)).unwrap(),
+                nice
+            );
+        }
+        assert_eq!(rustix::process::getpriority_process(None).unwrap(), me);
+        let scope = pool.open_scope(ScopeOptions::default());
+        let (tx, rx) = mpsc::channel();
+        scope.spawn(Box::new(move |_| tx.send(()).unwrap()));
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        pool.close_scope(&scope);
+    }
 
     #[test]
     fn the_task_trace_threshold_is_read_in_microseconds() {

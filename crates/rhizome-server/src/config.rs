@@ -49,6 +49,11 @@ pub struct ServerConfig {
     pub stream_stall_timeout_secs: u64,
     /// Workers one query may use (default: all).
     pub threads: Option<usize>,
+    /// The nice value of the worker threads (0 to 19, default 5; 0 leaves
+    /// them at the process's priority): a larger value lets the network
+    /// threads and local clients take a core from busy workers at once
+    /// (see `WorkerPool::set_worker_nice`).
+    pub worker_nice: i32,
     /// Bytes one query may hold (default: half the memory, see
     /// [`ServerConfig::memory_limits`]); a number or a size such as `"2GiB"`.
     #[serde(deserialize_with = "size")]
@@ -108,6 +113,9 @@ fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Erro
     }
 }
 
+/// The workers' nice value by default ([`ServerConfig::worker_nice`]).
+pub const DEFAULT_WORKER_NICE: i32 = 5;
+
 /// The share of the memory one query may hold by default.
 pub const DEFAULT_QUERY_MEMORY_SHARE: f64 = rhizome_common::memory::DEFAULT_QUERY_SHARE;
 /// The share of the memory all queries together may hold by default.
@@ -129,6 +137,7 @@ impl Default for ServerConfig {
             transaction_timeout_secs: 0,
             stream_stall_timeout_secs: 600,
             threads: None,
+            worker_nice: DEFAULT_WORKER_NICE,
             memory_limit: None,
             http: None,
             tls_cert: None,
@@ -179,6 +188,13 @@ impl ServerConfig {
         }
         if self.max_connections == 0 {
             return Err("max_connections must be at least 1".into());
+        }
+        if !(0..=19).contains(&self.worker_nice) {
+            return Err(format!(
+                "worker_nice {} is outside 0..=19 (a nice value; 0 leaves the workers \
+                 at the process's priority)",
+                self.worker_nice
+            ));
         }
         if self.max_message_size < 1024 {
             return Err("max_message_size must be at least 1024 bytes".into());
@@ -246,6 +262,22 @@ mod tests {
         assert_eq!(config.stream_stall_timeout_secs, 600);
         assert!(config.http.is_none() && config.tls_cert.is_none());
         assert!(config.initial_password.is_none());
+    }
+
+    #[test]
+    fn worker_nice_is_a_nice_value() {
+        assert_eq!(ServerConfig::default().worker_nice, DEFAULT_WORKER_NICE);
+        let config: ServerConfig = toml::from_str("worker_nice = 0\n").unwrap();
+        assert_eq!(config.worker_nice, 0);
+        assert!(config.validate().is_ok());
+        for bad in [-1, 20] {
+            let config = ServerConfig {
+                worker_nice: bad,
+                ..ServerConfig::default()
+            };
+            let e = config.validate().unwrap_err();
+            assert!(e.contains("worker_nice") && e.contains("0..=19"), "{e}");
+        }
     }
 
     #[test]

@@ -374,6 +374,13 @@ pub fn serve_until_signal(
     sources: Vec<(String, rhizome_sources::SourceEngine)>,
     ready: impl FnOnce(Addresses),
 ) -> Result<(), String> {
+    if config.worker_nice > 0 {
+        if let Err(e) =
+            rhizome_exec::scheduler::WorkerPool::global().set_worker_nice(config.worker_nice)
+        {
+            log(format_args!("workers keep the process's priority: {e}"));
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("rhizome-bolt")

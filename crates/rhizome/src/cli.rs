@@ -441,6 +441,9 @@ pub struct BenchServiceArgs {
     /// Workers one query may use on the server (default: one per core).
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
+    /// The server's `--worker-nice` (default: the server's default, 5).
+    #[arg(long, value_name = "N")]
+    pub worker_nice: Option<i32>,
     /// Where the imported database is cached (default: $RHIZOME_BENCH_DATA or target/rhizome-bench-data).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,

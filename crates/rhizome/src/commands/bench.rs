@@ -50,6 +50,7 @@ fn service(args: crate::cli::BenchServiceArgs) -> Result<(), Failure> {
     }
     options.layout = layout;
     options.threads = args.threads;
+    options.worker_nice = args.worker_nice;
     if let Some(n) = args.persons {
         if n == 0 || n > rhizome_bench::banyan::PERSONS {
             return Err(rhizome_common::Error::new(

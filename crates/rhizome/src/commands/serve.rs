@@ -43,6 +43,10 @@ pub struct ServeArgs {
     /// Workers one query may use [default: all].
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Nice value of the worker threads, 0-19; 0 keeps the process's
+    /// priority [default: 5].
+    #[arg(long, value_name = "N")]
+    pub worker_nice: Option<i32>,
     /// Most connections at once [default: 1024].
     #[arg(long)]
     pub max_connections: Option<usize>,
@@ -150,6 +154,7 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
         config.database_name = name.clone();
     }
     config.threads = args.threads.or(config.threads);
+    config.worker_nice = args.worker_nice.unwrap_or(config.worker_nice);
     config.max_connections = args.max_connections.unwrap_or(config.max_connections);
     config.transaction_timeout_secs = args
         .transaction_timeout

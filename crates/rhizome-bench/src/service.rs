@@ -205,11 +205,12 @@ impl Drop for Served {
     }
 }
 
-/// Starts `binary serve db` on a free loopback port with users and
-/// passwords (the administrator's password is [`ADMIN_PASSWORD`]) and waits
-/// until it accepts connections.
-fn serve(binary: &Path, db: &Path, options: &ServiceBenchOptions) -> Result<Served> {
-    let (threads, work) = (options.threads, options.data_dir.as_path());
+/// Starts `options.binary serve db` (with the options' `--threads` and
+/// `--worker-nice`) on a free loopback port with users and passwords (the
+/// administrator's password is [`ADMIN_PASSWORD`]) and waits until it
+/// accepts connections; its address and log files go to the data dir.
+fn serve(db: &Path, options: &ServiceBenchOptions) -> Result<Served> {
+    let (binary, work) = (&options.binary, options.data_dir.as_path());
     let address_file = work.join(format!("service-bench-{}.address", std::process::id()));
     let log_file = work.join(format!("service-bench-{}.log", std::process::id()));
     let _ = std::fs::remove_file(&address_file);
@@ -224,7 +225,7 @@ fn serve(binary: &Path, db: &Path, options: &ServiceBenchOptions) -> Result<Serv
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log);
-    if let Some(t) = threads {
+    if let Some(t) = options.threads {
         command.args(["--threads", &t.to_string()]);
     }
     if let Some(nice) = options.worker_nice {
@@ -393,7 +394,7 @@ pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> 
             "the data set gave no parameters for the foreground, background or throughput query",
         ));
     }
-    let server = serve(&options.binary, &db, options)?;
+    let server = serve(&db, options)?;
     let address = server.address.clone();
     line(
         out,

@@ -450,13 +450,18 @@ impl QueryScope {
         }
     }
 
-    /// Queues a task of this query.
-    pub fn spawn(&self, task: Task) {
+    /// Puts `task` in the query's queue, the query in the workers' list first.
+    fn enqueue(&self, task: Task) {
         if self.listed.load(Ordering::Acquire) != LISTED {
             self.register();
         }
         self.queue.push(task);
         self.pending.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Queues a task of this query.
+    pub fn spawn(&self, task: Task) {
+        self.enqueue(task);
         // A worker is woken only if the query may use one more now, it is
         // not held, and no thread waiting for the query watches its queue
         // (that one takes the task). A thread whose task ends looks for the
@@ -486,11 +491,7 @@ impl QueryScope {
         if !top_level_worker {
             return self.spawn(task);
         }
-        if self.listed.load(Ordering::Acquire) != LISTED {
-            self.register();
-        }
-        self.queue.push(task);
-        self.pending.fetch_add(1, Ordering::SeqCst);
+        self.enqueue(task);
     }
 
     /// Holds the query: no worker takes its queued tasks, and its running

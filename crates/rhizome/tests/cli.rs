@@ -12,22 +12,13 @@ use support::{path_str, Run};
 /// Runs `rhizome args...` with `stdin` piped in, isolated from the user's
 /// data directory and history.
 fn rhizome(home: &Path, args: &[&str], stdin: &str) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rhizome"))
-        .args(args)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("RHIZOME_HISTORY", "")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run rhizome");
-    // A command that fails before it reads its input may have closed its
-    // end already.
-    let written = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    if let Err(e) = written {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    Run::from(child.wait_with_output().unwrap())
+    Run::fed(
+        Command::new(env!("CARGO_BIN_EXE_rhizome"))
+            .args(args)
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("RHIZOME_HISTORY", ""),
+        stdin,
+    )
 }
 
 /// A temporary directory with the demo database in `demo/`.

@@ -28,19 +28,7 @@ fn rhizome_env(home: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) ->
     for (k, v) in env {
         command.env(k, v);
     }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run rhizome");
-    // A command that fails before it reads its input (no password and no
-    // terminal to ask on) may have closed its end already.
-    let written = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    if let Err(e) = written {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    Run::from(child.wait_with_output().unwrap())
+    Run::fed(&mut command, stdin)
 }
 
 fn rhizome(home: &Path, args: &[&str], stdin: &str) -> Run {

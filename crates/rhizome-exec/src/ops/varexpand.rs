@@ -19,8 +19,21 @@ use crate::expr::{Evaluator, Row, SuspendedRow, Suspension};
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::{LoopScope, OpKind, ScopePolicy};
-use rhizome_storage::{Direction, RelTypeId};
+use rhizome_storage::{Direction, LabelId, RelTypeId, Snapshot};
 use std::sync::Arc;
+
+/// True if a walk may end at `node`: it is the expansion's known end
+/// `target` when the expansion goes `into` one, and carries the end labels.
+#[inline]
+fn may_end_at(
+    snap: &Snapshot,
+    labels: &[Option<LabelId>],
+    into: bool,
+    node: NodeId,
+    target: NodeId,
+) -> bool {
+    !(into && node != target) && (labels.is_empty() || has_labels(snap, node, labels))
+}
 
 /// `(from)-[rels*min..max]->(to)`.
 pub struct VarExpand {
@@ -184,9 +197,7 @@ impl Operator for VarExpand {
                     },
                 }];
                 let accept = |node: NodeId, path: &[RelId]| -> bool {
-                    (path.len() as u64) >= *min
-                        && !(*into && node != target)
-                        && (labels.is_empty() || has_labels(snap, node, labels))
+                    (path.len() as u64) >= *min && may_end_at(snap, labels, *into, node, target)
                 };
                 if start_passes && accept(start, &path) {
                     found = true;
@@ -588,10 +599,7 @@ impl VarExpand {
                 .expect("an item's instance is active");
             if passes {
                 w.frontier.path(i, &mut path);
-                if depth >= *min
-                    && !(*into && item.node != inst.target)
-                    && (labels.is_empty() || has_labels(snap, item.node, labels))
-                {
+                if depth >= *min && may_end_at(snap, labels, *into, item.node, inst.target) {
                     inst.found = true;
                     w.out_rows.push(row as u32);
                     w.out_rels.push(rel_list(&path));
@@ -632,9 +640,7 @@ impl VarExpand {
                         w.expanded += candidates.len() as u64;
                         let target = inst.target;
                         for &(r, n) in &candidates {
-                            if (*into && n != target)
-                                || !(labels.is_empty() || has_labels(snap, n, labels))
-                            {
+                            if !may_end_at(snap, labels, *into, n, target) {
                                 continue;
                             }
                             if let Some(instance) = w.active[slot].as_mut() {

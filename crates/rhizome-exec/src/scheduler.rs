@@ -1973,6 +1973,30 @@ mod tests {
     use std::sync::mpsc;
 
     #[test]
+    fn a_query_enters_the_workers_list_only_when_it_queues_a_task() {
+        let pool = WorkerPool::new(2);
+        let quiet = pool.open_scope(ScopeOptions::default());
+        assert_eq!(pool.open_queries(), 1);
+        assert!(
+            pool.inner.scopes.load().is_empty(),
+            "listed before any task"
+        );
+        pool.close_scope(&quiet);
+        let busy = pool.open_scope(ScopeOptions::default());
+        let (tx, rx) = mpsc::channel();
+        busy.spawn(Box::new(move |_| tx.send(()).unwrap()));
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(pool.inner.scopes.load().len(), 1);
+        pool.close_scope(&busy);
+        pool.close_scope(&busy);
+        assert_eq!(pool.open_queries(), 0);
+        assert!(pool.inner.scopes.load().is_empty());
+        // A task queued after its query closed lists nothing again.
+        busy.spawn(Box::new(|_| {}));
+        assert!(pool.inner.scopes.load().is_empty());
+    }
+
+    #[test]
     fn set_worker_nice_lowers_every_worker_and_nothing_else() {
         let pool = WorkerPool::new(2);
         let me = rustix::process::getpriority_process(None).unwrap();

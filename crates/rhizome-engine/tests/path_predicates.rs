@@ -644,6 +644,83 @@ fn an_expression_subquery_hands_its_task_back_at_each_quantum() {
 }
 
 #[test]
+fn a_projected_subquery_hands_its_task_back_at_each_quantum() {
+    // The same long probe in a RETURN item, a WITH item, a sort key, under
+    // a LIMIT, and in an aggregate's key and argument (computed by a
+    // projection below the aggregate): the projection runs it as a
+    // branch-scope instance that pauses at the task's quantum, and the
+    // chunk (with the items done and the paused instance) goes to a new
+    // task, which resumes it. Run inline (as before), the two instances
+    // took one task.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = clique_engine(dir.path(), &["CREATE (:Start {id: 1})-[:R]->(:Goal)"]);
+    let far = "NOT EXISTS { (s)-[:R*1..5]-(:Goal) }";
+    let (t, f) = (Value::Bool(true), Value::Bool(false));
+    let both = vec![
+        vec![Value::Int(0), t.clone()],
+        vec![Value::Int(1), f.clone()],
+    ];
+    let cases = [
+        (
+            format!("RETURN s.id AS id, {far} AS far"),
+            both.clone(),
+            false,
+        ),
+        (
+            format!("WITH s, {far} AS far RETURN s.id AS id, far"),
+            both.clone(),
+            false,
+        ),
+        (
+            format!("RETURN s.id AS id, {far} AS far ORDER BY id"),
+            both.clone(),
+            true,
+        ),
+        (
+            format!("RETURN s.id AS id, {far} AS far LIMIT 5"),
+            both.clone(),
+            false,
+        ),
+        (
+            format!("RETURN s.id AS id, {far} AS far ORDER BY far DESC, id"),
+            both,
+            true,
+        ),
+        (
+            format!("RETURN count(CASE WHEN {far} THEN 1 END) AS n"),
+            vec![vec![Value::Int(1)]],
+            true,
+        ),
+        (
+            format!("RETURN {far} AS far, count(*) AS n"),
+            vec![vec![f, Value::Int(1)], vec![t, Value::Int(1)]],
+            false,
+        ),
+    ];
+    for (tail, expected, ordered) in cases {
+        let q = format!("PROFILE MATCH (s:Start) {tail}");
+        for threads in [1, 2] {
+            let (rows, line, text) = profiled(&engine, &q, threads, "scope: instances");
+            let mut rows = rows.to_vecs();
+            if !ordered {
+                rows.sort_by_key(|r| format!("{r:?}"));
+            }
+            assert_eq!(rows, expected, "{q}");
+            assert!(line.contains("Projection"), "{q}: {text}");
+            let tasks = morsels_of(&line);
+            assert!(
+                tasks > 2,
+                "{q}: two rows' instances in {tasks} tasks: {text}"
+            );
+            assert!(
+                line.contains("started=2 finished=1 cancelled=1"),
+                "{q}: {text}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_per_hop_subquery_hands_the_walk_back_at_each_quantum() {
     // CQ6's shape: `all(x IN nodes(path)[1..] WHERE EXISTS { … })` becomes
     // the variable-length walk's per-hop predicate. Each node's long probe

@@ -225,6 +225,10 @@ pub struct COp {
     /// values of the slots its inner plan reads, if they may be (as an
     /// `EXISTS` expression's are, [`CMemo`]).
     pub memo: Option<CMemo>,
+    /// An expression of [`COp::exprs`] holds an expression subquery
+    /// (`EXISTS { }`, `COUNT { }`, a pattern comprehension), which may
+    /// pause at the task's quantum ([`crate::expr::Suspension`]).
+    pub has_subquery: bool,
 }
 
 /// A compiled hop of an `ExpandCount` prefix.
@@ -260,6 +264,8 @@ fn constant_list(e: &Expr) -> Option<Source> {
 pub struct Compiler<'a> {
     catalog: &'a Catalog,
     next_id: usize,
+    /// Expression subqueries compiled so far.
+    subqueries: usize,
 }
 
 fn key(catalog: &Catalog, name: &str) -> Key {
@@ -281,6 +287,7 @@ impl<'a> Compiler<'a> {
         Compiler {
             catalog: snapshot.catalog(),
             next_id: first,
+            subqueries: 0,
         }
     }
 
@@ -313,6 +320,7 @@ impl<'a> Compiler<'a> {
         let id = self.next_id;
         self.next_id += 1;
         let mut c = COp::default();
+        let subqueries_before = self.subqueries;
         match &node.kind {
             OpKind::LabelScan { label, .. } => {
                 c.label = self.catalog.label_id(label);
@@ -443,6 +451,7 @@ impl<'a> Compiler<'a> {
             }
             _ => {}
         }
+        c.has_subquery = self.subqueries > subqueries_before;
         let inputs = node.inputs.iter().map(|i| self.node(i)).collect();
         Arc::new(CNode {
             id,
@@ -561,6 +570,7 @@ impl<'a> Compiler<'a> {
                     .collect(),
             ),
             Expr::Subquery(plan, kind) => {
+                self.subqueries += 1;
                 let memo = rhizome_plan::usage::subquery_memo_key(plan, kind).map(CMemo::new);
                 let node = self.node(plan);
                 let kind = match kind {

@@ -52,6 +52,13 @@ pub(crate) fn collect_aggregates(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
     }
 }
 
+/// True if `e` holds an expression subquery anywhere.
+pub(crate) fn has_subquery(e: &Expr) -> bool {
+    let mut found = false;
+    e.visit(&mut |x| found |= matches!(x, Expr::Subquery(..)));
+    found
+}
+
 /// Whether `e` contains an aggregate call.
 pub(crate) fn contains_aggregate(e: &ast::Expr) -> bool {
     let mut v = Vec::new();

@@ -13,7 +13,7 @@ use super::{over, Planner, Scope, VarKind};
 use crate::expr::{collect_aggregates, function_name, is_aggregate_call};
 use rhizome_common::{Error, Result};
 use rhizome_cypher::ast::{self, ExprKind};
-use rhizome_plan::{AggregateItem, AggregateKind, OpKind, PlanNode, Slot, SortKey};
+use rhizome_plan::{AggregateItem, AggregateKind, Expr, OpKind, PlanNode, Slot, SortKey};
 
 /// The plan after a projection, its scope and its columns in order.
 pub(crate) struct Projected {
@@ -133,6 +133,29 @@ impl Planner<'_> {
                 if variable_of(&it.expr).is_none() {
                     agg_map.push((it.expr.clone(), it.slot));
                 }
+            }
+            // Keys and arguments that hold an expression subquery are
+            // computed by a projection below the aggregate, whose
+            // subqueries pause at the task's quantum (the aggregate would
+            // run them in line, to their end).
+            let mut computed_first = Vec::new();
+            let expressions = keys
+                .iter_mut()
+                .map(|(_, e)| e)
+                .chain(agg_items.iter_mut().flat_map(|a| a.args.iter_mut()));
+            for e in expressions {
+                if crate::expr::has_subquery(e) {
+                    let slot = self.slots.anon();
+                    computed_first.push((slot, std::mem::replace(e, Expr::Slot(slot))));
+                }
+            }
+            if !computed_first.is_empty() {
+                plan = over(
+                    OpKind::Project {
+                        items: computed_first,
+                    },
+                    plan,
+                );
             }
             plan = over(
                 OpKind::Aggregate {

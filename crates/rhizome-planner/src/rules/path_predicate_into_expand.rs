@@ -18,8 +18,9 @@
 //! A predicate that depends only on `x` and holds a subquery is memoised
 //! per node by the runtime's subquery memo.
 
-use super::rel_predicate_into_expand::{has_subquery, substitute};
+use super::rel_predicate_into_expand::substitute;
 use super::{mark, OptimizerRule, RuleContext};
+use crate::expr::has_subquery;
 use crate::usage::{and_all, conjuncts, expr_reads};
 use rhizome_common::Value;
 use rhizome_plan::{

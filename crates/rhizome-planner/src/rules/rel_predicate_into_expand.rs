@@ -4,6 +4,7 @@
 //! enumerated instead of filtered afterwards.
 
 use super::{mark, OptimizerRule, RuleContext};
+use crate::expr::has_subquery;
 use crate::usage::{and_all, conjuncts, expr_reads};
 use rhizome_plan::{BinaryOp, Expr, OpKind, PlanNode, Quantifier, Slot};
 
@@ -17,14 +18,6 @@ pub(crate) fn substitute(e: &mut Expr, from: Slot, to: Slot) {
             *x = Expr::Slot(to);
         }
     });
-}
-
-/// True if `e` holds a subquery anywhere.
-pub(crate) fn has_subquery(e: &Expr) -> bool {
-    let mut found = false;
-    let mut copy = e.clone();
-    copy.visit_mut(&mut |x| found |= matches!(x, Expr::Subquery(..)));
-    found
 }
 
 impl OptimizerRule for RelPredicateIntoExpand {

@@ -75,6 +75,25 @@ impl<'a> Row<'a> {
         }
         values
     }
+
+    /// The row as [`Row::materialize`] gives it, but only `slots` hold
+    /// their values (the others are null): the argument of a subquery
+    /// that reads only those, without copying the row's other values
+    /// (lists of paths, say) for every run.
+    pub fn materialize_only(&self, slots: &[Slot]) -> Vec<Value> {
+        let width = self
+            .locals
+            .iter()
+            .map(|(slot, _)| slot + 1)
+            .fold(self.chunk.width(), usize::max);
+        let mut values = vec![Value::Null; width];
+        for &slot in slots {
+            if slot < width {
+                values[slot] = self.get(slot);
+            }
+        }
+        values
+    }
 }
 
 fn type_error(message: impl Into<String>) -> Error {
@@ -669,9 +688,14 @@ impl<'q> Evaluator<'q> {
                     missed.set(true);
                     return Err(paused_error());
                 }
+                // A pure subquery reads only its memo key's slots.
+                let argument = match memo {
+                    Some(memo) => row.materialize_only(&memo.slots),
+                    None => row.materialize(),
+                };
                 let value = match self.suspension {
-                    Some(suspension) => self.scoped_subquery(suspension, plan, kind, row)?,
-                    None => self.subquery(plan, kind, row)?,
+                    Some(suspension) => self.scoped_subquery(suspension, plan, kind, argument)?,
+                    None => self.subquery(plan, kind, &argument)?,
                 };
                 if let (Some(key), Some(memo)) = (key, memo) {
                     self.q.memo.insert(memo.id, key, &value);
@@ -682,30 +706,29 @@ impl<'q> Evaluator<'q> {
         }
     }
 
-    /// Runs an expression subquery for `row`.
-    fn subquery(&self, plan: &Arc<CNode>, kind: &CSubquery, row: &Row<'_>) -> Result<Value> {
+    /// Runs an expression subquery on `argument` (the row's values it reads).
+    fn subquery(&self, plan: &Arc<CNode>, kind: &CSubquery, argument: &[Value]) -> Result<Value> {
         let limit = match kind {
             CSubquery::Exists => InlineLimit::FirstRow,
             _ => InlineLimit::All,
         };
         let chunks = self
             .q
-            .run_inline(plan, Chunk::single_row(&row.materialize()), limit)?;
+            .run_inline(plan, Chunk::single_row(argument), limit)?;
         self.answer(kind, &chunks)
     }
 
-    /// Runs an expression subquery for `row` as a branch-scope instance
-    /// that pauses at the task's quantum ([`Suspension`]), or resumes the
+    /// Runs an expression subquery on `argument` (the row's values it
+    /// reads) as a branch-scope instance that pauses at the task's quantum ([`Suspension`]), or resumes the
     /// row's paused one, or takes the answer it ended with.
     fn scoped_subquery(
         &self,
         suspension: &Suspension<'_>,
         plan: &Arc<CNode>,
         kind: &CSubquery,
-        row: &Row<'_>,
+        argument: Vec<Value>,
     ) -> Result<Value> {
         suspension.ran.set(true);
-        let argument = row.materialize();
         let id = Arc::as_ptr(plan) as usize;
         let resume = {
             let mut state = suspension.row.borrow_mut();
@@ -869,5 +892,46 @@ pub fn constant_count(q: &QueryContext, expr: &CExpr, what: &str) -> Result<u64>
             format!("{what} must be a non-negative integer, got {other}"),
         )
         .with_code("InvalidArgumentType")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subquery_argument_keeps_only_the_slots_it_reads() {
+        let list = Value::List(vec![Value::Int(1), Value::Int(2)]);
+        let chunk = Chunk::single_row(&[Value::Int(7), list.clone(), Value::from("x")]);
+        let locals = [(4, Value::Int(9)), (2, Value::from("y"))];
+        let row = Row {
+            chunk: &chunk,
+            row: 0,
+            locals: &locals,
+        };
+        // Every slot, locals applied.
+        assert_eq!(
+            row.materialize(),
+            vec![
+                Value::Int(7),
+                list,
+                Value::from("y"),
+                Value::Null,
+                Value::Int(9)
+            ]
+        );
+        // Only the slots named (a local among them), as wide as the row.
+        assert_eq!(
+            row.materialize_only(&[0, 2]),
+            vec![
+                Value::Int(7),
+                Value::Null,
+                Value::from("y"),
+                Value::Null,
+                Value::Null
+            ]
+        );
+        // A slot past the row's width stays out.
+        assert_eq!(row.materialize_only(&[9]), vec![Value::Null; 5]);
     }
 }

@@ -555,6 +555,77 @@ fn shortest_path_searches_are_a_loop_scope() {
     assert_eq!(counter(&text, "finished"), started, "{text}");
 }
 
+#[test]
+fn a_long_shortest_path_search_hands_its_task_back_at_each_quantum() {
+    // Two searches along a chain of 20,000 nodes (tens of milliseconds in
+    // a debug build): each search's state goes to a new task once the
+    // task's quantum is spent, and the paths are the same as one search
+    // run to its end. Without the hand-back, each row's search ran in the
+    // task that started it.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::empty_engine(dir.path());
+    let options = |threads| QueryOptions {
+        threads: Some(threads),
+        ..QueryOptions::default()
+    };
+    for q in [
+        "UNWIND range(0, 20000) AS i CREATE (:C {i: i})",
+        "CREATE INDEX FOR (c:C) ON (c.i)",
+        "MATCH (a:C), (b:C {i: a.i + 1}) CREATE (a)-[:NEXT]->(b)",
+    ] {
+        engine
+            .execute(q, BTreeMap::new(), &options(2))
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    let searches = "UNWIND [[0, 20000], [5, 19000]] AS pair \
+                    MATCH (a:C {i: pair[0]}), (b:C {i: pair[1]}) \
+                    MATCH p = shortestPath((a)-[:NEXT*]-(b))";
+    let mut lengths = Vec::new();
+    for (q, order) in [
+        (
+            format!("PROFILE {searches} RETURN a.i, length(p) AS n"),
+            false,
+        ),
+        (
+            format!("PROFILE {searches} RETURN a.i, length(p) AS n ORDER BY n"),
+            true,
+        ),
+        (
+            format!("PROFILE {searches} RETURN a.i, length(p) AS n LIMIT 5"),
+            false,
+        ),
+    ] {
+        for threads in [1, 2] {
+            let (rows, line, text) = profiled(&engine, &q, threads, "ShortestPath");
+            let mut rows = rows.to_vecs();
+            if !order {
+                rows.sort_by_key(|r| format!("{r:?}"));
+            }
+            lengths.push(rows);
+            assert!(
+                line.contains("started=2 finished=2 cancelled=0"),
+                "{q}: {text}"
+            );
+            let tasks = morsels_of(&line);
+            assert!(tasks > 4, "{q}: two searches in {tasks} tasks: {text}");
+        }
+    }
+    let expected = vec![
+        vec![Value::Int(0), Value::Int(20000)],
+        vec![Value::Int(5), Value::Int(18995)],
+    ];
+    let mut by_length = expected.clone();
+    by_length.sort_by_key(|r| format!("{:?}", r[1]));
+    for (i, rows) in lengths.iter().enumerate() {
+        let want = if (2..4).contains(&i) {
+            &by_length
+        } else {
+            &expected
+        };
+        assert_eq!(rows, want, "variant {i}");
+    }
+}
+
 /// An engine on a clique of eight `:K` nodes under `(:Start {id: 0})`,
 /// whose probes for a `:Goal` walk every trail (milliseconds each), with
 /// the statements `extra` run after it.

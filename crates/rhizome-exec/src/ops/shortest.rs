@@ -11,6 +11,13 @@
 //! that grow from one row, so a `LIMIT` above ends the scope before the
 //! next rows' searches start. PROFILE counts instances started, finished
 //! and cancelled, frontier nodes expanded and dropped.
+//!
+//! Where the task can hand its work back, a search looks at the task's
+//! quantum at the same points: once it is spent, the search (both sides,
+//! the level being expanded and where in it), the rows not searched yet
+//! and the paths found but not sent go to a new task at this stage, which
+//! goes on from there ([`Progress`]). So one long search does not hold a
+//! worker to its end.
 
 use super::adjacency::{rel_list, skip_entry, walks};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
@@ -78,6 +85,9 @@ struct Search {
     dropped: u64,
     /// The search was cancelled.
     cancelled: bool,
+    /// `expanded` when the current task took the search up (a task
+    /// expands at least one node before it pauses).
+    task_start: u64,
 }
 
 /// One side of a bidirectional breadth-first search: the depth of every
@@ -89,6 +99,24 @@ struct Side {
     parents: HashMap<NodeId, Vec<(RelId, NodeId)>>,
     frontier: Vec<NodeId>,
     level: u64,
+    /// A level is being expanded (it paused at `pos`).
+    expanding: bool,
+    /// The next frontier node to expand in the level being expanded.
+    pos: usize,
+    /// The level being expanded so far: its new nodes, and those of them
+    /// the other side has reached.
+    next: Vec<NodeId>,
+    meet: Vec<NodeId>,
+}
+
+/// How a side's [`Side::expand`] ended.
+enum Level {
+    /// The level is done; the nodes of it the other side has reached.
+    Done(Vec<NodeId>),
+    /// The task's quantum was spent: the level goes on from where it stopped.
+    Paused,
+    /// The search was cancelled (its dropped nodes counted).
+    Cancelled,
 }
 
 impl Side {
@@ -99,13 +127,20 @@ impl Side {
             parents: HashMap::new(),
             frontier: vec![root],
             level: 0,
+            expanding: false,
+            pos: 0,
+            next: Vec::new(),
+            meet: Vec::new(),
         }
     }
 
-    /// Expands the frontier one level; returns the nodes of the new level
-    /// the other side has reached. With `first_only`, stops at the first.
-    /// Looks for a cancellation every [`CHECK_EVERY`] nodes: then stops
-    /// and counts the nodes left in `search`.
+    /// Expands the frontier one level (or goes on with the level that
+    /// paused); ends with the nodes of the new level the other side has
+    /// reached. With `first_only`, stops at the first. Looks for a
+    /// cancellation every [`CHECK_EVERY`] nodes (then stops and counts
+    /// the nodes left in `search`) and, with `may_pause`, at the task's
+    /// quantum.
+    #[allow(clippy::too_many_arguments)]
     fn expand(
         &mut self,
         snap: &Snapshot,
@@ -113,26 +148,43 @@ impl Side {
         other: &Side,
         first_only: bool,
         ctx: &TaskCtx<'_>,
+        may_pause: bool,
         search: &mut Search,
-    ) -> Vec<NodeId> {
-        self.level += 1;
-        let level = self.level;
-        if snap.external().is_some() {
-            // A source fetches the whole level's lists in one round trip
-            // per (type, direction), not one per node.
-            for &(t, d) in &self.walks {
-                snap.prefetch_adjacency(&self.frontier, t, d);
+    ) -> Level {
+        if !self.expanding {
+            self.expanding = true;
+            self.level += 1;
+            self.pos = 0;
+            if snap.external().is_some() {
+                // A source fetches the whole level's lists in one round
+                // trip per (type, direction), not one per node.
+                for &(t, d) in &self.walks {
+                    snap.prefetch_adjacency(&self.frontier, t, d);
+                }
             }
         }
-        let mut next = Vec::new();
-        let mut meet = Vec::new();
-        'nodes: for (k, &n) in self.frontier.iter().enumerate() {
+        let level = self.level;
+        let (mut next, mut meet) = (
+            std::mem::take(&mut self.next),
+            std::mem::take(&mut self.meet),
+        );
+        'nodes: for k in self.pos..self.frontier.len() {
+            let n = self.frontier[k];
             search.expanded += 1;
             if search.expanded.is_multiple_of(CHECK_EVERY) {
                 if ctx.cancelled() {
                     search.cancelled = true;
                     search.dropped += (self.frontier.len() - k) as u64;
-                    return Vec::new();
+                    self.expanding = false;
+                    return Level::Cancelled;
+                }
+                if may_pause && search.expanded > search.task_start + 1 && ctx.quantum_spent() {
+                    // Node k is expanded by the task that goes on.
+                    search.expanded -= 1;
+                    self.pos = k;
+                    self.next = next;
+                    self.meet = meet;
+                    return Level::Paused;
                 }
                 ctx.yield_point();
             }
@@ -161,7 +213,8 @@ impl Side {
             }
         }
         self.frontier = next;
-        meet
+        self.expanding = false;
+        Level::Done(meet)
     }
 }
 
@@ -173,73 +226,134 @@ fn reversed(d: Direction) -> Direction {
     }
 }
 
-/// Shortest paths from `a` to `b` (`a != b`) of at most `max`
-/// relationships: every one with `all`, else one. Breadth-first from both
-/// ends, a level at a time on the side with the smaller frontier, until
-/// the two meet. When a level of one side reaches nodes the other side has
-/// reached, those nodes are exactly the ones every shortest path crosses at
-/// that distance (an earlier meeting would have been found a level
-/// before), so the paths are the shortest ones to each meeting node from
-/// both ends, joined.
-#[allow(clippy::too_many_arguments)]
-fn bidirectional(
-    snap: &Snapshot,
-    walks: &[(RelTypeId, Direction)],
-    direction: ExpandDirection,
-    (a, b): (NodeId, NodeId),
-    max: u64,
-    all: bool,
-    ctx: &TaskCtx<'_>,
-    search: &mut Search,
-) -> Result<Vec<PathValue>> {
-    let mut forward = Side::new(a, walks.to_vec());
-    let mut backward = Side::new(b, walks.iter().map(|&(t, d)| (t, reversed(d))).collect());
-    let meet = loop {
-        if forward.level + backward.level >= max
-            || forward.frontier.is_empty()
-            || backward.frontier.is_empty()
-        {
-            return Ok(Vec::new());
-        }
-        if ctx.cancelled() {
-            search.cancelled = true;
-        }
-        let meet = if search.cancelled {
-            Vec::new()
-        } else if forward.frontier.len() <= backward.frontier.len() {
-            forward.expand(snap, direction, &backward, !all, ctx, search)
-        } else {
-            backward.expand(snap, direction, &forward, !all, ctx, search)
-        };
-        if search.cancelled {
-            // The side not being expanded keeps its frontier too.
-            search.dropped += (forward.frontier.len() + backward.frontier.len()) as u64;
-            return Ok(Vec::new());
-        }
-        if !meet.is_empty() {
-            break meet;
-        }
-    };
-    let limit = if all { usize::MAX } else { 1 };
-    let mut out = Vec::new();
-    for m in meet {
-        for head in unwind_paths(&forward.parents, a, m, limit) {
-            for tail in unwind_paths(&backward.parents, b, m, limit) {
-                if out.len() >= limit {
-                    return Ok(out);
-                }
-                let mut path = head.clone();
-                path.nodes.extend(tail.nodes.iter().rev().skip(1));
-                path.rels.extend(tail.rels.iter().rev());
-                out.push(path);
-            }
-        }
-    }
-    Ok(out)
+/// A bidirectional search between two nodes, resumable between tasks.
+struct Bidirectional {
+    a: NodeId,
+    b: NodeId,
+    forward: Side,
+    backward: Side,
+    search: Search,
 }
 
-impl Operator for ShortestPath {
-    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
+impl Bidirectional {
+    /// A search from `a` to `b` over `walks` (the backward side walks them
+    /// reversed).
+    fn new(a: NodeId, b: NodeId, walks: &[(RelTypeId, Direction)]) -> Bidirectional {
+        Bidirectional {
+            a,
+            b,
+            forward: Side::new(a, walks.to_vec()),
+            backward: Side::new(b, walks.iter().map(|&(t, d)| (t, reversed(d))).collect()),
+            search: Search::default(),
+        }
+    }
+
+    /// Shortest paths from `a` to `b` (`a != b`) of at most `max`
+    /// relationships: every one with `all`, else one; `None` if the task's
+    /// quantum was spent first (with `may_pause`, looked at with the
+    /// cancellation every [`CHECK_EVERY`] nodes; run it again to go on).
+    /// Breadth-first from both ends, a level at a time on the side with
+    /// the smaller frontier, until the two meet. When a level of one side
+    /// reaches nodes the other side has reached, those nodes are exactly
+    /// the ones every shortest path crosses at that distance (an earlier
+    /// meeting would have been found a level before), so the paths are
+    /// the shortest ones to each meeting node from both ends, joined.
+    fn run(
+        &mut self,
+        snap: &Snapshot,
+        direction: ExpandDirection,
+        (max, all): (u64, bool),
+        ctx: &TaskCtx<'_>,
+        may_pause: bool,
+    ) -> Option<Vec<PathValue>> {
+        let Bidirectional {
+            a,
+            b,
+            forward,
+            backward,
+            search,
+        } = self;
+        search.task_start = search.expanded;
+        let meet = loop {
+            let expanding = forward.expanding || backward.expanding;
+            if !expanding
+                && (forward.level + backward.level >= max
+                    || forward.frontier.is_empty()
+                    || backward.frontier.is_empty())
+            {
+                return Some(Vec::new());
+            }
+            if ctx.cancelled() {
+                search.cancelled = true;
+            }
+            // A level that paused goes on on its side.
+            let level = if search.cancelled {
+                Level::Cancelled
+            } else if backward.expanding
+                || (!forward.expanding && forward.frontier.len() > backward.frontier.len())
+            {
+                backward.expand(snap, direction, forward, !all, ctx, may_pause, search)
+            } else {
+                forward.expand(snap, direction, backward, !all, ctx, may_pause, search)
+            };
+            match level {
+                Level::Paused => return None,
+                Level::Cancelled => {
+                    // The side not being expanded keeps its frontier too.
+                    search.cancelled = true;
+                    search.dropped += (forward.frontier.len() + backward.frontier.len()) as u64;
+                    return Some(Vec::new());
+                }
+                Level::Done(meet) if !meet.is_empty() => break meet,
+                Level::Done(_) => {}
+            }
+        };
+        let limit = if all { usize::MAX } else { 1 };
+        let mut out = Vec::new();
+        for m in meet {
+            for head in unwind_paths(&forward.parents, *a, m, limit) {
+                for tail in unwind_paths(&backward.parents, *b, m, limit) {
+                    if out.len() >= limit {
+                        return Some(out);
+                    }
+                    let mut path = head.clone();
+                    path.nodes.extend(tail.nodes.iter().rev().skip(1));
+                    path.rels.extend(tail.rels.iter().rev());
+                    out.push(path);
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Where an operator's run over one input chunk stands, handed to the
+/// task that goes on when a search pauses: the next row, its search in
+/// progress, the rows found but not sent, and the counters not yet added
+/// to PROFILE.
+#[derive(Default)]
+struct Progress {
+    row: usize,
+    search: Option<Bidirectional>,
+    batch: usize,
+    rows: Vec<u32>,
+    paths: Vec<Value>,
+    rel_lists: Vec<Value>,
+    started: u64,
+    finished: u64,
+    expanded: u64,
+}
+
+impl ShortestPath {
+    /// Searches the rows of `input` from `progress` on; when a search
+    /// pauses at the task's quantum, sends the rows found so far and hands
+    /// the rest to a new task at this stage.
+    fn run(
+        &self,
+        input: Chunk,
+        ctx: &mut TaskCtx<'_>,
+        mut progress: Progress,
+    ) -> Result<OperatorResult> {
         let OpKind::ShortestPath {
             from,
             to,
@@ -261,20 +375,17 @@ impl Operator for ShortestPath {
         let walks = walks(snap, types, *direction);
         let eval = Evaluator::new(ctx.q);
         let max = max.unwrap_or(u64::MAX);
-        let (mut rows, mut paths, mut rel_lists) = (Vec::new(), Vec::new(), Vec::new());
-        let emit = |rows: &mut Vec<u32>,
-                    paths: &mut Vec<Value>,
-                    rel_lists: &mut Vec<Value>,
-                    ctx: &mut TaskCtx<'_>| {
-            if rows.is_empty() {
+        let may_pause = ctx.can_hand_back() && (!ctx.keeps_order() || ctx.hands_back_in_order());
+        let emit = |progress: &mut Progress, ctx: &mut TaskCtx<'_>| {
+            if progress.rows.is_empty() {
                 return NEED_MORE;
             }
-            let mut chunk = input.select(std::mem::take(rows));
+            let mut chunk = input.select(std::mem::take(&mut progress.rows));
             chunk.set_column(
                 *path,
-                Column::new(ColumnData::Values(std::mem::take(paths))),
+                Column::new(ColumnData::Values(std::mem::take(&mut progress.paths))),
             );
-            let rel_lists = std::mem::take(rel_lists);
+            let rel_lists = std::mem::take(&mut progress.rel_lists);
             if let Some(rels) = rels {
                 chunk.set_column(*rels, Column::new(ColumnData::Values(rel_lists)));
             }
@@ -282,18 +393,24 @@ impl Operator for ShortestPath {
         };
         // The loop scope's counters: instances (searches) started,
         // finished and cancelled, frontier nodes expanded and dropped.
-        let (mut started, mut finished, mut expanded) = (0u64, 0u64, 0u64);
-        let tally = |ctx: &TaskCtx<'_>, started, finished, cancelled, expanded, dropped| {
+        let tally = |ctx: &TaskCtx<'_>, progress: &mut Progress, cancelled, dropped| {
             if let Some(stats) = ctx.scope_stats() {
-                stats.add(started, finished, cancelled, expanded, dropped);
+                stats.add(
+                    std::mem::take(&mut progress.started),
+                    std::mem::take(&mut progress.finished),
+                    cancelled,
+                    std::mem::take(&mut progress.expanded),
+                    dropped,
+                );
             }
         };
         // The first rows go out at once, then in batches that grow to a
         // chunk: a LIMIT above stops the rows after it from searching.
-        let mut batch = 1;
-        for row in 0..input.len() {
+        progress.batch = progress.batch.max(1);
+        while progress.row < input.len() {
+            let row = progress.row;
             if ctx.cancelled() {
-                tally(ctx, started, finished, 0, expanded, 0);
+                tally(ctx, &mut progress, 0, 0);
                 return NEED_MORE;
             }
             let a = input
@@ -313,24 +430,31 @@ impl Operator for ShortestPath {
                     });
                 } else {
                     let all = path_predicate.is_some() || *kind == ShortestPathKind::All;
-                    let mut search = Search::default();
-                    started += 1;
-                    results = bidirectional(
-                        snap,
-                        &walks,
-                        *direction,
-                        (a, b),
-                        max,
-                        all,
-                        ctx,
-                        &mut search,
-                    )?;
-                    expanded += search.expanded;
-                    if search.cancelled {
-                        tally(ctx, started, finished, 1, expanded, search.dropped);
+                    if progress.search.is_none() {
+                        progress.started += 1;
+                    }
+                    let search = progress
+                        .search
+                        .get_or_insert_with(|| Bidirectional::new(a, b, &walks));
+                    let Some(found) = search.run(snap, *direction, (max, all), ctx, may_pause)
+                    else {
+                        // Paused: the rows found go out, the rest to a new task.
+                        tally(ctx, &mut progress, 0, 0);
+                        return_if_finished!(emit(&mut progress, ctx));
+                        let node = self.node.clone();
+                        ctx.spawn(move |ctx| {
+                            ShortestPath { node }.run(input, ctx, progress).map(drop)
+                        })?;
+                        return NEED_MORE;
+                    };
+                    let search = progress.search.take().expect("the search just run");
+                    progress.expanded += search.search.expanded;
+                    if search.search.cancelled {
+                        tally(ctx, &mut progress, 1, search.search.dropped);
                         return NEED_MORE;
                     }
-                    finished += 1;
+                    progress.finished += 1;
+                    results = found;
                     // A path that uses a relationship twice is not a path (undirected loops).
                     results.retain(|p| {
                         let mut r = p.rels.clone();
@@ -358,25 +482,32 @@ impl Operator for ShortestPath {
                 results.truncate(1);
             }
             if results.is_empty() && *optional {
-                rows.push(row as u32);
-                paths.push(Value::Null);
-                rel_lists.push(Value::Null);
+                progress.rows.push(row as u32);
+                progress.paths.push(Value::Null);
+                progress.rel_lists.push(Value::Null);
             }
             for p in results {
-                rows.push(row as u32);
-                rel_lists.push(rel_list(&p.rels));
-                paths.push(Value::Path(p));
+                progress.rows.push(row as u32);
+                progress.rel_lists.push(rel_list(&p.rels));
+                progress.paths.push(Value::Path(p));
             }
-            if rows.len() >= batch {
-                batch = (batch * 2).min(CHUNK_SIZE);
-                let pushed = emit(&mut rows, &mut paths, &mut rel_lists, ctx);
+            progress.row += 1;
+            if progress.rows.len() >= progress.batch {
+                progress.batch = (progress.batch * 2).min(CHUNK_SIZE);
+                let pushed = emit(&mut progress, ctx);
                 if !matches!(pushed, Ok(OperatorResult::NeedMoreInput)) {
-                    tally(ctx, started, finished, 0, expanded, 0);
+                    tally(ctx, &mut progress, 0, 0);
                 }
                 return_if_finished!(pushed);
             }
         }
-        tally(ctx, started, finished, 0, expanded, 0);
-        emit(&mut rows, &mut paths, &mut rel_lists, ctx)
+        tally(ctx, &mut progress, 0, 0);
+        emit(&mut progress, ctx)
+    }
+}
+
+impl Operator for ShortestPath {
+    fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
+        self.run(input, ctx, Progress::default())
     }
 }

@@ -42,32 +42,46 @@ impl ShortestPath {
     }
 }
 
-/// Every shortest path (as relationship and node lists) from `parents` back to `start`.
+/// Every shortest path (as relationship and node lists) from `parents` back
+/// to `start`, at most `limit`: depth first along one stack of the path so
+/// far (last parent first), so a path of length L costs O(L) to find, not
+/// a copy of the path at every step.
 fn unwind_paths(
     parents: &HashMap<NodeId, Vec<(RelId, NodeId)>>,
     start: NodeId,
     end: NodeId,
     limit: usize,
 ) -> Vec<PathValue> {
+    let parents_of = |n: NodeId| parents.get(&n).map_or(&[][..], Vec::as_slice);
     let mut out = Vec::new();
-    let mut stack: Vec<(NodeId, Vec<RelId>, Vec<NodeId>)> = vec![(end, Vec::new(), vec![end])];
-    while let Some((node, rels, nodes)) = stack.pop() {
-        if out.len() >= limit {
-            break;
-        }
-        if node == start {
-            let mut path = PathValue { nodes, rels };
-            path.nodes.reverse();
-            path.rels.reverse();
-            out.push(path);
+    if limit == 0 {
+        return out;
+    }
+    // The path from `end` so far; per node on it, its parents not tried yet.
+    let mut nodes = vec![end];
+    let mut rels: Vec<RelId> = Vec::new();
+    let mut untried = vec![parents_of(end).len()];
+    while let (Some(&node), Some(left)) = (nodes.last(), untried.last_mut()) {
+        if node == start || *left == 0 {
+            if node == start {
+                out.push(PathValue {
+                    nodes: nodes.iter().rev().copied().collect(),
+                    rels: rels.iter().rev().copied().collect(),
+                });
+                if out.len() >= limit {
+                    break;
+                }
+            }
+            nodes.pop();
+            untried.pop();
+            rels.pop();
             continue;
         }
-        for &(r, p) in parents.get(&node).into_iter().flatten() {
-            let (mut rs, mut ns) = (rels.clone(), nodes.clone());
-            rs.push(r);
-            ns.push(p);
-            stack.push((p, rs, ns));
-        }
+        *left -= 1;
+        let (r, p) = parents_of(node)[*left];
+        nodes.push(p);
+        rels.push(r);
+        untried.push(parents_of(p).len());
     }
     out
 }
@@ -509,5 +523,50 @@ impl ShortestPath {
 impl Operator for ShortestPath {
     fn execute(&self, input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
         self.run(input, ctx, Progress::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_unwind_depth_first_last_parent_first() {
+        // 1 -> {2, 3} -> 4 (two shortest paths to 4), and 4 -> 5.
+        let parents = HashMap::from([
+            (2, vec![(10, 1)]),
+            (3, vec![(11, 1)]),
+            (4, vec![(12, 2), (13, 3)]),
+            (5, vec![(14, 4)]),
+        ]);
+        let paths = unwind_paths(&parents, 1, 5, usize::MAX);
+        let as_lists: Vec<_> = paths
+            .iter()
+            .map(|p| (p.nodes.clone(), p.rels.clone()))
+            .collect();
+        assert_eq!(
+            as_lists,
+            vec![
+                (vec![1, 3, 4, 5], vec![11, 13, 14]),
+                (vec![1, 2, 4, 5], vec![10, 12, 14]),
+            ]
+        );
+        assert_eq!(unwind_paths(&parents, 1, 5, 1).len(), 1);
+        assert_eq!(unwind_paths(&parents, 1, 1, 5)[0].nodes, vec![1]);
+        // No way back to the start: no path.
+        assert!(unwind_paths(&parents, 9, 5, 5).is_empty());
+    }
+
+    #[test]
+    fn a_long_path_unwinds_in_linear_time() {
+        // A chain of a million: copying the path at every step would move
+        // about 10^12 ids.
+        let n = 1_000_000u64;
+        let parents: HashMap<NodeId, Vec<(RelId, NodeId)>> =
+            (1..=n).map(|i| (i, vec![(i, i - 1)])).collect();
+        let paths = unwind_paths(&parents, 0, n, 1);
+        assert_eq!(paths[0].nodes.len() as u64, n + 1);
+        assert_eq!(paths[0].rels.first(), Some(&1));
+        assert_eq!(paths[0].nodes.last(), Some(&n));
     }
 }

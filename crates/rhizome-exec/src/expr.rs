@@ -96,6 +96,19 @@ impl<'a> Row<'a> {
     }
 }
 
+/// A predicate's value as a filter reads it: only `true` keeps a row
+/// (null and false both drop it); any other value is a `TypeError`.
+pub fn truth(value: Value) -> Result<bool> {
+    match value {
+        Value::Bool(b) => Ok(b),
+        Value::Null => Ok(false),
+        other => Err(type_error(format!(
+            "expected a boolean predicate, got {} ({other})",
+            other.type_name()
+        ))),
+    }
+}
+
 fn type_error(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::TypeError, message).with_code("InvalidArgumentType")
 }
@@ -306,14 +319,7 @@ impl<'q> Evaluator<'q> {
     /// True only if `e` evaluates to `true` (null and false are both false).
     /// A value that is neither boolean nor null is a `TypeError`.
     pub fn predicate(&self, e: &CExpr, row: &Row<'_>) -> Result<bool> {
-        match self.eval(e, row)? {
-            Value::Bool(b) => Ok(b),
-            Value::Null => Ok(false),
-            other => Err(type_error(format!(
-                "expected a boolean predicate, got {} ({other})",
-                other.type_name()
-            ))),
-        }
+        truth(self.eval(e, row)?)
     }
 
     /// `value`, read as a property of `entity`; a null read from an entity

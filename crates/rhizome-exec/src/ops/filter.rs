@@ -12,9 +12,10 @@
 //! ([`TaskCtx::defer_hand_backs`]). Inline (inside another subquery run
 //! with its scope off) the subqueries run inline to their end, as before.
 
+use super::resumable;
 use crate::chunk::Chunk;
 use crate::compile::CNode;
-use crate::expr::{Evaluator, Row, SuspendedRow, Suspension};
+use crate::expr::{truth, Evaluator, Row, SuspendedRow};
 use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use crate::vector;
 use rhizome_common::Result;
@@ -32,7 +33,7 @@ impl Filter {
     }
 
     /// The row-at-a-time filter whose expression subqueries may pause
-    /// ([`Suspension`]); `first` is the state of the first row's
+    /// ([`crate::expr::Suspension`]); `first` is the state of the first row's
     /// evaluation (a row resumed, or a new one). Once the task's quantum
     /// is spent — at a paused subquery, or between rows after one ran —
     /// the rows not done go to a new task at this stage.
@@ -44,33 +45,12 @@ impl Filter {
     ) -> Result<OperatorResult> {
         let predicate = &self.node.c.exprs[0];
         let mut keep = Vec::new();
-        let mut rest = None;
-        {
-            let c: &TaskCtx<'_> = ctx;
-            let pause = || c.quantum_spent();
-            let stopped = || c.cancelled();
-            let suspension = Suspension::new(&pause, &stopped, c.scope_stats());
-            let eval = Evaluator::with_suspension(c.q, &suspension);
-            let mut state = Some(first);
-            for row in 0..input.len() {
-                if row > 0 && suspension.ran_subquery() && c.quantum_spent() {
-                    rest = Some((row, SuspendedRow::default()));
-                    break;
-                }
-                suspension.begin_row(state.take().unwrap_or_default());
-                match eval.predicate(predicate, &Row::new(&input, row)) {
-                    Ok(true) => keep.push(row as u32),
-                    Ok(false) => {}
-                    Err(e) => match suspension.take_suspended() {
-                        Some(suspended) => {
-                            rest = Some((row, suspended));
-                            break;
-                        }
-                        None => return Err(e),
-                    },
-                }
+        let rest = resumable::eval_rows(ctx, predicate, &input, (0, first), &mut |row, value| {
+            if truth(value)? {
+                keep.push(row as u32);
             }
-        }
+            Ok(())
+        })?;
         if ctx.cancelled() {
             return NEED_MORE;
         }

@@ -28,6 +28,8 @@
 //!
 //! [`adjacency`] and [`materialized`] hold what several operators share;
 //! [`in_list_filter`] is `Filter`'s path for `x IN list` over a list slot;
+//! `resumable` is the row-at-a-time evaluation whose subqueries pause,
+//! which `Filter` and `Project` share;
 //! [`typed_keys`] encodes composite group keys read from typed columns.
 
 pub mod adjacency;
@@ -49,6 +51,7 @@ pub mod materialized;
 pub mod procedure_call;
 pub mod project;
 pub mod result;
+pub(crate) mod resumable;
 pub mod scan;
 pub mod shortest;
 pub mod skip;

@@ -10,9 +10,10 @@
 //! which resumes it ([`crate::expr::Suspension`]). Inline (inside a
 //! subquery run with its scope off) they run to their end.
 
+use super::resumable;
 use crate::chunk::{Chunk, Column, ColumnData};
 use crate::compile::{CExpr, CNode};
-use crate::expr::{Evaluator, Row, SuspendedRow, Suspension};
+use crate::expr::{Evaluator, Row, SuspendedRow};
 use crate::operator::{Operator, OperatorResult, TaskCtx, NEED_MORE};
 use crate::vector;
 use rhizome_common::{Result, Value};
@@ -62,49 +63,26 @@ impl Project {
             row: first_row,
         } = resume;
         let mut paused = None;
-        {
-            let c: &TaskCtx<'_> = ctx;
-            let pause = || c.quantum_spent();
-            let stopped = || c.cancelled();
-            let suspension = Suspension::new(&pause, &stopped, c.scope_stats());
-            let eval = Evaluator::with_suspension(c.q, &suspension);
-            let mut carried = Some((first_values, first_row));
-            // A row was evaluated in this task (the first one always is).
-            let mut evaluated = false;
-            for (item, (slot, expr)) in self.items().enumerate().skip(first_item) {
-                let (mut values, mut state) = carried.take().unwrap_or_default();
-                if state.is_new() && values.is_empty() {
-                    if let Some(column) = plain_column(c, expr, &input) {
-                        set_column(&mut input, slot, column);
-                        continue;
-                    }
+        let mut carried = Some((first_values, first_row));
+        for (item, (slot, expr)) in self.items().enumerate().skip(first_item) {
+            let (mut values, state) = carried.take().unwrap_or_default();
+            if state.is_new() && values.is_empty() {
+                if let Some(column) = plain_column(ctx, expr, &input) {
+                    set_column(&mut input, slot, column);
+                    continue;
                 }
-                values.reserve(input.len() - values.len());
-                let mut stop = None;
-                for row in values.len()..input.len() {
-                    if evaluated && suspension.ran_subquery() && c.quantum_spent() {
-                        stop = Some(SuspendedRow::default());
-                        break;
-                    }
-                    evaluated = true;
-                    suspension.begin_row(std::mem::take(&mut state));
-                    match eval.eval(expr, &Row::new(&input, row)) {
-                        Ok(v) => values.push(v),
-                        Err(e) => match suspension.take_suspended() {
-                            Some(row) => {
-                                stop = Some(row);
-                                break;
-                            }
-                            None => return Err(e),
-                        },
-                    }
-                }
-                if let Some(row) = stop {
-                    paused = Some(Resume { item, values, row });
-                    break;
-                }
-                input.set_column(slot, Column::new(ColumnData::Values(values)));
             }
+            values.reserve(input.len() - values.len());
+            let from = (values.len(), state);
+            let stop = resumable::eval_rows(ctx, expr, &input, from, &mut |_, value| {
+                values.push(value);
+                Ok(())
+            })?;
+            if let Some((_, row)) = stop {
+                paused = Some(Resume { item, values, row });
+                break;
+            }
+            input.set_column(slot, Column::new(ColumnData::Values(values)));
         }
         if ctx.cancelled() {
             return NEED_MORE;

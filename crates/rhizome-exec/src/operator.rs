@@ -462,6 +462,16 @@ impl<'a> TaskCtx<'a> {
         self.chain.keeps_order
     }
 
+    /// True if the task can hand its work back ([`TaskCtx::can_hand_back`])
+    /// without disturbing the order its rows must keep: the pipeline keeps
+    /// no order, or the task hands back in order
+    /// ([`TaskCtx::hands_back_in_order`]). What an operator asks before it
+    /// pauses a row's evaluation or a search and hands the rest back.
+    #[inline]
+    pub fn can_hand_back_in_order(&self) -> bool {
+        self.can_hand_back() && (!self.keeps_order() || self.hands_back_in_order())
+    }
+
     /// True if [`TaskCtx::spawn`] hands work to another task (of the pool,
     /// of a branch-scope instance's queue, or the next task of an ordered
     /// pipeline's, [`TaskCtx::defer_hand_backs`]) rather than running it

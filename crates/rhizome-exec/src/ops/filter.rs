@@ -82,7 +82,7 @@ impl Operator for Filter {
             super::in_list_filter::select_in_slot(&Evaluator::new(ctx.q), predicate, &input)?;
         let keep = match in_slot.or_else(|| vector::select(ctx.q, predicate, &input)) {
             Some(keep) => keep,
-            None if ctx.can_hand_back() && (!ctx.keeps_order() || ctx.hands_back_in_order()) => {
+            None if ctx.can_hand_back_in_order() => {
                 return self.execute_resumable(input, ctx, SuspendedRow::default());
             }
             None => {

@@ -120,10 +120,7 @@ fn set_column(input: &mut Chunk, slot: Slot, column: Option<Column>) {
 
 impl Operator for Project {
     fn execute(&self, mut input: Chunk, ctx: &mut TaskCtx<'_>) -> Result<OperatorResult> {
-        if self.node.c.has_subquery
-            && ctx.can_hand_back()
-            && (!ctx.keeps_order() || ctx.hands_back_in_order())
-        {
+        if self.node.c.has_subquery && ctx.can_hand_back_in_order() {
             let start = Resume {
                 item: 0,
                 values: Vec::new(),

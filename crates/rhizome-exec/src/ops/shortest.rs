@@ -389,7 +389,7 @@ impl ShortestPath {
         let walks = walks(snap, types, *direction);
         let eval = Evaluator::new(ctx.q);
         let max = max.unwrap_or(u64::MAX);
-        let may_pause = ctx.can_hand_back() && (!ctx.keeps_order() || ctx.hands_back_in_order());
+        let may_pause = ctx.can_hand_back_in_order();
         let emit = |progress: &mut Progress, ctx: &mut TaskCtx<'_>| {
             if progress.rows.is_empty() {
                 return NEED_MORE;

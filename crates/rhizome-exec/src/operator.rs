@@ -141,6 +141,11 @@ pub struct Chain {
     pub keeps_order: bool,
     /// Cancelled when the pipeline may stop early (a sink is finished).
     pub token: Arc<CancelToken>,
+    /// The sink stops at the first row (an `EXISTS` run): operators that
+    /// fan out send their first rows in small batches that double up to a
+    /// chunk ([`TaskCtx::first_batch`]), so a run that finds its row early
+    /// stops before a whole chunk of rows was made.
+    pub first_row_only: bool,
 }
 
 /// Runs work as a new task of the current pipeline on the worker pool;
@@ -156,6 +161,13 @@ pub trait Spawner: Sync {
     fn hand_back_at(&self, stage: usize, source: usize, work: TaskWork) {
         self.spawn_at(stage, source, work);
     }
+}
+
+/// The batch after one of `batch` rows: twice as many, at most a chunk
+/// ([`TaskCtx::first_batch`]).
+#[inline]
+pub fn next_batch(batch: usize) -> usize {
+    (batch * 2).min(crate::chunk::CHUNK_SIZE)
 }
 
 /// Work handed to another task ([`TaskCtx::spawn`]).
@@ -391,6 +403,20 @@ impl<'a> TaskCtx<'a> {
         let profile = self.q.profile.as_ref()?;
         let id = self.chain.operators[self.stage].0;
         profile.operators.get(id).map(|s| &s.scope)
+    }
+
+    /// The size of the first batch an operator that fans out emits for
+    /// one input chunk: 1 in a pipeline whose sink stops at its first row
+    /// ([`Chain::first_row_only`]), a whole chunk otherwise. Each later
+    /// batch doubles it up to [`crate::chunk::CHUNK_SIZE`]
+    /// ([`next_batch`]).
+    #[inline]
+    pub fn first_batch(&self) -> usize {
+        if self.chain.first_row_only {
+            1
+        } else {
+            crate::chunk::CHUNK_SIZE
+        }
     }
 
     /// True if the pipeline (or the query) was stopped; operators check it

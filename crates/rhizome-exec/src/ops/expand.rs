@@ -7,9 +7,11 @@
 //! rows to a new task at its own stage, so a single start node fans out.
 
 use super::adjacency::{excluded_rels, has_labels, maybe_split, prefetch_walks, skip_entry, walks};
-use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
+use crate::chunk::{Chunk, Column, ColumnData, NULL_ID};
 use crate::compile::CNode;
-use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
+use crate::operator::{
+    next_batch, return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE,
+};
 use rhizome_common::{NodeId, RelId, Result};
 use rhizome_plan::{OpKind, Slot};
 use std::ops::ControlFlow;
@@ -34,17 +36,26 @@ pub(super) struct Output {
     pub(super) nodes: Vec<NodeId>,
     /// Chunks emitted so far.
     flushes: usize,
+    /// Rows that make the next chunk ([`TaskCtx::first_batch`]).
+    pub(super) batch: usize,
 }
 
 impl Output {
-    /// An empty output.
-    pub(super) fn new() -> Output {
+    /// An empty output whose first chunk has `batch` rows.
+    pub(super) fn new(batch: usize) -> Output {
         Output {
-            rows: Vec::with_capacity(CHUNK_SIZE),
-            rels: Vec::with_capacity(CHUNK_SIZE),
-            nodes: Vec::with_capacity(CHUNK_SIZE),
+            rows: Vec::with_capacity(batch),
+            rels: Vec::with_capacity(batch),
+            nodes: Vec::with_capacity(batch),
             flushes: 0,
+            batch,
         }
+    }
+
+    /// Whether the rows gathered make a chunk.
+    #[inline]
+    pub(super) fn full(&self) -> bool {
+        self.rows.len() >= self.batch
     }
 
     /// Emits the rows gathered so far as a chunk.
@@ -59,22 +70,21 @@ impl Output {
             return NEED_MORE;
         }
         self.flushes += 1;
-        let mut chunk = input.select(std::mem::replace(
-            &mut self.rows,
-            Vec::with_capacity(CHUNK_SIZE),
-        ));
+        self.batch = next_batch(self.batch);
+        let batch = self.batch;
+        let mut chunk = input.select(std::mem::replace(&mut self.rows, Vec::with_capacity(batch)));
         chunk.set_column(
             rel,
             Column::new(ColumnData::Rels(std::mem::replace(
                 &mut self.rels,
-                Vec::with_capacity(CHUNK_SIZE),
+                Vec::with_capacity(batch),
             ))),
         );
         chunk.set_column(
             to,
             Column::new(ColumnData::Nodes(std::mem::replace(
                 &mut self.nodes,
-                Vec::with_capacity(CHUNK_SIZE),
+                Vec::with_capacity(batch),
             ))),
         );
         ctx.emit(chunk)
@@ -99,7 +109,7 @@ impl Operator for Expand {
         let types = self.node.c.types.as_ref().expect("compiled types");
         let labels = &self.node.c.to_labels;
         let walks = walks(snap, types, *direction);
-        let mut out = Output::new();
+        let mut out = Output::new(ctx.first_batch());
         let mut excluded = Vec::new();
         let from_column = input.column(*from).cloned();
         prefetch_walks(snap, from_column.as_ref(), input.len(), &walks);
@@ -137,9 +147,15 @@ impl Operator for Expand {
                         out.rows.push(row as u32);
                         out.rels.push(r);
                         out.nodes.push(neighbour);
-                        if out.rows.len() == CHUNK_SIZE {
+                        if out.full() {
                             match out.flush(&input, *rel, *to, ctx) {
-                                Ok(pushed) if !pushed.is_finished() => {}
+                                // A run whose sink has its row (an
+                                // EXISTS) stops within the adjacency.
+                                Ok(pushed) if !pushed.is_finished() => {
+                                    if ctx.cancelled() {
+                                        return ControlFlow::Break(NEED_MORE);
+                                    }
+                                }
                                 stop => {
                                     return ControlFlow::Break(
                                         stop.map(|_| OperatorResult::Finished),
@@ -158,7 +174,7 @@ impl Operator for Expand {
                 out.rows.push(row as u32);
                 out.rels.push(NULL_ID);
                 out.nodes.push(NULL_ID);
-                if out.rows.len() == CHUNK_SIZE {
+                if out.full() {
                     return_if_finished!(out.flush(&input, *rel, *to, ctx));
                 }
             }

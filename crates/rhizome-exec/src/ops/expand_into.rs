@@ -2,9 +2,9 @@
 
 use super::adjacency::{excluded_rels, prefetch_walks, skip_entry, walks};
 use super::expand::Output;
-use crate::chunk::{Chunk, CHUNK_SIZE, NULL_ID};
+use crate::chunk::{Chunk, NULL_ID};
 use crate::compile::CNode;
-use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx};
+use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
 use rhizome_common::Result;
 use rhizome_plan::OpKind;
 use std::sync::Arc;
@@ -44,7 +44,7 @@ impl Operator for ExpandInto {
             prefetch_walks(snap, input.column(*to), input.len(), &back);
         }
         ctx.restart_quantum();
-        let mut out = Output::new();
+        let mut out = Output::new(ctx.first_batch());
         let mut excluded = Vec::new();
         for row in 0..input.len() {
             let a = input
@@ -78,8 +78,11 @@ impl Operator for ExpandInto {
                         out.rows.push(row as u32);
                         out.rels.push(r);
                         out.nodes.push(b);
-                        if out.rows.len() == CHUNK_SIZE {
+                        if out.full() {
                             return_if_finished!(out.flush(&input, *rel, *to, ctx));
+                            if ctx.cancelled() {
+                                return NEED_MORE;
+                            }
                         }
                     }
                 }

@@ -106,7 +106,12 @@ pub fn build(
         q.worker_slots,
         first_row_only.then(|| run_token.clone()),
     ));
-    build_with_sink(root, q, run_token, (None, sink))
+    let mut pipelines = build_with_sink(root, q, run_token, (None, sink))?;
+    // The sink's own pipeline is built last (breakers below it first).
+    if let Some(last) = pipelines.last_mut() {
+        last.chain.first_row_only = first_row_only;
+    }
+    Ok(pipelines)
 }
 
 /// Cuts a compiled plan into pipelines whose last one ends in `sink` (with
@@ -261,6 +266,7 @@ fn build_chain(
             ordered,
             keeps_order,
             token,
+            first_row_only: false,
         },
         source,
         output,

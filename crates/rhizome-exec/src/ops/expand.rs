@@ -109,7 +109,7 @@ impl Operator for Expand {
         let types = self.node.c.types.as_ref().expect("compiled types");
         let labels = &self.node.c.to_labels;
         let walks = walks(snap, types, *direction);
-        let mut out = Output::new(ctx.first_batch());
+        let mut out = Output::new(ctx.first_batch(input.len()));
         let mut excluded = Vec::new();
         let from_column = input.column(*from).cloned();
         prefetch_walks(snap, from_column.as_ref(), input.len(), &walks);

@@ -44,7 +44,7 @@ impl Operator for ExpandInto {
             prefetch_walks(snap, input.column(*to), input.len(), &back);
         }
         ctx.restart_quantum();
-        let mut out = Output::new(ctx.first_batch());
+        let mut out = Output::new(ctx.first_batch(input.len()));
         let mut excluded = Vec::new();
         for row in 0..input.len() {
             let a = input

@@ -641,18 +641,18 @@ fn concurrency(
     work: &Workload,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let window = Duration::from_secs_f64(options.seconds_per_level);
     line(
         out,
         format!(
             "[4] throughput under concurrency: {} with one parameter set {:?}, W clients, queries ending in a {:.1} s window after a {:.2} s warm-up",
             work.name,
             work.sets[0],
-            options.seconds_per_level,
-            warm_up(Duration::from_secs_f64(options.seconds_per_level)).as_secs_f64()
+            window.as_secs_f64(),
+            warm_up(window).as_secs_f64()
         ),
     )?;
     let mut levels = Vec::new();
-    let window = Duration::from_secs_f64(options.seconds_per_level);
     for &clients in &options.concurrency {
         let stop = Arc::new(AtomicBool::new(false));
         // Every client logs in first, then all start together (a login

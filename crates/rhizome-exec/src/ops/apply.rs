@@ -13,11 +13,13 @@
 //! ([`crate::scheduler::QueryScope::yield_now`]) bound a waiting query's
 //! wait instead.
 
-use crate::chunk::{Chunk, CHUNK_SIZE};
+use crate::chunk::Chunk;
 use crate::compile::{CMemo, CNode};
 use crate::context::{InlineLimit, PausedScope, ScopeConsumer, ScopeEnd, ScopeRun};
 use crate::expr::Row;
-use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
+use crate::operator::{
+    next_batch, return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE,
+};
 use rhizome_common::{Result, Value};
 use rhizome_plan::{LoopScope, OpKind, ScopePolicy};
 use std::sync::Arc;
@@ -190,7 +192,7 @@ impl ScopeConsumer for Ended<'_, '_> {
                 if found != *anti {
                     self.keep.push(row as u32);
                     if self.keep.len() >= self.batch {
-                        self.batch = (self.batch * 2).min(CHUNK_SIZE);
+                        self.batch = next_batch(self.batch);
                         let rows = std::mem::take(&mut self.keep);
                         return self.emit(self.input.select(rows));
                     }

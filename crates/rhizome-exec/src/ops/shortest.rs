@@ -20,10 +20,12 @@
 //! worker to its end.
 
 use super::adjacency::{rel_list, skip_entry, walks};
-use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
+use crate::chunk::{Chunk, Column, ColumnData, NULL_ID};
 use crate::compile::CNode;
 use crate::expr::{Evaluator, Row};
-use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
+use crate::operator::{
+    next_batch, return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE,
+};
 use rhizome_common::{NodeId, PathValue, RelId, Result, Value};
 use rhizome_plan::{ExpandDirection, OpKind, ShortestPathKind};
 use rhizome_storage::{Direction, RelTypeId, Snapshot};
@@ -507,7 +509,7 @@ impl ShortestPath {
             }
             progress.row += 1;
             if progress.rows.len() >= progress.batch {
-                progress.batch = (progress.batch * 2).min(CHUNK_SIZE);
+                progress.batch = next_batch(progress.batch);
                 let pushed = emit(&mut progress, ctx);
                 if !matches!(pushed, Ok(OperatorResult::NeedMoreInput)) {
                     tally(ctx, &mut progress, 0, 0);

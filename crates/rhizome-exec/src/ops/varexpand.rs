@@ -16,7 +16,9 @@ use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
 use crate::compile::CNode;
 use crate::context::Profile;
 use crate::expr::{Evaluator, Row, SuspendedRow, Suspension};
-use crate::operator::{return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE};
+use crate::operator::{
+    next_batch, return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE,
+};
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::{LoopScope, OpKind, ScopePolicy};
 use rhizome_storage::{Direction, LabelId, RelTypeId, Snapshot};
@@ -451,7 +453,7 @@ impl VarExpand {
                 if pushed.is_finished() {
                     return Ok(Some(pushed));
                 }
-                w.batch = (w.batch * 2).min(CHUNK_SIZE);
+                w.batch = next_batch(w.batch);
                 Ok(None)
             };
         loop {

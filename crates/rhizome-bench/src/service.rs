@@ -19,8 +19,9 @@
 //! 3. isolation across tenants: two users (tenants of share 1), one
 //!    flooding the server, the other's throughput alone and under the
 //!    flood against 40% ([`tenants`]);
-//! 4. one query with a fixed parameter at W = 1 … 32 concurrent clients:
-//!    throughput and latency per W, the drop from the peak against 10%.
+//! 4. one query with a fixed parameter at W = 1 … 32 concurrent clients,
+//!    the client counts taking turns in short slices: throughput and
+//!    latency per W, the drop from the peak against 10%.
 //!
 //! A run of a CQ longer than the timeout is interrupted (Bolt RESET) and
 //! counted as timed out; its latency is then a lower bound (`>`).
@@ -37,7 +38,7 @@ use rhizome_server::client::{open, Auth, BoltClient, BoltUri, ClientError, Conne
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -96,8 +97,12 @@ pub struct ServiceBenchOptions {
     pub throughput_query: String,
     /// Client counts of measurement 4.
     pub concurrency: Vec<usize>,
-    /// Seconds at each client count of measurement 4.
+    /// Seconds counted at each client count of measurement 4, over all cycles.
     pub seconds_per_level: f64,
+    /// Cycles of measurement 4, each over every client count (ascending in
+    /// odd cycles, descending in even ones) with a slice of the seconds, so
+    /// that a drift of the machine's speed favours no count.
+    pub concurrency_cycles: usize,
 }
 
 impl ServiceBenchOptions {
@@ -122,19 +127,22 @@ impl ServiceBenchOptions {
             background_clients: vec![1, 2, 4],
             throughput_query: "CQ3".into(),
             concurrency: vec![1, 2, 4, 8, 16, 32],
-            seconds_per_level: 2.0,
+            seconds_per_level: 4.0,
+            concurrency_cycles: 8,
         }
     }
 
     /// A short run: three persons, timeout 1 s (20 s at `$n` = 10⁴), one
-    /// overhead round, 50 foreground runs, half a second per client count.
+    /// overhead round, 50 foreground runs, one second per client count
+    /// in two cycles.
     pub fn quick(mut self) -> ServiceBenchOptions {
         self.persons = 3;
         self.timeout = Duration::from_secs(1);
         self.full_timeout = Duration::from_secs(20);
         self.overhead_rounds = 1;
         self.foreground_runs = 50;
-        self.seconds_per_level = 0.5;
+        self.seconds_per_level = 1.0;
+        self.concurrency_cycles = 2;
         self
     }
 
@@ -424,7 +432,7 @@ pub fn run_service_bench(options: &ServiceBenchOptions, out: &mut dyn Write) -> 
     cq_latencies(options, &address, &persons, out)?;
     scopes::scope_speedups(options, &address, &persons, out)?;
     isolation(options, &address, &fg, &bg, out)?;
-    let window = Duration::from_secs_f64(options.seconds_per_level * 2.0);
+    let window = Duration::from_secs_f64(options.seconds_per_level);
     tenants::tenants(&address, &heavy, window, out)?;
     concurrency(options, &address, &fixed, out)?;
     line(out, format!("load average at the end: {}", load_average()))?;
@@ -634,82 +642,95 @@ fn isolation(
     Ok(())
 }
 
+/// The middle value (the upper one of an even count; NaN if none).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// One window of measurement 4: client count `level` (an index into
+/// [`ServiceBenchOptions::concurrency`]) ran from `from` to `to`.
+struct Window {
+    level: usize,
+    from: Instant,
+    to: Instant,
+}
+
 /// Measurement 4: one query with a fixed parameter at each client count.
+/// The counts take turns in short slices ([`ServiceBenchOptions::concurrency_cycles`]
+/// cycles over all of them, ascending then descending), so a machine that
+/// is faster for a while favours no count; a count's rate is its queries
+/// over its windows' total time.
 fn concurrency(
     options: &ServiceBenchOptions,
     address: &str,
     work: &Workload,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let window = Duration::from_secs_f64(options.seconds_per_level);
+    let counts = &options.concurrency;
+    let cycles = options.concurrency_cycles.max(1);
+    let window = Duration::from_secs_f64(options.seconds_per_level / cycles as f64);
+    let settle = warm_up(window);
     line(
         out,
         format!(
-            "[4] throughput under concurrency: {} with one parameter set {:?}, W clients, queries ending in a {:.1} s window after a {:.2} s warm-up",
+            "[4] throughput under concurrency: {} with one parameter set {:?}, W clients; {cycles} cycle(s) over every W (ascending, then descending), each W counting the queries that end in a {:.2} s window after {:.2} s at that W ({:.1} s per W in all)",
             work.name,
             work.sets[0],
             window.as_secs_f64(),
-            warm_up(window).as_secs_f64()
+            settle.as_secs_f64(),
+            options.seconds_per_level,
         ),
     )?;
-    let mut levels = Vec::new();
-    for &clients in &options.concurrency {
-        let stop = Arc::new(AtomicBool::new(false));
-        // Every client logs in first, then all start together (a login
-        // takes tens of ms: early clients' queries must not count).
-        let start = Arc::new(std::sync::Barrier::new(clients + 1));
-        let mut threads = Vec::new();
-        for _ in 0..clients {
-            let mut client = connect(address)?;
-            let (stop, work, start) = (stop.clone(), work.clone(), start.clone());
-            type Ended = Vec<(Instant, Duration)>;
-            threads.push(std::thread::spawn(move || -> Result<Ended> {
-                start.wait();
-                let mut ended = Vec::new();
-                while !stop.load(Ordering::Relaxed) {
-                    let begun = Instant::now();
-                    client
-                        .stream(&work.text, &work.sets[0], |_| {})
-                        .map_err(client_error)?;
-                    ended.push((Instant::now(), begun.elapsed()));
-                }
-                Ok(ended)
-            }));
+    let most = counts.iter().copied().max().unwrap_or(1);
+    let pool = ClientPool::start(address, most, work)?;
+    let mut windows = Vec::new();
+    for cycle in 0..cycles {
+        let mut order: Vec<usize> = (0..counts.len()).collect();
+        if cycle % 2 == 1 {
+            order.reverse();
         }
-        start.wait();
-        // A steady state: the clients start together, so their first
-        // queries end together after about W latencies' worth of work and
-        // the queries still running when the clients stop are lost work.
-        // Counting from a warm-up on, in a window the clients run past,
-        // counts neither ([`warm_up`]).
-        std::thread::sleep(warm_up(window));
-        let from = Instant::now();
-        std::thread::sleep(window);
-        let to = Instant::now();
-        stop.store(true, Ordering::Relaxed);
-        let mut times = Vec::new();
-        for t in threads {
-            let ended = t
-                .join()
-                .unwrap_or_else(|_| Err(Error::internal("a client panicked")))?;
-            times.extend(
-                ended
-                    .into_iter()
-                    .filter(|(at, _)| (from..to).contains(at))
-                    .map(|(_, took)| took),
-            );
+        for level in order {
+            pool.active.store(counts[level], Ordering::SeqCst);
+            std::thread::sleep(settle);
+            let from = Instant::now();
+            std::thread::sleep(window);
+            windows.push(Window {
+                level,
+                from,
+                to: Instant::now(),
+            });
         }
-        times.sort();
-        let elapsed = (to - from).as_secs_f64();
-        levels.push((clients, times.len() as f64 / elapsed, times));
     }
-    let peak = levels.iter().map(|l| l.1).fold(0.0, f64::max);
-    let peak_at = levels.iter().position(|l| l.1 >= peak).unwrap_or(0);
-    let base = levels
+    let ended = pool.finish()?;
+    let mut times = vec![Vec::new(); counts.len()];
+    let mut spent = vec![0.0; counts.len()];
+    let mut per_window = vec![Vec::new(); counts.len()];
+    for w in &windows {
+        let inside: Vec<Duration> = ended
+            .iter()
+            .filter(|(at, _)| (w.from..w.to).contains(at))
+            .map(|&(_, took)| took)
+            .collect();
+        let seconds = (w.to - w.from).as_secs_f64();
+        spent[w.level] += seconds;
+        per_window[w.level].push(inside.len() as f64 / seconds);
+        times[w.level].extend(inside);
+    }
+    let levels: Vec<f64> = (0..counts.len())
+        .map(|i| times[i].len() as f64 / spent[i].max(1e-9))
+        .collect();
+    let peak = levels.iter().copied().fold(0.0, f64::max);
+    let peak_at = levels.iter().position(|&l| l >= peak).unwrap_or(0);
+    for t in &mut times {
+        t.sort();
+    }
+    let base = times
         .first()
-        .map(|l| percentile(&l.2, 50.0))
+        .map(|t| percentile(t, 50.0))
         .unwrap_or_default();
-    for (i, (clients, rate, times)) in levels.iter().enumerate() {
+    for (i, &clients) in counts.iter().enumerate() {
+        let rate = levels[i];
         let drop = if peak > 0.0 {
             100.0 * (peak - rate) / peak
         } else {
@@ -720,13 +741,24 @@ fn concurrency(
         } else {
             format!("limit 10%: {}", if drop <= 10.0 { "met" } else { "MISSED" })
         };
-        let p50 = percentile(times, 50.0);
+        let spread = if cycles > 1 {
+            let w = &per_window[i];
+            let low = w.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = w.iter().copied().fold(0.0, f64::max);
+            format!(
+                "  windows {low:.0}-{high:.0} (median {:.0})",
+                median(w.clone())
+            )
+        } else {
+            String::new()
+        };
+        let p50 = percentile(&times[i], 50.0);
         line(
             out,
             format!(
-                "  W={clients:<2} {rate:>8.1} queries/s  drop from peak {drop:>5.1}% ({verdict})  latency p50 {:>9} p95 {:>9}  p50 / W=1 p50 {:>5.2}",
+                "  W={clients:<2} {rate:>8.1} queries/s  drop from peak {drop:>5.1}% ({verdict})  latency p50 {:>9} p95 {:>9}  p50 / W=1 p50 {:>5.2}{spread}",
                 ms(p50),
-                ms(percentile(times, 95.0)),
+                ms(percentile(&times[i], 95.0)),
                 p50.as_secs_f64() / base.as_secs_f64().max(1e-9),
             ),
         )?;
@@ -735,16 +767,80 @@ fn concurrency(
         out,
         format!(
             "  peak {peak:.1} queries/s at W={}; past the peak latency should grow linearly with W (p50 / W=1 p50 near W / W_peak)",
-            levels.get(peak_at).map_or(0, |l| l.0)
+            counts.get(peak_at).copied().unwrap_or(0)
         ),
     )?;
     Ok(())
 }
 
-/// How long measurement 4's clients run before its window opens: half the
-/// window. By then the W clients' first queries, which start together and
-/// share the workers, have ended (at W = 32 on SF0.1 after about 0.2 s) and
-/// their queries start and end at spread-out times, as in a steady state.
+/// When each query of a client ended and how long it took.
+type Ended = Vec<(Instant, Duration)>;
+
+/// Measurement 4's clients: each logged in once, running `work` in a loop
+/// while its index is below `active` and idling otherwise.
+struct ClientPool {
+    active: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<Result<Ended>>>,
+}
+
+impl ClientPool {
+    /// Logs `clients` clients in (none active yet).
+    fn start(address: &str, clients: usize, work: &Workload) -> Result<ClientPool> {
+        let active = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        for index in 0..clients {
+            let mut client = connect(address)?;
+            let (active, stop, work) = (active.clone(), stop.clone(), work.clone());
+            threads.push(std::thread::spawn(move || {
+                let mut ended = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    if index >= active.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(1));
+                        continue;
+                    }
+                    let begun = Instant::now();
+                    client
+                        .stream(&work.text, &work.sets[0], |_| {})
+                        .map_err(client_error)?;
+                    ended.push((Instant::now(), begun.elapsed()));
+                }
+                Ok(ended)
+            }));
+        }
+        Ok(ClientPool {
+            active,
+            stop,
+            threads,
+        })
+    }
+
+    /// Stops the clients (each ends its query) and returns when each
+    /// query ended and how long it took.
+    fn finish(mut self) -> Result<Ended> {
+        self.stop.store(true, Ordering::SeqCst);
+        let mut ended = Vec::new();
+        for t in self.threads.drain(..) {
+            ended.extend(
+                t.join()
+                    .unwrap_or_else(|_| Err(Error::internal("a client panicked")))?,
+            );
+        }
+        Ok(ended)
+    }
+}
+
+impl Drop for ClientPool {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// How long measurement 4 runs at a client count before its window opens:
+/// half the window. By then the queries begun at the previous count have
+/// ended (at W = 32 on SF0.1 a query takes about 30 ms) and the new
+/// count's queries start and end at spread-out times, as in a steady state.
 fn warm_up(window: Duration) -> Duration {
     window / 2
 }

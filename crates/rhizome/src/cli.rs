@@ -435,9 +435,13 @@ pub struct BenchServiceArgs {
     /// Client counts of measurement 4 (comma-separated) [default: 1,2,4,8,16,32].
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub clients: Vec<usize>,
-    /// Seconds at each client count of measurement 4 [default: 2, with --quick 0.5].
+    /// Seconds counted at each client count of measurement 4, over all cycles [default: 4, with --quick 1].
     #[arg(long, value_name = "SECONDS")]
     pub seconds: Option<f64>,
+    /// Cycles of measurement 4: the client counts take turns this many
+    /// times, each with a slice of --seconds [default: 8, with --quick 2].
+    #[arg(long, value_name = "N")]
+    pub cycles: Option<usize>,
     /// Workers one query may use on the server (default: one per core).
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,

@@ -61,6 +61,8 @@ fn bench_service_prints_every_measurement() {
             "1,2",
             "--seconds",
             "0.2",
+            "--cycles",
+            "2",
         ],
     );
     run.assert_code(0);
@@ -96,7 +98,9 @@ fn bench_service_prints_every_measurement() {
         "  B under flood ",
         "of its solo throughput (target >= 40%): ",
         "[4] throughput under concurrency: CQ3 $n=10000",
+        "2 cycle(s) over every W (ascending, then descending)",
         "  W=2 ",
+        "  windows ",
         "load average at the end: ",
     ] {
         assert!(out.contains(expected), "`{expected}` in\n{out}");

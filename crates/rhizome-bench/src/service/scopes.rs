@@ -9,7 +9,7 @@
 //! with cancellation off and no `LIMIT` (CQ1 without its `LIMIT`, scopes
 //! off and each policy back to back per person) against the 15%.
 
-use super::{line, ms, percentile, ServiceBenchOptions, TimedClient, FULL};
+use super::{line, median, ms, percentile, ServiceBenchOptions, TimedClient, FULL};
 use crate::banyan::Cq;
 use rhizome_common::Result;
 use std::io::Write;
@@ -57,11 +57,6 @@ fn spread(mut ratios: Vec<f64>) -> String {
         ratios[ratios.len() / 2],
         ratios[ratios.len() - 1]
     )
-}
-
-fn median(mut ratios: Vec<f64>) -> f64 {
-    ratios.sort_by(f64::total_cmp);
-    ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// Prints measurement 1's scopes-on side.

@@ -93,6 +93,9 @@ fn service(args: crate::cli::BenchServiceArgs) -> Result<(), Failure> {
     if let Some(s) = args.seconds {
         options.seconds_per_level = positive_seconds("--seconds", s)?.as_secs_f64();
     }
+    if let Some(n) = args.cycles {
+        options.concurrency_cycles = n.max(1);
+    }
     if let Some(n) = args.foreground_runs {
         options.foreground_runs = n.max(1);
     }

@@ -38,8 +38,8 @@ use rhizome_server::client::{open, Auth, BoltClient, BoltUri, ClientError, Conne
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 mod tenants;
@@ -691,7 +691,7 @@ fn concurrency(
             order.reverse();
         }
         for level in order {
-            pool.active.store(counts[level], Ordering::SeqCst);
+            pool.activate(counts[level]);
             std::thread::sleep(settle);
             let from = Instant::now();
             std::thread::sleep(window);
@@ -777,29 +777,49 @@ fn concurrency(
 type Ended = Vec<(Instant, Duration)>;
 
 /// Measurement 4's clients: each logged in once, running `work` in a loop
-/// while its index is below `active` and idling otherwise.
+/// while its index is below the active count, and blocked (not polling,
+/// which would take CPU from the server at small counts) otherwise.
 struct ClientPool {
-    active: Arc<AtomicUsize>,
-    stop: Arc<AtomicBool>,
+    gate: Arc<ClientGate>,
     threads: Vec<std::thread::JoinHandle<Result<Ended>>>,
+}
+
+/// How many of the clients run (`.0`) and whether they stop (`.1`).
+struct ClientGate {
+    state: Mutex<(usize, bool)>,
+    changed: Condvar,
+}
+
+impl ClientGate {
+    fn set(&self, update: impl FnOnce(&mut (usize, bool))) {
+        update(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()));
+        self.changed.notify_all();
+    }
+
+    /// Waits until client `index` may run a query; false once the clients stop.
+    fn may_run(&self, index: usize) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while index >= state.0 && !state.1 {
+            state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+        !state.1
+    }
 }
 
 impl ClientPool {
     /// Logs `clients` clients in (none active yet).
     fn start(address: &str, clients: usize, work: &Workload) -> Result<ClientPool> {
-        let active = Arc::new(AtomicUsize::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
+        let gate = Arc::new(ClientGate {
+            state: Mutex::new((0, false)),
+            changed: Condvar::new(),
+        });
         let mut threads = Vec::new();
         for index in 0..clients {
             let mut client = connect(address)?;
-            let (active, stop, work) = (active.clone(), stop.clone(), work.clone());
+            let (gate, work) = (gate.clone(), work.clone());
             threads.push(std::thread::spawn(move || {
                 let mut ended = Vec::new();
-                while !stop.load(Ordering::Relaxed) {
-                    if index >= active.load(Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(1));
-                        continue;
-                    }
+                while gate.may_run(index) {
                     let begun = Instant::now();
                     client
                         .stream(&work.text, &work.sets[0], |_| {})
@@ -809,17 +829,18 @@ impl ClientPool {
                 Ok(ended)
             }));
         }
-        Ok(ClientPool {
-            active,
-            stop,
-            threads,
-        })
+        Ok(ClientPool { gate, threads })
+    }
+
+    /// Lets the first `clients` clients run.
+    fn activate(&self, clients: usize) {
+        self.gate.set(|state| state.0 = clients);
     }
 
     /// Stops the clients (each ends its query) and returns when each
     /// query ended and how long it took.
     fn finish(mut self) -> Result<Ended> {
-        self.stop.store(true, Ordering::SeqCst);
+        self.gate.set(|state| state.1 = true);
         let mut ended = Vec::new();
         for t in self.threads.drain(..) {
             ended.extend(
@@ -833,7 +854,7 @@ impl ClientPool {
 
 impl Drop for ClientPool {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.gate.set(|state| state.1 = true);
     }
 }
 

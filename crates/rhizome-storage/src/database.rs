@@ -815,7 +815,7 @@ impl Shared {
         };
         if writer && loaded.torn {
             let mut f = io
-                .open_append(&self.wal_path())
+                .open_append(&self.wal_path(), loaded.pos.wal_len)
                 .map_err(|e| self.io_error("opening", e))?;
             f.truncate(loaded.pos.wal_len)
                 .map_err(|e| self.io_error("truncating", e))?;
@@ -839,17 +839,26 @@ impl Shared {
     fn ensure_wal<'w>(&self, w: &'w mut LogState, generation: u64) -> Result<&'w mut Wal> {
         if w.wal.is_none() {
             let io = &self.options.io;
+            let path = self.wal_path();
             if w.fresh {
-                io.replace(&self.wal_path(), &wal::header(generation))
+                io.replace(&path, &wal::header(generation))
                     .map_err(|e| self.io_error("creating", e))?;
                 w.fresh = false;
             }
+            let (id, size) = FileId::stat(&path).map_err(|e| self.io_error("reading", e))?;
+            // The records end where the current version stopped reading
+            // (the writer lock is held and caught up); scanning on from
+            // there makes sure.
+            let v = self.current.load();
+            let from = match v.pos.live && v.pos.wal == Some(id) && v.pos.wal_len <= size {
+                true => v.pos.wal_len.max(wal::HEADER_LEN),
+                false => wal::HEADER_LEN,
+            };
+            let end = wal::find_end(&**io, &path, from)?;
             let file = io
-                .open_append(&self.wal_path())
+                .open_append(&path, end)
                 .map_err(|e| self.io_error("opening", e))?;
-            let meta =
-                std::fs::metadata(self.wal_path()).map_err(|e| self.io_error("reading", e))?;
-            w.wal_id = Some(FileId::of(&meta));
+            w.wal_id = Some(id);
             let wal = Wal::new(file);
             w.syncer = Some(wal.sync_handle()?);
             w.wal = Some(wal);

@@ -52,12 +52,35 @@ pub(crate) enum News {
 }
 
 fn file_id(path: &Path) -> Option<(FileId, u64)> {
-    std::fs::metadata(path)
-        .ok()
-        .map(|m| (FileId::of(&m), m.len()))
+    FileId::stat(path).ok()
 }
 
-/// Compares `pos` with the files of `dir` (two `stat` calls).
+/// True unless the log of `dir` ends at byte `at` (an end marker there,
+/// see [`crate::wal`]): the file is longer than the records read so far,
+/// which is the writer's reserved space or new records.
+fn appended(dir: &Path, at: u64) -> bool {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let path = dir.join(WAL_FILE);
+    let mut head = [0u8; 8];
+    // Without the access time (when this process owns the file): storing
+    // it would give the writer's next sync an inode change to journal.
+    let open = |flags| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(flags)
+            .open(&path)
+    };
+    let Ok(file) = open(rustix::fs::OFlags::NOATIME.bits() as i32).or_else(|_| open(0)) else {
+        return true;
+    };
+    match file.read_at(&mut head, at) {
+        Ok(n) => !wal::ends_log(&head[..n]),
+        Err(_) => true,
+    }
+}
+
+/// Compares `pos` with the files of `dir` (two `stat` calls, and a read of
+/// eight bytes when the log file is longer than what was read of it).
 pub(crate) fn news(dir: &Path, pos: &LogPosition) -> News {
     match file_id(&dir.join(MANIFEST_FILE)) {
         Some((id, _)) if id == pos.manifest => {}
@@ -66,7 +89,8 @@ pub(crate) fn news(dir: &Path, pos: &LogPosition) -> News {
     match (file_id(&dir.join(WAL_FILE)), pos.wal) {
         (None, None) => News::None,
         (Some((id, len)), Some(known)) if id == known => {
-            if len == pos.wal_len {
+            if len == pos.wal_len || (len > pos.wal_len && pos.live && !appended(dir, pos.wal_len))
+            {
                 News::None
             } else if pos.live {
                 News::Tail

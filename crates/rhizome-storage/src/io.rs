@@ -14,9 +14,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// An open log file, positioned at its end for appending.
+/// An open log file, positioned at the end of its records for appending.
 pub trait WalFile: Send {
-    /// Appends `bytes` at the end of the file (not yet durable).
+    /// Appends `bytes` after the records (not yet durable).
     fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Makes everything appended so far durable (fdatasync).
     fn sync(&mut self) -> io::Result<()>;
@@ -50,8 +50,11 @@ impl WalSync for StdSync {
 
 /// The file operations the log needs.
 pub trait StorageIo: Send + Sync {
-    /// Opens an existing log file for appending.
-    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WalFile>>;
+    /// Opens an existing log file for appending after its first `end`
+    /// bytes (the end of its records, which the caller found). What
+    /// follows `end` is kept if it is all zeros (space reserved ahead, see
+    /// [`crate::wal`]) and cut off otherwise (debris of a torn write).
+    fn open_append(&self, path: &Path, end: u64) -> io::Result<Box<dyn WalFile>>;
     /// Reads a whole file; `None` if it does not exist.
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
     /// Replaces `path` atomically and durably by a file holding `bytes`
@@ -71,7 +74,7 @@ pub fn read_file_from(path: &Path, offset: u64) -> io::Result<Option<(FileId, Ve
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let id = FileId::of(&f.metadata()?);
+    let (id, _) = FileId::stat_file(&f)?;
     f.seek(io::SeekFrom::Start(offset))?;
     let mut out = Vec::new();
     f.read_to_end(&mut out)?;
@@ -84,22 +87,53 @@ pub struct StdIo;
 
 struct StdFile {
     file: File,
+    /// End of the records: where the next append writes.
     len: u64,
+    /// The file's size: zeros from `len` to here are reserved space.
+    reserved: u64,
+    /// False once the file system refused to reserve space; the file then
+    /// grows by each append.
+    can_reserve: bool,
+}
+
+impl StdFile {
+    /// Makes sure `more` bytes after the records lie within the file's
+    /// size, reserving [`crate::wal::RESERVE_BYTES`] (or what the append
+    /// needs) of zeros at a time, so that appending does not change the
+    /// size (an unchanged size is what makes `fdatasync` cheap).
+    fn reserve(&mut self, more: u64) -> io::Result<()> {
+        let need = self.len + more;
+        if !self.can_reserve || need <= self.reserved {
+            return Ok(());
+        }
+        let grow = (need - self.reserved).max(crate::wal::RESERVE_BYTES);
+        use rustix::fs::{fallocate, FallocateFlags};
+        match fallocate(&self.file, FallocateFlags::empty(), self.reserved, grow) {
+            Ok(()) => {
+                self.reserved += grow;
+                Ok(())
+            }
+            Err(e) if e == rustix::io::Errno::NOSPC => Err(e.into()),
+            // Not supported here: append by growing the file.
+            Err(_) => {
+                self.can_reserve = false;
+                Ok(())
+            }
+        }
+    }
 }
 
 impl WalFile for StdFile {
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
-        match self.file.write_all(bytes) {
-            Ok(()) => {
-                self.len += bytes.len() as u64;
-                Ok(())
-            }
-            Err(e) => {
-                // A partial write moved the end: learn the real length.
-                self.len = self.file.metadata()?.len();
-                Err(e)
-            }
+        use std::os::unix::fs::FileExt;
+        self.reserve(bytes.len() as u64)?;
+        let outcome = self.file.write_all_at(bytes, self.len);
+        if outcome.is_ok() {
+            self.len += bytes.len() as u64;
         }
+        // A partial write leaves bytes after `len`: the caller cuts them off.
+        self.reserved = self.reserved.max(self.len);
+        outcome
     }
 
     fn sync(&mut self) -> io::Result<()> {
@@ -110,6 +144,7 @@ impl WalFile for StdFile {
         self.file.set_len(len)?;
         self.file.sync_data()?;
         self.len = len;
+        self.reserved = len;
         Ok(())
     }
 
@@ -123,10 +158,30 @@ impl WalFile for StdFile {
 }
 
 impl StorageIo for StdIo {
-    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WalFile>> {
-        let file = OpenOptions::new().append(true).open(path)?;
-        let len = file.metadata()?.len();
-        Ok(Box::new(StdFile { file, len }))
+    fn open_append(&self, path: &Path, end: u64) -> io::Result<Box<dyn WalFile>> {
+        use std::os::unix::fs::FileExt;
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
+        let (_, size) = crate::lock::FileId::stat_file(&file)?;
+        if end > size {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("the log ends at byte {end} but the file holds {size}"),
+            ));
+        }
+        let mut rest = vec![0u8; (size - end) as usize];
+        file.read_exact_at(&mut rest, end)?;
+        let mut reserved = size;
+        if rest.iter().any(|&b| b != 0) {
+            file.set_len(end)?;
+            file.sync_data()?;
+            reserved = end;
+        }
+        Ok(Box::new(StdFile {
+            file,
+            len: end,
+            reserved,
+            can_reserve: true,
+        }))
     }
 
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
@@ -256,9 +311,9 @@ impl WalSync for FaultySync {
 }
 
 impl StorageIo for FaultyIo {
-    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WalFile>> {
+    fn open_append(&self, path: &Path, end: u64) -> io::Result<Box<dyn WalFile>> {
         Ok(Box::new(FaultyFile {
-            inner: StdIo.open_append(path)?,
+            inner: StdIo.open_append(path, end)?,
             io: self.clone(),
         }))
     }
@@ -285,7 +340,7 @@ mod tests {
         let path = dir.path().join("w");
         let io = FaultyIo::new();
         io.replace(&path, b"head").unwrap();
-        let mut f = io.open_append(&path).unwrap();
+        let mut f = io.open_append(&path, 4).unwrap();
         f.append(b"abc").unwrap();
         io.set_space(2);
         let err = f.append(b"defg").unwrap_err();

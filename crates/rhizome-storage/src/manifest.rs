@@ -146,7 +146,7 @@ impl Manifest {
     pub fn read_with_id(dir: &Path) -> Result<(Manifest, FileId)> {
         let path = dir.join(MANIFEST_FILE);
         let read = fs::File::open(&path).and_then(|mut f| {
-            let id = FileId::of(&f.metadata()?);
+            let (id, _) = FileId::stat_file(&f)?;
             let mut text = String::new();
             f.read_to_string(&mut text)?;
             Ok((text, id))

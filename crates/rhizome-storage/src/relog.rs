@@ -190,7 +190,8 @@ pub(crate) fn write_next(
 pub(crate) fn append_next(dir: &Path, io: &dyn StorageIo, records: &[u8]) -> Result<()> {
     let path = dir.join(NEXT_WAL_FILE);
     let err = |e| Error::io(path.display(), e);
-    let mut file = io.open_append(&path).map_err(err)?;
+    let end = wal::find_end(io, &path, wal::HEADER_LEN)?;
+    let mut file = io.open_append(&path, end).map_err(err)?;
     file.append(records).map_err(err)?;
     file.sync().map_err(err)
 }

@@ -607,9 +607,9 @@ impl WalSync for StallingSync {
 }
 
 impl StorageIo for StallingIo {
-    fn open_append(&self, path: &Path) -> std::io::Result<Box<dyn WalFile>> {
+    fn open_append(&self, path: &Path, end: u64) -> std::io::Result<Box<dyn WalFile>> {
         Ok(Box::new(StallingFile {
-            inner: StdIo.open_append(path)?,
+            inner: StdIo.open_append(path, end)?,
             stall: self.0.clone(),
         }))
     }

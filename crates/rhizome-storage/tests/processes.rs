@@ -311,8 +311,9 @@ fn read_only_opening_changes_nothing() {
     create_y(&writer, 1, 1);
     // Leave a torn record at the end of the log, as a killed writer would.
     let wal = dir.join("wal.log");
-    let mut f = std::fs::OpenOptions::new().append(true).open(&wal).unwrap();
-    f.write_all(&[7, 0, 0, 0, 1, 2]).unwrap();
+    let end = rhizome_storage::wal::parse(&std::fs::read(&wal).unwrap()).valid_len;
+    let f = std::fs::OpenOptions::new().write(true).open(&wal).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &[7, 0, 0, 0, 1, 2], end).unwrap();
     drop((f, writer));
     set_read_only(&dir, true);
     let before = listing(&dir);

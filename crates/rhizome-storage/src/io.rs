@@ -85,6 +85,10 @@ pub fn read_file_from(path: &Path, offset: u64) -> io::Result<Option<(FileId, Ve
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdIo;
 
+/// Bytes of zeros a log file is grown by at a time, ahead of the records
+/// written into them (see [`crate::wal`]).
+pub const RESERVE_BYTES: u64 = 256 * 1024;
+
 struct StdFile {
     file: File,
     /// End of the records: where the next append writes.
@@ -98,7 +102,7 @@ struct StdFile {
 
 impl StdFile {
     /// Makes sure `more` bytes after the records lie within the file's
-    /// size, reserving [`crate::wal::RESERVE_BYTES`] (or what the append
+    /// size, reserving [`RESERVE_BYTES`] (or what the append
     /// needs) of zeros at a time, so that appending does not change the
     /// size (an unchanged size is what makes `fdatasync` cheap).
     fn reserve(&mut self, more: u64) -> io::Result<()> {
@@ -106,7 +110,7 @@ impl StdFile {
         if !self.can_reserve || need <= self.reserved {
             return Ok(());
         }
-        let grow = (need - self.reserved).max(crate::wal::RESERVE_BYTES);
+        let grow = (need - self.reserved).max(RESERVE_BYTES);
         use rustix::fs::{fallocate, FallocateFlags};
         match fallocate(&self.file, FallocateFlags::empty(), self.reserved, grow) {
             Ok(()) => {
@@ -333,6 +337,37 @@ impl StorageIo for FaultyIo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn opening_for_append_keeps_reserved_zeros_and_cuts_debris() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w");
+        StdIo.replace(&path, b"head").unwrap();
+        let mut f = StdIo.open_append(&path, 4).unwrap();
+        f.append(b"abc").unwrap();
+        drop(f);
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(size >= 4 + RESERVE_BYTES, "space reserved: {size}");
+        let bytes = StdIo.read(&path).unwrap().unwrap();
+        assert_eq!(&bytes[..7], b"headabc");
+        assert!(bytes[7..].iter().all(|&b| b == 0));
+        // Zeros after the end stay; the next append goes after "abc".
+        let mut f = StdIo.open_append(&path, 7).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
+        f.append(b"de").unwrap();
+        drop(f);
+        // Anything else after the end is cut off.
+        let file = OpenOptions::new().write(true).open(&path).unwrap();
+        file.write_all_at(b"xx", 20).unwrap();
+        let f = StdIo.open_append(&path, 9).unwrap();
+        assert_eq!(f.len(), 9);
+        assert_eq!(StdIo.read(&path).unwrap().unwrap(), b"headabcde");
+        assert!(
+            StdIo.open_append(&path, 10).is_err(),
+            "an end past the file"
+        );
+    }
 
     #[test]
     fn faulty_io_tears_appends_when_full() {

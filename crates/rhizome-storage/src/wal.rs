@@ -7,7 +7,7 @@
 //! payload: commit number: u64 LE | op count: varint | ops
 //! ```
 //! The file may go on past the last record with zero bytes: space the
-//! writer reserved ahead ([`RESERVE_BYTES`] at a time), so that appending a
+//! writer reserved ahead ([`crate::io::RESERVE_BYTES`] at a time), so that appending a
 //! record does not change the file's size and `fdatasync` has no size
 //! change to journal (on ext4 it then costs about two thirds as much).
 //! Eight zero bytes where a record would start (or fewer, all zero, at the
@@ -38,8 +38,6 @@ pub const WAL_FILE: &str = "wal.log";
 const MAGIC: &[u8; 8] = b"RHZWAL\0\x01";
 /// Length of the file header.
 pub const HEADER_LEN: u64 = 16;
-/// Bytes of zeros the writer reserves past the end of the log at a time.
-pub const RESERVE_BYTES: u64 = 256 * 1024;
 
 /// True if the log ends at the start of `rest` (the bytes from a record
 /// boundary to the end of what was read): an end marker (eight zero bytes,
@@ -795,6 +793,33 @@ mod tests {
             assert_eq!(p.records.len(), 1, "flip at {at}");
         }
         assert_eq!(parse(b"junk").generation, None);
+    }
+
+    /// Reserved space: zeros after the records end the log wherever the
+    /// file ends, and a record torn inside it (its last bytes still zeros)
+    /// is cut off like any torn record.
+    #[test]
+    fn zeros_end_the_log() {
+        let mut file = header(2);
+        file.extend(encode_record(1, &ops()));
+        let good = file.len();
+        file.extend(encode_record(2, &ops()[..1]));
+        let whole = file.len();
+        for zeros in [0, 3, 8, 4096] {
+            let mut f = file.clone();
+            f.resize(whole + zeros, 0);
+            let p = parse(&f);
+            assert_eq!(p.records.len(), 2, "{zeros} zeros");
+            assert_eq!((p.valid_len, p.damage), (whole as u64, None));
+        }
+        for kept in good + 1..whole {
+            let mut f = file.clone();
+            f[kept..].fill(0);
+            f.resize(whole + 4096, 0);
+            let p = parse(&f);
+            assert_eq!(p.records.len(), 1, "kept {kept}");
+            assert_eq!(p.valid_len, good as u64);
+        }
     }
 
     /// A correctly framed record (checksum matching) whose last operation

@@ -55,12 +55,16 @@ fn file_id(path: &Path) -> Option<(FileId, u64)> {
     FileId::stat(path).ok()
 }
 
-/// True unless the log of `dir` ends at byte `at` (an end marker there,
-/// see [`crate::wal`]): the file is longer than the records read so far,
-/// which is the writer's reserved space or new records.
-fn appended(dir: &Path, at: u64) -> bool {
+/// Whether the log file at `path`, `len` bytes long, holds more than the
+/// `at` bytes read so far: it does unless it is that long or an end marker
+/// (see [`crate::wal`]) follows, the rest being space the writer reserved.
+fn grew(path: &Path, len: u64, at: u64) -> bool {
+    len != at && (len < at || appended(path, at))
+}
+
+/// True unless the log file at `path` has an end marker at byte `at`.
+fn appended(path: &Path, at: u64) -> bool {
     use std::os::unix::fs::{FileExt, OpenOptionsExt};
-    let path = dir.join(WAL_FILE);
     let mut head = [0u8; 8];
     // Without the access time (when this process owns the file): storing
     // it would give the writer's next sync an inode change to journal.
@@ -68,7 +72,7 @@ fn appended(dir: &Path, at: u64) -> bool {
         std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(flags)
-            .open(&path)
+            .open(path)
     };
     let Ok(file) = open(rustix::fs::OFlags::NOATIME.bits() as i32).or_else(|_| open(0)) else {
         return true;
@@ -89,8 +93,7 @@ pub(crate) fn news(dir: &Path, pos: &LogPosition) -> News {
     match (file_id(&dir.join(WAL_FILE)), pos.wal) {
         (None, None) => News::None,
         (Some((id, len)), Some(known)) if id == known => {
-            if len == pos.wal_len || (len > pos.wal_len && pos.live && !appended(dir, pos.wal_len))
-            {
+            if len == pos.wal_len || (pos.live && !grew(&dir.join(WAL_FILE), len, pos.wal_len)) {
                 News::None
             } else if pos.live {
                 News::Tail
@@ -102,8 +105,9 @@ pub(crate) fn news(dir: &Path, pos: &LogPosition) -> News {
         // `relog`): nobody appends to it before renaming it.
         (_, Some(known))
             if pos.live
-                && file_id(&dir.join(NEXT_WAL_FILE))
-                    .is_some_and(|(id, len)| id == known && len == pos.wal_len) =>
+                && file_id(&dir.join(NEXT_WAL_FILE)).is_some_and(|(id, len)| {
+                    id == known && !grew(&dir.join(NEXT_WAL_FILE), len, pos.wal_len)
+                }) =>
         {
             News::None
         }

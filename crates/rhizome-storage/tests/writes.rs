@@ -396,12 +396,17 @@ fn wal_path(dir: &Path) -> std::path::PathBuf {
     dir.join("wal.log")
 }
 
-fn write_commits(dir: &Path, n: i64) {
+/// Opens `dir` so that closing leaves the log as it is (no checkpoint).
+fn open_keeping_log(dir: &Path) -> Database {
     let options = DatabaseOptions {
         checkpoint_on_close: false,
         ..DatabaseOptions::default()
     };
-    let db = Database::open_with(dir, options).unwrap();
+    Database::open_with(dir, options).unwrap()
+}
+
+fn write_commits(dir: &Path, n: i64) {
+    let db = open_keeping_log(dir);
     for i in 0..n {
         let mut txn = db.begin_write().unwrap();
         let a = txn.create_node(&["T"], &[("i", Value::Int(i))]).unwrap();
@@ -434,14 +439,7 @@ fn recovery_replays_and_cuts_torn_or_corrupt_tails() {
     assert!(bytes.len() > end, "space is reserved past the records");
     bytes[end - 3..end].fill(0);
     std::fs::write(wal_path(&dir), &bytes).unwrap();
-    let db = Database::open_with(
-        &dir,
-        DatabaseOptions {
-            checkpoint_on_close: false,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let db = open_keeping_log(&dir);
     assert_eq!(count_t(&db), 7);
     assert!(db.check().is_empty(), "{:?}", db.check());
     // Writing after a cut tail works and survives.
@@ -454,14 +452,7 @@ fn recovery_replays_and_cuts_torn_or_corrupt_tails() {
     let n = log_end(&bytes);
     bytes[n - 2] ^= 0xff;
     std::fs::write(wal_path(&dir), &bytes).unwrap();
-    let db = Database::open_with(
-        &dir,
-        DatabaseOptions {
-            checkpoint_on_close: false,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let db = open_keeping_log(&dir);
     assert_eq!(count_t(&db), 7);
     assert!(db.check().is_empty(), "{:?}", db.check());
     // A file cut inside the last record (a file system without reserved

@@ -432,40 +432,35 @@ fn recovery_replays_and_cuts_torn_or_corrupt_tails() {
     drop(db);
     // (checkpoint on close merged everything; write more and tear the log.)
     write_commits(&dir, 3);
-    // A torn write in the reserved space: the record's last bytes stayed
-    // zeros.
-    let mut bytes = std::fs::read(wal_path(&dir)).unwrap();
-    let end = log_end(&bytes);
-    assert!(bytes.len() > end, "space is reserved past the records");
-    bytes[end - 3..end].fill(0);
-    std::fs::write(wal_path(&dir), &bytes).unwrap();
-    let db = open_keeping_log(&dir);
-    assert_eq!(count_t(&db), 7);
-    assert!(db.check().is_empty(), "{:?}", db.check());
-    // Writing after a cut tail works and survives.
-    let mut txn = db.begin_write().unwrap();
-    txn.create_node(&["T"], &[]).unwrap();
-    txn.commit().unwrap();
-    drop(db);
-    // Flip a byte in the last record.
-    let mut bytes = std::fs::read(wal_path(&dir)).unwrap();
-    let n = log_end(&bytes);
-    bytes[n - 2] ^= 0xff;
-    std::fs::write(wal_path(&dir), &bytes).unwrap();
-    let db = open_keeping_log(&dir);
-    assert_eq!(count_t(&db), 7);
-    assert!(db.check().is_empty(), "{:?}", db.check());
-    // A file cut inside the last record (a file system without reserved
-    // space, or a copy cut short).
-    let mut txn = db.begin_write().unwrap();
-    txn.create_node(&["T"], &[]).unwrap();
-    txn.commit().unwrap();
-    drop(db);
-    let bytes = std::fs::read(wal_path(&dir)).unwrap();
-    std::fs::write(wal_path(&dir), &bytes[..log_end(&bytes) - 3]).unwrap();
-    let db = Database::open(&dir).unwrap();
-    assert_eq!(count_t(&db), 7);
-    assert!(db.check().is_empty(), "{:?}", db.check());
+    // Each damage of the last record leaves the 7 commits before it, and
+    // writing afterwards works (the next damage hits that new record).
+    type Damage = fn(&mut Vec<u8>);
+    let damages: [(&str, Damage); 3] = [
+        (
+            "torn in the reserved space (its last bytes stayed zeros)",
+            |b| {
+                let end = log_end(b);
+                assert!(b.len() > end, "space is reserved past the records");
+                b[end - 3..end].fill(0);
+            },
+        ),
+        ("a flipped byte", |b| {
+            let end = log_end(b);
+            b[end - 2] ^= 0xff;
+        }),
+        ("the file cut inside it", |b| b.truncate(log_end(b) - 3)),
+    ];
+    for (what, damage) in damages {
+        let mut bytes = std::fs::read(wal_path(&dir)).unwrap();
+        damage(&mut bytes);
+        std::fs::write(wal_path(&dir), &bytes).unwrap();
+        let db = open_keeping_log(&dir);
+        assert_eq!(count_t(&db), 7, "{what}");
+        assert!(db.check().is_empty(), "{what}: {:?}", db.check());
+        let mut txn = db.begin_write().unwrap();
+        txn.create_node(&["T"], &[]).unwrap();
+        txn.commit().unwrap();
+    }
 }
 
 /// Where the records of log file `bytes` end (reserved zeros follow).

@@ -601,6 +601,8 @@ pub(crate) struct Shared {
     auto_baseline: Mutex<(u64, u64)>,
     /// Checkpoints this handle ran because one was due.
     auto_count: AtomicU64,
+    /// The log file held open for [`follow::news`].
+    peek: follow::LogPeek,
 }
 
 /// Rolls back (releases the lock of) a transaction open longer than its
@@ -788,7 +790,7 @@ impl Shared {
         v.pos.live
             && v.pos.wal == w.wal_id
             && v.pos.wal_len == wal.len()
-            && follow::news(&self.dir, &v.pos) == News::None
+            && follow::news(&self.dir, &v.pos, &self.peek) == News::None
     }
 
     /// Publishes what changed in the files since the current version (see
@@ -803,7 +805,7 @@ impl Shared {
         }
         let v = self.current.load_full();
         let io = &*self.options.io;
-        let loaded = match follow::news(&self.dir, &v.pos) {
+        let loaded = match follow::news(&self.dir, &v.pos, &self.peek) {
             News::None => return Ok(()),
             News::Tail => {
                 match follow::read_tail(&self.dir, io, v.snapshot(), &v.pos, v.last_commit)? {
@@ -1750,6 +1752,7 @@ impl Database {
                 auto: Arc::new(Trigger::default()),
                 auto_baseline: Mutex::new((0, 0)),
                 auto_count: AtomicU64::new(0),
+                peek: follow::LogPeek::default(),
             }),
         };
         if db.shared.options.background_checkpoints && !db.shared.options.read_only {
@@ -1815,7 +1818,7 @@ impl Database {
             return Ok(self.shared.current.load().snapshot());
         }
         let v = self.shared.current.load();
-        if follow::news(&self.shared.dir, &v.pos) == News::None {
+        if follow::news(&self.shared.dir, &v.pos, &self.shared.peek) == News::None {
             return Ok(v.snapshot());
         }
         drop(v);

@@ -55,37 +55,66 @@ fn file_id(path: &Path) -> Option<(FileId, u64)> {
     FileId::stat(path).ok()
 }
 
-/// Whether the log file at `path`, `len` bytes long, holds more than the
-/// `at` bytes read so far: it does unless it is that long or an end marker
-/// (see [`crate::wal`]) follows, the rest being space the writer reserved.
-fn grew(path: &Path, len: u64, at: u64) -> bool {
-    len != at && (len < at || appended(path, at))
+/// An open handle of the log file, kept between statements for the look
+/// [`news`] takes past the records read (opening the file for every
+/// statement cost two more system calls and a path lookup).
+#[derive(Default)]
+pub(crate) struct LogPeek(arc_swap::ArcSwapOption<(FileId, std::fs::File)>);
+
+impl LogPeek {
+    /// Whether the log file `id` at `path`, `len` bytes long, holds more
+    /// than the `at` bytes read so far: it does unless it is that long or
+    /// an end marker (see [`crate::wal`]) follows, the rest being space the
+    /// writer reserved.
+    fn grew(&self, path: &Path, id: FileId, len: u64, at: u64) -> bool {
+        len != at && (len < at || self.appended(path, id, at))
+    }
+
+    /// True unless the file `id` at `path` has an end marker at byte `at`.
+    fn appended(&self, path: &Path, id: FileId, at: u64) -> bool {
+        let held = self.0.load_full();
+        let held = match held {
+            Some(held) if held.0 == id => held,
+            _ => {
+                // The path may name a newer file by now: keep the handle
+                // only if it is the file looked at.
+                let opened =
+                    open_without_atime(path).and_then(|f| Ok((FileId::stat_file(&f)?.0, f)));
+                match opened {
+                    Ok((opened_id, file)) if opened_id == id => {
+                        let held = Arc::new((id, file));
+                        self.0.store(Some(held.clone()));
+                        held
+                    }
+                    _ => return true,
+                }
+            }
+        };
+        let mut head = [0u8; 8];
+        match std::os::unix::fs::FileExt::read_at(&held.1, &mut head, at) {
+            Ok(n) => !wal::ends_log(&head[..n]),
+            Err(_) => true,
+        }
+    }
 }
 
-/// True unless the log file at `path` has an end marker at byte `at`.
-fn appended(path: &Path, at: u64) -> bool {
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
-    let mut head = [0u8; 8];
-    // Without the access time (when this process owns the file): storing
-    // it would give the writer's next sync an inode change to journal.
+/// Opens `path` for reading without updating its access time (when this
+/// process owns the file): storing it would give the writer's next sync
+/// an inode change to journal.
+fn open_without_atime(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
     let open = |flags| {
         std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(flags)
             .open(path)
     };
-    let Ok(file) = open(rustix::fs::OFlags::NOATIME.bits() as i32).or_else(|_| open(0)) else {
-        return true;
-    };
-    match file.read_at(&mut head, at) {
-        Ok(n) => !wal::ends_log(&head[..n]),
-        Err(_) => true,
-    }
+    open(rustix::fs::OFlags::NOATIME.bits() as i32).or_else(|_| open(0))
 }
 
 /// Compares `pos` with the files of `dir` (two `stat` calls, and a read of
 /// eight bytes when the log file is longer than what was read of it).
-pub(crate) fn news(dir: &Path, pos: &LogPosition) -> News {
+pub(crate) fn news(dir: &Path, pos: &LogPosition, peek: &LogPeek) -> News {
     match file_id(&dir.join(MANIFEST_FILE)) {
         Some((id, _)) if id == pos.manifest => {}
         _ => return News::Reload,
@@ -93,7 +122,9 @@ pub(crate) fn news(dir: &Path, pos: &LogPosition) -> News {
     match (file_id(&dir.join(WAL_FILE)), pos.wal) {
         (None, None) => News::None,
         (Some((id, len)), Some(known)) if id == known => {
-            if len == pos.wal_len || (pos.live && !grew(&dir.join(WAL_FILE), len, pos.wal_len)) {
+            if len == pos.wal_len
+                || (pos.live && !peek.grew(&dir.join(WAL_FILE), id, len, pos.wal_len))
+            {
                 News::None
             } else if pos.live {
                 News::Tail
@@ -106,7 +137,7 @@ pub(crate) fn news(dir: &Path, pos: &LogPosition) -> News {
         (_, Some(known))
             if pos.live
                 && file_id(&dir.join(NEXT_WAL_FILE)).is_some_and(|(id, len)| {
-                    id == known && !grew(&dir.join(NEXT_WAL_FILE), len, pos.wal_len)
+                    id == known && !peek.grew(&dir.join(NEXT_WAL_FILE), id, len, pos.wal_len)
                 }) =>
         {
             News::None

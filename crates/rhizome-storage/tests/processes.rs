@@ -731,3 +731,29 @@ fn kill_rounds(rounds: u64) {
     assert!(reads > 0, "the readers read");
     eprintln!("{rounds} rounds, {reads} checked reads, {:?}", t0.elapsed());
 }
+
+/// The writer reserves the log's space ahead, so the file does not grow
+/// with each commit: a reader still sees every new commit (it looks past
+/// what it read) and nothing while only reserved zeros follow.
+#[test]
+fn a_reader_tells_new_records_from_reserved_space() {
+    let (_tmp, dir) = setup();
+    let writer = Database::open(&dir).unwrap();
+    create_y(&writer, 1, 1);
+    let reader = Database::open_with(
+        &dir,
+        DatabaseOptions {
+            read_only: true,
+            ..DatabaseOptions::default()
+        },
+    )
+    .unwrap();
+    let size = || std::fs::metadata(dir.join("wal.log")).unwrap().len();
+    let before = size();
+    for i in 2..=20 {
+        create_y(&writer, 1, i);
+        assert_eq!(written(&reader.snapshot()).len() as i64, i);
+        assert_eq!(written(&reader.snapshot()).len() as i64, i, "no change");
+    }
+    assert_eq!(size(), before, "the records went into reserved space");
+}

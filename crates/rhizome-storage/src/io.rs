@@ -172,10 +172,19 @@ impl StorageIo for StdIo {
                 format!("the log ends at byte {end} but the file holds {size}"),
             ));
         }
-        let mut rest = vec![0u8; (size - end) as usize];
-        file.read_exact_at(&mut rest, end)?;
+        // Whether anything but zeros follows `end` (read a piece at a time:
+        // a torn record can be large).
+        let mut piece = vec![0u8; (size - end).min(64 * 1024) as usize];
+        let mut at = end;
+        let mut debris = false;
+        while at < size && !debris {
+            let n = piece.len().min((size - at) as usize);
+            file.read_exact_at(&mut piece[..n], at)?;
+            debris = piece[..n].iter().any(|&b| b != 0);
+            at += n as u64;
+        }
         let mut reserved = size;
-        if rest.iter().any(|&b| b != 0) {
+        if debris {
             file.set_len(end)?;
             file.sync_data()?;
             reserved = end;

@@ -293,6 +293,14 @@ fn listing(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
     out
 }
 
+/// Options that open a database read-only.
+fn read_only() -> DatabaseOptions {
+    DatabaseOptions {
+        read_only: true,
+        ..DatabaseOptions::default()
+    }
+}
+
 fn set_read_only(dir: &Path, read_only: bool) {
     use std::os::unix::fs::PermissionsExt;
     for e in std::fs::read_dir(dir).unwrap() {
@@ -317,10 +325,7 @@ fn read_only_opening_changes_nothing() {
     drop((f, writer));
     set_read_only(&dir, true);
     let before = listing(&dir);
-    let options = DatabaseOptions {
-        read_only: true,
-        ..DatabaseOptions::default()
-    };
+    let options = read_only();
     let db = Database::open_with(&dir, options).unwrap();
     assert_eq!(written(&db.snapshot()).len(), 1);
     let err = db.begin_write().err().expect("read-only");
@@ -398,10 +403,7 @@ fn backups_are_consistent_while_others_write() {
         })
     };
     create_y(&writer, 1, 1);
-    let options = DatabaseOptions {
-        read_only: true,
-        ..DatabaseOptions::default()
-    };
+    let options = read_only();
     let reader = Database::open_with(&dir, options).unwrap();
     for k in 0..10 {
         std::thread::sleep(Duration::from_millis(5));
@@ -740,14 +742,7 @@ fn a_reader_tells_new_records_from_reserved_space() {
     let (_tmp, dir) = setup();
     let writer = Database::open(&dir).unwrap();
     create_y(&writer, 1, 1);
-    let reader = Database::open_with(
-        &dir,
-        DatabaseOptions {
-            read_only: true,
-            ..DatabaseOptions::default()
-        },
-    )
-    .unwrap();
+    let reader = Database::open_with(&dir, read_only()).unwrap();
     let size = || std::fs::metadata(dir.join("wal.log")).unwrap().len();
     let before = size();
     for i in 2..=20 {

@@ -816,11 +816,10 @@ impl Shared {
             News::Reload => follow::load(&self.dir, io)?,
         };
         if writer && loaded.torn {
-            let mut f = io
-                .open_append(&self.wal_path(), loaded.pos.wal_len)
-                .map_err(|e| self.io_error("opening", e))?;
-            f.truncate(loaded.pos.wal_len)
-                .map_err(|e| self.io_error("truncating", e))?;
+            // Opening for append at the end of the valid records cuts off
+            // the torn one (anything but zeros after the end) and syncs.
+            io.open_append(&self.wal_path(), loaded.pos.wal_len)
+                .map_err(|e| self.io_error("cutting the torn record off", e))?;
         }
         self.current.store(Arc::new(Version::from_loaded(loaded)));
         Ok(())

@@ -72,28 +72,26 @@ impl LogPeek {
 
     /// True unless the file `id` at `path` has an end marker at byte `at`.
     fn appended(&self, path: &Path, id: FileId, at: u64) -> bool {
-        let held = self.0.load_full();
-        let held = match held {
-            Some(held) if held.0 == id => held,
-            _ => {
-                // The path may name a newer file by now: keep the handle
-                // only if it is the file looked at.
-                let opened =
-                    open_without_atime(path).and_then(|f| Ok((FileId::stat_file(&f)?.0, f)));
-                match opened {
-                    Ok((opened_id, file)) if opened_id == id => {
-                        let held = Arc::new((id, file));
-                        self.0.store(Some(held.clone()));
-                        held
-                    }
-                    _ => return true,
-                }
+        let records_at = |file: &std::fs::File| {
+            let mut head = [0u8; 8];
+            match std::os::unix::fs::FileExt::read_at(file, &mut head, at) {
+                Ok(n) => !wal::ends_log(&head[..n]),
+                Err(_) => true,
             }
         };
-        let mut head = [0u8; 8];
-        match std::os::unix::fs::FileExt::read_at(&held.1, &mut head, at) {
-            Ok(n) => !wal::ends_log(&head[..n]),
-            Err(_) => true,
+        if let Some(held) = self.0.load().as_deref().filter(|held| held.0 == id) {
+            return records_at(&held.1);
+        }
+        // The path may name a newer file by now: keep the handle only if
+        // it is the file looked at.
+        let opened = open_without_atime(path).and_then(|f| Ok((FileId::stat_file(&f)?.0, f)));
+        match opened {
+            Ok((opened_id, file)) if opened_id == id => {
+                let new_records = records_at(&file);
+                self.0.store(Some(Arc::new((id, file))));
+                new_records
+            }
+            _ => true,
         }
     }
 }

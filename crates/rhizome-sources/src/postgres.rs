@@ -705,20 +705,38 @@ impl Postgres {
             let (key, lat, lon) = (ident(&space.key), ident(lat), ident(lon));
             // The SQL of a band's rows and of its lists, with `param(i)` in
             // place of the plain statements' parameter `$i` (1-4: the box;
-            // 5-8: the foci; 9, 10: metres per degree; 11, 12: the band).
+            // 5-8: the foci; 9, 10: metres per degree; 11, 12: the band;
+            // 13, 14: which slice of how many, see `strips`).
             let band_of = |in_box: &str, param: &dyn Fn(usize) -> String| {
-                let mut in_box = in_box.to_string();
-                for i in 1..=4 {
-                    in_box = bind_param(&in_box, i, &param(i));
-                }
+                let (west, east, short_of) = strip_bounds(&param(3), &param(4), &param(14));
+                let (south, north) = (param(1), param(2));
+                let in_box =
+                    bind_params(in_box, &[(1, &south), (2, &north), (3, &west), (4, &east)]);
                 let sum = ellipse_sum_sql(&lat, &lon, param);
+                // The strips as a list of `STRIPS` rows, not a
+                // `generate_series`: estimated at 4 rows, the strips get an
+                // index scan each within their longitudes (a series,
+                // estimated at 1,000, got one scan of every longitude of the
+                // box, filtered per strip: route 2's roads 31 ms against 11).
+                let strips = (0..STRIPS)
+                    .map(|j| format!("({j})"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 format!(
-                    "FROM ({in_box}) AS b CROSS JOIN LATERAL (SELECT {sum} AS s) AS e WHERE {}",
-                    band_condition(&param(11), &param(12))
+                    "FROM (SELECT {slice} + v.j * {slices} AS i FROM (VALUES {strips}) AS v(j)) AS g \
+                     CROSS JOIN LATERAL ({in_box}) AS b \
+                     CROSS JOIN LATERAL (SELECT {sum} AS s) AS e WHERE {} \
+                     AND b.{lon}::float8 < {short_of}",
+                    band_condition(&param(11), &param(12)),
+                    slice = param(13),
+                    slices = param(14),
                 )
             };
             let band = |param: &dyn Fn(usize) -> String| band_of(in_box, param);
-            let plain = |i: usize| format!("${i}::float8");
+            let plain = |i: usize| match i {
+                13 | 14 => format!("${i}::int4"),
+                _ => format!("${i}::float8"),
+            };
             // From the ends: the foci and bands computed in SQL from the
             // ends' rows (`$1`, `$2` their keys, `$3` the stretch; see
             // `ends_prefix`), so the ends need no round trip of their own.
@@ -739,7 +757,9 @@ impl Postgres {
                 let param = move |i: usize| match i {
                     1..=10 => format!("(SELECT {} FROM p)", names[i - 1]),
                     11 => NO_INNER.to_string(),
-                    _ => "(SELECT lim FROM p)".to_string(),
+                    12 => "(SELECT lim FROM p)".to_string(),
+                    13 => "$4::int4".to_string(),
+                    _ => "$5::int4".to_string(),
                 };
                 (prefix, param)
             };
@@ -1115,15 +1135,44 @@ impl Postgres {
     /// The `ellipse` prefetcher's region of node space `space` (rows of
     /// the nodes in the rows band, the lists `lists` of those in the
     /// lists band; see [`RegionAsk`]), every statement sent at once: one
-    /// round trip. `None` if the space has no region statements.
+    /// round trip. The region is read in [`Postgres::region_slices`]
+    /// slices of longitude, each statement on a connection of its own
+    /// while the pool has them, so the backend reads it on several cores.
+    /// `None` if the space has no region statements.
     pub async fn region(
         &self,
         space: u16,
         lists: &[ListRef],
         ask: RegionAsk<'_>,
     ) -> Result<Option<RegionRows>> {
-        // One connection per statement (distinct ones while the pool has
-        // them), so the backend runs them side by side.
+        let slices = self.region_slices(lists.len());
+        let mut out = RegionRows::default();
+        let sliced = (0..slices).map(|slice| self.region_slice(space, lists, ask, slice, slices));
+        for part in try_join_all(sliced).await? {
+            let Some(part) = part else {
+                return Ok(None);
+            };
+            out.append(part);
+        }
+        Ok(Some(out))
+    }
+
+    /// Into how many slices a region of `lists` lists is cut: as many as
+    /// the pool has connections for all of a slice's statements (a node
+    /// row statement and one per list), at least one.
+    pub fn region_slices(&self, lists: usize) -> usize {
+        (self.pool.len() / (1 + lists)).max(1)
+    }
+
+    /// Slice `slice` of `slices` of a region (see [`Postgres::region`]).
+    async fn region_slice(
+        &self,
+        space: u16,
+        lists: &[ListRef],
+        ask: RegionAsk<'_>,
+        slice: usize,
+        slices: usize,
+    ) -> Result<Option<RegionRows>> {
         let mut connections = Vec::with_capacity(1 + lists.len());
         for _ in 0..=lists.len() {
             connections.push(self.connection().await?);
@@ -1161,6 +1210,8 @@ impl Postgres {
                 .collect()
         };
         type Param<'p> = &'p (dyn tokio_postgres::types::ToSql + Sync);
+        // At most a few slices: the casts cannot truncate.
+        let (slice, slices) = (slice as i32, slices as i32);
         let (band_params, ends_params): ([[f64; 12]; 2], (i64, i64, f64)) = match ask {
             RegionAsk::Band(query) => {
                 let params = |band: &Band| {
@@ -1174,19 +1225,23 @@ impl Postgres {
             }
             RegionAsk::Ends { a, b, stretch } => ([[0.0; 12]; 2], (a, b, stretch)),
         };
+        let which = (slice, slices);
         fn refs<'p>(
             from_ends: bool,
             band: &'p [f64; 12],
             ends: &'p (i64, i64, f64),
+            which: &'p (i32, i32),
         ) -> Vec<Param<'p>> {
-            if from_ends {
+            let mut refs: Vec<Param<'p>> = if from_ends {
                 vec![&ends.0, &ends.1, &ends.2]
             } else {
                 band.iter().map(|x| x as Param<'p>).collect()
-            }
+            };
+            refs.extend([&which.0 as Param<'p>, &which.1]);
+            refs
         }
-        let row_refs = refs(from_ends, &band_params[0], &ends_params);
-        let list_refs = refs(from_ends, &band_params[1], &ends_params);
+        let row_refs = refs(from_ends, &band_params[0], &ends_params, &which);
+        let list_refs = refs(from_ends, &band_params[1], &ends_params, &which);
         let mut list_statements = Vec::with_capacity(lists.len());
         for (i, p) in connections[1..].iter().enumerate() {
             let Some((_, theirs)) = statements_of(p) else {
@@ -1286,12 +1341,12 @@ impl Postgres {
             let run = async {
                 p.client
                     .batch_execute(&format!(
-                        "PREPARE rhizome_explain (int8, int8, float8) AS {sql}"
+                        "PREPARE rhizome_explain (int8, int8, float8, int4, int4) AS {sql}"
                     ))
                     .await?;
                 let explain = format!(
                     "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) \
-                     EXECUTE rhizome_explain({a}, {b}, {stretch:?})"
+                     EXECUTE rhizome_explain({a}, {b}, {stretch:?}, 0, 1)"
                 );
                 let mut texts = Vec::with_capacity(runs + 1);
                 for _ in 0..=runs {
@@ -1432,7 +1487,8 @@ impl tokio_postgres::types::ToSql for KeyArray {
 /// `max($3 × span, span + 2 × MARGIN_M)`, plus `extra`) and the box
 /// around it (`lat0`..`lon1`), by the formulas of [`Foci`] and
 /// [`crate::region::RegionQuery::ring`], so Rust and SQL agree on the
-/// region. No row when an end is missing or has no place. Every step is
+/// region (`$4` and `$5`, which slice of how many, are read by the
+/// statement after it). No row when an end is missing or has no place. Every step is
 /// `MATERIALIZED` (PostgreSQL 12 and later): inlined, each reference
 /// repeats the expressions before it, and planning the statement took
 /// 4–14 ms against 0.6–1.7 ms (`EXPLAIN ANALYZE`, route 1).
@@ -1504,25 +1560,54 @@ fn ellipse_sum_sql(lat: &str, lon: &str, param: &dyn Fn(usize) -> String) -> Str
     )
 }
 
-/// `sql` with every parameter `$1` (not `$10`...) replaced by `with`.
-fn bind_first(sql: &str, with: &str) -> String {
-    bind_param(sql, 1, with)
+/// Strips of longitude per slice of a region: a region's box is cut
+/// into `STRIPS × slices` strips of equal width, and slice `j` reads
+/// strips `j`, `j + slices`, ... (a node row statement and one per list
+/// each), so every slice gets a like share of a region whose density
+/// changes from west to east.
+const STRIPS: usize = 4;
+
+/// The SQL of strip `g.i`'s west and east borders within the box from
+/// longitude `west` to `east` (cut into `STRIPS × slices` strips), and of
+/// the longitude its rows stay below: the east border, infinite for the
+/// last strip, so two strips never both return a row on their border.
+fn strip_bounds(west: &str, east: &str, slices: &str) -> (String, String, String) {
+    let strips = format!("({STRIPS} * {slices})");
+    let at = |i: &str| format!("({west} + ({east} - {west}) * ({i})::float8 / {strips}::float8)");
+    let last = format!("g.i + 1 >= {strips}");
+    (
+        format!("(CASE WHEN g.i = 0 THEN {west} ELSE {} END)", at("g.i")),
+        format!("(CASE WHEN {last} THEN {east} ELSE {} END)", at("g.i + 1")),
+        format!(
+            "(CASE WHEN {last} THEN 'Infinity'::float8 ELSE {} END)",
+            at("g.i + 1")
+        ),
+    )
 }
 
-/// `sql` with parameter `$n` (not `$n0`...) replaced by `with`.
-fn bind_param(sql: &str, n: usize, with: &str) -> String {
-    let name = format!("${n}");
-    let mut out = String::with_capacity(sql.len() + with.len());
+/// `sql` with every parameter `$1` (not `$10`...) replaced by `with`.
+fn bind_first(sql: &str, with: &str) -> String {
+    bind_params(sql, &[(1, with)])
+}
+
+/// `sql` with each parameter `$n` of `withs` (not `$n0`...) replaced by
+/// its text, in one pass: a replacement's own `$n` stays as it is.
+fn bind_params(sql: &str, withs: &[(usize, &str)]) -> String {
+    let mut out = String::with_capacity(sql.len());
     let mut rest = sql;
-    while let Some(at) = rest.find(&name) {
-        let after = &rest[at + name.len()..];
+    while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
-        if after.starts_with(|c: char| c.is_ascii_digit()) {
-            out.push_str(&name);
-        } else {
-            out.push_str(with);
+        let after = &rest[at + 1..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let bound = after[..digits]
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| withs.iter().find(|(m, _)| *m == n));
+        match bound {
+            Some((_, with)) => out.push_str(with),
+            None => out.push_str(&rest[at..at + 1 + digits]),
         }
-        rest = after;
+        rest = &after[digits..];
     }
     out.push_str(rest);
     out
@@ -1530,6 +1615,17 @@ fn bind_param(sql: &str, n: usize, with: &str) -> String {
 
 #[cfg(test)]
 mod bind_tests {
+
+    #[test]
+    fn parameters_are_bound_in_one_pass() {
+        assert_eq!(
+            super::bind_params(
+                "x BETWEEN $3 AND $4 OR y = $34",
+                &[(3, "($3 + $4)"), (4, "$3")]
+            ),
+            "x BETWEEN ($3 + $4) AND $3 OR y = $34"
+        );
+    }
     #[test]
     fn a_first_region_tests_its_sum_once() {
         assert_eq!(
@@ -1583,6 +1679,7 @@ mod bind_tests {
             "WHERE a = ANY(X) AND b = $10 OR c = X"
         );
         assert_eq!(super::bind_first("no parameter", "X"), "no parameter");
+        assert_eq!(super::bind_first("costs $ and $$1", "X"), "costs $ and $X");
         assert_eq!(
             super::bind_first("SELECT a FROM t WHERE s = ANY($1) AND x <> $10", "ARRAY(k)"),
             "SELECT a FROM t WHERE s = ANY(ARRAY(k)) AND x <> $10"

@@ -231,6 +231,28 @@ pub struct RegionRows {
 }
 
 impl RegionRows {
+    /// Adds the rows and lists of another part of the same region (the
+    /// same lists, in the same order).
+    pub fn append(&mut self, mut part: RegionRows) {
+        self.keys.append(&mut part.keys);
+        self.lats.append(&mut part.lats);
+        self.lons.append(&mut part.lons);
+        self.values += part.values;
+        if self.lists.is_empty() {
+            self.lists = part.lists;
+            return;
+        }
+        for (mine, theirs) in self.lists.iter_mut().zip(part.lists) {
+            mine.nodes.extend(theirs.nodes);
+            mine.neighbours.extend(theirs.neighbours);
+            mine.rels.extend(theirs.rels);
+            for ((i, values), (j, more)) in mine.properties.iter_mut().zip(theirs.properties) {
+                debug_assert_eq!(*i, j);
+                values.extend(more);
+            }
+        }
+    }
+
     /// Rows received (nodes plus relationships).
     pub fn rows(&self) -> u64 {
         (self.keys.len() + self.lists.iter().map(|l| l.nodes.len()).sum::<usize>()) as u64

@@ -261,6 +261,36 @@ fn the_ellipse_fetches_a_route_in_a_few_round_trips() {
     );
 }
 
+#[test]
+fn a_region_read_in_slices_is_the_region_read_whole() {
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    // One list followed: a pool of 2 reads a region whole, 4 in two
+    // slices, 8 in four.
+    let mut seen = Vec::new();
+    for pool_size in [2, 4, 8] {
+        let mut mapping = mapping("roads-postgres.json");
+        mapping.pool_size = pool_size;
+        let pg = Source::connect(mapping).unwrap();
+        let mut fetched = Vec::new();
+        for (from, to, reference) in routes() {
+            for stretch in [1.0, 1.3] {
+                pg.clear_cache();
+                let graph = SourceGraph::new(&pg, &specs, "distance")
+                    .unwrap()
+                    .with_prefetch(Prefetch::Ellipse(stretch));
+                let before = pg.counters();
+                let got = source_cost(&graph, from, to, Goal::AStar).unwrap();
+                let cold = pg.counters().since(&before);
+                assert_eq!(got, Some(reference), "pool {pool_size}: {}", cold.render());
+                fetched.push((cold.round_trips, cold.rows, cold.bytes, cold.prefetched));
+            }
+        }
+        seen.push(fetched);
+    }
+    assert_eq!(seen[0], seen[1], "two slices against one");
+    assert_eq!(seen[0], seen[2], "four slices against one");
+}
+
 /// Runs `f` with a client of the PostgreSQL the mapping names.
 fn with_postgres<T>(f: impl AsyncFnOnce(&tokio_postgres::Client) -> T) -> T {
     let url = mapping("roads-postgres.json").connection;

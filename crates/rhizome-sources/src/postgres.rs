@@ -1310,9 +1310,11 @@ impl Postgres {
     /// again by name on one of the source's connections (so a generic
     /// plan, as the source's own statements run), run once to build its
     /// plan and then `runs` times under `EXPLAIN (ANALYZE, BUFFERS)`, the
-    /// run of median execution time reported. The node space's row
-    /// statement comes first, then each list of `lists`. `None` if the
-    /// space has no region statements.
+    /// run of median execution time reported. Per slice (see
+    /// [`Postgres::region`]), the node space's row statement comes first,
+    /// then each list of `lists`; with more than one slice each
+    /// statement's name ends in ` j/k`. `None` if the space has no region
+    /// statements.
     pub async fn explain_region(
         &self,
         space: u16,
@@ -1336,42 +1338,66 @@ impl Postgres {
                 None => return Ok(None),
             }
         }
-        let mut out = Vec::with_capacity(chosen.len());
-        for (statement, sql) in chosen {
-            let run = async {
-                p.client
-                    .batch_execute(&format!(
-                        "PREPARE rhizome_explain (int8, int8, float8, int4, int4) AS {sql}"
-                    ))
-                    .await?;
-                let explain = format!(
-                    "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) \
-                     EXECUTE rhizome_explain({a}, {b}, {stretch:?}, 0, 1)"
+        let slices = self.region_slices(lists.len());
+        let mut out = Vec::with_capacity(chosen.len() * slices);
+        for slice in 0..slices {
+            for (statement, sql) in &chosen {
+                let statement = if slices > 1 {
+                    format!("{statement} {}/{slices}", slice + 1)
+                } else {
+                    statement.clone()
+                };
+                out.extend(
+                    self.explain_one(&p, &statement, sql, (a, b, stretch), (slice, slices), runs)
+                        .await?,
                 );
-                let mut texts = Vec::with_capacity(runs + 1);
-                for _ in 0..=runs {
-                    for message in p.client.simple_query(&explain).await? {
-                        if let tokio_postgres::SimpleQueryMessage::Row(row) = message {
-                            texts.push(row.get(0).unwrap_or_default().to_string());
-                        }
-                    }
-                }
-                p.client.batch_execute("DEALLOCATE rhizome_explain").await?;
-                Ok::<_, tokio_postgres::Error>(texts)
-            };
-            let texts = run.await.map_err(|e| self.query_error(e))?;
-            let mut costs = texts
-                .iter()
-                .skip(1)
-                .map(|t| ServerCost::from_explain(&statement, t))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| bad_data(&self.name, "EXPLAIN gave no plan in JSON"))?;
-            costs.sort_by(|x, y| x.execution_ms.total_cmp(&y.execution_ms));
-            if !costs.is_empty() {
-                out.push(costs.swap_remove(costs.len() / 2));
             }
         }
         Ok(Some(out))
+    }
+
+    /// The median run of `runs` of one region statement from the ends
+    /// under `EXPLAIN`, for slice `slice` of `slices` (see
+    /// [`Postgres::explain_region`]).
+    async fn explain_one(
+        &self,
+        p: &Prepared,
+        statement: &str,
+        sql: &str,
+        (a, b, stretch): (i64, i64, f64),
+        (slice, slices): (usize, usize),
+        runs: usize,
+    ) -> Result<Option<ServerCost>> {
+        let run = async {
+            p.client
+                .batch_execute(&format!(
+                    "PREPARE rhizome_explain (int8, int8, float8, int4, int4) AS {sql}"
+                ))
+                .await?;
+            let explain = format!(
+                "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) \
+                 EXECUTE rhizome_explain({a}, {b}, {stretch:?}, {slice}, {slices})"
+            );
+            let mut texts = Vec::with_capacity(runs + 1);
+            for _ in 0..=runs {
+                for message in p.client.simple_query(&explain).await? {
+                    if let tokio_postgres::SimpleQueryMessage::Row(row) = message {
+                        texts.push(row.get(0).unwrap_or_default().to_string());
+                    }
+                }
+            }
+            p.client.batch_execute("DEALLOCATE rhizome_explain").await?;
+            Ok::<_, tokio_postgres::Error>(texts)
+        };
+        let texts = run.await.map_err(|e| self.query_error(e))?;
+        let mut costs = texts
+            .iter()
+            .skip(1)
+            .map(|t| ServerCost::from_explain(statement, t))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| bad_data(&self.name, "EXPLAIN gave no plan in JSON"))?;
+        costs.sort_by(|x, y| x.execution_ms.total_cmp(&y.execution_ms));
+        Ok((!costs.is_empty()).then(|| costs.swap_remove(costs.len() / 2)))
     }
 
     /// The value of the server setting `name` on one of the source's

@@ -242,7 +242,7 @@ pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<P
     if !server.is_empty() {
         writeln!(
             out,
-            "\nwhat the best region's statements cost the server (EXPLAIN (ANALYZE, BUFFERS), generic plans, median of {COLD_RUNS} after a warm-up; they run side by side on separate connections, so PL/pgSQL / the slowest one bounds PL/pgSQL / cold for that region)"
+            "\nwhat the best region's statements cost the server (EXPLAIN (ANALYZE, BUFFERS), generic plans, median of {COLD_RUNS} after a warm-up; they run side by side on separate connections, one per statement and slice, so with a core each PL/pgSQL / the slowest one bounds PL/pgSQL / cold for that region)"
         )
         .map_err(io)?;
         for (route, prefetch, found) in &server {

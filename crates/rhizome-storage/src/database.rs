@@ -574,6 +574,7 @@ impl Gate {
         if slot.holder == Some(ticket) {
             self.free_slot(&mut slot);
             self.release_file_if_idle(&slot);
+            drop(slot);
             self.cv.notify_one();
         }
     }
@@ -950,8 +951,11 @@ impl Shared {
         });
         self.gate.unsynced.fetch_add(1, Ordering::SeqCst);
         // The next transaction may start now, from this one's version.
+        // The next waiting transaction is woken only once this commit has
+        // let go of the log mutex too: woken earlier, it queued for the
+        // mutexes this commit still held (16 writers: 43–58% of 16 × the
+        // raw sync rate against 33–52%, six pairs).
         self.gate.free_slot(&mut slot);
-        self.gate.cv.notify_one();
         drop(slot);
         if background {
             self.auto.wake();
@@ -968,10 +972,12 @@ impl Shared {
             }
             self.release_file_if_idle();
             drop(w);
+            self.gate.cv.notify_one();
             drop(txn);
             return synced.map(|_| CommitInfo { commit, counters });
         }
         drop(w);
+        self.gate.cv.notify_one();
         drop(txn);
         self.wait_durable(seq)?;
         Ok(CommitInfo { commit, counters })

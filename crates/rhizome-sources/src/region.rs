@@ -238,10 +238,7 @@ impl RegionRows {
         self.lats.append(&mut part.lats);
         self.lons.append(&mut part.lons);
         self.values += part.values;
-        if self.lists.is_empty() {
-            self.lists = part.lists;
-            return;
-        }
+        debug_assert_eq!(self.lists.len(), part.lists.len());
         for (mine, theirs) in self.lists.iter_mut().zip(part.lists) {
             mine.nodes.extend(theirs.nodes);
             mine.neighbours.extend(theirs.neighbours);

@@ -1012,10 +1012,7 @@ impl Shared {
                     let outcome = self.lead_sync();
                     let mut relocked = lock(&self.sync);
                     match outcome {
-                        Ok(upto) => {
-                            relocked.durable_seq = relocked.durable_seq.max(upto);
-                            self.durable_seq.fetch_max(upto, Ordering::SeqCst);
-                        }
+                        Ok(upto) => self.mark_durable(&mut relocked, upto),
                         Err((from, why)) => relocked.failed_from = Some((from, why)),
                     }
                     // Still syncing: wakes only the settled commits.
@@ -1068,6 +1065,13 @@ impl Shared {
                 sync.waiters.swap_remove(i);
             }
         }
+    }
+
+    /// Records that every commit up to `upto` is durable and published,
+    /// in `sync` and in its mirror for committers waiting awake.
+    fn mark_durable(&self, sync: &mut SyncState, upto: u64) {
+        sync.durable_seq = sync.durable_seq.max(upto);
+        self.durable_seq.fetch_max(upto, Ordering::SeqCst);
     }
 
     /// How long a committer whose commit a running sync does not cover
@@ -1163,8 +1167,7 @@ impl Shared {
         let outcome = match synced {
             Ok(()) => {
                 self.publish_up_to(w, last);
-                sync.durable_seq = sync.durable_seq.max(last);
-                self.durable_seq.fetch_max(last, Ordering::SeqCst);
+                self.mark_durable(&mut sync, last);
                 Ok(())
             }
             Err(e) => {

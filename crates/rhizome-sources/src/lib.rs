@@ -41,6 +41,6 @@ pub mod source_graph;
 
 pub use counters::CounterSnapshot;
 pub use cypher::{SourceEngine, SourceStatement};
-pub use mapping::{Backend, Mapping, Prefetch};
+pub use mapping::{Backend, Mapping, Prefetch, RegionShape};
 pub use query_graph::QueryGraph;
 pub use source::{Source, SourceGraph};

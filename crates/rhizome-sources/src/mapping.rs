@@ -208,12 +208,56 @@ pub enum Prefetch {
     BoxBlock(f64),
     /// Route searches (PostgreSQL): before the search, the region a route
     /// between its two ends is likely to cross — the nodes whose distances
-    /// to the two ends sum to at most this stretch times the distance
-    /// between the ends, an ellipse (needs `in_box` and coordinates) —
-    /// with every adjacency list in it, in one round trip; a search that
-    /// leaves it fetches the next ring (see `crate::region`). Other
-    /// expansions fetch plainly.
-    Ellipse(f64),
+    /// to the two ends (the start's weighted) sum to at most the stretch
+    /// times the distance between the ends, an ellipse when the weight is
+    /// 1 (needs `in_box` and coordinates) — with every adjacency list in
+    /// it, in one round trip; a search that leaves it fetches the next
+    /// ring (see `crate::region`). Other expansions fetch plainly.
+    Ellipse(RegionShape),
+}
+
+/// The shape of the `ellipse` prefetcher's first region: the nodes `n`
+/// with `start_weight × d(start, n) + d(n, end) <= stretch × d(start,
+/// end)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RegionShape {
+    /// The distance sum allowed, as a multiple of the ends' distance (1-10).
+    pub stretch: f64,
+    /// How many times the distance to the start counts (1-4): 1 gives an
+    /// ellipse; more gives an egg narrowed towards the end, where a
+    /// search from the start, whose roads are longer than the straight
+    /// line, reaches less far aside.
+    pub start_weight: f64,
+}
+
+impl Prefetch {
+    /// The `ellipse` prefetcher of this stretch, with the start weighted 1.
+    pub fn ellipse(stretch: f64) -> Prefetch {
+        Prefetch::Ellipse(RegionShape {
+            stretch,
+            start_weight: 1.0,
+        })
+    }
+}
+
+impl std::fmt::Display for Prefetch {
+    /// The prefetcher as `CYPHER prefetch=...` names it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Prefetch::None => write!(f, "none"),
+            Prefetch::Lookahead(k) => write!(f, "lookahead:{k}"),
+            Prefetch::KeyBlock(n) => write!(f, "key_block:{n}"),
+            Prefetch::BoxBlock(d) => write!(f, "box_degrees:{d}"),
+            Prefetch::Ellipse(RegionShape {
+                stretch,
+                start_weight,
+            }) if *start_weight == 1.0 => write!(f, "ellipse:{stretch}"),
+            Prefetch::Ellipse(RegionShape {
+                stretch,
+                start_weight,
+            }) => write!(f, "ellipse:{stretch}:{start_weight}"),
+        }
+    }
 }
 
 /// A parsed and checked mapping.
@@ -641,7 +685,7 @@ fn check_labels(nodes: &[NodeSpace]) -> Result<()> {
 }
 
 /// `{"lookahead": k}`, `{"key_block": n}`, `{"box_degrees": d}`,
-/// `{"ellipse": s}` or `"none"`.
+/// `{"ellipse": s}` (optionally with `"start_weight": w`) or `"none"`.
 pub fn parse_prefetch(value: &Json, at: &str) -> Result<Prefetch> {
     if value.as_str() == Some("none") {
         return Ok(Prefetch::None);
@@ -649,9 +693,32 @@ pub fn parse_prefetch(value: &Json, at: &str) -> Result<Prefetch> {
     let o = Object::new(
         value,
         at,
-        &["lookahead", "key_block", "box_degrees", "ellipse"],
+        &[
+            "lookahead",
+            "key_block",
+            "box_degrees",
+            "ellipse",
+            "start_weight",
+        ],
     )?;
-    let set: Vec<&String> = o.map.keys().collect();
+    let start_weight = match o.number("start_weight")? {
+        None => 1.0,
+        Some(_) if !o.map.contains_key("ellipse") => {
+            return Err(invalid(
+                &o.path("start_weight"),
+                "belongs to the ellipse prefetcher (`\"ellipse\": s`)",
+            ))
+        }
+        Some(w) if (1.0..=4.0).contains(&w) => w,
+        Some(_) => {
+            return Err(invalid(
+                &o.path("start_weight"),
+                "must be a weight from 1 to 4 (how many times the distance to the \
+                 route's start counts in the region's distance sum)",
+            ))
+        }
+    };
+    let set: Vec<&String> = o.map.keys().filter(|k| *k != "start_weight").collect();
     if set.len() != 1 {
         return Err(invalid(
             at,
@@ -672,7 +739,10 @@ pub fn parse_prefetch(value: &Json, at: &str) -> Result<Prefetch> {
                 "must be an integer block size from 1 to 1,000,000",
             ))
         }
-        "ellipse" if (1.0..=10.0).contains(&v) => Prefetch::Ellipse(v),
+        "ellipse" if (1.0..=10.0).contains(&v) => Prefetch::Ellipse(RegionShape {
+            stretch: v,
+            start_weight,
+        }),
         "ellipse" => {
             return Err(invalid(
                 &at,

@@ -6,6 +6,7 @@
 
 use crate::cache::AdjacencyList;
 use crate::fetch::{bad_data, unavailable, value_bytes, Fetched, ListRef, Round};
+use crate::mapping::RegionShape;
 use crate::mapping::{Mapping, NodeSpace, PropertyType, RelSpace};
 use crate::region::{Band, RegionAsk, RegionList, RegionRows};
 use futures_util::future::try_join_all;
@@ -706,7 +707,8 @@ impl Postgres {
             // The SQL of a band's rows and of its lists, with `param(i)` in
             // place of the plain statements' parameter `$i` (1-4: the box;
             // 5-8: the foci; 9, 10: metres per degree; 11, 12: the band;
-            // 13, 14: which slice of how many, see `strips`).
+            // 13, 14: which slice of how many, see `strips`; 15: the start
+            // weight).
             let band_of = |in_box: &str, param: &dyn Fn(usize) -> String| {
                 let (west, east, short_of) = strip_bounds(&param(3), &param(4), &param(14));
                 let (south, north) = (param(1), param(2));
@@ -738,8 +740,9 @@ impl Postgres {
                 _ => format!("${i}::float8"),
             };
             // From the ends: the foci and bands computed in SQL from the
-            // ends' rows (`$1`, `$2` their keys, `$3` the stretch; see
-            // `ends_prefix`), so the ends need no round trip of their own.
+            // ends' rows (`$1`, `$2` their keys, `$3` the stretch, `$6` the
+            // start weight; see `ends_prefix`), so the ends need no round
+            // trip of their own.
             let array = if p.nodes[s].params().first() == Some(&Type::INT8_ARRAY) {
                 "bigint[]"
             } else {
@@ -749,8 +752,8 @@ impl Postgres {
                 &self.sql.nodes[s],
                 &format!("ARRAY[$1::int8, $2::int8]::{array}"),
             );
-            let from_ends = |extra: f64| {
-                let prefix = ends_prefix(&ends, &key, &lat, &lon, extra);
+            let from_ends = |rows: bool| {
+                let prefix = ends_prefix(&ends, &key, &lat, &lon, rows);
                 let names = [
                     "lat0", "lat1", "lon0", "lon1", "alat", "alon", "blat", "blon", "kx", "ky",
                 ];
@@ -759,7 +762,8 @@ impl Postgres {
                     11 => NO_INNER.to_string(),
                     12 => "(SELECT lim FROM p)".to_string(),
                     13 => "$4::int4".to_string(),
-                    _ => "$5::int4".to_string(),
+                    14 => "$5::int4".to_string(),
+                    _ => "$6::float8".to_string(),
                 };
                 (prefix, param)
             };
@@ -773,7 +777,7 @@ impl Postgres {
             let rows = self
                 .prepare_one(&p.client, &rows_sql(band(&plain)), &at)
                 .await?;
-            let (prefix, param) = from_ends(2.0 * crate::region::ROWS_MARGIN_M);
+            let (prefix, param) = from_ends(true);
             let rows_from_ends_sql = format!("{prefix} {}", rows_sql(band(&param)));
             let rows_from_ends = self
                 .prepare_one(&p.client, &rows_from_ends_sql, &at)
@@ -815,7 +819,7 @@ impl Postgres {
                     }
                 };
                 let statement = self.prepare_one(&p.client, &list_sql(&plain), &at).await?;
-                let (prefix, param) = from_ends(0.0);
+                let (prefix, param) = from_ends(false);
                 let sql = format!("{prefix} {}", list_sql(&param));
                 let from_ends = self.prepare_one(&p.client, &sql, &at).await?;
                 from_ends_sql.push((self.sql.list_keys[i].clone(), sql));
@@ -1216,7 +1220,7 @@ impl Postgres {
         type Param<'p> = &'p (dyn tokio_postgres::types::ToSql + Sync);
         // At most a few slices: the casts cannot truncate.
         let (slice, slices) = (slice as i32, slices as i32);
-        let (band_params, ends_params): ([[f64; 12]; 2], (i64, i64, f64)) = match ask {
+        let (band_params, ends_params, weight): ([[f64; 12]; 2], (i64, i64, f64), f64) = match ask {
             RegionAsk::Band(query) => {
                 let params = |band: &Band| {
                     let f = &query.foci;
@@ -1225,9 +1229,17 @@ impl Postgres {
                         f.kx, f.ky, band.inner, band.outer,
                     ]
                 };
-                ([params(&query.rows), params(&query.lists)], (0, 0, 0.0))
+                (
+                    [params(&query.rows), params(&query.lists)],
+                    (0, 0, 0.0),
+                    query.foci.start_weight,
+                )
             }
-            RegionAsk::Ends { a, b, stretch } => ([[0.0; 12]; 2], (a, b, stretch)),
+            RegionAsk::Ends { a, b, shape } => (
+                [[0.0; 12]; 2],
+                (a, b, shape.stretch),
+                shape.start_weight.max(1.0),
+            ),
         };
         let which = (slice, slices);
         fn refs<'p>(
@@ -1235,17 +1247,18 @@ impl Postgres {
             band: &'p [f64; 12],
             ends: &'p (i64, i64, f64),
             which: &'p (i32, i32),
+            weight: &'p f64,
         ) -> Vec<Param<'p>> {
             let mut refs: Vec<Param<'p>> = if from_ends {
                 vec![&ends.0, &ends.1, &ends.2]
             } else {
                 band.iter().map(|x| x as Param<'p>).collect()
             };
-            refs.extend([&which.0 as Param<'p>, &which.1]);
+            refs.extend([&which.0 as Param<'p>, &which.1, weight]);
             refs
         }
-        let row_refs = refs(from_ends, &band_params[0], &ends_params, &which);
-        let list_refs = refs(from_ends, &band_params[1], &ends_params, &which);
+        let row_refs = refs(from_ends, &band_params[0], &ends_params, &which, &weight);
+        let list_refs = refs(from_ends, &band_params[1], &ends_params, &which, &weight);
         let mut list_statements = Vec::with_capacity(lists.len());
         for (i, p) in connections[1..].iter().enumerate() {
             let Some((_, theirs)) = statements_of(p) else {
@@ -1324,7 +1337,7 @@ impl Postgres {
         space: u16,
         lists: &[ListRef],
         (a, b): (i64, i64),
-        stretch: f64,
+        shape: RegionShape,
         runs: usize,
     ) -> Result<Option<Vec<ServerCost>>> {
         let p = self.connection().await?;
@@ -1352,7 +1365,7 @@ impl Postgres {
                     statement.clone()
                 };
                 out.extend(
-                    self.explain_one(&p, &statement, sql, (a, b, stretch), (slice, slices), runs)
+                    self.explain_one(&p, &statement, sql, (a, b, shape), (slice, slices), runs)
                         .await?,
                 );
             }
@@ -1368,19 +1381,20 @@ impl Postgres {
         p: &Prepared,
         statement: &str,
         sql: &str,
-        (a, b, stretch): (i64, i64, f64),
+        (a, b, shape): (i64, i64, RegionShape),
         (slice, slices): (usize, usize),
         runs: usize,
     ) -> Result<Option<ServerCost>> {
         let run = async {
             p.client
                 .batch_execute(&format!(
-                    "PREPARE rhizome_explain (int8, int8, float8, int4, int4) AS {sql}"
+                    "PREPARE rhizome_explain (int8, int8, float8, int4, int4, float8) AS {sql}"
                 ))
                 .await?;
+            let (stretch, weight) = (shape.stretch, shape.start_weight.max(1.0));
             let explain = format!(
                 "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) \
-                 EXECUTE rhizome_explain({a}, {b}, {stretch:?}, {slice}, {slices})"
+                 EXECUTE rhizome_explain({a}, {b}, {stretch:?}, {slice}, {slices}, {weight:?})"
             );
             let mut texts = Vec::with_capacity(runs + 1);
             for _ in 0..=runs {
@@ -1514,19 +1528,28 @@ impl tokio_postgres::types::ToSql for KeyArray {
 /// `ends` (the node template over `$1`, `$2`, the ends' keys) gives their
 /// places, and the CTE `p` the foci, metres per degree, the sum `lim` up
 /// to which the band reaches (the first region's outer sum,
-/// `max($3 × span, span + 2 × MARGIN_M)`, plus `extra`) and the box
-/// around it (`lat0`..`lon1`), by the formulas of [`Foci`] and
+/// `max($3 × span, span + 2 × MARGIN_M)`, plus for the `rows` band the
+/// reach of a road of `ROWS_MARGIN_M` with the start weighted `$6`) and
+/// the box around it (`lat0`..`lon1`), by the formulas of [`Foci`] and
 /// [`crate::region::RegionQuery::ring`], so Rust and SQL agree on the
-/// region (`$4` and `$5`, which slice of how many, are read by the
-/// statement after it). No row when an end is missing or has no place. Every step is
+/// region (`$4` and `$5`, which slice of how many, and `$6`, the start
+/// weight, are read by the statement after it). No row when an end is missing or has no place. Every step is
 /// `MATERIALIZED` (PostgreSQL 12 and later): inlined, each reference
 /// repeats the expressions before it, and planning the statement took
 /// 4–14 ms against 0.6–1.7 ms (`EXPLAIN ANALYZE`, route 1).
 ///
 /// [`Foci`]: crate::region::Foci
-fn ends_prefix(ends: &str, key: &str, lat: &str, lon: &str, extra: f64) -> String {
+fn ends_prefix(ends: &str, key: &str, lat: &str, lon: &str, rows: bool) -> String {
     let metres = crate::region::METRES_PER_DEGREE;
     let margin = crate::region::MARGIN_M;
+    let extra = if rows {
+        format!(
+            "(1 + $6::float8) * ({:e})::float8",
+            crate::region::ROWS_MARGIN_M
+        )
+    } else {
+        "0".to_string()
+    };
     format!(
         "WITH f AS MATERIALIZED (SELECT t.{key}::int8 AS k, t.{lat}::float8 AS lat, t.{lon}::float8 AS lon \
                     FROM ({ends}) AS t), \
@@ -1539,17 +1562,24 @@ fn ends_prefix(ends: &str, key: &str, lat: &str, lon: &str, extra: f64) -> Strin
          r AS MATERIALIZED (SELECT q.*, (blon - alon) * kx AS dx, (blat - alat) * ky AS dy FROM q), \
          s AS MATERIALIZED (SELECT r.*, sqrt(dx * dx + dy * dy) AS span FROM r), \
          l AS MATERIALIZED (SELECT s.*, greatest($3::float8 * span, span + ({two_margin:e})::float8) \
-                 + ({extra:e})::float8 AS lim FROM s), \
+                 + {extra} AS lim FROM s), \
          m AS MATERIALIZED (SELECT l.*, greatest(lim, span) / 2 + 1 AS major FROM l), \
          n AS MATERIALIZED (SELECT m.*, sqrt(greatest(major * major - (span / 2) * (span / 2), 0)) AS minor, \
                  CASE WHEN span > 0 THEN dx / span ELSE 1 END AS c, \
-                 CASE WHEN span > 0 THEN dy / span ELSE 0 END AS si FROM m), \
-         p AS MATERIALIZED (SELECT alat, alon, blat, blon, kx, ky, lim, \
+                 CASE WHEN span > 0 THEN dy / span ELSE 0 END AS si, \
+                 (greatest(lim, span) + span) / ($6::float8 + 1) + 1 AS reach FROM m), \
+         o AS MATERIALIZED (SELECT alat, alon, blat, blon, kx, ky, lim, reach, \
                  (alat + blat) / 2 - sqrt(major * major * si * si + minor * minor * c * c) / ky AS lat0, \
                  (alat + blat) / 2 + sqrt(major * major * si * si + minor * minor * c * c) / ky AS lat1, \
                  (alon + blon) / 2 - sqrt(major * major * c * c + minor * minor * si * si) / kx AS lon0, \
                  (alon + blon) / 2 + sqrt(major * major * c * c + minor * minor * si * si) / kx AS lon1 \
-               FROM n)",
+               FROM n), \
+         p AS MATERIALIZED (SELECT alat, alon, blat, blon, kx, ky, lim, \
+                 CASE WHEN $6::float8 > 1 THEN greatest(lat0, alat - reach / ky) ELSE lat0 END AS lat0, \
+                 CASE WHEN $6::float8 > 1 THEN least(lat1, alat + reach / ky) ELSE lat1 END AS lat1, \
+                 CASE WHEN $6::float8 > 1 THEN greatest(lon0, alon - reach / kx) ELSE lon0 END AS lon0, \
+                 CASE WHEN $6::float8 > 1 THEN least(lon1, alon + reach / kx) ELSE lon1 END AS lon1 \
+               FROM o)",
         two_margin = 2.0 * margin,
     )
 }
@@ -1572,7 +1602,8 @@ fn band_condition(inner: &str, outer: &str) -> String {
 }
 
 /// The SQL of [`Foci::sum`] for the row `b` (columns `lat`, `lon`, quoted),
-/// with `param(5..=10)` the foci and metres per degree (see the band of
+/// with `param(5..=10)` the foci and metres per degree and `param(15)` the
+/// start weight (see the band of
 /// [`Postgres::prepare_regions`]). Squares are products, not `power(x,
 /// 2)`: the same value (both correctly rounded, as Rust's `dx * dx`), and
 /// the region's row statement ran 23% faster (route 6, `EXPLAIN ANALYZE`,
@@ -1582,7 +1613,8 @@ fn band_condition(inner: &str, outer: &str) -> String {
 fn ellipse_sum_sql(lat: &str, lon: &str, param: &dyn Fn(usize) -> String) -> String {
     let square = |x: String| format!("(({x}) * ({x}))");
     format!(
-        "sqrt({} + {}) + sqrt({} + {})",
+        "{} * sqrt({} + {}) + sqrt({} + {})",
+        param(15),
         square(format!("(b.{lon}::float8 - {}) * {}", param(6), param(9))),
         square(format!("(b.{lat}::float8 - {}) * {}", param(5), param(10))),
         square(format!("(b.{lon}::float8 - {}) * {}", param(8), param(9))),
@@ -1673,7 +1705,7 @@ mod bind_tests {
         let sql = super::ellipse_sum_sql("\"lat\"", "\"lon\"", &|i| format!("${i}"));
         assert_eq!(
             sql,
-            "sqrt((((b.\"lon\"::float8 - $6) * $9) * ((b.\"lon\"::float8 - $6) * $9)) \
+            "$15 * sqrt((((b.\"lon\"::float8 - $6) * $9) * ((b.\"lon\"::float8 - $6) * $9)) \
              + (((b.\"lat\"::float8 - $5) * $10) * ((b.\"lat\"::float8 - $5) * $10))) \
              + sqrt((((b.\"lon\"::float8 - $8) * $9) * ((b.\"lon\"::float8 - $8) * $9)) \
              + (((b.\"lat\"::float8 - $7) * $10) * ((b.\"lat\"::float8 - $7) * $10)))"

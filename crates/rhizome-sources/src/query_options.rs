@@ -19,23 +19,29 @@ fn option_error(what: impl std::fmt::Display) -> Error {
 }
 
 /// The prefetcher of `prefetch=VALUE`: `none`, `lookahead:K` (1-16),
-/// `key_block:N` (1-1,000,000), `box_degrees:D` (above 0, at most 10) or
-/// `ellipse:S` (1-10).
+/// `key_block:N` (1-1,000,000), `box_degrees:D` (above 0, at most 10),
+/// `ellipse:S` (1-10) or `ellipse:S:W` (the start weighted W, 1-4).
 pub fn parse_prefetch_option(value: &str) -> Result<Prefetch> {
+    let number = |n: &str| {
+        n.parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .ok_or_else(|| option_error(format_args!("`prefetch={value}`: `{n}` is not a number")))
+    };
     let json = match value.split_once(':') {
         None if value.eq_ignore_ascii_case("none") => serde_json::Value::String("none".into()),
-        Some((name, n)) if !name.is_empty() => {
-            let n: f64 = n.parse().map_err(|_| {
-                option_error(format_args!("`prefetch={value}`: `{n}` is not a number"))
-            })?;
-            let n = serde_json::Number::from_f64(n).ok_or_else(|| {
-                option_error(format_args!("`prefetch={value}`: `{n}` is not a number"))
-            })?;
-            serde_json::json!({ name.to_ascii_lowercase(): n })
+        Some((name, rest)) if !name.is_empty() => {
+            let name = name.to_ascii_lowercase();
+            match rest.split_once(':') {
+                Some((s, w)) if name == "ellipse" => {
+                    serde_json::json!({ "ellipse": number(s)?, "start_weight": number(w)? })
+                }
+                _ => serde_json::json!({ name: number(rest)? }),
+            }
         }
         _ => {
             return Err(option_error(format_args!(
-                "`prefetch={value}`: expected none, lookahead:K, key_block:N, box_degrees:D or ellipse:S"
+                "`prefetch={value}`: expected none, lookahead:K, key_block:N, box_degrees:D, ellipse:S or ellipse:S:W"
             )))
         }
     };
@@ -101,7 +107,16 @@ mod tests {
         assert_eq!(o.prefetch, None);
         assert_eq!(q, "CYPHER runtime=slotted RETURN 1");
         let (o, _) = split("CYPHER prefetch=ellipse:1.25 RETURN 1").unwrap();
-        assert_eq!(o.prefetch, Some(Prefetch::Ellipse(1.25)));
+        assert_eq!(o.prefetch, Some(Prefetch::ellipse(1.25)));
+        let (o, _) = split("CYPHER prefetch=ellipse:1.4:1.3 RETURN 1").unwrap();
+        assert_eq!(
+            o.prefetch,
+            Some(Prefetch::Ellipse(crate::mapping::RegionShape {
+                stretch: 1.4,
+                start_weight: 1.3
+            }))
+        );
+        assert_eq!(o.prefetch.unwrap().to_string(), "ellipse:1.4:1.3");
         // Without options the statement is untouched.
         let (o, q) = split("PROFILE MATCH (cypher) RETURN cypher").unwrap();
         assert_eq!(o.prefetch, None);
@@ -124,6 +139,12 @@ mod tests {
                 "CYPHER prefetch=ellipse:0.9 RETURN 1",
                 "stretch from 1 to 10",
             ),
+            (
+                "CYPHER prefetch=ellipse:1.4:0.5 RETURN 1",
+                "weight from 1 to 4",
+            ),
+            ("CYPHER prefetch=ellipse:1.4:x RETURN 1", "not a number"),
+            ("CYPHER prefetch=lookahead:4:2 RETURN 1", "not a number"),
         ] {
             let e = split(query).unwrap_err();
             assert_eq!(e.kind, ErrorKind::SyntaxError, "{query}: {e}");

@@ -410,13 +410,13 @@ impl Source {
         space: u16,
         lists: &[ListRef],
         ends: (i64, i64),
-        stretch: f64,
+        shape: crate::mapping::RegionShape,
         runs: usize,
     ) -> Result<Option<Vec<crate::postgres::ServerCost>>> {
         let Connection::Postgres(pg) = &self.connection else {
             return Ok(None);
         };
-        self.block_on(pg.explain_region(space, lists, ends, stretch, runs))
+        self.block_on(pg.explain_region(space, lists, ends, shape, runs))
     }
 
     /// A route's first region from its ends' keys (see
@@ -428,7 +428,7 @@ impl Source {
         space: u16,
         lists: &[ListRef],
         ends: (i64, i64),
-        stretch: f64,
+        shape: crate::mapping::RegionShape,
         deadline: Option<Instant>,
     ) -> Result<Option<(Fetched, crate::region::RegionRows)>> {
         let Connection::Postgres(pg) = &self.connection else {
@@ -441,7 +441,7 @@ impl Source {
         let ask = crate::region::RegionAsk::Ends {
             a: ends.0,
             b: ends.1,
-            stretch,
+            shape,
         };
         let requests = 2 + lists.len() as u64;
         let (rows, region) = self.wait(

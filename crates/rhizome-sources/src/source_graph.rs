@@ -151,8 +151,8 @@ impl<'a> SourceGraph<'a> {
         })
     }
 
-    /// What the statements of the `ellipse: stretch` prefetcher's first
-    /// region for a route from `start` to `end` cost the PostgreSQL
+    /// What the statements of the `ellipse` prefetcher's first region of
+    /// this `shape` for a route from `start` to `end` cost the PostgreSQL
     /// server (`EXPLAIN (ANALYZE, BUFFERS)`, the median of `runs` after a
     /// warm-up; see [`crate::postgres::Postgres::explain_region`]): the
     /// node rows' statement, then one per followed list. `None` on Redis
@@ -161,7 +161,7 @@ impl<'a> SourceGraph<'a> {
         &self,
         start: NodeId,
         end: NodeId,
-        stretch: f64,
+        shape: crate::mapping::RegionShape,
         runs: usize,
     ) -> Result<Option<Vec<crate::postgres::ServerCost>>> {
         if self.coordinates.is_none() {
@@ -172,7 +172,7 @@ impl<'a> SourceGraph<'a> {
             self.space,
             &lists,
             (key_of(start), key_of(end)),
-            stretch,
+            shape,
             runs,
         )
     }
@@ -682,7 +682,7 @@ impl RouteGraph for SourceGraph<'_> {
 
     fn prepare_route(&self, start: NodeId, end: NodeId) -> Result<()> {
         match self.prefetch {
-            Prefetch::Ellipse(stretch) => self.prepare_region(start, end, stretch),
+            Prefetch::Ellipse(shape) => self.prepare_region(start, end, shape),
             _ => Ok(()),
         }
     }

@@ -9,7 +9,7 @@ use rhizome_common::{ErrorKind, NodeId};
 use rhizome_routes::expand::parse_filter;
 use rhizome_routes::native::NativeGraph;
 use rhizome_routes::{shortest_path, Goal, RouteGraph, SearchOptions, SearchStats};
-use rhizome_sources::{Mapping, Prefetch, Source, SourceGraph};
+use rhizome_sources::{Mapping, Prefetch, RegionShape, Source, SourceGraph};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -156,7 +156,7 @@ fn route_costs_are_equal_over_native_postgres_and_redis() {
         Prefetch::Lookahead(4),
         Prefetch::KeyBlock(64),
         Prefetch::BoxBlock(0.005),
-        Prefetch::Ellipse(1.2),
+        Prefetch::ellipse(1.2),
     ];
     for (i, (from, to, reference)) in routes().into_iter().enumerate() {
         for goal in [Goal::AStar, Goal::Dijkstra] {
@@ -213,7 +213,7 @@ fn the_ellipse_fetches_a_route_in_a_few_round_trips() {
                 pg.clear_cache();
                 let graph = SourceGraph::new(&pg, &specs, "distance")
                     .unwrap()
-                    .with_prefetch(Prefetch::Ellipse(stretch));
+                    .with_prefetch(Prefetch::ellipse(stretch));
                 let before = pg.counters();
                 let got = source_cost(&graph, from, to, goal).unwrap();
                 let cold = pg.counters().since(&before);
@@ -254,7 +254,7 @@ fn the_ellipse_fetches_a_route_in_a_few_round_trips() {
     let (from, to, reference) = routes()[0];
     let graph = SourceGraph::new(&redis, &specs, "distance")
         .unwrap()
-        .with_prefetch(Prefetch::Ellipse(1.2));
+        .with_prefetch(Prefetch::ellipse(1.2));
     assert_eq!(
         source_cost(&graph, from, to, Goal::AStar).unwrap(),
         Some(reference)
@@ -277,7 +277,7 @@ fn a_region_read_in_slices_is_the_region_read_whole() {
                 pg.clear_cache();
                 let graph = SourceGraph::new(&pg, &specs, "distance")
                     .unwrap()
-                    .with_prefetch(Prefetch::Ellipse(stretch));
+                    .with_prefetch(Prefetch::ellipse(stretch));
                 let before = pg.counters();
                 let got = source_cost(&graph, from, to, Goal::AStar).unwrap();
                 let cold = pg.counters().since(&before);
@@ -289,6 +289,60 @@ fn a_region_read_in_slices_is_the_region_read_whole() {
     }
     assert_eq!(seen[0], seen[1], "two slices against one");
     assert_eq!(seen[0], seen[2], "four slices against one");
+}
+
+#[test]
+fn a_weighted_start_reads_fewer_rows_for_the_same_costs() {
+    let pg = Source::connect(mapping("roads-postgres.json")).unwrap();
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let egg = |stretch, start_weight| {
+        Prefetch::Ellipse(RegionShape {
+            stretch,
+            start_weight,
+        })
+    };
+    // A tight egg makes the search fetch rings; a wide one holds it all.
+    let shapes = [
+        Prefetch::ellipse(1.6),
+        egg(1.6, 1.3),
+        egg(1.1, 1.5),
+        egg(2.0, 2.5),
+    ];
+    for (from, to, reference) in routes() {
+        let mut cold = Vec::new();
+        for prefetch in shapes {
+            pg.clear_cache();
+            let graph = SourceGraph::new(&pg, &specs, "distance")
+                .unwrap()
+                .with_prefetch(prefetch);
+            let before = pg.counters();
+            let got = source_cost(&graph, from, to, Goal::AStar).unwrap();
+            let used = pg.counters().since(&before);
+            eprintln!("{prefetch} {from}->{to}: {}", used.render());
+            assert_eq!(
+                got,
+                Some(reference),
+                "{prefetch} {from}->{to}: {}",
+                used.render()
+            );
+            assert!(
+                (1..=6).contains(&used.round_trips),
+                "{prefetch}: {}",
+                used.render()
+            );
+            assert!(used.prefetch_used > 0 && used.prefetched >= used.prefetch_used);
+            cold.push(used);
+        }
+        // At the same stretch the egg lies inside the ellipse.
+        if cold[1].round_trips == 1 {
+            assert!(
+                cold[1].rows < cold[0].rows,
+                "{from}->{to}: egg {} against ellipse {}",
+                cold[1].render(),
+                cold[0].render()
+            );
+        }
+    }
 }
 
 /// Runs `f` with a client of the PostgreSQL the mapping names.
@@ -521,13 +575,30 @@ fn a_region_reads_its_roads_by_bands_of_a_box() {
     let (from, to) = (32076, 20448);
     let mut buffers = Vec::new();
     let mut cold = Vec::new();
+    let egg = Prefetch::Ellipse(RegionShape {
+        stretch: 1.5,
+        start_weight: 1.3,
+    });
     for m in [with_box, without] {
         let source = Source::connect(m).unwrap();
+        // The egg's region: the same by bands as by keys too.
         let graph = SourceGraph::new(&source, &specs, "distance")
             .unwrap()
-            .with_prefetch(Prefetch::Ellipse(1.35));
+            .with_prefetch(egg);
+        source.clear_cache();
+        let before = source.counters();
+        let cost = source_cost(&graph, from, to, Goal::AStar).unwrap();
+        let c = source.counters().since(&before);
+        cold.push((cost, c.round_trips, c.prefetched, c.rows));
+        let graph = SourceGraph::new(&source, &specs, "distance")
+            .unwrap()
+            .with_prefetch(Prefetch::ellipse(1.35));
+        let shape = RegionShape {
+            stretch: 1.35,
+            start_weight: 1.0,
+        };
         let costs = graph
-            .explain_region(from as NodeId, to as NodeId, 1.35, 1)
+            .explain_region(from as NodeId, to as NodeId, shape, 1)
             .unwrap()
             .unwrap();
         // The lists statement of each slice (two with the example's pool).
@@ -543,8 +614,12 @@ fn a_region_reads_its_roads_by_bands_of_a_box() {
         let c = source.counters().since(&before);
         cold.push((cost, c.round_trips, c.prefetched, c.rows));
     }
-    assert!(cold[0].0.is_some());
-    assert_eq!(cold[0], cold[1], "(cost, round trips, prefetched, rows)");
+    assert!(cold[0].0.is_some() && cold[0].0 == cold[1].0);
+    assert_eq!(
+        cold[0], cold[2],
+        "egg: (cost, round trips, prefetched, rows)"
+    );
+    assert_eq!(cold[1], cold[3], "(cost, round trips, prefetched, rows)");
     assert!(
         buffers[0] * 4 < buffers[1],
         "the lists statement's buffers, by bands and by keys: {buffers:?}"
@@ -592,9 +667,9 @@ fn a_region_packs_its_roads_in_pairs() {
     let mut cold = Vec::new();
     let mut bytes = Vec::new();
     let runs = [
-        (packed, Prefetch::Ellipse(1.5)),
-        (wide, Prefetch::Ellipse(1.5)),
-        (nulls.clone(), Prefetch::Ellipse(1.5)),
+        (packed, Prefetch::ellipse(1.5)),
+        (wide, Prefetch::ellipse(1.5)),
+        (nulls.clone(), Prefetch::ellipse(1.5)),
         (nulls, Prefetch::None),
     ];
     for (m, prefetch) in runs {

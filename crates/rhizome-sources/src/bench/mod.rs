@@ -174,7 +174,7 @@ impl Bench<'_> {
         let graph = SourceGraph::new(source, &self.specs, "distance")?.with_prefetch(prefetch);
         let before = source.counters();
         let (c, _, took) = run(&graph, from + 1, to + 1)?;
-        check(c, cost, &format!("{} {prefetch:?}", source.describe()))?;
+        check(c, cost, &format!("{} {prefetch}", source.describe()))?;
         Ok((ms(took), source.counters().since(&before)))
     }
 

@@ -4,7 +4,7 @@
 
 use super::{io, Bench};
 use crate::counters::CounterSnapshot;
-use crate::mapping::Prefetch;
+use crate::mapping::{Prefetch, RegionShape};
 use crate::postgres::ServerCost;
 use crate::source::SourceGraph;
 use rhizome_common::{NodeId, Result};
@@ -29,7 +29,13 @@ fn strategies() -> Vec<Prefetch> {
         .map(Prefetch::Lookahead)
         .chain([64, 256, 1024].map(Prefetch::KeyBlock))
         .chain([0.002, 0.005, 0.01].map(Prefetch::BoxBlock))
-        .chain([1.1, 1.25, 1.35, 1.5].map(Prefetch::Ellipse))
+        .chain([1.1, 1.25, 1.35, 1.5].map(Prefetch::ellipse))
+        .chain([(1.4, 1.3), (1.6, 1.3)].map(|(stretch, start_weight)| {
+            Prefetch::Ellipse(RegionShape {
+                stretch,
+                start_weight,
+            })
+        }))
         .collect()
 }
 
@@ -47,7 +53,7 @@ impl ColdCost {
         let waiting = self.used.waiting.as_secs_f64() * 1e3;
         format!(
             "  route {route}: {:<16} {:>8.1} ms = {:>7.1} waiting + {:>6.1} computing; {:>4} trips ({:.2} ms a trip), {:>6} rows ({:.1} a settled node), {:>7.1} KB{}",
-            format!("{:?}", self.prefetch),
+            self.prefetch.to_string(),
             self.ms,
             waiting,
             (self.ms - waiting).max(0.0),
@@ -68,7 +74,7 @@ fn server_line(
     found: &[ServerCost],
     plpgsql: Option<f64>,
 ) -> String {
-    let mut line = format!("  route {route}: {:<14}", format!("{prefetch:?}"));
+    let mut line = format!("  route {route}: {:<14}", prefetch.to_string());
     for cost in found {
         line += &format!(
             " {} {:.2} ms (planning {:.2}, {} buffers);",
@@ -161,9 +167,9 @@ pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<P
                 }
             }
             // What the best region's statements cost the server itself.
-            if let Prefetch::Ellipse(stretch) = best.2 {
+            if let Prefetch::Ellipse(shape) = best.2 {
                 let graph = SourceGraph::new(pg, &bench.specs, "distance")?;
-                if let Some(found) = graph.explain_region(from + 1, to + 1, stretch, COLD_RUNS)? {
+                if let Some(found) = graph.explain_region(from + 1, to + 1, shape, COLD_RUNS)? {
                     server.push((ratios.len() + 1, best.2, found));
                 }
             }
@@ -176,7 +182,7 @@ pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<P
                 none_trips,
                 best.0,
                 best.1,
-                format!("{:?}", best.2),
+                best.2.to_string(),
                 hot
             );
             row.none = none_ms;

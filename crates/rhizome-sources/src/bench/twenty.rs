@@ -44,7 +44,7 @@ pub(super) fn run_twenty(bench: &Bench<'_>, prefetch: Prefetch, out: &mut dyn Wr
     let cold_repeats = repeats.div_ceil(2);
     writeln!(
         out,
-        "\n{} routes settling {}..{} nodes, medians of {repeats} runs (cold: of {cold_repeats}, cache emptied before each); PostgreSQL cold with {prefetch:?}, Redis cold with Lookahead(4)",
+        "\n{} routes settling {}..{} nodes, medians of {repeats} runs (cold: of {cold_repeats}, cache emptied before each); PostgreSQL cold with {prefetch}, Redis cold with lookahead:4",
         routes.len(),
         SETTLED.start(),
         SETTLED.end()

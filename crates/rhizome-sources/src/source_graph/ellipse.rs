@@ -15,6 +15,7 @@
 
 use super::{number, SourceGraph};
 use crate::cache::LocatedRel;
+use crate::mapping::RegionShape;
 use crate::query_graph::node_id;
 use crate::region::{first_outer, grown, Foci, RegionQuery, RegionRows};
 use rhizome_common::{NodeId, RelId, Result};
@@ -42,7 +43,13 @@ impl SourceGraph<'_> {
     /// Sets up the region of a route from `start` to `end` if the
     /// prefetcher is `ellipse` (the ends' rows: from the cache, else one
     /// round trip; nothing else is fetched until the search misses).
-    pub(super) fn prepare_region(&self, start: NodeId, end: NodeId, stretch: f64) -> Result<()> {
+    pub(super) fn prepare_region(
+        &self,
+        start: NodeId,
+        end: NodeId,
+        shape: RegionShape,
+    ) -> Result<()> {
+        let stretch = shape.stretch;
         let mut region = self.region.lock().unwrap_or_else(|p| p.into_inner());
         *region = None;
         let (Some((lat, lon)), Some(_)) = (self.coordinates, &self.arena) else {
@@ -74,7 +81,7 @@ impl SourceGraph<'_> {
                 self.space,
                 &lists,
                 (a, b),
-                stretch,
+                shape,
                 self.deadline,
             )? {
                 self.source.remember(&ends, &|_| true);
@@ -86,7 +93,7 @@ impl SourceGraph<'_> {
                         .and_then(|r| Some((number(r.get(lat)?)?, number(r.get(lon)?)?)))
                 };
                 if let (Some(a), Some(b)) = (place(a), place(b)) {
-                    let foci = Foci::new(a, b);
+                    let foci = Foci::new(a, b, shape.start_weight);
                     let outer = first_outer(foci.span(), stretch);
                     let mut fresh = RouteRegion {
                         foci,
@@ -111,7 +118,7 @@ impl SourceGraph<'_> {
         };
         if let (Some(a), Some(b)) = (place(a), place(b)) {
             *region = Some(RouteRegion {
-                foci: Foci::new(a, b),
+                foci: Foci::new(a, b, shape.start_weight),
                 stretch,
                 lists_outer: None,
                 rings: 0,

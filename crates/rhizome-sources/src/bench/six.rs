@@ -74,7 +74,7 @@ fn server_line(
     found: &[ServerCost],
     plpgsql: Option<f64>,
 ) -> String {
-    let mut line = format!("  route {route}: {:<14}", prefetch.to_string());
+    let mut line = format!("  route {route}: {:<16}", prefetch.to_string());
     for cost in found {
         line += &format!(
             " {} {:.2} ms (planning {:.2}, {} buffers);",
@@ -177,7 +177,7 @@ pub(super) fn run_six(bench: &Bench<'_>, out: &mut dyn Write) -> Result<Option<P
             bench.cold(pg, best.2, route)?;
             let hot = bench.hot(pg, best.2, route, 5)?;
             line += &format!(
-                " {:>8.1} ({:>5}) {:>8.1} ({:>4}) {:<14} {:>7.2}",
+                " {:>8.1} ({:>5}) {:>8.1} ({:>4}) {:<16} {:>5.2}",
                 none_ms,
                 none_trips,
                 best.0,

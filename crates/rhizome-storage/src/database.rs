@@ -555,10 +555,6 @@ const SLOT_SPIN: Duration = Duration::from_micros(40);
 /// [`Shared::durable_spin`]): waking a sleeping thread costs about as much.
 const SPIN_FOR_SYNCS_UP_TO: Duration = Duration::from_micros(500);
 
-/// How long a thread that led a group sync goes on syncing the commits
-/// appended meanwhile before it hands the lead to a waiting thread.
-const LEAD_FOR: Duration = Duration::from_millis(1);
-
 impl Gate {
     /// Marks the slot free (no holder, no deadline), for waiters that
     /// sleep on `cv` and for the one spinning on `slot_taken`.
@@ -1004,36 +1000,25 @@ impl Shared {
                 return Ok(());
             }
             if !sync.syncing {
+                // Lead one sync, then hand the lead to whichever committer
+                // waits next: the others wait awake while syncs are fast, so
+                // one of them starts the next sync at once, and this thread
+                // goes back to its own work. (Leading for up to 1 ms more,
+                // as before, kept one writer of 16 from committing: 16
+                // writers reached 44–53% of 16 × the raw sync rate against
+                // 47–58% now, ten alternating pairs.)
                 sync.syncing = true;
                 self.syncing.store(true, Ordering::SeqCst);
                 drop(sync);
-                let started = Instant::now();
-                loop {
-                    let outcome = self.lead_sync();
-                    let mut relocked = lock(&self.sync);
-                    match outcome {
-                        Ok(upto) => self.mark_durable(&mut relocked, upto),
-                        Err((from, why)) => relocked.failed_from = Some((from, why)),
-                    }
-                    // Still syncing: wakes only the settled commits.
-                    relocked.wake_waiters();
-                    // Commits appended during that sync are synced at once by
-                    // this thread, which is running (a woken leader would
-                    // first have to be scheduled while the disk idles), for
-                    // up to `LEAD_FOR`.
-                    let more = relocked.next_seq > relocked.durable_seq
-                        && relocked.failed_from.is_none()
-                        && started.elapsed() < LEAD_FOR;
-                    if more {
-                        drop(relocked);
-                        continue;
-                    }
-                    relocked.syncing = false;
-                    self.syncing.store(false, Ordering::SeqCst);
-                    relocked.wake_waiters();
-                    sync = relocked;
-                    break;
+                let outcome = self.lead_sync();
+                sync = lock(&self.sync);
+                match outcome {
+                    Ok(upto) => self.mark_durable(&mut sync, upto),
+                    Err((from, why)) => sync.failed_from = Some((from, why)),
                 }
+                sync.syncing = false;
+                self.syncing.store(false, Ordering::SeqCst);
+                sync.wake_waiters();
                 continue;
             }
             // A sync runs: wait for it awake for a while, then sleep.

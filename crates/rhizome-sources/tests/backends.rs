@@ -120,6 +120,24 @@ fn source_cost(
     .map(|r| r.cost))
 }
 
+/// One route from an empty cache over `source` with `prefetch`: its cost
+/// and what it fetched.
+fn cold_route(
+    source: &Source,
+    prefetch: Prefetch,
+    (from, to): (i64, i64),
+    goal: Goal,
+) -> (Option<f64>, rhizome_sources::CounterSnapshot) {
+    let specs = parse_filter("ROAD>", "f").unwrap();
+    let graph = SourceGraph::new(source, &specs, "distance")
+        .unwrap()
+        .with_prefetch(prefetch);
+    source.clear_cache();
+    let before = source.counters();
+    let cost = source_cost(&graph, from, to, goal).unwrap();
+    (cost, source.counters().since(&before))
+}
+
 /// Distances in metres from `from` to every node (1-based), by a textbook
 /// Dijkstra over the `.gr` file.
 fn distances_from(from: usize) -> Vec<u64> {
@@ -294,7 +312,6 @@ fn a_region_read_in_slices_is_the_region_read_whole() {
 #[test]
 fn a_weighted_start_reads_fewer_rows_for_the_same_costs() {
     let pg = Source::connect(mapping("roads-postgres.json")).unwrap();
-    let specs = parse_filter("ROAD>", "f").unwrap();
     let egg = |stretch, start_weight| {
         Prefetch::Ellipse(RegionShape {
             stretch,
@@ -311,13 +328,7 @@ fn a_weighted_start_reads_fewer_rows_for_the_same_costs() {
     for (from, to, reference) in routes() {
         let mut cold = Vec::new();
         for prefetch in shapes {
-            pg.clear_cache();
-            let graph = SourceGraph::new(&pg, &specs, "distance")
-                .unwrap()
-                .with_prefetch(prefetch);
-            let before = pg.counters();
-            let got = source_cost(&graph, from, to, Goal::AStar).unwrap();
-            let used = pg.counters().since(&before);
+            let (got, used) = cold_route(&pg, prefetch, (from, to), Goal::AStar);
             eprintln!("{prefetch} {from}->{to}: {}", used.render());
             assert_eq!(
                 got,
@@ -579,26 +590,22 @@ fn a_region_reads_its_roads_by_bands_of_a_box() {
         stretch: 1.5,
         start_weight: 1.3,
     });
+    let ellipse = RegionShape {
+        stretch: 1.35,
+        start_weight: 1.0,
+    };
+    // (cost, round trips, prefetched, rows) of one cold route.
+    let cold_run = |source: &Source, prefetch| {
+        let (cost, c) = cold_route(source, prefetch, (from, to), Goal::AStar);
+        (cost, c.round_trips, c.prefetched, c.rows)
+    };
     for m in [with_box, without] {
         let source = Source::connect(m).unwrap();
         // The egg's region: the same by bands as by keys too.
-        let graph = SourceGraph::new(&source, &specs, "distance")
+        cold.push(cold_run(&source, egg));
+        let costs = SourceGraph::new(&source, &specs, "distance")
             .unwrap()
-            .with_prefetch(egg);
-        source.clear_cache();
-        let before = source.counters();
-        let cost = source_cost(&graph, from, to, Goal::AStar).unwrap();
-        let c = source.counters().since(&before);
-        cold.push((cost, c.round_trips, c.prefetched, c.rows));
-        let graph = SourceGraph::new(&source, &specs, "distance")
-            .unwrap()
-            .with_prefetch(Prefetch::ellipse(1.35));
-        let shape = RegionShape {
-            stretch: 1.35,
-            start_weight: 1.0,
-        };
-        let costs = graph
-            .explain_region(from as NodeId, to as NodeId, shape, 1)
+            .explain_region(from as NodeId, to as NodeId, ellipse, 1)
             .unwrap()
             .unwrap();
         // The lists statement of each slice (two with the example's pool).
@@ -608,11 +615,7 @@ fn a_region_reads_its_roads_by_bands_of_a_box() {
             .collect();
         assert_eq!(lists.len(), 2, "{costs:?}");
         buffers.push(lists.iter().map(|c| c.buffers).sum::<u64>());
-        source.clear_cache();
-        let before = source.counters();
-        let cost = source_cost(&graph, from, to, Goal::AStar).unwrap();
-        let c = source.counters().since(&before);
-        cold.push((cost, c.round_trips, c.prefetched, c.rows));
+        cold.push(cold_run(&source, Prefetch::Ellipse(ellipse)));
     }
     assert!(cold[0].0.is_some() && cold[0].0 == cold[1].0);
     assert_eq!(

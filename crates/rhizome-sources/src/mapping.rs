@@ -230,6 +230,14 @@ pub struct RegionShape {
     pub start_weight: f64,
 }
 
+impl RegionShape {
+    /// The start weight a region uses: at least 1, so the region lies
+    /// inside the ellipse of the same sum (see `crate::region::Foci`).
+    pub fn weight(&self) -> f64 {
+        self.start_weight.max(1.0)
+    }
+}
+
 impl Prefetch {
     /// The `ellipse` prefetcher of this stretch, with the start weighted 1.
     pub fn ellipse(stretch: f64) -> Prefetch {

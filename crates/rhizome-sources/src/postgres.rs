@@ -1235,11 +1235,9 @@ impl Postgres {
                     query.foci.start_weight,
                 )
             }
-            RegionAsk::Ends { a, b, shape } => (
-                [[0.0; 12]; 2],
-                (a, b, shape.stretch),
-                shape.start_weight.max(1.0),
-            ),
+            RegionAsk::Ends { a, b, shape } => {
+                ([[0.0; 12]; 2], (a, b, shape.stretch), shape.weight())
+            }
         };
         let which = (slice, slices);
         fn refs<'p>(
@@ -1391,7 +1389,7 @@ impl Postgres {
                     "PREPARE rhizome_explain (int8, int8, float8, int4, int4, float8) AS {sql}"
                 ))
                 .await?;
-            let (stretch, weight) = (shape.stretch, shape.start_weight.max(1.0));
+            let (stretch, weight) = (shape.stretch, shape.weight());
             let explain = format!(
                 "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) \
                  EXECUTE rhizome_explain({a}, {b}, {stretch:?}, {slice}, {slices}, {weight:?})"

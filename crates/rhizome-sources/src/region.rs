@@ -72,15 +72,18 @@ pub struct Foci {
 
 impl Foci {
     /// The foci `a` and `b` (latitude, longitude in degrees), the
-    /// distance to `a` weighted `start_weight` (at least 1).
+    /// distance to `a` weighted `start_weight`, at least 1 (as
+    /// [`RegionShape::weight`] gives it): the bounding box holds the
+    /// region only then.
     pub fn new(a: (f64, f64), b: (f64, f64), start_weight: f64) -> Foci {
+        debug_assert!(start_weight >= 1.0, "start weight {start_weight}");
         let mean = ((a.0 + b.0) / 2.0).to_radians();
         Foci {
             a,
             b,
             kx: METRES_PER_DEGREE * mean.cos().abs().max(1e-6),
             ky: METRES_PER_DEGREE,
-            start_weight: start_weight.max(1.0),
+            start_weight,
         }
     }
 

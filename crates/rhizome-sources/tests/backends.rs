@@ -281,7 +281,6 @@ fn the_ellipse_fetches_a_route_in_a_few_round_trips() {
 
 #[test]
 fn a_region_read_in_slices_is_the_region_read_whole() {
-    let specs = parse_filter("ROAD>", "f").unwrap();
     // One list followed: a pool of 2 reads a region whole, 4 in two
     // slices, 8 in four.
     let mut seen = Vec::new();
@@ -292,13 +291,8 @@ fn a_region_read_in_slices_is_the_region_read_whole() {
         let mut fetched = Vec::new();
         for (from, to, reference) in routes() {
             for stretch in [1.0, 1.3] {
-                pg.clear_cache();
-                let graph = SourceGraph::new(&pg, &specs, "distance")
-                    .unwrap()
-                    .with_prefetch(Prefetch::ellipse(stretch));
-                let before = pg.counters();
-                let got = source_cost(&graph, from, to, Goal::AStar).unwrap();
-                let cold = pg.counters().since(&before);
+                let prefetch = Prefetch::ellipse(stretch);
+                let (got, cold) = cold_route(&pg, prefetch, (from, to), Goal::AStar);
                 assert_eq!(got, Some(reference), "pool {pool_size}: {}", cold.render());
                 fetched.push((cold.round_trips, cold.rows, cold.bytes, cold.prefetched));
             }

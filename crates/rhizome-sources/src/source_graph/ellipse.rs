@@ -93,7 +93,7 @@ impl SourceGraph<'_> {
                         .and_then(|r| Some((number(r.get(lat)?)?, number(r.get(lon)?)?)))
                 };
                 if let (Some(a), Some(b)) = (place(a), place(b)) {
-                    let foci = Foci::new(a, b, shape.start_weight);
+                    let foci = Foci::new(a, b, shape.weight());
                     let outer = first_outer(foci.span(), stretch);
                     let mut fresh = RouteRegion {
                         foci,
@@ -118,7 +118,7 @@ impl SourceGraph<'_> {
         };
         if let (Some(a), Some(b)) = (place(a), place(b)) {
             *region = Some(RouteRegion {
-                foci: Foci::new(a, b, shape.start_weight),
+                foci: Foci::new(a, b, shape.weight()),
                 stretch,
                 lists_outer: None,
                 rings: 0,

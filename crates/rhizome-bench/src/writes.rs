@@ -453,7 +453,7 @@ fn bulk_and_single(
     let per_block = options.single.div_ceil(blocks);
     let per_thread = per_block.div_ceil(threads);
     let (mut single, mut group, mut raw) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    let mut raw_reserved = Duration::ZERO;
+    let (mut raw_reserved, mut group_cpu) = (Duration::ZERO, Duration::ZERO);
     let mut next_id = 0i64;
     let baseline = dir.join("fsync-baseline");
     let mut sync_file =
@@ -473,7 +473,9 @@ fn bulk_and_single(
                 engine.execute(query, params, &QueryOptions::default())?;
             }
             single += start.elapsed();
+            let cpu = process_cpu();
             group += writers.block()?;
+            group_cpu += process_cpu().saturating_sub(cpu);
         }
         Ok(())
     })?;
@@ -506,10 +508,13 @@ fn bulk_and_single(
     report.group_tx_per_sec = rate;
     let _ = writeln!(
         out,
-        "{threads} concurrent single-row writers (group commit): {grouped} transactions in {:.2} s = {rate:.0} tx/s = {:.0}% of {threads} x the raw sync rate (target >= 50%), {:.0}% of {threads} x the reserved-space rate",
+        "{threads} concurrent single-row writers (group commit): {grouped} transactions in {:.2} s = {rate:.0} tx/s = {:.0}% of {threads} x the raw sync rate (target >= 50%), {:.0}% of {threads} x the reserved-space rate; CPU {:.1} µs a commit ({:.2} of {} cores busy)",
         group.as_secs_f64(),
         rate / (raw * threads as f64).max(1e-9) * 100.0,
-        rate / (raw_reserved * threads as f64).max(1e-9) * 100.0
+        rate / (raw_reserved * threads as f64).max(1e-9) * 100.0,
+        group_cpu.as_secs_f64() * 1e6 / grouped.max(1) as f64,
+        group_cpu.as_secs_f64() / group.as_secs_f64().max(1e-9),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     drop(engine);
     let _ = std::fs::remove_dir_all(dir.parent().unwrap_or(&dir));

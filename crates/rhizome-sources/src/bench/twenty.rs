@@ -13,11 +13,13 @@ use std::io::Write;
 /// The settled-node range the routes are drawn from.
 const SETTLED: std::ops::RangeInclusive<u64> = 300..=8_000;
 
-/// One route's medians in ms (`None`: the system was not measured).
+/// One route's medians in ms (`None`: the system was not measured), and
+/// the round trips and rows of PostgreSQL's first cold run.
 #[derive(Default, Clone, Copy)]
 struct Times {
     native: f64,
     pg_cold: Option<f64>,
+    pg_cold_fetched: Option<(u64, u64)>,
     pg_hot: Option<f64>,
     redis_cold: Option<f64>,
     redis_hot: Option<f64>,
@@ -52,7 +54,7 @@ pub(super) fn run_twenty(bench: &Bench<'_>, prefetch: Prefetch, out: &mut dyn Wr
     .map_err(io)?;
     writeln!(
         out,
-        "route  from->to         settled    native   pg-cold    pg-hot  redis-cold  redis-hot    plpgsql   hot/native"
+        "route  from->to         settled    native   pg-cold (trips    rows)    pg-hot  redis-cold  redis-hot    plpgsql   hot/native"
     )
     .map_err(io)?;
     let mut all: Vec<Times> = Vec::new();
@@ -63,30 +65,39 @@ pub(super) fn run_twenty(bench: &Bench<'_>, prefetch: Prefetch, out: &mut dyn Wr
             native: bench.native_ms(from, to, cost, repeats)?,
             ..Times::default()
         };
-        let cold = |source| -> Result<f64> {
+        // The median time, and the first run's round trips and rows (the
+        // same in every run: what is fetched does not depend on timing).
+        let cold = |source| -> Result<(f64, (u64, u64))> {
             let runs = (0..cold_repeats)
                 .map(|_| bench.cold(source, prefetch_for(bench, source, prefetch), route))
                 .collect::<Result<Vec<_>>>()?;
-            Ok(median(runs.into_iter().map(|r| r.0).collect()))
+            let fetched = (runs[0].1.round_trips, runs[0].1.rows);
+            Ok((median(runs.into_iter().map(|r| r.0).collect()), fetched))
         };
         if let Some(pg) = &bench.pg {
-            t.pg_cold = Some(cold(pg)?);
+            let (ms, fetched) = cold(pg)?;
+            t.pg_cold = Some(ms);
+            t.pg_cold_fetched = Some(fetched);
             t.pg_hot = Some(bench.hot(pg, prefetch, route, repeats)?);
         }
         if let Some(redis) = &bench.redis {
-            t.redis_cold = Some(cold(redis)?);
+            t.redis_cold = Some(cold(redis)?.0);
             t.redis_hot = Some(bench.hot(redis, Prefetch::Lookahead(4), route, repeats)?);
         }
         t.plpgsql = bench.plpgsql(from, to, cost, settled)?;
         writeln!(
             out,
-            "{:>5}  {:>7}->{:<7} {:>7} {:>9.3} {:>9} {:>9} {:>11} {:>10} {:>10} {:>11}",
+            "{:>5}  {:>7}->{:<7} {:>7} {:>9.3} {:>9} {:>6} {:>7} {:>9} {:>11} {:>10} {:>10} {:>11}",
             i + 1,
             from + 1,
             to + 1,
             settled,
             t.native,
             cell(t.pg_cold, 1),
+            t.pg_cold_fetched
+                .map_or("-".into(), |f| format!("({}", f.0)),
+            t.pg_cold_fetched
+                .map_or("-".into(), |f| format!("{})", f.1)),
             cell(t.pg_hot, 3),
             cell(t.redis_cold, 1),
             cell(t.redis_hot, 3),
@@ -110,12 +121,18 @@ pub(super) fn run_twenty(bench: &Bench<'_>, prefetch: Prefetch, out: &mut dyn Wr
         })
     };
     let native_total: f64 = all.iter().map(|t| t.native).sum();
+    let fetched: Option<(u64, u64)> = all
+        .iter()
+        .filter_map(|t| t.pg_cold_fetched)
+        .reduce(|a, b| (a.0 + b.0, a.1 + b.1));
     writeln!(
         out,
-        "total  ({} routes)                {:>9.3} {:>9} {:>9} {:>11} {:>10} {:>10}",
+        "total  ({} routes)                {:>9.3} {:>9} {:>6} {:>7} {:>9} {:>11} {:>10} {:>10}",
         all.len(),
         native_total,
         cell(total(&|t| t.pg_cold).map(|x| x.0), 1),
+        fetched.map_or("-".into(), |f| format!("({}", f.0)),
+        fetched.map_or("-".into(), |f| format!("{})", f.1)),
         cell(total(&|t| t.pg_hot).map(|x| x.0), 3),
         cell(total(&|t| t.redis_cold).map(|x| x.0), 1),
         cell(total(&|t| t.redis_hot).map(|x| x.0), 3),

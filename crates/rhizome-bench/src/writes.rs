@@ -455,6 +455,15 @@ fn bulk_and_single(
     let (mut single, mut group, mut raw) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut raw_reserved, mut group_cpu) = (Duration::ZERO, Duration::ZERO);
     let mut next_id = 0i64;
+    // `count` durable single-row commits by this thread, ids going on.
+    let mut commit_singles = |count: usize| -> Result<()> {
+        for _ in 0..count {
+            let params = BTreeMap::from([("i".to_string(), Value::Int(next_id))]);
+            next_id += 1;
+            engine.execute(query, params, &QueryOptions::default())?;
+        }
+        Ok(())
+    };
     let baseline = dir.join("fsync-baseline");
     let mut sync_file =
         std::fs::File::create(&baseline).map_err(|e| Error::io(baseline.display(), e))?;
@@ -466,21 +475,13 @@ fn bulk_and_single(
         // One untimed round of the writers first: their first commits
         // pay for fresh allocator heaps and stacks (the first timed block
         // used to take 26-49 ms against 25-33 ms for the others).
-        for _ in 0..per_block / 4 {
-            let params = BTreeMap::from([("i".to_string(), Value::Int(next_id))]);
-            next_id += 1;
-            engine.execute(query, params, &QueryOptions::default())?;
-        }
+        commit_singles(per_block / 4)?;
         writers.block()?;
         for _ in 0..blocks {
             raw += fsync_time(&mut sync_file, &baseline, per_block)?;
             raw_reserved += reserved.fsync_time(per_block)?;
             let start = Instant::now();
-            for _ in 0..per_block {
-                let params = BTreeMap::from([("i".to_string(), Value::Int(next_id))]);
-                next_id += 1;
-                engine.execute(query, params, &QueryOptions::default())?;
-            }
+            commit_singles(per_block)?;
             single += start.elapsed();
             let cpu = process_cpu();
             group += writers.block()?;

@@ -31,6 +31,13 @@ fn cell(x: Option<f64>, decimals: usize) -> String {
     x.map_or("-".into(), |x| format!("{x:.decimals$}"))
 }
 
+/// "(trips" and "rows)", or "-" twice.
+fn fetched_cells(fetched: Option<(u64, u64)>) -> [String; 2] {
+    fetched.map_or(["-".into(), "-".into()], |(trips, rows)| {
+        [format!("({trips}"), format!("{rows})")]
+    })
+}
+
 /// Runs the repeated routes, PostgreSQL cold with `prefetch`.
 pub(super) fn run_twenty(bench: &Bench<'_>, prefetch: Prefetch, out: &mut dyn Write) -> Result<()> {
     let options = bench.options;
@@ -85,6 +92,7 @@ pub(super) fn run_twenty(bench: &Bench<'_>, prefetch: Prefetch, out: &mut dyn Wr
             t.redis_hot = Some(bench.hot(redis, Prefetch::Lookahead(4), route, repeats)?);
         }
         t.plpgsql = bench.plpgsql(from, to, cost, settled)?;
+        let [trips, rows] = fetched_cells(t.pg_cold_fetched);
         writeln!(
             out,
             "{:>5}  {:>7}->{:<7} {:>7} {:>9.3} {:>9} {:>6} {:>7} {:>9} {:>11} {:>10} {:>10} {:>11}",
@@ -94,10 +102,8 @@ pub(super) fn run_twenty(bench: &Bench<'_>, prefetch: Prefetch, out: &mut dyn Wr
             settled,
             t.native,
             cell(t.pg_cold, 1),
-            t.pg_cold_fetched
-                .map_or("-".into(), |f| format!("({}", f.0)),
-            t.pg_cold_fetched
-                .map_or("-".into(), |f| format!("{})", f.1)),
+            trips,
+            rows,
             cell(t.pg_hot, 3),
             cell(t.redis_cold, 1),
             cell(t.redis_hot, 3),
@@ -125,14 +131,15 @@ pub(super) fn run_twenty(bench: &Bench<'_>, prefetch: Prefetch, out: &mut dyn Wr
         .iter()
         .filter_map(|t| t.pg_cold_fetched)
         .reduce(|a, b| (a.0 + b.0, a.1 + b.1));
+    let [trips, rows] = fetched_cells(fetched);
     writeln!(
         out,
         "total  ({} routes)                {:>9.3} {:>9} {:>6} {:>7} {:>9} {:>11} {:>10} {:>10}",
         all.len(),
         native_total,
         cell(total(&|t| t.pg_cold).map(|x| x.0), 1),
-        fetched.map_or("-".into(), |f| format!("({}", f.0)),
-        fetched.map_or("-".into(), |f| format!("{})", f.1)),
+        trips,
+        rows,
         cell(total(&|t| t.pg_hot).map(|x| x.0), 3),
         cell(total(&|t| t.redis_cold).map(|x| x.0), 1),
         cell(total(&|t| t.redis_hot).map(|x| x.0), 3),

@@ -1,7 +1,7 @@
 //! Carrying the log over a checkpoint that ran while commits went on.
 //!
 //! A checkpoint writes its delta file or segment from a frozen state without
-//! the writer lock (see `database.rs`), so commits made meanwhile sit in the
+//! the writer lock (see `database/checkpoint.rs`), so commits made meanwhile sit in the
 //! log after the frozen position: the *tail*. The checkpoint switches files
 //! in this order:
 //! 1. still without the writer lock, `wal.next` is written (temporary file,

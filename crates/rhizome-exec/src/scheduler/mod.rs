@@ -133,6 +133,9 @@ thread_local! {
     /// This thread is a pool worker running a task it picked in its loop,
     /// and looks for work again when the task ends ([`QueryScope::spawn_successor`]).
     static LOOP_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The query (its scope's address) whose task this thread last took in
+    /// [`PoolInner::pick_in_tenant`] ([`AFFINITY_SLACK`]).
+    static LAST_PICKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// The running task's frame ([`QueryScope::yield_now`]).
@@ -202,6 +205,18 @@ pub fn free_worker() -> Option<usize> {
 /// ([`crate::operator::TaskCtx::quantum_spent`]), so that the worker
 /// chooses again by virtual time: the bound on one quantum of a long scan.
 pub const QUANTUM: Duration = Duration::from_millis(1);
+
+/// How far ahead of the least runnable query of its tenant (in session
+/// key and in query key, ns of CPU time at the default weight) the query
+/// whose task a worker took last may be and still be the worker's next
+/// pick: one quantum. A query then runs a few quanta in a row on one
+/// worker instead of one quantum on each worker in turn, so the memory its
+/// tasks allocate is mostly freed on the thread that allocated it. With
+/// 32 queries on 2 workers the allocator's paths for memory freed on
+/// another thread took about 6% of the samples (docs/benchmarks.md); a
+/// query's lead over the fair point stays below one quantum, and a light
+/// session ([`START_CREDIT`] behind) still goes first.
+const AFFINITY_SLACK: u64 = QUANTUM.as_nanos() as u64;
 
 /// What a task learns about the worker running it.
 pub struct WorkerContext {
@@ -535,10 +550,13 @@ impl PoolInner {
         let session_floor = tenant.session_floor.load(Ordering::Relaxed);
         type Key = (u64, u64, usize);
         let mut tried: Option<Key> = None;
+        let last = LAST_PICKED.with(|l| l.get());
         for round in 0..scopes.len() {
             let mut best: Option<(Key, &Arc<QueryScope>)> = None;
             // The least query and session keys of the runnable queries.
             let mut least = (u64::MAX, u64::MAX);
+            // The query this worker took a task of last, if runnable.
+            let mut again: Option<(Key, &Arc<QueryScope>)> = None;
             for (at, scope) in scopes.iter().enumerate() {
                 if !Arc::ptr_eq(&scope.tenant, tenant) {
                     continue;
@@ -553,6 +571,9 @@ impl PoolInner {
                 );
                 if round == 0 {
                     if scope.runnable() {
+                        if Arc::as_ptr(scope) as usize == last {
+                            again = Some((key, scope));
+                        }
                         least = (least.0.min(key.1), least.1.min(key.0));
                         if best.is_none_or(|(b, _)| key < b) {
                             best = Some((key, scope));
@@ -571,25 +592,44 @@ impl PoolInner {
             if round == 0 {
                 tenant.query_floor.fetch_max(least.0, Ordering::Relaxed);
                 tenant.session_floor.fetch_max(least.1, Ordering::Relaxed);
+                if let Some((k, again)) = again {
+                    let near = k.0 <= key.0.saturating_add(AFFINITY_SLACK)
+                        && k.1 <= key.1.saturating_add(AFFINITY_SLACK);
+                    if near && !Arc::ptr_eq(again, scope) {
+                        if let Some(work) = Self::take_task(again, k) {
+                            return Some(work);
+                        }
+                    }
+                }
             }
             tried = Some(key);
-            if !scope.try_reserve() {
-                continue;
+            if let Some(work) = Self::take_task(scope, key) {
+                return Some(work);
             }
-            if let Some(task) = scope.take() {
-                scope.vtime.fetch_max(key.1, Ordering::Relaxed);
-                scope.raise_session(key.0);
-                // A running task's time is charged when it ends; the
-                // advance puts its query and tenant above the floor now, so
-                // that they lose ties to those with nothing running (a
-                // query just started, a tenant back from a pause) while
-                // the task runs.
-                scope.charge(PICK_ADVANCE);
-                return Some(Work::Task(scope.clone(), task));
-            }
-            scope.running.fetch_sub(1, Ordering::AcqRel);
         }
         None
+    }
+
+    /// `scope`'s next task, if it has one and may use one more worker,
+    /// charged at its pick key `key` (session key, query key); the worker
+    /// remembers the query ([`AFFINITY_SLACK`]).
+    fn take_task(scope: &Arc<QueryScope>, key: (u64, u64, usize)) -> Option<Work> {
+        if !scope.try_reserve() {
+            return None;
+        }
+        let Some(task) = scope.take() else {
+            scope.running.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        };
+        scope.vtime.fetch_max(key.1, Ordering::Relaxed);
+        scope.raise_session(key.0);
+        // A running task's time is charged when it ends; the advance puts
+        // its query and tenant above the floor now, so that they lose ties
+        // to those with nothing running (a query just started, a tenant
+        // back from a pause) while the task runs.
+        scope.charge(PICK_ADVANCE);
+        LAST_PICKED.with(|l| l.set(Arc::as_ptr(scope) as usize));
+        Some(Work::Task(scope.clone(), task))
     }
 
     /// Takes `scope` out of the list the workers pick from.

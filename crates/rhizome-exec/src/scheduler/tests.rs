@@ -845,6 +845,64 @@ fn a_tenant_with_one_query_gets_half_against_one_with_32() {
     });
 }
 
+/// The queries (0 or 1) whose 200 us tasks one worker ran, in order,
+/// over `window`, with both queries of one tenant busy all along.
+fn run_order(window: Duration) -> Vec<u8> {
+    let pool = WorkerPool::new(1);
+    let tenant = Tenant::new("t", 1);
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    fn logged(
+        scope: Arc<QueryScope>,
+        which: u8,
+        order: Arc<Mutex<Vec<u8>>>,
+        stop: Arc<AtomicBool>,
+    ) -> Task {
+        Box::new(move |_| {
+            spin(200);
+            order.lock().unwrap().push(which);
+            if !stop.load(Ordering::SeqCst) {
+                let next = logged(scope.clone(), which, order, stop);
+                scope.spawn(next);
+            }
+        })
+    }
+    let scopes: Vec<_> = (0..2u8)
+        .map(|which| {
+            let scope = pool.open_scope(ScopeOptions {
+                tenant: Some(tenant.clone()),
+                ..waiting_caller()
+            });
+            scope.spawn(logged(scope.clone(), which, order.clone(), stop.clone()));
+            scope
+        })
+        .collect();
+    std::thread::sleep(window);
+    stop.store(true, Ordering::SeqCst);
+    for scope in &scopes {
+        assert!(soon(|| scope.pending.load(Ordering::SeqCst) == 0
+            && scope.running.load(Ordering::SeqCst) == 0));
+        pool.close_scope(scope);
+    }
+    let order = order.lock().unwrap().clone();
+    order
+}
+
+#[test]
+fn a_worker_runs_a_few_quanta_of_one_query_in_a_row_and_stays_fair() {
+    // One quantum of slack (AFFINITY_SLACK) lets a query run about 1 ms
+    // ahead of the other before the worker turns to it: streaks of about
+    // five 200 us tasks, where strict turns by virtual time would make
+    // streaks of one.
+    let order = run_order(Duration::from_millis(200));
+    let streaks = 1 + order.windows(2).filter(|w| w[0] != w[1]).count();
+    let mean = order.len() as f64 / streaks as f64;
+    let share = order.iter().filter(|&&q| q == 0).count() as f64 / order.len() as f64;
+    assert!(order.len() >= 20, "too few tasks ran: {order:?}");
+    assert!(mean >= 2.5, "mean streak {mean:.2}: {order:?}");
+    assert!((0.3..=0.7).contains(&share), "share {share:.2}: {order:?}");
+}
+
 #[test]
 fn tenants_get_time_in_proportion_to_their_shares() {
     let pool = WorkerPool::new(2);

@@ -543,8 +543,10 @@ impl PoolInner {
 
     /// A task of `tenant`'s runnable query whose session has the least
     /// virtual time ([`ClientSession`]), and within it with the least
-    /// virtual time of its own. The tenant's query and session floors
-    /// become the least of its runnable queries' and sessions' keys.
+    /// virtual time of its own — or of the query whose task this worker
+    /// took last, while that query is within [`AFFINITY_SLACK`] of it. The
+    /// tenant's query and session floors become the least of its runnable
+    /// queries' and sessions' keys.
     fn pick_in_tenant(scopes: &[Arc<QueryScope>], tenant: &Arc<Tenant>) -> Option<Work> {
         let floor = tenant.query_floor.load(Ordering::Relaxed);
         let session_floor = tenant.session_floor.load(Ordering::Relaxed);

@@ -4,15 +4,10 @@
 use super::*;
 
 impl Session {
+    /// RESET: ends what runs and rolls back an open transaction, as
+    /// ROLLBACK does.
     pub(super) async fn reset(&mut self) {
-        self.close_results();
-        if let Some(open) = self.tx.take() {
-            if let Some(tx) = open.take() {
-                tx.rollback();
-            }
-        }
-        self.success(map([]));
-        self.state = State::Ready;
+        self.rollback().await;
     }
 
     /// Stops and forgets every open result.
@@ -157,6 +152,8 @@ impl Session {
         }
     }
 
+    /// ROLLBACK (and RESET): closes every open result, rolls back the
+    /// open transaction if any and returns to READY.
     pub(super) async fn rollback(&mut self) {
         self.close_results();
         if let Some(open) = self.tx.take() {

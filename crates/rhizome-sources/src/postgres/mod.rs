@@ -263,6 +263,17 @@ impl Postgres {
             .1
     }
 
+    /// The values of `row`'s property columns `at`, counted in `out`'s bytes.
+    fn properties(&self, row: &Row, at: &[usize], out: &mut Fetched) -> Result<Vec<Value>> {
+        let mut props = Vec::with_capacity(at.len());
+        for &c in at {
+            let v = decode(row, c).map_err(|e| unavailable(&self.name, e))?;
+            out.bytes += value_bytes(&v);
+            props.push(v);
+        }
+        Ok(props)
+    }
+
     /// Node rows of `rows` (from a node statement of space `space`).
     fn node_rows(&self, space: u16, rows: &[Row], out: &mut Fetched) -> Result<Vec<i64>> {
         let columns = &self.node_columns[space as usize];
@@ -270,12 +281,7 @@ impl Postgres {
         let mut keys = Vec::with_capacity(rows.len());
         for row in rows {
             let key = int_at(row, key_col, &self.name, "a node key")?;
-            let mut props = Vec::with_capacity(columns.properties.len());
-            for &c in &columns.properties {
-                let v = decode(row, c).map_err(|e| unavailable(&self.name, e))?;
-                out.bytes += value_bytes(&v);
-                props.push(v);
-            }
+            let props = self.properties(row, &columns.properties, out)?;
             out.rows += 1;
             out.nodes.push((space, key, Some(props)));
             keys.push(key);
@@ -310,12 +316,7 @@ impl Postgres {
                 Some(c) => int_at(row, c, &self.name, "a relationship key")?,
                 None => 0,
             };
-            let mut props = Vec::with_capacity(columns.properties.len());
-            for &c in &columns.properties {
-                let v = decode(row, c).map_err(|e| unavailable(&self.name, e))?;
-                out.bytes += value_bytes(&v);
-                props.push(v);
-            }
+            let props = self.properties(row, &columns.properties, out)?;
             out.rows += 1;
             out.bytes += 24;
             let list = by_node.entry(node).or_default();

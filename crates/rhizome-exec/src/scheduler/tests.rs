@@ -867,23 +867,18 @@ fn run_order(window: Duration) -> Vec<u8> {
             }
         })
     }
-    let scopes: Vec<_> = (0..2u8)
+    let queries: Vec<_> = (0..2u8)
         .map(|which| {
             let scope = pool.open_scope(ScopeOptions {
                 tenant: Some(tenant.clone()),
                 ..waiting_caller()
             });
             scope.spawn(logged(scope.clone(), which, order.clone(), stop.clone()));
-            scope
+            (scope, stop.clone())
         })
         .collect();
     std::thread::sleep(window);
-    stop.store(true, Ordering::SeqCst);
-    for scope in &scopes {
-        assert!(soon(|| scope.pending.load(Ordering::SeqCst) == 0
-            && scope.running.load(Ordering::SeqCst) == 0));
-        pool.close_scope(scope);
-    }
+    stop_queries(&pool, &queries);
     let order = order.lock().unwrap().clone();
     order
 }

@@ -546,9 +546,11 @@ fn fsync_time(file: &mut std::fs::File, path: &Path, n: usize) -> Result<Duratio
     Ok(start.elapsed())
 }
 
-/// A file whose space was reserved (`fallocate`) before it is written, as
-/// the write-ahead log reserves its own: writing into it and syncing
-/// changes no file size, so `fdatasync` has no size change to journal.
+/// A file whose space was reserved and zeroed before it is written, as
+/// the write-ahead log reserves its own
+/// ([`rhizome_storage::io::reserve_zeroed`]): writing into it and syncing
+/// changes no file size and converts no extent, so `fdatasync` has no
+/// metadata to write.
 struct ReservedFile {
     file: std::fs::File,
     path: std::path::PathBuf,
@@ -559,8 +561,11 @@ impl ReservedFile {
     fn create(path: &Path, bytes: u64) -> Result<ReservedFile> {
         let err = |e: std::io::Error| Error::io(path.display(), e);
         let file = std::fs::File::create(path).map_err(err)?;
-        rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, bytes.max(64))
-            .map_err(|e| err(e.into()))?;
+        if !rhizome_storage::io::reserve_zeroed(&file, 0, bytes.max(64)).map_err(err)? {
+            return Err(err(std::io::Error::other(
+                "the file system cannot reserve space (fallocate)",
+            )));
+        }
         file.sync_all().map_err(err)?;
         Ok(ReservedFile {
             file,
@@ -628,7 +633,9 @@ impl GroupWriters {
         per_thread: usize,
     ) -> StopWriters<'env> {
         for t in 0..self.threads {
-            scope.spawn(move || {
+            // Named, so that a profile can tell the writers' samples apart.
+            let builder = std::thread::Builder::new().name(format!("group-writer-{t}"));
+            let spawned = builder.spawn_scoped(scope, move || {
                 let mut next = (t * per_thread) as i64;
                 loop {
                     self.gate.wait();
@@ -653,6 +660,7 @@ impl GroupWriters {
                     next += ((self.threads - 1) * per_thread) as i64;
                 }
             });
+            spawned.expect("spawning a group writer thread");
         }
         StopWriters(self)
     }

@@ -7,9 +7,10 @@
 //! payload: commit number: u64 LE | op count: varint | ops
 //! ```
 //! The file may go on past the last record with zero bytes: space the
-//! writer reserved ahead ([`crate::io::RESERVE_BYTES`] at a time), so that appending a
-//! record does not change the file's size and `fdatasync` has no size
-//! change to journal (on ext4 it then costs about two thirds as much).
+//! writer reserved and zeroed ahead ([`crate::io::RESERVE_BYTES`] at a time,
+//! [`crate::io::reserve_zeroed`]), so that appending a record neither
+//! changes the file's size nor converts an extent, and `fdatasync` has no
+//! metadata to write (on ext4 it then costs about two thirds as much).
 //! Eight zero bytes where a record would start (or fewer, all zero, at the
 //! end of the file) end the log; no record starts that way, as a payload
 //! holds at least its commit number.

@@ -117,7 +117,7 @@ pub struct WriteBenchOptions {
 }
 
 impl Default for WriteBenchOptions {
-    /// 1M bulk nodes in batches of 10k, 500 single-row transactions, the
+    /// 1M bulk nodes in batches of 10k, 16,000 single-row transactions, the
     /// default likes graph (100k persons, 2k items, 10M likes) plus 10% new
     /// persons with their likes and 5% more likes of existing persons; the
     /// issue's chain graph (1M nodes of degree 50) with 50 new
@@ -136,7 +136,7 @@ impl Default for WriteBenchOptions {
             likes: LikesOptions::default(),
             bulk_nodes: 1_000_000,
             batch: 10_000,
-            single: 500,
+            single: 16_000,
             new_person_share: 0.10,
             extra_every: 20,
             a1_lookups: 100_000,

@@ -515,8 +515,10 @@ pub struct BenchWritesArgs {
     /// Rows per `$rows` batch (one transaction each).
     #[arg(long, default_value_t = 10_000)]
     pub batch: usize,
-    /// Durable single-row transactions.
-    #[arg(long, default_value_t = 500)]
+    /// Durable single-row transactions (each of the one writer, the 16
+    /// writers and the raw sync reference: enough for the group commit to
+    /// reach its steady state).
+    #[arg(long, default_value_t = 16_000)]
     pub single: usize,
     /// Persons of the base likes graph.
     #[arg(long, default_value_t = 100_000)]

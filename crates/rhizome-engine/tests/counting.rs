@@ -125,7 +125,10 @@ fn fused_counts_equal_materialized_counts() {
 
 /// The same over a delta that creates persons and relationships (numeric,
 /// string and missing weights), rewrites and removes base weights and
-/// deletes relationships, then again after a checkpoint.
+/// deletes relationships, then again after a checkpoint. The delta changes
+/// enough lists that a filtered counted hop counts most of them in its
+/// memo's one pass (`CountMemo::fill_changed`), not as the walk reaches
+/// them.
 #[test]
 fn fused_counts_over_a_delta_equal_materialized_counts() {
     let (_dir, engine) = engine();

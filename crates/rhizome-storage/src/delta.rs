@@ -600,6 +600,66 @@ impl AdjMap {
         }
     }
 
+    /// Calls `f(node, list)` for every node with a list, in node order,
+    /// the list's created entries apart as [`AdjMap::get_changed`] gives
+    /// them: a packed page is read front to back (its lists, then their
+    /// created ids, each in order), without a lookup per node.
+    pub(crate) fn for_each_changed<'s>(&'s self, mut f: impl FnMut(NodeId, ChangedList<'s>)) {
+        for (p, slot) in self.pages.iter().enumerate() {
+            let first = (p as u64) << PAGE_BITS;
+            match slot {
+                AdjSlot::Empty => {}
+                AdjSlot::Loose(v) => {
+                    for (i, l) in v.iter().enumerate() {
+                        if let Some(l) = l {
+                            let list = ChangedList {
+                                neighbours: &l.neighbours,
+                                rels: &l.rels,
+                                created: None,
+                            };
+                            f(first + i as u64, list);
+                        }
+                    }
+                }
+                AdjSlot::Packed {
+                    present,
+                    offsets,
+                    neighbours,
+                    rels,
+                    created_offsets,
+                    created,
+                    ..
+                } => {
+                    // The rank of the page's next list (its created ids'
+                    // offsets are by rank).
+                    let mut k = 0;
+                    for (w, &word) in present.iter().enumerate() {
+                        let mut bits = word;
+                        while bits != 0 {
+                            let i = w * 64 + bits.trailing_zeros() as usize;
+                            bits &= bits - 1;
+                            let (a, b) = (
+                                (offsets[i] & !PRESENT) as usize,
+                                (offsets[i + 1] & !PRESENT) as usize,
+                            );
+                            let (c, d) = match created_offsets.get(k..k + 2) {
+                                Some(&[c, d]) => (c as usize, d as usize),
+                                _ => (0, 0),
+                            };
+                            k += 1;
+                            let list = ChangedList {
+                                neighbours: &neighbours[a..b],
+                                rels: &rels[a..b],
+                                created: Some(&created[c..d]),
+                            };
+                            f(first + i as u64, list);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Every node with a list, in node order, with its list.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (NodeId, &[NodeId], &[RelId])> + '_ {
         (0..self.pages.len() as u64).flat_map(move |p| {
@@ -1140,6 +1200,47 @@ mod tests {
         let expected: Vec<(u64, usize)> = m.iter().map(|(n, _, r)| (n, r.len())).collect();
         assert_eq!(lens(&m), expected);
         assert_eq!(expected[3], (1024, 2));
+    }
+
+    #[test]
+    fn changed_lists_in_one_pass_are_the_lists_looked_up() {
+        let mut m = AdjMap::default();
+        // Relationship ids from 40 on are created since the checkpoint; node
+        // 64 holds none of them, so its page's created offsets skip a rank.
+        for (node, rels) in [
+            (3u64, vec![1u64, 41, 42]),
+            (64, vec![2]),
+            (65, vec![43, 3]),
+            (1023, vec![44]),
+            (1024, vec![5, 6]),
+            (5000, vec![45, 46, 47, 7]),
+        ] {
+            let list = m.entry(node, AdjList::default);
+            for (k, r) in rels.into_iter().enumerate() {
+                list.insert(k as u64, r);
+            }
+        }
+        fn pass(m: &AdjMap) -> Vec<(u64, ChangedList<'_>)> {
+            let mut v = Vec::new();
+            m.for_each_changed(|node, list| v.push((node, list)));
+            v
+        }
+        fn looked_up(m: &AdjMap) -> Vec<(u64, ChangedList<'_>)> {
+            m.iter()
+                .map(|(node, ..)| (node, m.get_changed(node).unwrap()))
+                .collect()
+        }
+        assert_eq!(pass(&m), looked_up(&m), "loose pages");
+        m.pack(40);
+        assert_eq!(pass(&m), looked_up(&m), "packed pages");
+        let lists = pass(&m);
+        assert_eq!(lists.len(), 6);
+        assert_eq!(lists[2].1.created, Some(&[43u64][..]));
+        assert_eq!(lists[4].1.created, Some(&[][..]));
+        assert_eq!(lists[5].1.created, Some(&[45u64, 46, 47][..]));
+        // One page loose again, the others packed.
+        m.entry(1024, AdjList::default).insert(7, 48);
+        assert_eq!(pass(&m), looked_up(&m), "mixed pages");
     }
 
     #[test]

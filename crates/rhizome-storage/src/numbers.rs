@@ -160,10 +160,20 @@ impl NumberPages {
         let number = |bits: u64| (bits != UNSET) & (bits != ABSENT) & test(f64::from_bits(bits));
         let mut count = 0u64;
         let mut rest = ids;
-        while let Some(&first) = rest.first() {
+        while let (Some(&first), Some(&last)) = (rest.first(), rest.last()) {
             let p = first >> PAGE_BITS;
             // The ids of this page: a prefix of the rest (they ascend).
-            let n = rest.partition_point(|&r| r >> PAGE_BITS == p);
+            // Found without a binary search when the rest lies in this page
+            // or is one run of consecutive ids (a list's created ids mostly
+            // are): the search's probes each missed the cache, and were 70%
+            // of A4's time filling counts over a large delta.
+            let n = if last >> PAGE_BITS == p {
+                rest.len()
+            } else if last - first + 1 == rest.len() as u64 {
+                (((p + 1) << PAGE_BITS) - first) as usize
+            } else {
+                rest.partition_point(|&r| r >> PAGE_BITS == p)
+            };
             let (here, after) = rest.split_at(n);
             rest = after;
             let Some(Some(page)) = self.pages.get(p as usize) else {
@@ -245,5 +255,35 @@ mod tests {
         assert!(!pages.untouched(0..10));
         assert!(pages.untouched(1024..5000));
         assert!(pages.untouched(3..3));
+    }
+
+    #[test]
+    fn counting_runs_that_cross_pages_agrees_with_reading_each_id() {
+        let mut pages = NumberPages::default();
+        for rel in 1000..1100u64 {
+            if rel % 7 != 0 {
+                pages.set(rel, Some(&Value::Float(rel as f64)));
+            }
+        }
+        pages.set(2050, Some(&Value::Int(1)));
+        let one_by_one = |ids: &[RelId]| {
+            ids.iter()
+                .filter(|&&r| matches!(pages.get(r), Written::Number(x) if x > 1010.0))
+                .count() as u64
+        };
+        let runs: [Vec<RelId>; 5] = [
+            (1000..1100).collect(),                   // consecutive, two pages
+            (1020..1024).collect(),                   // consecutive, one page
+            vec![1000, 1010, 1023, 1024, 1050, 2050], // gaps, three pages
+            (1000..1100).step_by(3).collect(),        // gaps, two pages
+            (1000..1100).chain(2040..2060).collect(), // a run, a gap, a run
+        ];
+        for ids in &runs {
+            assert_eq!(
+                pages.count_passing(ids, |x| x > 1010.0),
+                one_by_one(ids),
+                "{ids:?}"
+            );
+        }
     }
 }

@@ -72,6 +72,24 @@ impl<'a> TypeLists<'a> {
         }
     }
 
+    /// Calls `f(node, list)` for every node whose list changed since the
+    /// last checkpoint, in node order, as [`TypeLists::changed`] gives it:
+    /// one pass over the delta's pages, not a lookup per node.
+    pub fn for_each_changed(&self, mut f: impl FnMut(NodeId, ChangedList<'a>)) {
+        if let Some(changed) = self.changed {
+            changed.for_each_changed(|node, c| {
+                f(
+                    node,
+                    ChangedList {
+                        neighbours: c.neighbours,
+                        rels: c.rels,
+                        created: c.created,
+                    },
+                )
+            });
+        }
+    }
+
     /// [`TypeLists::changed_list`] with the list's entries created since
     /// the checkpoint apart (see [`ChangedList`]).
     #[inline(always)]

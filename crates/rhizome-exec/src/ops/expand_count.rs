@@ -28,7 +28,7 @@ use rhizome_storage::{
 };
 use std::cell::Cell;
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Answers "is relationship `r` in the `d`-list of `node` for type `t`" in
@@ -369,6 +369,15 @@ struct MemoSource<'a> {
 /// [`CountMemo::MAX_NODES`] nodes; untouched pages of it are never mapped.
 struct CountMemo {
     slots: Box<[AtomicU32]>,
+    /// For a filtered hop over a changed type: after how many changed
+    /// lists counted as the walks reached them the others are counted in
+    /// one pass ([`CountMemo::fill_changed`]); `u64::MAX` for never.
+    eager_after: u64,
+    /// Changed lists counted as the walks reached them (by every task of
+    /// the run: one task walks one morsel, too few to decide alone).
+    counted_changed: AtomicU64,
+    /// Set by the task that makes that pass.
+    filled_changed: AtomicBool,
 }
 
 impl CountMemo {
@@ -383,7 +392,73 @@ impl CountMemo {
         // SAFETY: `AtomicU32` has the size, alignment and bit validity of
         // `u32`, so a boxed slice of one is a boxed slice of the other.
         let slots = unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU32]) };
-        Some(CountMemo { slots })
+        Some(CountMemo {
+            slots,
+            eager_after: u64::MAX,
+            counted_changed: AtomicU64::new(0),
+            filled_changed: AtomicBool::new(false),
+        })
+    }
+
+    /// The share of a filtered hop's changed lists (one in
+    /// `EAGER_SHARE`) counted as the walks reach them before the rest are
+    /// counted in one pass. Reached one by one, a changed list
+    /// costs a lookup in the delta's pages and a few cache misses that the
+    /// walk cannot hide (its created ids, their values); in one pass the
+    /// lists are read in the order they are stored. A walk that reached an
+    /// eighth of them (A4 over a 15% delta reaches most) will likely reach
+    /// many more, and the pass costs at most a few times what the lazy
+    /// counting already spent.
+    const EAGER_SHARE: u64 = 8;
+
+    /// Arms [`CountMemo::fill_changed`] for `hop`, a filtered hop over a
+    /// changed type: counts its changed lists (one pass over the delta's
+    /// presence words).
+    fn arm_eager_fill(&mut self, hop: &PlainHop<'_>) {
+        if hop.filter.is_none() || hop.lists.all_base() {
+            return;
+        }
+        let mut lists = 0u64;
+        hop.lists.for_each_changed_len(|_, _| lists += 1);
+        self.eager_after = (lists / Self::EAGER_SHARE).max(64);
+    }
+
+    /// Counts every changed list of `hop` not counted yet, in one pass
+    /// over the delta's pages; once per memo (the first task to ask).
+    #[inline(never)]
+    fn fill_changed(&self, hop: &PlainHop<'_>) {
+        if self.filled_changed.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let Some((f, v)) = &hop.filter else {
+            return;
+        };
+        // The lists not counted yet, in the order they are stored. A list's
+        // values lie apart from the one before it (its created ids are
+        // where its commit put them), so each is requested when it enters
+        // a window of `AHEAD` lists and counted when it leaves it.
+        const AHEAD: usize = 8;
+        let mut window: [Option<(NodeId, ChangedList<'_>)>; AHEAD] = [None; AHEAD];
+        let count = |node: NodeId, list: ChangedList<'_>| {
+            let n = hop.count_changed(node, list, f, v);
+            if let (Some(slot), true) = (self.slots.get(node as usize), n < u64::from(u32::MAX)) {
+                slot.store(n as u32 + 1, Ordering::Relaxed);
+            }
+        };
+        let mut entered = 0usize;
+        hop.lists.for_each_changed(|node, list| {
+            if !self.unknown(node) {
+                return;
+            }
+            hop.prefetch_changed(node, &list);
+            if let Some((node, list)) = window[entered % AHEAD].replace((node, list)) {
+                count(node, list);
+            }
+            entered += 1;
+        });
+        for (node, list) in window.into_iter().flatten() {
+            count(node, list);
+        }
     }
 
     /// Fills every slot with the length of the node's list in `lists` (the
@@ -563,9 +638,12 @@ impl<'a> PlainHop<'a> {
         source.walked.set(walked);
         if walked >= source.node_bound / 16 {
             let memo = source.cell.get_or_init(|| {
-                let memo = CountMemo::new(source.node_bound);
-                if let (Some(memo), None) = (&memo, &self.filter) {
-                    memo.fill_lengths(&self.lists);
+                let mut memo = CountMemo::new(source.node_bound);
+                if let Some(memo) = &mut memo {
+                    match &self.filter {
+                        None => memo.fill_lengths(&self.lists),
+                        Some(_) => memo.arm_eager_fill(self),
+                    }
                 }
                 memo
             });
@@ -578,7 +656,7 @@ impl<'a> PlainHop<'a> {
     #[inline(always)]
     fn passing(&self, source: NodeId) -> u64 {
         match self.memo.get() {
-            Some(memo) => memo.get_or_count(source, || self.count_list(source)),
+            Some(memo) => memo.get_or_count(source, || self.count_into(memo, source)),
             None => self.count_list(source),
         }
     }
@@ -624,8 +702,38 @@ impl<'a> PlainHop<'a> {
         }
     }
 
-    /// Starts loading the ids of `source`'s created entries if its list
-    /// changed since the last checkpoint (read by
+    /// Starts loading what counting `source`'s changed list `list` reads
+    /// first: the values of its created entries (or its ids, when they are
+    /// not known apart) and of its base list.
+    #[inline(always)]
+    fn prefetch_changed(&self, source: NodeId, list: &ChangedList<'_>) {
+        let Some((_, values)) = &self.filter else {
+            return;
+        };
+        match list.created {
+            Some(created) => {
+                for &r in created.iter().step_by(8).take(2) {
+                    values.prefetch_written(r);
+                }
+            }
+            None => {
+                for r in list.rels.iter().step_by(8).take(2) {
+                    rhizome_common::prefetch(r);
+                }
+            }
+        }
+        let csr = self.lists.csr();
+        if !csr.is_incoming() {
+            let first = self.lists.first();
+            for p in csr.positions(source).step_by(8).take(2) {
+                values.prefetch(first + p as u64);
+            }
+        }
+    }
+
+    /// Starts loading the ids of `source`'s created entries (the cache
+    /// lines read first) if its list changed since the last checkpoint
+    /// (read by
     /// [`PlainHop::prefetch_list`] a few entries later).
     #[inline(always)]
     fn prefetch_created(&self, source: NodeId) {
@@ -637,8 +745,14 @@ impl<'a> PlainHop<'a> {
             ..
         }) = self.lists.changed(source)
         {
-            if let Some(first) = created.first() {
-                rhizome_common::prefetch(first);
+            // The lines `prefetch_list` reads ids from (the first and the
+            // ninth id), and the last: counting reads the first and the
+            // last to find the ids' pages (`NumberPages::count_passing`).
+            for id in [created.first(), created.get(8), created.last()]
+                .into_iter()
+                .flatten()
+            {
+                rhizome_common::prefetch(id);
             }
         }
     }
@@ -646,6 +760,27 @@ impl<'a> PlainHop<'a> {
     /// How many cache lines of a list's filter values
     /// [`PlainHop::prefetch_list`] requests at most (128 floats).
     const PREFETCHED_LINES: usize = 16;
+
+    /// [`PlainHop::count_list`] for `memo`'s empty slot of `source`: a
+    /// changed list counted here is noted in the memo, and the task that
+    /// counts the memo's share of them counts the rest in one pass.
+    #[inline(always)]
+    fn count_into(&self, memo: &CountMemo, source: NodeId) -> u64 {
+        let Some((f, v)) = &self.filter else {
+            return self.count_list(source);
+        };
+        match self.lists.changed(source) {
+            Some(list) => {
+                if memo.eager_after != u64::MAX
+                    && memo.counted_changed.fetch_add(1, Ordering::Relaxed) + 1 == memo.eager_after
+                {
+                    memo.fill_changed(self);
+                }
+                self.count_changed(source, list, f, v)
+            }
+            None => self.count_base(source),
+        }
+    }
 
     /// The passing entries of `source`'s list, counted.
     #[inline(always)]
@@ -921,7 +1056,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 return self.sum_unfiltered(
                     others,
                     ids,
-                    |o| memo.get_or_count(o, || last.count_list(o)),
+                    |o| memo.get_or_count(o, || last.count_into(memo, o)),
                     |o| memo.prefetch(o),
                 );
             }
@@ -945,7 +1080,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 ids,
                 walked_passes,
                 last_passes,
-                |o| memo.get_or_count(o, || last.count_list(o)),
+                |o| memo.get_or_count(o, || last.count_into(memo, o)),
                 // Over changed lists the memo slot is requested at
                 // `farthest` (a list not counted yet costs a delta lookup),
                 // and a filtered hop requests a list's created ids at `far`

@@ -568,36 +568,10 @@ impl AdjMap {
         !self.loose.is_empty()
     }
 
-    /// Calls `f(node, length)` for every node with a list, in node order:
-    /// a packed page is read by its presence words and offsets, without
-    /// a lookup per node.
+    /// Calls `f(node, length)` for every node with a list, in node order,
+    /// without a lookup per node ([`AdjMap::for_each_changed`]).
     pub(crate) fn for_each_len(&self, mut f: impl FnMut(NodeId, usize)) {
-        for (p, slot) in self.pages.iter().enumerate() {
-            let first = (p as u64) << PAGE_BITS;
-            match slot {
-                AdjSlot::Empty => {}
-                AdjSlot::Loose(v) => {
-                    for (i, l) in v.iter().enumerate() {
-                        if let Some(l) = l {
-                            f(first + i as u64, l.rels.len());
-                        }
-                    }
-                }
-                AdjSlot::Packed {
-                    present, offsets, ..
-                } => {
-                    for (w, &word) in present.iter().enumerate() {
-                        let mut bits = word;
-                        while bits != 0 {
-                            let i = w * 64 + bits.trailing_zeros() as usize;
-                            bits &= bits - 1;
-                            let (a, b) = (offsets[i] & !PRESENT, offsets[i + 1] & !PRESENT);
-                            f(first + i as u64, b.saturating_sub(a) as usize);
-                        }
-                    }
-                }
-            }
-        }
+        self.for_each_changed(|node, list| f(node, list.rels.len()));
     }
 
     /// Calls `f(node, list)` for every node with a list, in node order,

@@ -77,16 +77,7 @@ impl<'a> TypeLists<'a> {
     /// one pass over the delta's pages, not a lookup per node.
     pub fn for_each_changed(&self, mut f: impl FnMut(NodeId, ChangedList<'a>)) {
         if let Some(changed) = self.changed {
-            changed.for_each_changed(|node, c| {
-                f(
-                    node,
-                    ChangedList {
-                        neighbours: c.neighbours,
-                        rels: c.rels,
-                        created: c.created,
-                    },
-                )
-            });
+            changed.for_each_changed(|node, c| f(node, c.into()));
         }
     }
 
@@ -94,12 +85,7 @@ impl<'a> TypeLists<'a> {
     /// the checkpoint apart (see [`ChangedList`]).
     #[inline(always)]
     pub fn changed(&self, node: NodeId) -> Option<ChangedList<'a>> {
-        let c = self.changed?.get_changed(node)?;
-        Some(ChangedList {
-            neighbours: c.neighbours,
-            rels: c.rels,
-            created: c.created,
-        })
+        Some(self.changed?.get_changed(node)?.into())
     }
 }
 
@@ -117,6 +103,17 @@ pub struct ChangedList<'a> {
     /// only the list tells them apart). Relationships created together
     /// have consecutive ids.
     pub created: Option<&'a [RelId]>,
+}
+
+impl<'a> From<crate::delta::ChangedList<'a>> for ChangedList<'a> {
+    #[inline(always)]
+    fn from(c: crate::delta::ChangedList<'a>) -> ChangedList<'a> {
+        ChangedList {
+            neighbours: c.neighbours,
+            rels: c.rels,
+            created: c.created,
+        }
+    }
 }
 
 impl ChangedList<'_> {

@@ -28,7 +28,7 @@ use rhizome_storage::{
 };
 use std::cell::Cell;
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Answers "is relationship `r` in the `d`-list of `node` for type `t`" in
@@ -374,10 +374,9 @@ struct CountMemo {
     /// one pass ([`CountMemo::fill_changed`]); `u64::MAX` for never.
     eager_after: u64,
     /// Changed lists counted as the walks reached them (by every task of
-    /// the run: one task walks one morsel, too few to decide alone).
+    /// the run: one task walks one morsel, too few to decide alone). The
+    /// one task whose count reaches `eager_after` makes the pass.
     counted_changed: AtomicU64,
-    /// Set by the task that makes that pass.
-    filled_changed: AtomicBool,
 }
 
 impl CountMemo {
@@ -396,7 +395,6 @@ impl CountMemo {
             slots,
             eager_after: u64::MAX,
             counted_changed: AtomicU64::new(0),
-            filled_changed: AtomicBool::new(false),
         })
     }
 
@@ -423,13 +421,20 @@ impl CountMemo {
         self.eager_after = (lists / Self::EAGER_SHARE).max(64);
     }
 
+    /// Notes that a task counted a changed list as its walk reached it;
+    /// the one whose note reaches `eager_after` counts the rest in one pass.
+    #[inline(always)]
+    fn note_changed(&self, hop: &PlainHop<'_>) {
+        if self.counted_changed.fetch_add(1, Ordering::Relaxed) + 1 == self.eager_after {
+            self.fill_changed(hop);
+        }
+    }
+
     /// Counts every changed list of `hop` not counted yet, in one pass
-    /// over the delta's pages; once per memo (the first task to ask).
+    /// over the delta's pages (once per memo: see
+    /// [`CountMemo::note_changed`]).
     #[inline(never)]
     fn fill_changed(&self, hop: &PlainHop<'_>) {
-        if self.filled_changed.swap(true, Ordering::Relaxed) {
-            return;
-        }
         let Some((f, v)) = &hop.filter else {
             return;
         };
@@ -536,6 +541,26 @@ impl CountMemo {
                 n
             }
             known => u64::from(known - 1),
+        }
+    }
+}
+
+/// Starts loading the written values of the first two cache lines' worth
+/// of `list`'s created entries; for a list whose page a transaction is
+/// writing (created entries not known apart), its ids, which are read
+/// first (`RelFloats::count_created` requests the values).
+#[inline(always)]
+fn prefetch_created_values(values: &RelFloats<'_>, list: &ChangedList<'_>) {
+    match list.created {
+        Some(created) => {
+            for &r in created.iter().step_by(8).take(2) {
+                values.prefetch_written(r);
+            }
+        }
+        None => {
+            for r in list.rels.iter().step_by(8).take(2) {
+                rhizome_common::prefetch(r);
+            }
         }
     }
 }
@@ -656,8 +681,8 @@ impl<'a> PlainHop<'a> {
     #[inline(always)]
     fn passing(&self, source: NodeId) -> u64 {
         match self.memo.get() {
-            Some(memo) => memo.get_or_count(source, || self.count_into(memo, source)),
-            None => self.count_list(source),
+            Some(memo) => memo.get_or_count(source, || self.count_list(source, Some(memo))),
+            None => self.count_list(source, None),
         }
     }
 
@@ -670,25 +695,10 @@ impl<'a> PlainHop<'a> {
             return;
         };
         if !self.lists.all_base() {
-            match self.lists.changed(source) {
-                // The created entries' written values (the base ones are
-                // requested below).
-                Some(ChangedList {
-                    created: Some(created),
-                    ..
-                }) => {
-                    for &r in created.iter().step_by(8).take(2) {
-                        values.prefetch_written(r);
-                    }
-                }
-                // A list whose page a transaction is writing: its ids are
-                // read first (`count_created` requests the values).
-                Some(list) => {
-                    for r in list.rels.iter().step_by(8).take(2) {
-                        rhizome_common::prefetch(r);
-                    }
-                }
-                None => {}
+            // The created entries' values (the base ones are requested
+            // below).
+            if let Some(list) = self.lists.changed(source) {
+                prefetch_created_values(values, &list);
             }
         }
         let csr = self.lists.csr();
@@ -710,18 +720,7 @@ impl<'a> PlainHop<'a> {
         let Some((_, values)) = &self.filter else {
             return;
         };
-        match list.created {
-            Some(created) => {
-                for &r in created.iter().step_by(8).take(2) {
-                    values.prefetch_written(r);
-                }
-            }
-            None => {
-                for r in list.rels.iter().step_by(8).take(2) {
-                    rhizome_common::prefetch(r);
-                }
-            }
-        }
+        prefetch_created_values(values, list);
         let csr = self.lists.csr();
         if !csr.is_incoming() {
             let first = self.lists.first();
@@ -761,30 +760,11 @@ impl<'a> PlainHop<'a> {
     /// [`PlainHop::prefetch_list`] requests at most (128 floats).
     const PREFETCHED_LINES: usize = 16;
 
-    /// [`PlainHop::count_list`] for `memo`'s empty slot of `source`: a
-    /// changed list counted here is noted in the memo, and the task that
-    /// counts the memo's share of them counts the rest in one pass.
+    /// The passing entries of `source`'s list, counted. With `memo` (the
+    /// count goes into its empty slot), a changed list counted here is
+    /// noted there ([`CountMemo::note_changed`]).
     #[inline(always)]
-    fn count_into(&self, memo: &CountMemo, source: NodeId) -> u64 {
-        let Some((f, v)) = &self.filter else {
-            return self.count_list(source);
-        };
-        match self.lists.changed(source) {
-            Some(list) => {
-                if memo.eager_after != u64::MAX
-                    && memo.counted_changed.fetch_add(1, Ordering::Relaxed) + 1 == memo.eager_after
-                {
-                    memo.fill_changed(self);
-                }
-                self.count_changed(source, list, f, v)
-            }
-            None => self.count_base(source),
-        }
-    }
-
-    /// The passing entries of `source`'s list, counted.
-    #[inline(always)]
-    fn count_list(&self, source: NodeId) -> u64 {
+    fn count_list(&self, source: NodeId, memo: Option<&CountMemo>) -> u64 {
         let Some((f, v)) = &self.filter else {
             return match self.lists.changed_list(source) {
                 Some((_, rels)) => rels.len() as u64,
@@ -792,7 +772,12 @@ impl<'a> PlainHop<'a> {
             };
         };
         match self.lists.changed(source) {
-            Some(list) => self.count_changed(source, list, f, v),
+            Some(list) => {
+                if let Some(memo) = memo {
+                    memo.note_changed(self);
+                }
+                self.count_changed(source, list, f, v)
+            }
             None => self.count_base(source),
         }
     }
@@ -1056,7 +1041,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 return self.sum_unfiltered(
                     others,
                     ids,
-                    |o| memo.get_or_count(o, || last.count_into(memo, o)),
+                    |o| memo.get_or_count(o, || last.count_list(o, Some(memo))),
                     |o| memo.prefetch(o),
                 );
             }
@@ -1080,7 +1065,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 ids,
                 walked_passes,
                 last_passes,
-                |o| memo.get_or_count(o, || last.count_into(memo, o)),
+                |o| memo.get_or_count(o, || last.count_list(o, Some(memo))),
                 // Over changed lists the memo slot is requested at
                 // `farthest` (a list not counted yet costs a delta lookup),
                 // and a filtered hop requests a list's created ids at `far`
@@ -1114,7 +1099,7 @@ impl<'h, 'w, 'l> CountSums<'h, 'w, 'l> {
                 ids,
                 walked_passes,
                 last_passes,
-                |o| last.count_list(o),
+                |o| last.count_list(o, None),
                 Prefetch {
                     farthest: |_| {},
                     far: |o, r| {

@@ -922,3 +922,138 @@ fn a_semi_apply_runs_one_instance_per_key() {
     assert!(want.len() > 14, "{} rows", want.len());
     assert!(started <= 14, "{started} instances for 14 persons: {text}");
 }
+
+#[test]
+fn a_distinct_of_the_end_prunes_and_gives_the_same_rows() {
+    // Queries whose expansion only feeds a DISTINCT of its end node: the
+    // scope produces each end once and cancels saturated prefixes. The
+    // reference is the same query with scopes off (every path walked).
+    let queries = [
+        // Fixed length, a per-hop EXISTS on every node after the start
+        // (CQ6's shape), one start.
+        "MATCH path = (a:N {id: $s})-[:R|S*4]-(b) \
+         WHERE all(x IN nodes(path)[1..] WHERE EXISTS { (x)-[:U]->(:L) }) RETURN DISTINCT b.id",
+        "MATCH (a:N {id: $s})-[:R|S*3]-(b) RETURN DISTINCT b.id",
+        // Many starts (instances) sharing the produced ends; a range.
+        "MATCH (a:N)-[:R*1..3]-(b:N) RETURN DISTINCT b.id",
+        "MATCH (a:N)-[*0..3]->(b) WITH DISTINCT b RETURN b.id",
+        // A filter and a per-hop predicate that read only the end node.
+        "MATCH (a:N)-[*2..4]->(b) WHERE b.ok RETURN DISTINCT b.id",
+        "MATCH path = (a:N)-[:R*1..3]-(b) WHERE all(x IN nodes(path)[1..] WHERE x.ok) \
+         RETURN DISTINCT b",
+        // A per-hop predicate reading the start: saturation ignores it.
+        "MATCH path = (a:N)-[:R|S*1..3]-(b) WHERE all(x IN nodes(path)[1..] WHERE x.id <> a.id) \
+         RETURN DISTINCT b.id",
+        // Unbounded: produced ends only.
+        "MATCH (a:N {id: $s})-[:R*]->(b) RETURN DISTINCT b.id",
+        // A sort and a limit above.
+        "MATCH (a:N {id: $s})-[:R|S*1..4]-(b) RETURN DISTINCT b.id ORDER BY b.id LIMIT 3",
+        // Aggregates that ignore duplicates, grouped by the end's property.
+        "MATCH (a:N {id: $s})-[:R|S*1..4]-(b) RETURN count(DISTINCT b) AS k, min(b.id), max(b.id)",
+        "MATCH (a:N)-[:R*1..3]-(b) RETURN b.ok AS ok, count(DISTINCT b.id) AS k",
+        // Not the end alone: no pruning, same rows.
+        "MATCH (a:N)-[:R*1..3]-(b) RETURN DISTINCT a.id, b.id",
+        "MATCH (a:N {id: $s})-[:R|S*1..3]-(b) RETURN count(b) AS k, count(DISTINCT b) AS d",
+        "MATCH (a:N)-[:R*1..3]-(b) WHERE b.id <> a.id RETURN DISTINCT b.id",
+    ];
+    let hints = [
+        "",
+        "CYPHER scheduling=dfs ",
+        "CYPHER scheduling=bfs ",
+        "CYPHER scheduling=fifo ",
+        "CYPHER scheduling=dfs max_si=3 ",
+        "CYPHER scheduling=fifo max_si=64 ",
+        "CYPHER prune=off ",
+    ];
+    for seed in [11, 12, 13] {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = random_engine(dir.path(), seed, 16, 40);
+        for s in [0, 5, 9] {
+            let params = BTreeMap::from([("s".to_string(), Value::Int(s))]);
+            for q in queries {
+                let want = sorted_rows(&engine, &format!("CYPHER scheduling=off {q}"), &params, 1);
+                for hint in hints {
+                    for threads in [1, 2] {
+                        let text = format!("{hint}{q}");
+                        let got = sorted_rows(&engine, &text, &params, threads);
+                        assert_eq!(got, want, "seed {seed}, s {s}, {threads} workers: {text}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn explain_and_profile_show_where_ends_are_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), 9, 16, 60);
+    let explain = |q: &str| engine.explain(q, &BTreeMap::new()).unwrap();
+    // A distinct of the end node: the scope runs depth first and prunes,
+    // also without a limit.
+    let q = "MATCH (a:N)-[:R|S*1..4]-(b) RETURN DISTINCT b.id";
+    assert!(
+        explain(q).contains("scope: dfs max_si=1 prune ends"),
+        "{}",
+        explain(q)
+    );
+    // A policy hint keeps the pruning; prune=off and scheduling=off drop it.
+    let fifo = explain(&format!("CYPHER scheduling=fifo {q}"));
+    assert!(fifo.contains("scope: fifo max_si=1 prune ends"), "{fifo}");
+    let unpruned = explain(&format!("CYPHER scheduling=dfs prune=off {q}"));
+    assert!(
+        unpruned.contains("scope: dfs max_si=1") && !unpruned.contains("prune ends"),
+        "{unpruned}"
+    );
+    assert!(!explain(&format!("CYPHER scheduling=off {q}")).contains("scope:"));
+    // An aggregation that ignores duplicates prunes too.
+    let q2 = "MATCH (a:N)-[:R|S*1..4]-(b) RETURN b.ok, count(DISTINCT b) AS d, max(b.id) AS m";
+    assert!(explain(q2).contains("prune ends"), "{}", explain(q2));
+    // Rows judged by more than the end node: no pruning, scope off.
+    for other in [
+        "MATCH (a:N)-[:R|S*1..4]-(b) RETURN DISTINCT a.id, b.id",
+        "MATCH (a:N)-[:R|S*1..4]-(b) WHERE b.id > a.id RETURN DISTINCT b.id",
+        "MATCH (a:N)-[:R|S*1..4]-(b) RETURN DISTINCT b.id + rand() AS x",
+        "MATCH (a:N)-[:R|S*1..4]-(b) RETURN b.id",
+        "MATCH (a:N)-[:R|S*1..4]-(b) RETURN count(DISTINCT b) AS d, count(b) AS k",
+    ] {
+        assert!(
+            !explain(other).contains("scope:"),
+            "{other}:\n{}",
+            explain(other)
+        );
+    }
+    // PROFILE counts the pruned prefixes; every end came out once.
+    let result = engine
+        .execute(
+            &format!("PROFILE {q}"),
+            BTreeMap::new(),
+            &QueryOptions::default(),
+        )
+        .unwrap();
+    let text = result.profile.expect("a PROFILE report").text;
+    let line = text
+        .lines()
+        .find(|l| l.contains("VarLengthExpand"))
+        .unwrap();
+    assert!(line.contains(" pruned="), "{text}");
+    let rows_of = |line: &str| -> u64 {
+        let at = line.find(" rows=").unwrap() + 6;
+        line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(rows_of(line), result.rows.len() as u64, "{text}");
+    // A bad value of the option is a clear error.
+    let e = engine
+        .execute(
+            "CYPHER prune=maybe RETURN 1",
+            BTreeMap::new(),
+            &QueryOptions::default(),
+        )
+        .unwrap_err();
+    assert!(e.message.contains("expected on or off"), "{e}");
+}

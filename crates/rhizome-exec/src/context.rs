@@ -45,6 +45,9 @@ pub struct ScopeStats {
     pub taken: AtomicU64,
     /// Pending work items dropped by those cancellations, never run.
     pub dropped: AtomicU64,
+    /// Path prefixes a loop scope that prunes ends did not expand: every
+    /// end they could reach was already produced.
+    pub pruned: AtomicU64,
     /// A branch scope's time in its instances (ns, other queries' work
     /// nested at yield points left out); 0 for a loop scope, whose time
     /// is its operator's.
@@ -67,6 +70,11 @@ impl ScopeStats {
         }
     }
 
+    /// Adds one run's pruned prefixes.
+    pub fn add_pruned(&self, pruned: u64) {
+        self.pruned.fetch_add(pruned, Ordering::Relaxed);
+    }
+
     /// The PROFILE text, or nothing if no instance started.
     pub fn annotation(&self) -> String {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -85,13 +93,19 @@ impl ScopeStats {
                 get(&self.nanos) as f64 / 1e6
             );
         }
+        let pruned = get(&self.pruned);
         format!(
-            " scope: instances started={} finished={} cancelled={} expanded={} dropped={}",
+            " scope: instances started={} finished={} cancelled={} expanded={} dropped={}{}",
             get(&self.started),
             get(&self.finished),
             get(&self.cancelled),
             get(&self.taken),
-            get(&self.dropped)
+            get(&self.dropped),
+            if pruned > 0 {
+                format!(" pruned={pruned}")
+            } else {
+                String::new()
+            }
         )
     }
 }

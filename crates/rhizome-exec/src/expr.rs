@@ -770,6 +770,7 @@ impl<'q> Evaluator<'q> {
             scope: LoopScope {
                 policy: ScopePolicy::Dfs,
                 max_si: 1,
+                prune_ends: false,
             },
             in_order: false,
             stats: suspension.stats,

@@ -282,9 +282,10 @@ impl PlanNode {
                 if scope.policy != ScopePolicy::Off {
                     let _ = write!(
                         text,
-                        " scope: {} max_si={}",
+                        " scope: {} max_si={}{}",
                         scope.policy.name(),
-                        scope.max_si
+                        scope.max_si,
+                        if scope.prune_ends { " prune ends" } else { "" }
                     );
                 }
                 if let Some(np) = node_predicate {

@@ -136,6 +136,15 @@ pub struct AggregateItem {
     pub distinct: bool,
 }
 
+impl AggregateItem {
+    /// True if the aggregate's result over a multiset of rows equals its
+    /// result over the set of their values (`min`, `max`, any `DISTINCT`
+    /// aggregate): duplicate rows cannot change it.
+    pub fn ignores_duplicates(&self) -> bool {
+        self.distinct || matches!(self.function, AggregateKind::Min | AggregateKind::Max)
+    }
+}
+
 /// Operators. `inputs` of the [`PlanNode`] are noted per variant; "input" alone means one.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OpKind {
@@ -655,6 +664,12 @@ pub struct LoopScope {
     pub policy: ScopePolicy,
     /// Most instances (input rows) active at once.
     pub max_si: u32,
+    /// A loop scope under a `DISTINCT` of its end node alone (the planner
+    /// proves that every row above depends on the end node only): the
+    /// scope produces each end node once and cancels the path prefixes
+    /// whose every reachable end it already produced. Off for branch
+    /// scopes and for hints `scheduling=off` / `prune=off`.
+    pub prune_ends: bool,
 }
 
 impl Default for LoopScope {
@@ -662,6 +677,7 @@ impl Default for LoopScope {
         LoopScope {
             policy: ScopePolicy::Off,
             max_si: 1,
+            prune_ends: false,
         }
     }
 }

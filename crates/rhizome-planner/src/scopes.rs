@@ -22,9 +22,20 @@
 //! everything off: an `EXISTS` becomes `COUNT { } > 0` (a semi-apply a
 //! filter on it), so every inner run goes to its end — the "scopes off"
 //! side of the service benchmark's measurement 1.
+//!
+//! A loop scope whose rows only feed a `DISTINCT` of its end node (through
+//! projections and filters that read nothing but that node) prunes ends:
+//! it produces each end once and cancels the prefixes whose every
+//! reachable end it already produced ([`LoopScope::prune_ends`]). That
+//! rewards finishing one prefix first, so such a scope runs depth first
+//! even without a `LIMIT`. The hint `prune=off` keeps the scope and its
+//! policy but turns the pruning off (the service benchmark's scope
+//! instantiation overhead, "cancellation off").
 
 use rhizome_common::{Error, ErrorKind, Result, Value};
-use rhizome_plan::{BinaryOp, Expr, LoopScope, OpKind, PlanNode, ScopePolicy, SubqueryKind};
+use rhizome_plan::usage::expr_reads;
+use rhizome_plan::{BinaryOp, Expr, LoopScope, OpKind, PlanNode, ScopePolicy, Slot, SubqueryKind};
+use std::collections::BTreeSet;
 
 /// The most instances a hint may make a scope run at once.
 pub const MAX_SI_LIMIT: u32 = 1024;
@@ -36,6 +47,9 @@ pub struct SchedulingHint {
     pub policy: Option<ScopePolicy>,
     /// `max_si=N`: every loop scope's MAX_SI.
     pub max_si: Option<u32>,
+    /// `prune=on|off`: whether loop scopes under a `DISTINCT` of their end
+    /// node prune ends (on unless the hint says off).
+    pub prune: Option<bool>,
 }
 
 fn option_error(what: impl std::fmt::Display) -> Error {
@@ -48,7 +62,8 @@ fn option_error(what: impl std::fmt::Display) -> Error {
 /// hint, and the query with the prefix replaced by spaces (so error
 /// positions still point into the text the user wrote). `None` and the
 /// query unchanged when there is no prefix. Options: `scheduling` (`dfs`,
-/// `bfs`, `fifo`, `off`) and `max_si` (1 to [`MAX_SI_LIMIT`]); anything
+/// `bfs`, `fifo`, `off`), `max_si` (1 to [`MAX_SI_LIMIT`]) and `prune`
+/// (`on`, `off`); anything
 /// else is a `SyntaxError` with code `InvalidQueryOption`. (A graph source
 /// takes its own `prefetch` option off first.)
 pub fn split_hint(query: &str) -> Result<(Option<SchedulingHint>, String)> {
@@ -76,6 +91,16 @@ pub fn split_hint(query: &str) -> Result<(Option<SchedulingHint>, String)> {
                     ))
                 })?;
             hint.max_si = Some(n);
+        } else if name.eq_ignore_ascii_case("prune") {
+            hint.prune = Some(match value.to_ascii_lowercase().as_str() {
+                "on" => true,
+                "off" => false,
+                _ => {
+                    return Err(option_error(format_args!(
+                        "`{name}={value}`: expected on or off"
+                    )))
+                }
+            });
         } else {
             return Err(option_error(format_args!(
                 "`{name}={value}`: unknown option (expected scheduling or max_si; \
@@ -99,6 +124,9 @@ pub fn split_hint(query: &str) -> Result<(Option<SchedulingHint>, String)> {
 pub fn choose_scopes(root: PlanNode, hint: Option<&SchedulingHint>) -> PlanNode {
     let mut root = root;
     choose(&mut root, Early::No, hint);
+    if hint.and_then(|h| h.prune) != Some(false) {
+        prune_distinct_ends(&mut root, hint);
+    }
     if hint.and_then(|h| h.policy) == Some(ScopePolicy::Off) {
         root = branch_scopes_off(root);
     }
@@ -123,7 +151,11 @@ fn default_scope(early: Early, min: u64, max: Option<u64>) -> LoopScope {
         (Early::Limit, Some(max)) if max == min => ScopePolicy::Dfs,
         (Early::Limit, _) => ScopePolicy::Bfs,
     };
-    LoopScope { policy, max_si: 1 }
+    LoopScope {
+        policy,
+        max_si: 1,
+        prune_ends: false,
+    }
 }
 
 /// The planner's `chosen` settings with the hint applied over them: its
@@ -134,6 +166,7 @@ fn hinted(chosen: LoopScope, hint: Option<&SchedulingHint>) -> LoopScope {
         Some(h) => LoopScope {
             policy: h.policy.unwrap_or(chosen.policy),
             max_si: h.max_si.unwrap_or(chosen.max_si),
+            prune_ends: chosen.prune_ends,
         },
         None => chosen,
     }
@@ -162,6 +195,7 @@ fn choose(node: &mut PlanNode, early: Early, hint: Option<&SchedulingHint>) {
                 LoopScope {
                     policy: ScopePolicy::Dfs,
                     max_si: 1,
+                    prune_ends: false,
                 },
                 hint,
             );
@@ -191,6 +225,106 @@ fn choose(node: &mut PlanNode, early: Early, hint: Option<&SchedulingHint>) {
             if semi && i == 1 { Early::Exists } else { below },
             hint,
         );
+    }
+}
+
+/// True if `e` gives the same value whenever it is evaluated on the same
+/// slot values: no random functions, no subqueries (whose own reads are
+/// not followed here).
+fn deterministic(e: &Expr) -> bool {
+    let mut pure = true;
+    e.visit(&mut |x| match x {
+        Expr::Function(name, _) if matches!(name.as_str(), "rand" | "randomuuid") => pure = false,
+        Expr::Subquery(..) => pure = false,
+        _ => {}
+    });
+    pure
+}
+
+/// The slots by which `kind` judges its input rows, if duplicate rows
+/// change nothing in its output: a `Distinct`'s slots; an aggregation's
+/// keys and arguments when every aggregate ignores duplicates
+/// (`count(DISTINCT x)`, `min`, `max`, …) and all are deterministic.
+fn judged_slots(kind: &OpKind) -> Option<BTreeSet<Slot>> {
+    match kind {
+        OpKind::Distinct { slots } => Some(slots.iter().copied().collect()),
+        OpKind::Aggregate { keys, aggregates }
+            if !aggregates.is_empty() && aggregates.iter().all(|a| a.ignores_duplicates()) =>
+        {
+            let exprs = || {
+                keys.iter()
+                    .map(|(_, k)| k)
+                    .chain(aggregates.iter().flat_map(|a| &a.args))
+            };
+            exprs()
+                .all(deterministic)
+                .then(|| exprs().flat_map(expr_reads).collect())
+        }
+        _ => None,
+    }
+}
+
+/// Marks the loop scopes whose rows only feed a `DISTINCT` of their end
+/// node ([`LoopScope::prune_ends`]): from each `Distinct` (or aggregation
+/// that ignores duplicates, [`judged_slots`]), down through
+/// projections and filters, the slots its rows are judged by must come
+/// down to the expansion's end node alone. A scope the planner left off
+/// runs depth first (a policy in `hint` still wins; `off` keeps it off).
+fn prune_distinct_ends(node: &mut PlanNode, hint: Option<&SchedulingHint>) {
+    if let (Some(mut judged), [_]) = (judged_slots(&node.kind), node.inputs.as_slice()) {
+        let mut below = &mut node.inputs[0];
+        loop {
+            match &below.kind {
+                OpKind::Project { items } => {
+                    let mut ok = true;
+                    for (slot, e) in items.iter().rev() {
+                        if judged.remove(slot) {
+                            ok &= deterministic(e);
+                            judged.extend(expr_reads(e));
+                        }
+                    }
+                    if !ok || below.inputs.len() != 1 {
+                        break;
+                    }
+                }
+                OpKind::Filter { predicate } => {
+                    if !deterministic(predicate) || below.inputs.len() != 1 {
+                        break;
+                    }
+                    judged.extend(expr_reads(predicate));
+                }
+                OpKind::VarExpand {
+                    to,
+                    into: false,
+                    optional: false,
+                    ..
+                } => {
+                    if judged.iter().all(|s| s == to) {
+                        if let OpKind::VarExpand { scope, .. } = &mut below.kind {
+                            if scope.policy == ScopePolicy::Off
+                                && hint.and_then(|h| h.policy).is_none()
+                            {
+                                scope.policy = ScopePolicy::Dfs;
+                            }
+                            scope.prune_ends = scope.policy != ScopePolicy::Off;
+                        }
+                    }
+                    break;
+                }
+                _ => break,
+            }
+            below = &mut below.inputs[0];
+        }
+    }
+    for input in &mut node.inputs {
+        prune_distinct_ends(input, hint);
+    }
+    for e in node.kind.exprs_mut() {
+        e.visit_mut(&mut |x| {
+            if let Expr::Subquery(plan, _) = x {
+                prune_distinct_ends(plan, hint);
+            }
+        });
     }
 }
 
@@ -246,12 +380,15 @@ mod tests {
             hint,
             Some(SchedulingHint {
                 policy: Some(ScopePolicy::Bfs),
-                max_si: Some(4)
+                max_si: Some(4),
+                prune: None,
             })
         );
         assert_eq!(text, format!("{}MATCH (n) RETURN n", " ".repeat(31)));
         let (hint, text) = split_hint("PROFILE cypher SCHEDULING=OFF RETURN 1").unwrap();
         assert_eq!(hint.unwrap().policy, Some(ScopePolicy::Off));
+        let (hint, _) = split_hint("CYPHER prune=OFF RETURN 1").unwrap();
+        assert_eq!(hint.unwrap().prune, Some(false));
         assert!(text.starts_with("PROFILE ") && text.trim_end().ends_with("RETURN 1"));
         assert_eq!(split_hint("RETURN 1").unwrap(), (None, "RETURN 1".into()));
     }
@@ -266,6 +403,7 @@ mod tests {
             ("CYPHER max_si=0 RETURN 1", "from 1 to 1024"),
             ("CYPHER max_si=x RETURN 1", "from 1 to 1024"),
             ("CYPHER runtime=slotted RETURN 1", "unknown option"),
+            ("CYPHER prune=yes RETURN 1", "expected on or off"),
         ] {
             let e = split_hint(q).unwrap_err();
             assert_eq!(e.kind, ErrorKind::SyntaxError, "{q}");

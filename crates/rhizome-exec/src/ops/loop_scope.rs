@@ -154,12 +154,16 @@ impl Frontier {
     }
 
     /// Releases item `i` if nothing under it is live, and then each
-    /// ancestor left without live items.
-    pub fn release_if_done(&mut self, mut i: u32) {
+    /// ancestor left without live items; `released` sees each released
+    /// item (whose whole subtree is then done), with `true` for `i` itself.
+    pub fn release_if_done(&mut self, mut i: u32, mut released: impl FnMut(&Item, bool)) {
+        let mut own = true;
         while self.items[i as usize].children == 0 {
             let item = self.items[i as usize];
             self.live[item.instance as usize] -= 1;
             self.free.push(i);
+            released(&item, own);
+            own = false;
             if item.parent == NONE {
                 return;
             }
@@ -202,7 +206,7 @@ mod tests {
                     f.extend(i, next_rel, item.node * 2);
                 }
             }
-            f.release_if_done(i);
+            f.release_if_done(i, |_, _| {});
         }
         assert_eq!(f.live(0), 0, "every item released");
         assert!(f.free.len() == f.items.len());
@@ -228,7 +232,7 @@ mod tests {
                     f.extend(i, rel, 0);
                 }
             }
-            f.release_if_done(i);
+            f.release_if_done(i, |_, _| {});
         }
         // 2^13 - 1 items were created; live ones never exceeded ~2 per level.
         assert!(f.items.len() <= 2 * 13 + 2, "{} slots", f.items.len());
@@ -263,7 +267,7 @@ mod tests {
         f.path(c, &mut path);
         assert_eq!(path, [7, 8]);
         assert_eq!(f.live(1), 3);
-        f.release_if_done(c);
+        f.release_if_done(c, |_, _| {});
         assert_eq!(f.live(1), 0);
     }
 }

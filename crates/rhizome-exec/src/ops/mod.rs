@@ -27,6 +27,7 @@
 //! | [`result`] | `RowsSink`: a query's result rows | sink |
 //!
 //! [`adjacency`] and [`materialized`] hold what several operators share;
+//! [`end_pruning`] is what a loop scope under a `DISTINCT` of its end knows;
 //! [`in_list_filter`] is `Filter`'s path for `x IN list` over a list slot;
 //! `resumable` is the row-at-a-time evaluation whose subqueries pause,
 //! which `Filter` and `Project` share;
@@ -39,6 +40,7 @@ pub mod cartesian;
 pub mod collect;
 pub mod distinct;
 pub mod distinct_endpoints;
+pub mod end_pruning;
 pub mod expand;
 pub mod expand_count;
 pub mod expand_into;

@@ -11,18 +11,20 @@
 use super::adjacency::{
     excluded_rels, has_labels, prefetch_reachable, prefetch_walks, rel_list, skip_entry, walks,
 };
+use super::end_pruning::EndPruning;
 use super::loop_scope::{Frontier, Item};
 use crate::chunk::{Chunk, Column, ColumnData, CHUNK_SIZE, NULL_ID};
-use crate::compile::CNode;
+use crate::compile::{CExpr, CNode};
 use crate::context::Profile;
 use crate::expr::{Evaluator, Row, SuspendedRow, Suspension};
 use crate::operator::{
     next_batch, return_if_finished, Operator, OperatorResult, TaskCtx, NEED_MORE,
 };
 use rhizome_common::{NodeId, RelId, Result, Value};
-use rhizome_plan::{LoopScope, OpKind, ScopePolicy};
-use rhizome_storage::{Direction, LabelId, RelTypeId, Snapshot};
-use std::sync::Arc;
+use rhizome_plan::usage::expr_reads;
+use rhizome_plan::{ExpandDirection, LoopScope, OpKind, ScopePolicy, Slot};
+use rhizome_storage::{Direction, GraphRead, LabelId, RelTypeId, Snapshot};
+use std::sync::{Arc, Mutex};
 
 /// True if a walk may end at `node`: it is the expansion's known end
 /// `target` when the expansion goes `into` one, and carries the end labels.
@@ -40,12 +42,45 @@ fn may_end_at(
 /// `(from)-[rels*min..max]->(to)`.
 pub struct VarExpand {
     node: Arc<CNode>,
+    /// A scope that prunes ends: what this run of it knows, made by the
+    /// first chunk and shared by every task of the run.
+    ends: Mutex<Option<Option<Arc<EndPruning>>>>,
 }
 
 impl VarExpand {
     /// The operator for a `VarExpand` node.
     pub fn new(node: Arc<CNode>) -> VarExpand {
-        VarExpand { node }
+        VarExpand {
+            node,
+            ends: Mutex::new(None),
+        }
+    }
+
+    /// The run's [`EndPruning`] if the scope prunes ends (none over a
+    /// graph source, whose node ids are keys too sparse for a bitset).
+    fn end_pruning(&self, scope: LoopScope, ctx: &TaskCtx<'_>) -> Result<Option<Arc<EndPruning>>> {
+        if !scope.prune_ends {
+            return Ok(None);
+        }
+        let mut made = self.ends.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(ends) = made.as_ref() {
+            return Ok(ends.clone());
+        }
+        let snap = &ctx.q.snapshot;
+        let ends = if snap.external().is_some() {
+            None
+        } else {
+            let OpKind::VarExpand { max, .. } = &self.node.kind else {
+                unreachable!("VarExpand built for a VarExpand node");
+            };
+            Some(Arc::new(EndPruning::new(
+                snap.node_bound(),
+                *max,
+                &ctx.q.memory,
+            )?))
+        };
+        *made = Some(ends.clone());
+        Ok(ends)
     }
 }
 
@@ -296,6 +331,12 @@ struct ScopedWalk {
     /// subquery (its index, the prefix, the row's evaluation state): the
     /// walk takes it again first when it resumes.
     resume: Option<(u32, Item, SuspendedRow)>,
+    /// The scope prunes ends: the ends produced and the saturated nodes.
+    ends: Option<Arc<EndPruning>>,
+    /// Saturation may count the per-hop predicate (it reads only the node).
+    judge_by_test: bool,
+    /// Prefixes not expanded because they were saturated.
+    pruned: u64,
 }
 
 impl Drop for ScopedWalk {
@@ -322,6 +363,7 @@ impl Drop for ScopedWalk {
             self.expanded,
             dropped,
         );
+        stats.scope.add_pruned(self.pruned);
     }
 }
 
@@ -344,6 +386,69 @@ fn leaves_inline(
         && (policy == ScopePolicy::Dfs || min == max)
 }
 
+/// Saturation judged for a walk's prefixes ([`EndPruning::judge`]).
+struct Judge<'a> {
+    ends: &'a EndPruning,
+    snap: &'a Snapshot,
+    walks: Vec<(RelTypeId, Direction)>,
+    direction: ExpandDirection,
+    labels: &'a [Option<LabelId>],
+    min: u64,
+    max: u64,
+    /// The per-hop predicate (slot, first hop, compiled), if it reads only
+    /// the node.
+    test: Option<(Slot, u64, &'a CExpr)>,
+    /// A memo-only evaluator: an unanswered subquery counts as passing.
+    eval: &'a Evaluator<'a>,
+}
+
+impl Judge<'_> {
+    /// Records `node`, reached at `depth`, as saturated if every end a
+    /// prefix there can reach is produced now; true if it is saturated.
+    /// `input` and `row` only give the predicate a row (it reads only the
+    /// node).
+    fn saturate_if_done(&self, node: NodeId, depth: u64, input: &Chunk, row: usize) -> bool {
+        if depth >= self.max || !self.ends.tracks(self.max - depth) {
+            return false;
+        }
+        let left = self.max - depth;
+        if self.ends.saturated(left, node) {
+            return true;
+        }
+        let on_path = |c: NodeId| match self.test {
+            Some((var, from_hop, test)) if depth + 1 >= from_hop => {
+                let locals = [(var, Value::Node(c))];
+                let row = Row {
+                    chunk: input,
+                    row,
+                    locals: &locals,
+                };
+                let passes = self.eval.predicate(test, &row);
+                self.eval.missed_subquery();
+                // Unknown (not memoised, or an error the walk itself will
+                // meet): it may be on a path.
+                passes.unwrap_or(true)
+            }
+            _ => true,
+        };
+        let (snap, direction) = (self.snap, self.direction);
+        let children = self.walks.iter().flat_map(|&(t, d)| {
+            let adj = snap.adjacency(node, t, d);
+            (0..adj.len())
+                .map(move |k| adj.neighbour(k))
+                .filter(move |&c| !skip_entry(direction, d, node, c))
+        });
+        let may_end = |c: NodeId| self.labels.is_empty() || has_labels(snap, c, self.labels);
+        let done = self
+            .ends
+            .judge(depth, self.min, self.max, children, on_path, may_end);
+        if done {
+            self.ends.saturate(left, node);
+        }
+        done
+    }
+}
+
 /// Items a scoped walk takes between two looks at the clock (a pause
 /// between two quanta, [`TaskCtx::quantum_spent`]).
 const PAUSE_CHECK: u32 = 64;
@@ -361,6 +466,13 @@ impl VarExpand {
         scope: LoopScope,
     ) -> Result<OperatorResult> {
         let slots = scope.max_si.max(1) as usize;
+        let judge_by_test = match &self.node.kind {
+            OpKind::VarExpand {
+                node_predicate: Some(np),
+                ..
+            } => expr_reads(&np.predicate).iter().all(|s| *s == np.var),
+            _ => true,
+        };
         let walk = ScopedWalk {
             input: input.clone(),
             walks: walks.to_vec(),
@@ -383,6 +495,9 @@ impl VarExpand {
             profile: ctx.q.profile.clone().map(|p| (p, self.node.id)),
             completed: false,
             resume: None,
+            ends: self.end_pruning(scope, ctx)?,
+            judge_by_test,
+            pruned: 0,
         };
         self.walk_scoped(walk, ctx)
     }
@@ -420,6 +535,19 @@ impl VarExpand {
             (np.var, np.from_hop, e)
         });
         let policy = w.scope.policy;
+        let ends = w.ends.clone();
+        let ends = ends.as_deref();
+        let judge = ends.map(|ends| Judge {
+            ends,
+            snap,
+            walks: w.walks.clone(),
+            direction: *direction,
+            labels,
+            min: *min,
+            max,
+            test: node_test.filter(|_| w.judge_by_test),
+            eval: &memo_eval,
+        });
         // The walk can hand its work to a new task (on the pool, in a
         // branch-scope instance, or in an ordered pipeline's task such as
         // CQ6's, which ends in a LIMIT: there the new task runs before
@@ -475,7 +603,7 @@ impl VarExpand {
                         return Ok(OperatorResult::Finished);
                     }
                     let node = self.node.clone();
-                    ctx.spawn(move |ctx| VarExpand { node }.walk_scoped(w, ctx).map(drop))?;
+                    ctx.spawn(move |ctx| VarExpand::new(node).walk_scoped(w, ctx).map(drop))?;
                     return NEED_MORE;
                 }
             }
@@ -533,7 +661,14 @@ impl VarExpand {
                 .expect("an item's instance is active")
                 .row;
             let depth = item.depth as u64;
+            // A prefix with nothing new to give (its node, if an end, was
+            // produced, and it is saturated) is dropped untested.
+            let spent = ends.is_some_and(|e| e.spent(item.node, depth, *min, max));
+            if spent {
+                w.pruned += 1;
+            }
             let passes = match node_test {
+                _ if spent => false,
                 Some((var, from_hop, e)) if depth >= from_hop && !resumable => {
                     let locals = [(var, Value::Node(item.node))];
                     eval.predicate(
@@ -588,7 +723,9 @@ impl VarExpand {
                                 return Ok(OperatorResult::Finished);
                             }
                             let node = self.node.clone();
-                            ctx.spawn(move |ctx| VarExpand { node }.walk_scoped(w, ctx).map(drop))?;
+                            ctx.spawn(move |ctx| {
+                                VarExpand::new(node).walk_scoped(w, ctx).map(drop)
+                            })?;
                             return NEED_MORE;
                         }
                         Err(Err(error)) => return Err(error),
@@ -599,15 +736,29 @@ impl VarExpand {
             let inst = w.active[slot]
                 .as_mut()
                 .expect("an item's instance is active");
+            // A saturated prefix reaches no end that is not produced; one
+            // with two hops or more left is judged before it is expanded
+            // (its children may all be saturated already).
+            let saturated = passes
+                && judge.as_ref().is_some_and(|judge| {
+                    judge.ends.saturated(max.saturating_sub(depth), item.node)
+                        || (max.saturating_sub(depth) >= 2
+                            && judge.saturate_if_done(item.node, depth, &w.input, row))
+                });
             if passes {
                 w.frontier.path(i, &mut path);
-                if depth >= *min && may_end_at(snap, labels, *into, item.node, inst.target) {
+                if depth >= *min
+                    && may_end_at(snap, labels, *into, item.node, inst.target)
+                    && ends.is_none_or(|e| e.produce(item.node))
+                {
                     inst.found = true;
                     w.out_rows.push(row as u32);
                     w.out_rels.push(rel_list(&path));
                     w.out_nodes.push(item.node);
                 }
-                if depth < max {
+                if saturated {
+                    w.pruned += 1;
+                } else if depth < max {
                     candidates.clear();
                     for &(t, d) in &w.walks {
                         let adj = snap.adjacency(item.node, t, d);
@@ -642,7 +793,10 @@ impl VarExpand {
                         w.expanded += candidates.len() as u64;
                         let target = inst.target;
                         for &(r, n) in &candidates {
-                            if !may_end_at(snap, labels, *into, n, target) {
+                            if ends.is_some_and(|e| e.produced(n))
+                                || !may_end_at(snap, labels, *into, n, target)
+                                || ends.is_some_and(|e| !e.produce(n))
+                            {
                                 continue;
                             }
                             if let Some(instance) = w.active[slot].as_mut() {
@@ -666,12 +820,28 @@ impl VarExpand {
                             candidates.reverse();
                         }
                         for &(r, n) in &candidates {
+                            if ends.is_some_and(|e| e.spent(n, depth + 1, *min, max)) {
+                                w.pruned += 1;
+                                continue;
+                            }
                             w.frontier.extend(i, r, n);
                         }
                     }
                 }
             }
-            w.frontier.release_if_done(i);
+            if let Some(judge) = &judge {
+                // Each prefix whose subtree is done: is its node saturated
+                // now? (Not a prefix that failed the per-hop predicate:
+                // it was never a path's.)
+                let input = &w.input;
+                w.frontier.release_if_done(i, |done, own| {
+                    if !own || passes {
+                        judge.saturate_if_done(done.node, done.depth as u64, input, row);
+                    }
+                });
+            } else {
+                w.frontier.release_if_done(i, |_, _| {});
+            }
             if w.frontier.live(slot as u32) == 0 {
                 let done = w.active[slot].take().expect("active");
                 w.finished += 1;

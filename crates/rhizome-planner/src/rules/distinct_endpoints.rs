@@ -22,7 +22,7 @@
 
 use super::{mark, OptimizerRule, RuleContext};
 use crate::usage::expr_reads;
-use rhizome_plan::{AggregateKind, Expr, FrontierHop, OpKind, PlanNode, Slot};
+use rhizome_plan::{Expr, FrontierHop, OpKind, PlanNode, Slot};
 
 /// See the module documentation.
 pub struct DistinctEndpoints;
@@ -33,12 +33,6 @@ struct ChainHop {
     rel: Slot,
     hop: FrontierHop,
     distinct_from: Vec<Slot>,
-}
-
-/// True if the aggregate's result over a multiset equals its result over
-/// the set of its values.
-fn ignores_duplicates(distinct: bool, function: AggregateKind) -> bool {
-    distinct || matches!(function, AggregateKind::Min | AggregateKind::Max)
 }
 
 /// True if `e` reads no slot but `to` and gives the same value whenever it
@@ -146,7 +140,7 @@ impl OptimizerRule for DistinctEndpoints {
         let to = *to;
         let all_ignore_duplicates = !aggregates.is_empty()
             && aggregates.iter().all(|a| {
-                ignores_duplicates(a.distinct, a.function)
+                a.ignores_duplicates()
                     && !a.args.is_empty()
                     && a.args.iter().all(|x| reads_only(x, to))
             });

@@ -22,15 +22,16 @@ use rhizome_common::{NodeId, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One bit per node id.
-struct NodeBits(Vec<AtomicU64>);
+struct NodeBits(Box<[AtomicU64]>);
 
 impl NodeBits {
     fn new(bound: NodeId) -> NodeBits {
-        NodeBits(
-            (0..(bound as usize).div_ceil(64))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-        )
+        // Zeroed by the allocator (fresh pages are not written): a walk
+        // that touches few nodes pays for few pages.
+        let zeroed = vec![0u64; (bound as usize).div_ceil(64)].into_boxed_slice();
+        // SAFETY: `AtomicU64` has the size, alignment and bit validity of
+        // `u64`, so a boxed slice of one is a boxed slice of the other.
+        NodeBits(unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU64]) })
     }
 
     fn bytes(bound: NodeId) -> usize {
@@ -69,10 +70,12 @@ impl EndPruning {
     pub const MAX_LEVELS: u64 = 32;
 
     /// Empty sets for node ids below `bound` and an expansion of at most
-    /// `max` hops, their memory charged to the query's `memory`.
+    /// `max` hops. They fail as a charge to the query's `memory` would,
+    /// but stay uncharged: they live only while one run of the expansion
+    /// does, and a subquery run per row must not add them up.
     pub fn new(bound: NodeId, max: Option<u64>, memory: &MemoryBudget) -> Result<EndPruning> {
         let levels = max.filter(|&m| m <= Self::MAX_LEVELS).unwrap_or(0) as usize;
-        memory.charge(NodeBits::bytes(bound) * (1 + levels))?;
+        memory.check_room(NodeBits::bytes(bound) * (1 + levels))?;
         Ok(EndPruning {
             produced: NodeBits::new(bound),
             saturated: (0..levels).map(|_| NodeBits::new(bound)).collect(),
@@ -201,6 +204,19 @@ mod tests {
             "the last depth"
         );
         assert!(!p.spent(5, 0, 2, 2), "not saturated with two hops left");
+    }
+
+    #[test]
+    fn the_sets_are_checked_against_the_budget_but_not_kept_charged() {
+        let budget = MemoryBudget::new(1000);
+        // 6,400 node ids: 800 bytes a set.
+        assert!(EndPruning::new(6400, None, &budget).is_ok());
+        assert!(EndPruning::new(6400, None, &budget).is_ok(), "nothing held");
+        assert_eq!(budget.used(), 0);
+        let e = EndPruning::new(6400, Some(1), &budget)
+            .err()
+            .expect("two sets");
+        assert!(e.message.contains("memory limit"), "{e}");
     }
 
     #[test]

@@ -267,7 +267,11 @@ mod tests {
         f.path(c, &mut path);
         assert_eq!(path, [7, 8]);
         assert_eq!(f.live(1), 3);
-        f.release_if_done(c, |_, _| {});
+        // Releasing the leaf releases its ancestors, each reported once,
+        // the leaf itself first and marked as such.
+        let mut released = Vec::new();
+        f.release_if_done(c, |item, own| released.push((item.node, item.depth, own)));
+        assert_eq!(released, [(12, 2, true), (11, 1, false), (10, 0, false)]);
         assert_eq!(f.live(1), 0);
     }
 }

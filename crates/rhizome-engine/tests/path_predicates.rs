@@ -951,10 +951,17 @@ fn a_distinct_of_the_end_prunes_and_gives_the_same_rows() {
         // Aggregates that ignore duplicates, grouped by the end's property.
         "MATCH (a:N {id: $s})-[:R|S*1..4]-(b) RETURN count(DISTINCT b) AS k, min(b.id), max(b.id)",
         "MATCH (a:N)-[:R*1..3]-(b) RETURN b.ok AS ok, count(DISTINCT b.id) AS k",
-        // Not the end alone: no pruning, same rows.
+        // The end and the input row: one set per row (CQ2's shape, with
+        // an EXISTS in the filter).
         "MATCH (a:N)-[:R*1..3]-(b) RETURN DISTINCT a.id, b.id",
+        "MATCH (a:N)-[:R|S*1..4]-(b) WHERE b.id <> a.id RETURN DISTINCT b.id",
+        "MATCH (a:N {id: $s}) WITH a, a.id % 3 AS m MATCH (a)-[:R|S*1..5]-(b) \
+         WHERE b <> a AND EXISTS { (b)-[:U]->(:L) } AND b.id % 3 <> m RETURN DISTINCT b.id",
+        "MATCH (a:N)-[:U]->(l) WITH a, collect(l) AS ls MATCH (a)-[:R|S*1..4]-(b) \
+         WHERE b <> a AND EXISTS { (b)-[:U]->(l2) WHERE NOT l2 IN ls } RETURN DISTINCT b.id",
+        // The path or a duplicate-sensitive aggregate: no pruning.
+        "MATCH p = (a:N {id: $s})-[:R|S*1..3]-(b) RETURN DISTINCT length(p) AS l, b.id",
         "MATCH (a:N {id: $s})-[:R|S*1..3]-(b) RETURN count(b) AS k, count(DISTINCT b) AS d",
-        "MATCH (a:N)-[:R*1..3]-(b) WHERE b.id <> a.id RETURN DISTINCT b.id",
     ];
     let hints = [
         "",
@@ -1009,10 +1016,23 @@ fn explain_and_profile_show_where_ends_are_pruned() {
     // An aggregation that ignores duplicates prunes too.
     let q2 = "MATCH (a:N)-[:R|S*1..4]-(b) RETURN b.ok, count(DISTINCT b) AS d, max(b.id) AS m";
     assert!(explain(q2).contains("prune ends"), "{}", explain(q2));
-    // Rows judged by more than the end node: no pruning, scope off.
-    for other in [
+    // Rows judged by the end and the input row: a set per row.
+    for per_row in [
         "MATCH (a:N)-[:R|S*1..4]-(b) RETURN DISTINCT a.id, b.id",
         "MATCH (a:N)-[:R|S*1..4]-(b) WHERE b.id > a.id RETURN DISTINCT b.id",
+        // CQ2's shape: the EXISTS a semi-apply between the two.
+        "MATCH (a:N)-[:U]->(l) WITH a, collect(l) AS ls MATCH (a)-[:R|S*1..4]-(b) \
+         WHERE b <> a AND EXISTS { (b)-[:U]->(l2) WHERE NOT l2 IN ls } RETURN DISTINCT b.id",
+    ] {
+        let text = explain(per_row);
+        assert!(
+            text.contains("scope: dfs max_si=1 prune ends per row"),
+            "{per_row}:\n{text}"
+        );
+    }
+    // Rows judged by the path, by a random value, or all kept: no pruning.
+    for other in [
+        "MATCH p = (a:N)-[:R|S*1..4]-(b) RETURN DISTINCT length(p) AS l, b.id",
         "MATCH (a:N)-[:R|S*1..4]-(b) RETURN DISTINCT b.id + rand() AS x",
         "MATCH (a:N)-[:R|S*1..4]-(b) RETURN b.id",
         "MATCH (a:N)-[:R|S*1..4]-(b) RETURN count(DISTINCT b) AS d, count(b) AS k",
@@ -1047,6 +1067,23 @@ fn explain_and_profile_show_where_ends_are_pruned() {
             .unwrap()
     };
     assert_eq!(rows_of(line), result.rows.len() as u64, "{text}");
+    // A row's own sets prune once it has walked a few hundred prefixes.
+    let result = engine
+        .execute(
+            "PROFILE MATCH (a:N {id: 3})-[:R|S*1..6]-(b) WHERE b <> a RETURN DISTINCT b.id",
+            BTreeMap::new(),
+            &QueryOptions::default(),
+        )
+        .unwrap();
+    let text = result.profile.expect("a PROFILE report").text;
+    let line = text
+        .lines()
+        .find(|l| l.contains("VarLengthExpand"))
+        .unwrap();
+    assert!(
+        line.contains("prune ends per row") && line.contains(" pruned="),
+        "{text}"
+    );
     // A bad value of the option is a clear error.
     let e = engine
         .execute(

@@ -16,7 +16,9 @@ use crate::context::{
 use crate::in_set::Source;
 use rhizome_common::{Error, ErrorKind, PathValue, Result, Value};
 use rhizome_functions::{functions, ops};
-use rhizome_plan::{BinaryOp, LoopScope, PathStep, Quantifier, ScopePolicy, Slot, UnaryOp};
+use rhizome_plan::{
+    BinaryOp, LoopScope, PathStep, PruneEnds, Quantifier, ScopePolicy, Slot, UnaryOp,
+};
 use rhizome_storage::GraphRead;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -770,7 +772,7 @@ impl<'q> Evaluator<'q> {
             scope: LoopScope {
                 policy: ScopePolicy::Dfs,
                 max_si: 1,
-                prune_ends: false,
+                prune_ends: PruneEnds::Off,
             },
             in_order: false,
             stats: suspension.stats,

@@ -285,7 +285,11 @@ impl PlanNode {
                         " scope: {} max_si={}{}",
                         scope.policy.name(),
                         scope.max_si,
-                        if scope.prune_ends { " prune ends" } else { "" }
+                        match scope.prune_ends {
+                            PruneEnds::Off => "",
+                            PruneEnds::Shared => " prune ends",
+                            PruneEnds::PerRow => " prune ends per row",
+                        }
                     );
                 }
                 if let Some(np) = node_predicate {

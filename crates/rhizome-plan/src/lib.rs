@@ -664,12 +664,26 @@ pub struct LoopScope {
     pub policy: ScopePolicy,
     /// Most instances (input rows) active at once.
     pub max_si: u32,
-    /// A loop scope under a `DISTINCT` of its end node alone (the planner
-    /// proves that every row above depends on the end node only): the
-    /// scope produces each end node once and cancels the path prefixes
-    /// whose every reachable end it already produced. Off for branch
-    /// scopes and for hints `scheduling=off` / `prune=off`.
-    pub prune_ends: bool,
+    /// Whether a loop scope prunes ends (see [`PruneEnds`]). Off for
+    /// branch scopes and for hints `scheduling=off` / `prune=off`.
+    pub prune_ends: PruneEnds,
+}
+
+/// A loop scope under a `DISTINCT` of its end node (the planner proves
+/// that the rows above are judged by the end node, and perhaps by values
+/// of the input row): the scope produces each end once and cancels the
+/// path prefixes whose every reachable end it already produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PruneEnds {
+    /// Every path goes out.
+    #[default]
+    Off,
+    /// The rows are judged by the end node alone: one set of produced
+    /// ends for all input rows.
+    Shared,
+    /// The rows are judged by the end node and values of the input row:
+    /// one set per input row.
+    PerRow,
 }
 
 impl Default for LoopScope {
@@ -677,7 +691,7 @@ impl Default for LoopScope {
         LoopScope {
             policy: ScopePolicy::Off,
             max_si: 1,
-            prune_ends: false,
+            prune_ends: PruneEnds::Off,
         }
     }
 }

@@ -390,8 +390,10 @@ fn plan_is_pure(plan: &PlanNode) -> bool {
     pure
 }
 
-/// True if `e` calls no random function and nests no impure plan.
-fn expr_is_pure(e: &Expr) -> bool {
+/// True if `e` calls no random function and nests no impure plan (one
+/// that writes, calls a procedure or a random function): over one
+/// snapshot the same slot values always give it the same value.
+pub fn expr_is_pure(e: &Expr) -> bool {
     let mut pure = true;
     e.visit(&mut |x| match x {
         Expr::Function(name, _)

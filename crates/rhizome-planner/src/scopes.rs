@@ -33,8 +33,10 @@
 //! instantiation overhead, "cancellation off").
 
 use rhizome_common::{Error, ErrorKind, Result, Value};
-use rhizome_plan::usage::expr_reads;
-use rhizome_plan::{BinaryOp, Expr, LoopScope, OpKind, PlanNode, ScopePolicy, Slot, SubqueryKind};
+use rhizome_plan::usage::{expr_is_pure, expr_reads, subquery_memo_key};
+use rhizome_plan::{
+    BinaryOp, Expr, LoopScope, OpKind, PlanNode, PruneEnds, ScopePolicy, Slot, SubqueryKind,
+};
 use std::collections::BTreeSet;
 
 /// The most instances a hint may make a scope run at once.
@@ -154,7 +156,7 @@ fn default_scope(early: Early, min: u64, max: Option<u64>) -> LoopScope {
     LoopScope {
         policy,
         max_si: 1,
-        prune_ends: false,
+        prune_ends: PruneEnds::Off,
     }
 }
 
@@ -195,7 +197,7 @@ fn choose(node: &mut PlanNode, early: Early, hint: Option<&SchedulingHint>) {
                 LoopScope {
                     policy: ScopePolicy::Dfs,
                     max_si: 1,
-                    prune_ends: false,
+                    prune_ends: PruneEnds::Off,
                 },
                 hint,
             );
@@ -228,23 +230,11 @@ fn choose(node: &mut PlanNode, early: Early, hint: Option<&SchedulingHint>) {
     }
 }
 
-/// True if `e` gives the same value whenever it is evaluated on the same
-/// slot values: no random functions, no subqueries (whose own reads are
-/// not followed here).
-fn deterministic(e: &Expr) -> bool {
-    let mut pure = true;
-    e.visit(&mut |x| match x {
-        Expr::Function(name, _) if matches!(name.as_str(), "rand" | "randomuuid") => pure = false,
-        Expr::Subquery(..) => pure = false,
-        _ => {}
-    });
-    pure
-}
-
 /// The slots by which `kind` judges its input rows, if duplicate rows
 /// change nothing in its output: a `Distinct`'s slots; an aggregation's
 /// keys and arguments when every aggregate ignores duplicates
-/// (`count(DISTINCT x)`, `min`, `max`, …) and all are deterministic.
+/// (`count(DISTINCT x)`, `min`, `max`, …) and all are pure
+/// ([`expr_is_pure`]: no random function, no updating subquery).
 fn judged_slots(kind: &OpKind) -> Option<BTreeSet<Slot>> {
     match kind {
         OpKind::Distinct { slots } => Some(slots.iter().copied().collect()),
@@ -257,7 +247,7 @@ fn judged_slots(kind: &OpKind) -> Option<BTreeSet<Slot>> {
                     .chain(aggregates.iter().flat_map(|a| &a.args))
             };
             exprs()
-                .all(deterministic)
+                .all(expr_is_pure)
                 .then(|| exprs().flat_map(expr_reads).collect())
         }
         _ => None,
@@ -267,8 +257,10 @@ fn judged_slots(kind: &OpKind) -> Option<BTreeSet<Slot>> {
 /// Marks the loop scopes whose rows only feed a `DISTINCT` of their end
 /// node ([`LoopScope::prune_ends`]): from each `Distinct` (or aggregation
 /// that ignores duplicates, [`judged_slots`]), down through
-/// projections and filters, the slots its rows are judged by must come
-/// down to the expansion's end node alone. A scope the planner left off
+/// projections, filters and semi-applies (pure ones), the slots its rows are judged by
+/// must come down to the expansion's end node ([`PruneEnds::Shared`]) or
+/// to it and slots of the expansion's input row ([`PruneEnds::PerRow`]),
+/// never its relationships. A scope the planner left off
 /// runs depth first (a policy in `hint` still wins; `off` keeps it off).
 fn prune_distinct_ends(node: &mut PlanNode, hint: Option<&SchedulingHint>) {
     if let (Some(mut judged), [_]) = (judged_slots(&node.kind), node.inputs.as_slice()) {
@@ -279,7 +271,7 @@ fn prune_distinct_ends(node: &mut PlanNode, hint: Option<&SchedulingHint>) {
                     let mut ok = true;
                     for (slot, e) in items.iter().rev() {
                         if judged.remove(slot) {
-                            ok &= deterministic(e);
+                            ok &= expr_is_pure(e);
                             judged.extend(expr_reads(e));
                         }
                     }
@@ -287,26 +279,48 @@ fn prune_distinct_ends(node: &mut PlanNode, hint: Option<&SchedulingHint>) {
                         break;
                     }
                 }
+                // An `EXISTS` planned as a semi-apply filters by the slots
+                // its inner plan reads, when that plan is pure.
+                OpKind::SemiApply { .. } => {
+                    let key = match below.inputs.as_slice() {
+                        [_, inner] => subquery_memo_key(inner, &SubqueryKind::Exists),
+                        _ => None,
+                    };
+                    let Some(key) = key else {
+                        break;
+                    };
+                    judged.extend(key);
+                }
                 OpKind::Filter { predicate } => {
-                    if !deterministic(predicate) || below.inputs.len() != 1 {
+                    if !expr_is_pure(predicate) || below.inputs.len() != 1 {
                         break;
                     }
                     judged.extend(expr_reads(predicate));
                 }
                 OpKind::VarExpand {
                     to,
+                    rels,
                     into: false,
                     optional: false,
                     ..
                 } => {
-                    if judged.iter().all(|s| s == to) {
-                        if let OpKind::VarExpand { scope, .. } = &mut below.kind {
-                            if scope.policy == ScopePolicy::Off
-                                && hint.and_then(|h| h.policy).is_none()
-                            {
-                                scope.policy = ScopePolicy::Dfs;
-                            }
-                            scope.prune_ends = scope.policy != ScopePolicy::Off;
+                    // Judged by the end alone, or also by slots of the
+                    // input row (the same for every path of one row); not
+                    // by the path.
+                    let prune = if judged.iter().all(|s| s == to) {
+                        PruneEnds::Shared
+                    } else if !judged.contains(rels) {
+                        PruneEnds::PerRow
+                    } else {
+                        break;
+                    };
+                    if let OpKind::VarExpand { scope, .. } = &mut below.kind {
+                        if scope.policy == ScopePolicy::Off && hint.and_then(|h| h.policy).is_none()
+                        {
+                            scope.policy = ScopePolicy::Dfs;
+                        }
+                        if scope.policy != ScopePolicy::Off {
+                            scope.prune_ends = prune;
                         }
                     }
                     break;

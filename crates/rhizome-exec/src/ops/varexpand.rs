@@ -22,7 +22,7 @@ use crate::operator::{
 };
 use rhizome_common::{NodeId, RelId, Result, Value};
 use rhizome_plan::usage::expr_reads;
-use rhizome_plan::{ExpandDirection, LoopScope, OpKind, ScopePolicy, Slot};
+use rhizome_plan::{ExpandDirection, LoopScope, OpKind, PruneEnds, ScopePolicy, Slot};
 use rhizome_storage::{Direction, GraphRead, LabelId, RelTypeId, Snapshot};
 use std::sync::{Arc, Mutex};
 
@@ -59,7 +59,7 @@ impl VarExpand {
     /// The run's [`EndPruning`] if the scope prunes ends (none over a
     /// graph source, whose node ids are keys too sparse for a bitset).
     fn end_pruning(&self, scope: LoopScope, ctx: &TaskCtx<'_>) -> Result<Option<Arc<EndPruning>>> {
-        if !scope.prune_ends {
+        if scope.prune_ends != PruneEnds::Shared {
             return Ok(None);
         }
         let mut made = self.ends.lock().unwrap_or_else(|p| p.into_inner());
@@ -302,7 +302,21 @@ struct Instance {
     target: NodeId,
     found: bool,
     excluded: Vec<RelId>,
+    /// Prefixes of the row taken so far (for [`PruneEnds::PerRow`]).
+    taken: u32,
+    /// The row's own produced ends and saturated nodes
+    /// ([`PruneEnds::PerRow`], once the row has taken [`PER_ROW_AFTER`]
+    /// prefixes).
+    ends: Option<Arc<EndPruning>>,
 }
+
+/// Prefixes a row takes before a [`PruneEnds::PerRow`] scope gives it
+/// sets of its own: a short walk is cheaper without them.
+const PER_ROW_AFTER: u32 = 256;
+
+/// Rows of one walk that hold per-row sets at once (the others walk
+/// unpruned): each set is a bit per node of the graph.
+const PER_ROW_SETS: usize = 4;
 
 /// A loop scope's walk over one input chunk, as data: what a walk paused
 /// at a quantum's end hands to the task that resumes it.
@@ -331,7 +345,8 @@ struct ScopedWalk {
     /// subquery (its index, the prefix, the row's evaluation state): the
     /// walk takes it again first when it resumes.
     resume: Option<(u32, Item, SuspendedRow)>,
-    /// The scope prunes ends: the ends produced and the saturated nodes.
+    /// The scope prunes ends across rows ([`PruneEnds::Shared`]): the ends
+    /// produced and the saturated nodes.
     ends: Option<Arc<EndPruning>>,
     /// Saturation may count the per-hop predicate (it reads only the node).
     judge_by_test: bool,
@@ -388,7 +403,6 @@ fn leaves_inline(
 
 /// Saturation judged for a walk's prefixes ([`EndPruning::judge`]).
 struct Judge<'a> {
-    ends: &'a EndPruning,
     snap: &'a Snapshot,
     walks: Vec<(RelTypeId, Direction)>,
     direction: ExpandDirection,
@@ -407,12 +421,19 @@ impl Judge<'_> {
     /// prefix there can reach is produced now; true if it is saturated.
     /// `input` and `row` only give the predicate a row (it reads only the
     /// node).
-    fn saturate_if_done(&self, node: NodeId, depth: u64, input: &Chunk, row: usize) -> bool {
-        if depth >= self.max || !self.ends.tracks(self.max - depth) {
+    fn saturate_if_done(
+        &self,
+        ends: &EndPruning,
+        node: NodeId,
+        depth: u64,
+        input: &Chunk,
+        row: usize,
+    ) -> bool {
+        if depth >= self.max || !ends.tracks(self.max - depth) {
             return false;
         }
         let left = self.max - depth;
-        if self.ends.saturated(left, node) {
+        if ends.saturated(left, node) {
             return true;
         }
         let on_path = |c: NodeId| match self.test {
@@ -439,13 +460,45 @@ impl Judge<'_> {
                 .filter(move |&c| !skip_entry(direction, d, node, c))
         });
         let may_end = |c: NodeId| self.labels.is_empty() || has_labels(snap, c, self.labels);
-        let done = self
-            .ends
-            .judge(depth, self.min, self.max, children, on_path, may_end);
+        let done = ends.judge(depth, self.min, self.max, children, on_path, may_end);
         if done {
-            self.ends.saturate(left, node);
+            ends.saturate(left, node);
         }
         done
+    }
+}
+
+impl VarExpand {
+    /// Counts a prefix taken for the row in `slot` of a
+    /// [`PruneEnds::PerRow`] scope and gives the row sets of its own once
+    /// it has taken [`PER_ROW_AFTER`], while fewer than [`PER_ROW_SETS`]
+    /// rows of the walk hold some. Ends the row produced before go
+    /// unrecorded: they may come out again, which the `DISTINCT` drops.
+    fn give_row_sets(&self, w: &mut ScopedWalk, slot: usize, ctx: &TaskCtx<'_>) -> Result<()> {
+        let Some(inst) = w.active[slot].as_mut() else {
+            return Ok(());
+        };
+        inst.taken = inst.taken.saturating_add(1);
+        if inst.taken != PER_ROW_AFTER || inst.ends.is_some() {
+            return Ok(());
+        }
+        let holding = w
+            .active
+            .iter()
+            .filter(|i| i.as_ref().is_some_and(|i| i.ends.is_some()))
+            .count();
+        if let (Some(inst), true) = (w.active[slot].as_mut(), holding < PER_ROW_SETS) {
+            let OpKind::VarExpand { max, .. } = &self.node.kind else {
+                unreachable!("VarExpand built for a VarExpand node");
+            };
+            let snap = &ctx.q.snapshot;
+            inst.ends = Some(Arc::new(EndPruning::new(
+                snap.node_bound(),
+                *max,
+                &ctx.q.memory,
+            )?));
+        }
+        Ok(())
     }
 }
 
@@ -535,10 +588,8 @@ impl VarExpand {
             (np.var, np.from_hop, e)
         });
         let policy = w.scope.policy;
-        let ends = w.ends.clone();
-        let ends = ends.as_deref();
-        let judge = ends.map(|ends| Judge {
-            ends,
+        let per_row = w.scope.prune_ends == PruneEnds::PerRow && snap.external().is_none();
+        let judge = Judge {
             snap,
             walks: w.walks.clone(),
             direction: *direction,
@@ -547,7 +598,7 @@ impl VarExpand {
             max,
             test: node_test.filter(|_| w.judge_by_test),
             eval: &memo_eval,
-        });
+        };
         // The walk can hand its work to a new task (on the pool, in a
         // branch-scope instance, or in an ordered pipeline's task such as
         // CQ6's, which ends in a LIMIT: there the new task runs before
@@ -640,6 +691,8 @@ impl VarExpand {
                         target,
                         found: false,
                         excluded,
+                        taken: 0,
+                        ends: None,
                     });
                     w.frontier.start(slot as u32, start);
                     w.started += 1;
@@ -656,10 +709,17 @@ impl VarExpand {
                 }
             };
             let slot = item.instance as usize;
-            let row = w.active[slot]
+            if per_row {
+                self.give_row_sets(&mut w, slot, ctx)?;
+            }
+            let inst = w.active[slot]
                 .as_ref()
-                .expect("an item's instance is active")
-                .row;
+                .expect("an item's instance is active");
+            let row = inst.row;
+            // The item's produced ends and saturated nodes, if its scope
+            // prunes: the run's, or its row's own.
+            let ends = w.ends.clone().or_else(|| inst.ends.clone());
+            let ends = ends.as_deref();
             let depth = item.depth as u64;
             // A prefix with nothing new to give (its node, if an end, was
             // produced, and it is saturated) is dropped untested.
@@ -740,10 +800,10 @@ impl VarExpand {
             // with two hops or more left is judged before it is expanded
             // (its children may all be saturated already).
             let saturated = passes
-                && judge.as_ref().is_some_and(|judge| {
-                    judge.ends.saturated(max.saturating_sub(depth), item.node)
+                && ends.is_some_and(|ends| {
+                    ends.saturated(max.saturating_sub(depth), item.node)
                         || (max.saturating_sub(depth) >= 2
-                            && judge.saturate_if_done(item.node, depth, &w.input, row))
+                            && judge.saturate_if_done(ends, item.node, depth, &w.input, row))
                 });
             if passes {
                 w.frontier.path(i, &mut path);
@@ -829,14 +889,14 @@ impl VarExpand {
                     }
                 }
             }
-            if let Some(judge) = &judge {
+            if let Some(ends) = ends {
                 // Each prefix whose subtree is done: is its node saturated
                 // now? (Not a prefix that failed the per-hop predicate:
                 // it was never a path's.)
                 let input = &w.input;
                 w.frontier.release_if_done(i, |done, own| {
                     if !own || passes {
-                        judge.saturate_if_done(done.node, done.depth as u64, input, row);
+                        judge.saturate_if_done(ends, done.node, done.depth as u64, input, row);
                     }
                 });
             } else {

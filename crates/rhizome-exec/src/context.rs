@@ -276,11 +276,20 @@ impl MemoryBudget {
     /// many small ones over many rows do not add up.
     pub fn check_room(&self, bytes: usize) -> Result<()> {
         let outcome = self.charge(bytes);
+        self.release(bytes);
+        outcome
+    }
+
+    /// Gives back `bytes` charged earlier ([`MemoryBudget::charge`]) by
+    /// something the query no longer holds.
+    pub fn release(&self, bytes: usize) {
+        if bytes == 0 {
+            return;
+        }
         self.used.fetch_sub(bytes, Ordering::Relaxed);
         if let Some(pool) = &self.pool {
             pool.release(bytes);
         }
-        outcome
     }
 
     /// Bytes charged so far.

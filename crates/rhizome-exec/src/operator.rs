@@ -19,7 +19,7 @@
 //! ([`crate::per_worker::PerWorker`] indexed by [`TaskCtx::worker`]).
 
 use crate::chunk::Chunk;
-use crate::context::QueryContext;
+use crate::context::{QueryContext, VALUE_BYTES};
 use crate::scheduler::{nested_nanos, CancelToken, QUANTUM};
 use rhizome_common::Result;
 use rhizome_plan::Slot;
@@ -209,7 +209,16 @@ pub struct TaskCtx<'a> {
     /// driver runs them in a new task before anything else of that task
     /// ([`TaskCtx::take_handed_back`]).
     handed_back: Vec<(usize, HandedBack)>,
+    /// Pushes kept in `handed_back`, and their bytes charged to the
+    /// query's memory.
+    kept: (usize, usize),
 }
+
+/// The most pushes an ordered pipeline's task keeps behind work handed
+/// back before it runs what it kept in place: an operator that does not
+/// stop at the quantum (a plain variable-length walk, which has no state
+/// to hand back) would otherwise keep a chunk per push without bound.
+const MAX_KEPT_PUSHES: usize = 8;
 
 /// Work an ordered pipeline's task handed back ([`TaskCtx::defer_hand_backs`]).
 pub enum HandedBack {
@@ -241,6 +250,7 @@ impl<'a> TaskCtx<'a> {
             instance: None,
             defers: false,
             handed_back: Vec::new(),
+            kept: (0, 0),
         }
     }
 
@@ -272,6 +282,7 @@ impl<'a> TaskCtx<'a> {
             instance: Some(slice),
             defers: false,
             handed_back: Vec::new(),
+            kept: (0, 0),
         }
     }
 
@@ -300,7 +311,31 @@ impl<'a> TaskCtx<'a> {
     /// The work handed back and the pushes kept since the last call, in
     /// the order they are to run ([`TaskCtx::defer_hand_backs`]).
     pub fn take_handed_back(&mut self) -> Vec<(usize, HandedBack)> {
+        self.q.memory.release(self.kept.1);
+        self.kept = (0, 0);
         std::mem::take(&mut self.handed_back)
+    }
+
+    /// Runs what this task kept ([`TaskCtx::defer_hand_backs`]) in place,
+    /// in order, each to its end (nothing is handed back meanwhile).
+    fn run_kept(&mut self) -> Result<OperatorResult> {
+        let kept = self.take_handed_back();
+        self.defers = false;
+        let mut outcome = NEED_MORE;
+        for (stage, handed) in kept {
+            let result = match handed {
+                HandedBack::Push(chunk) => self.push_at(stage, chunk),
+                work => self
+                    .run_handed_back(stage, work)
+                    .map(|()| OperatorResult::NeedMoreInput),
+            };
+            if !matches!(result, Ok(OperatorResult::NeedMoreInput)) {
+                outcome = result;
+                break;
+            }
+        }
+        self.defers = true;
+        outcome
     }
 
     /// Runs what was handed back at `stage` ([`TaskCtx::take_handed_back`]):
@@ -357,9 +392,20 @@ impl<'a> TaskCtx<'a> {
     /// [`OperatorResult::Finished`] stops the whole pipeline.
     pub fn push_at(&mut self, stage: usize, chunk: Chunk) -> Result<OperatorResult> {
         if self.defers && !self.handed_back.is_empty() {
-            // Behind work handed back: keep the push for the next task.
-            self.handed_back.push((stage, HandedBack::Push(chunk)));
-            return NEED_MORE;
+            if self.kept.0 < MAX_KEPT_PUSHES {
+                // Behind work handed back: keep the push for the next task.
+                let bytes = chunk.len() * chunk.width().max(1) * VALUE_BYTES;
+                self.q.memory.charge(bytes)?;
+                self.kept = (self.kept.0 + 1, self.kept.1 + bytes);
+                self.handed_back.push((stage, HandedBack::Push(chunk)));
+                return NEED_MORE;
+            }
+            // The pushing operator goes on past its quantum: run what was
+            // kept here, then this push, rather than keep without bound.
+            let ran = self.run_kept()?;
+            if ran.is_finished() {
+                return Ok(ran);
+            }
         }
         let chain = self.chain;
         let saved_stage = self.stage;

@@ -683,7 +683,12 @@ fn a_long_instance_hands_its_task_back_at_each_quantum() {
 
 /// The `morsels=` count of a PROFILE line: the tasks its operator ran in.
 fn morsels_of(line: &str) -> u64 {
-    let at = line.find(" morsels=").unwrap() + " morsels=".len();
+    counter_of(line, "morsels")
+}
+
+/// The number after ` key=` in a PROFILE line.
+fn counter_of(line: &str, key: &str) -> u64 {
+    let at = line.find(&format!(" {key}=")).unwrap() + key.len() + 2;
     line[at..]
         .split(|c: char| !c.is_ascii_digit())
         .next()
@@ -1044,42 +1049,12 @@ fn explain_and_profile_show_where_ends_are_pruned() {
         );
     }
     // PROFILE counts the pruned prefixes; every end came out once.
-    let result = engine
-        .execute(
-            &format!("PROFILE {q}"),
-            BTreeMap::new(),
-            &QueryOptions::default(),
-        )
-        .unwrap();
-    let text = result.profile.expect("a PROFILE report").text;
-    let line = text
-        .lines()
-        .find(|l| l.contains("VarLengthExpand"))
-        .unwrap();
+    let (rows, line, text) = profiled(&engine, &format!("PROFILE {q}"), 1, "VarLengthExpand");
     assert!(line.contains(" pruned="), "{text}");
-    let rows_of = |line: &str| -> u64 {
-        let at = line.find(" rows=").unwrap() + 6;
-        line[at..]
-            .split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    assert_eq!(rows_of(line), result.rows.len() as u64, "{text}");
+    assert_eq!(counter_of(&line, "rows"), rows.len() as u64, "{text}");
     // A row's own sets prune once it has walked a few hundred prefixes.
-    let result = engine
-        .execute(
-            "PROFILE MATCH (a:N {id: 3})-[:R|S*1..6]-(b) WHERE b <> a RETURN DISTINCT b.id",
-            BTreeMap::new(),
-            &QueryOptions::default(),
-        )
-        .unwrap();
-    let text = result.profile.expect("a PROFILE report").text;
-    let line = text
-        .lines()
-        .find(|l| l.contains("VarLengthExpand"))
-        .unwrap();
+    let q = "PROFILE MATCH (a:N {id: 3})-[:R|S*1..6]-(b) WHERE b <> a RETURN DISTINCT b.id";
+    let (_, line, text) = profiled(&engine, q, 1, "VarLengthExpand");
     assert!(
         line.contains("prune ends per row") && line.contains(" pruned="),
         "{text}"

@@ -23,10 +23,12 @@
 //! filter on it), so every inner run goes to its end — the "scopes off"
 //! side of the service benchmark's measurement 1.
 //!
-//! A loop scope whose rows only feed a `DISTINCT` of its end node (through
-//! projections and filters that read nothing but that node) prunes ends:
-//! it produces each end once and cancels the prefixes whose every
-//! reachable end it already produced ([`LoopScope::prune_ends`]). That
+//! A loop scope whose rows only feed a `DISTINCT` of its end node, or an
+//! aggregation that ignores duplicates (through pure projections, filters
+//! and semi-applies that read nothing but that node, or also the input
+//! row: then per row), prunes ends: it produces each end once and cancels
+//! the prefixes whose every reachable end it already produced
+//! ([`LoopScope::prune_ends`]). That
 //! rewards finishing one prefix first, so such a scope runs depth first
 //! even without a `LIMIT`. The hint `prune=off` keeps the scope and its
 //! policy but turns the pruning off (the service benchmark's scope
@@ -105,7 +107,7 @@ pub fn split_hint(query: &str) -> Result<(Option<SchedulingHint>, String)> {
             });
         } else {
             return Err(option_error(format_args!(
-                "`{name}={value}`: unknown option (expected scheduling or max_si; \
+                "`{name}={value}`: unknown option (expected scheduling, max_si or prune; \
                  prefetch is an option of graph sources)"
             )));
         }

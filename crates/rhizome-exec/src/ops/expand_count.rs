@@ -425,6 +425,10 @@ impl CountMemo {
     /// the one whose note reaches `eager_after` counts the rest in one pass.
     #[inline(always)]
     fn note_changed(&self, hop: &PlainHop<'_>) {
+        // No pass to make: no shared counter to touch per list either.
+        if self.eager_after == u64::MAX {
+            return;
+        }
         if self.counted_changed.fetch_add(1, Ordering::Relaxed) + 1 == self.eager_after {
             self.fill_changed(hop);
         }

@@ -66,21 +66,23 @@ impl VarExpand {
         if let Some(ends) = made.as_ref() {
             return Ok(ends.clone());
         }
-        let snap = &ctx.q.snapshot;
-        let ends = if snap.external().is_some() {
+        let ends = if ctx.q.snapshot.external().is_some() {
             None
         } else {
-            let OpKind::VarExpand { max, .. } = &self.node.kind else {
-                unreachable!("VarExpand built for a VarExpand node");
-            };
-            Some(Arc::new(EndPruning::new(
-                snap.node_bound(),
-                *max,
-                &ctx.q.memory,
-            )?))
+            Some(self.new_sets(ctx)?)
         };
         *made = Some(ends.clone());
         Ok(ends)
+    }
+
+    /// Empty produced and saturated sets for this expansion over the
+    /// query's graph ([`EndPruning::new`]).
+    fn new_sets(&self, ctx: &TaskCtx<'_>) -> Result<Arc<EndPruning>> {
+        let OpKind::VarExpand { max, .. } = &self.node.kind else {
+            unreachable!("VarExpand built for a VarExpand node");
+        };
+        let bound = ctx.q.snapshot.node_bound();
+        Ok(Arc::new(EndPruning::new(bound, *max, &ctx.q.memory)?))
     }
 }
 
@@ -459,7 +461,7 @@ impl Judge<'_> {
                 .map(move |k| adj.neighbour(k))
                 .filter(move |&c| !skip_entry(direction, d, node, c))
         });
-        let may_end = |c: NodeId| self.labels.is_empty() || has_labels(snap, c, self.labels);
+        let may_end = |c: NodeId| may_end_at(snap, self.labels, false, c, NULL_ID);
         let done = ends.judge(depth, self.min, self.max, children, on_path, may_end);
         if done {
             ends.saturate(left, node);
@@ -488,15 +490,7 @@ impl VarExpand {
             .filter(|i| i.as_ref().is_some_and(|i| i.ends.is_some()))
             .count();
         if let (Some(inst), true) = (w.active[slot].as_mut(), holding < PER_ROW_SETS) {
-            let OpKind::VarExpand { max, .. } = &self.node.kind else {
-                unreachable!("VarExpand built for a VarExpand node");
-            };
-            let snap = &ctx.q.snapshot;
-            inst.ends = Some(Arc::new(EndPruning::new(
-                snap.node_bound(),
-                *max,
-                &ctx.q.memory,
-            )?));
+            inst.ends = Some(self.new_sets(ctx)?);
         }
         Ok(())
     }
